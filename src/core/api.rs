@@ -1,0 +1,306 @@
+//! The operations of the automation surface (`globalThis.webmcpHost`) and of the popup, as
+//! values: requests parsed from JSON with clear errors, the merge of a tab's frames into one
+//! tool list, name resolution, and the JSON shapes the shells hand back.
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::bridge::{BridgeError, CallOutcome, FrameListing};
+use super::tool::{kind, PageTool, ToolProblem};
+
+/// Default time a page tool may take before its call ends with a timeout error.
+pub const DEFAULT_CALL_TIMEOUT_MS: u32 = 30_000;
+/// The longest a caller may let a page tool run.
+pub const MAX_CALL_TIMEOUT_MS: u32 = 10 * 60 * 1000;
+
+/// A request that cannot be carried out as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError(pub String);
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+fn bad(message: impl Into<String>) -> RequestError {
+    RequestError(message.into())
+}
+
+/// `listTools({tabId})`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListToolsRequest {
+    pub tab_id: i64,
+}
+
+/// `callTool({tabId, name, args, frameId?, timeoutMs?})`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallToolRequest {
+    pub tab_id: i64,
+    pub name: String,
+    pub args: Map<String, Value>,
+    /// Which frame's tool, when several frames offer the name.
+    pub frame_id: Option<i64>,
+    pub timeout_ms: u32,
+}
+
+fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, RequestError> {
+    value
+        .as_object()
+        .ok_or_else(|| bad(format!("{what} takes an object, not {}", kind(value))))
+}
+
+fn id_field(map: &Map<String, Value>, key: &str, what: &str) -> Result<Option<i64>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(id) if id >= 0 => Ok(Some(id)),
+            _ => Err(bad(format!("{what}: `{key}` must be a whole number ≥ 0, not {n}"))),
+        },
+        Some(other) => Err(bad(format!("{what}: `{key}` must be a number, not {}", kind(other)))),
+    }
+}
+
+impl ListToolsRequest {
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        let map = object(value, "listTools")?;
+        let tab_id = id_field(map, "tabId", "listTools")?.ok_or_else(|| bad("listTools: `tabId` is required"))?;
+        Ok(ListToolsRequest { tab_id })
+    }
+}
+
+impl CallToolRequest {
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        const WHAT: &str = "callTool";
+        let map = object(value, WHAT)?;
+        let tab_id = id_field(map, "tabId", WHAT)?.ok_or_else(|| bad("callTool: `tabId` is required"))?;
+        let name = match map.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::String(_)) | None | Some(Value::Null) => return Err(bad("callTool: `name` is required")),
+            Some(other) => return Err(bad(format!("callTool: `name` must be a string, not {}", kind(other)))),
+        };
+        let args = match map.get("args") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            Some(other) => {
+                return Err(bad(format!(
+                    "callTool: `args` must be an object (the tool's input), not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let frame_id = id_field(map, "frameId", WHAT)?;
+        let timeout_ms = match id_field(map, "timeoutMs", WHAT)? {
+            None => DEFAULT_CALL_TIMEOUT_MS,
+            Some(ms) if ms >= 1 && ms <= i64::from(MAX_CALL_TIMEOUT_MS) => ms as u32,
+            Some(ms) => {
+                return Err(bad(format!(
+                    "callTool: `timeoutMs` must be between 1 and {MAX_CALL_TIMEOUT_MS}, not {ms}"
+                )))
+            }
+        };
+        Ok(CallToolRequest { tab_id, name, args, frame_id, timeout_ms })
+    }
+}
+
+/// A frame of a tab and what came of asking it for its tools.
+#[derive(Debug, Clone)]
+pub struct FrameAnswer {
+    pub frame_id: i64,
+    pub url: String,
+    pub answer: Result<FrameListing, FrameFailure>,
+}
+
+/// Why a frame gave no listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameFailure {
+    /// The frame answered in breach of the protocol.
+    Bridge(BridgeError),
+    /// The message did not get there or back (no content script, frame gone, …); the shell's
+    /// own words.
+    Unreachable(String),
+}
+
+/// All tools of a tab: every frame's, in frame order, with what was skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TabTools {
+    pub tools: Vec<PageTool>,
+    pub problems: Vec<ToolProblem>,
+}
+
+impl TabTools {
+    pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
+        frames.sort_by_key(|f| f.frame_id);
+        let mut out = TabTools::default();
+        for frame in frames {
+            match frame.answer {
+                Ok(listing) => {
+                    out.tools.extend(listing.tools.tools);
+                    out.problems.extend(listing.tools.problems);
+                }
+                // A frame that never had our content script (about:blank of an ad, a frame
+                // loaded before the extension) is not a problem unless it is the top frame.
+                Err(FrameFailure::Unreachable(_)) if frame.frame_id != 0 => {}
+                Err(failure) => {
+                    let why = match failure {
+                        FrameFailure::Bridge(e) => e.to_string(),
+                        FrameFailure::Unreachable(message) => format!("no answer: {message}"),
+                    };
+                    out.problems.push(ToolProblem {
+                        frame_id: frame.frame_id,
+                        tool: None,
+                        message: format!("frame {} ({}): {why}", frame.frame_id, frame.url),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The tool a call means: by name, and by frame when several frames offer the name.
+    pub fn resolve(&self, name: &str, frame_id: Option<i64>) -> Result<&PageTool, RequestError> {
+        let matches: Vec<&PageTool> = self
+            .tools
+            .iter()
+            .filter(|t| t.name == name && frame_id.is_none_or(|f| t.frame_id == f))
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok(one),
+            [] => {
+                let place = frame_id.map(|f| format!(" in frame {f}")).unwrap_or_default();
+                let mut known: Vec<&str> = Vec::new();
+                for tool in &self.tools {
+                    if !known.contains(&tool.name.as_str()) {
+                        known.push(&tool.name);
+                    }
+                }
+                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+                Err(bad(format!("no page tool named `{name}`{place}; the tab offers: {known}")))
+            }
+            several => {
+                let frames: Vec<String> = several
+                    .iter()
+                    .map(|t| format!("frame {} ({})", t.frame_id, t.origin))
+                    .collect();
+                Err(bad(format!(
+                    "`{name}` is offered by {}; pass `frameId` to choose",
+                    frames.join(" and ")
+                )))
+            }
+        }
+    }
+}
+
+/// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
+/// `{ok:false,error}`.
+pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
+    match outcome {
+        Ok(CallOutcome::Text(text)) => json!({"ok": true, "result": text}),
+        Ok(CallOutcome::Navigated { url: Some(url) }) => json!({"ok": true, "navigated": true, "url": url}),
+        Ok(CallOutcome::Navigated { url: None }) => json!({"ok": true, "navigated": true}),
+        Ok(CallOutcome::Failed { name, message }) => json!({"ok": false, "error": format!("{name}: {message}")}),
+        Err(message) => json!({"ok": false, "error": message}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::bridge::parse_listing;
+    use crate::core::limits::Limits;
+
+    fn answer(frame_id: i64, tools: &str) -> FrameAnswer {
+        let raw = format!(r#"{{"ok":true,"supported":true,"origin":"http://f{frame_id}.test","tools":{tools}}}"#);
+        FrameAnswer {
+            frame_id,
+            url: format!("http://f{frame_id}.test/"),
+            answer: Ok(parse_listing(&raw, frame_id, &Limits::DEFAULT).unwrap()),
+        }
+    }
+
+    #[test]
+    fn list_request() {
+        assert_eq!(ListToolsRequest::parse(&json!({"tabId": 3})), Ok(ListToolsRequest { tab_id: 3 }));
+        assert_eq!(ListToolsRequest::parse(&json!({})).unwrap_err().0, "listTools: `tabId` is required");
+        assert_eq!(
+            ListToolsRequest::parse(&json!({"tabId": "3"})).unwrap_err().0,
+            "listTools: `tabId` must be a number, not a string"
+        );
+        assert!(ListToolsRequest::parse(&json!({"tabId": -1})).is_err());
+        assert!(ListToolsRequest::parse(&json!({"tabId": 1.5})).is_err());
+        assert!(ListToolsRequest::parse(&json!(3)).is_err());
+    }
+
+    #[test]
+    fn call_request() {
+        let r = CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": {"a": 2}})).unwrap();
+        assert_eq!(r.args["a"], 2);
+        assert_eq!(r.timeout_ms, DEFAULT_CALL_TIMEOUT_MS);
+        assert_eq!(r.frame_id, None);
+        let r = CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "frameId": 2, "timeoutMs": 50})).unwrap();
+        assert!(r.args.is_empty());
+        assert_eq!((r.frame_id, r.timeout_ms), (Some(2), 50));
+        assert_eq!(
+            CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": "{\"a\":2}"})).unwrap_err().0,
+            "callTool: `args` must be an object (the tool's input), not a string"
+        );
+        assert!(CallToolRequest::parse(&json!({"tabId": 1, "name": ""})).is_err());
+        assert!(CallToolRequest::parse(&json!({"tabId": 1, "name": "a", "timeoutMs": 0})).is_err());
+    }
+
+    #[test]
+    fn merging_frames_keeps_order_and_reports_top_frame_failures_only() {
+        let tools = TabTools::from_frames(vec![
+            answer(5, r#"[{"name":"b"}]"#),
+            FrameAnswer { frame_id: 7, url: "about:blank".into(), answer: Err(FrameFailure::Unreachable("no receiver".into())) },
+            answer(0, r#"[{"name":"a"},{"name":"bad name"}]"#),
+        ]);
+        let names: Vec<_> = tools.tools.iter().map(|t| (t.name.as_str(), t.frame_id)).collect();
+        assert_eq!(names, [("a", 0), ("b", 5)]);
+        assert_eq!(tools.problems.len(), 1);
+
+        let top_gone = TabTools::from_frames(vec![FrameAnswer {
+            frame_id: 0,
+            url: "http://a.test/".into(),
+            answer: Err(FrameFailure::Unreachable("no receiver".into())),
+        }]);
+        assert_eq!(top_gone.problems[0].message, "frame 0 (http://a.test/): no answer: no receiver");
+    }
+
+    #[test]
+    fn resolving_names_across_frames() {
+        let tools = TabTools::from_frames(vec![
+            answer(0, r#"[{"name":"search"},{"name":"buy"}]"#),
+            answer(3, r#"[{"name":"search"}]"#),
+        ]);
+        assert_eq!(tools.resolve("buy", None).unwrap().frame_id, 0);
+        assert_eq!(tools.resolve("search", Some(3)).unwrap().frame_id, 3);
+        assert_eq!(
+            tools.resolve("search", None).unwrap_err().0,
+            "`search` is offered by frame 0 (http://f0.test) and frame 3 (http://f3.test); pass `frameId` to choose"
+        );
+        assert_eq!(
+            tools.resolve("sell", None).unwrap_err().0,
+            "no page tool named `sell`; the tab offers: search, buy"
+        );
+        assert!(tools.resolve("buy", Some(3)).unwrap_err().0.contains("in frame 3"));
+    }
+
+    #[test]
+    fn call_responses() {
+        assert_eq!(call_response(&Ok(CallOutcome::Text("7".into()))), json!({"ok": true, "result": "7"}));
+        assert_eq!(
+            call_response(&Ok(CallOutcome::Navigated { url: None })),
+            json!({"ok": true, "navigated": true})
+        );
+        assert_eq!(
+            call_response(&Ok(CallOutcome::Failed { name: "UnknownError".into(), message: "x".into() })),
+            json!({"ok": false, "error": "UnknownError: x"})
+        );
+        assert_eq!(call_response(&Err("timed out".into())), json!({"ok": false, "error": "timed out"}));
+    }
+}

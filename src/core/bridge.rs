@@ -1,0 +1,230 @@
+//! The wire protocol between the worker and the content script of one frame.
+//!
+//! The worker sends a [`FrameRequest`] with `chrome.tabs.sendMessage` to one frame; the content
+//! script answers with a JSON reply. Replies come from a page's process and are untrusted: they
+//! are size-checked before they are parsed, and parsed into [`FrameListing`] or [`CallOutcome`],
+//! or rejected with a [`BridgeError`] that says what was wrong.
+//!
+//! Replies, as the content script writes them:
+//! - list: `{"ok":true,"supported":bool,"url":"…","origin":"…","tools":[…]}`
+//! - call: `{"ok":true,"result":"text"|null,"url":"…"}` (`null`: the tool navigated the page)
+//! - any:  `{"ok":false,"error":{"name":"…","message":"…"}}`
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use super::limits::Limits;
+use super::tool::{kind, parse_tools, FrameTools};
+
+/// The key that marks a message as ours, with the protocol version as its value.
+pub const PROTOCOL_KEY: &str = "webmcpHost";
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// What the worker asks of a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameRequest {
+    ListTools,
+    CallTool { name: String, args: Map<String, Value> },
+}
+
+impl FrameRequest {
+    /// The message to send to the frame's content script.
+    pub fn to_message(&self) -> Value {
+        match self {
+            FrameRequest::ListTools => json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "listTools"}),
+            FrameRequest::CallTool { name, args } => json!({
+                PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
+            }),
+        }
+    }
+}
+
+/// What one frame reported about its tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameListing {
+    /// Whether the frame has `document.modelContext` at all.
+    pub supported: bool,
+    pub url: String,
+    pub origin: String,
+    pub tools: FrameTools,
+}
+
+/// How a tool call ended, as the page reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The tool returned; WebMCP hands every result over as a string.
+    Text(String),
+    /// The tool navigated its document (`executeTool` resolved to `null`).
+    Navigated { url: Option<String> },
+    /// The tool threw, or the frame could not run it.
+    Failed { name: String, message: String },
+}
+
+/// A reply that breaks the protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BridgeError {
+    /// `what` is "reply" (the whole message) or "result" (a tool's result in it).
+    TooLarge { what: &'static str, bytes: usize, cap: usize, cap_name: &'static str },
+    Malformed { reason: String },
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BridgeError::TooLarge { what, bytes, cap, cap_name } => write!(
+                f,
+                "the frame's {what} is {bytes} bytes, over the cap of {cap} ({cap_name})"
+            ),
+            BridgeError::Malformed { reason } => write!(f, "the frame's reply is malformed: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BridgeError {}
+
+fn malformed(reason: impl Into<String>) -> BridgeError {
+    BridgeError::Malformed { reason: reason.into() }
+}
+
+/// Checks the size of a raw reply, parses it, and splits `ok:false` replies off as an error
+/// name and message.
+fn parse_reply(raw: &str, limits: &Limits) -> Result<Result<Map<String, Value>, (String, String)>, BridgeError> {
+    if raw.len() > limits.max_message_bytes {
+        return Err(BridgeError::TooLarge {
+            what: "reply",
+            bytes: raw.len(),
+            cap: limits.max_message_bytes,
+            cap_name: "max_message_bytes",
+        });
+    }
+    let value: Value = serde_json::from_str(raw).map_err(|e| malformed(format!("not JSON ({e})")))?;
+    let Value::Object(map) = value else {
+        return Err(malformed(format!("it is {}, not an object", kind(&value))));
+    };
+    match map.get("ok") {
+        Some(Value::Bool(true)) => Ok(Ok(map)),
+        Some(Value::Bool(false)) => {
+            let error = map.get("error");
+            let text = |key: &str| {
+                error
+                    .and_then(|e| e.get(key))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            };
+            let name = text("name").unwrap_or_else(|| "Error".into());
+            let message = text("message")
+                .or_else(|| error.and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| "the frame reported an error without a message".into());
+            Ok(Err((name, message)))
+        }
+        _ => Err(malformed("`ok` is missing or not a boolean")),
+    }
+}
+
+fn string_field(map: &Map<String, Value>, key: &str) -> Result<String, BridgeError> {
+    match map.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(other) => Err(malformed(format!("`{key}` is {}, not a string", kind(other)))),
+    }
+}
+
+/// Parses a frame's answer to [`FrameRequest::ListTools`].
+pub fn parse_listing(raw: &str, frame_id: i64, limits: &Limits) -> Result<FrameListing, BridgeError> {
+    let map = match parse_reply(raw, limits)? {
+        Ok(map) => map,
+        Err((name, message)) => return Err(malformed(format!("the frame could not list its tools: {name}: {message}"))),
+    };
+    let url = string_field(&map, "url")?;
+    let origin = string_field(&map, "origin")?;
+    let supported = map.get("supported") == Some(&Value::Bool(true));
+    let tools = match map.get("tools") {
+        None | Some(Value::Null) => FrameTools::default(),
+        Some(Value::Array(entries)) => parse_tools(entries, frame_id, &origin, limits),
+        Some(other) => return Err(malformed(format!("`tools` is {}, not an array", kind(other)))),
+    };
+    Ok(FrameListing { supported, url, origin, tools })
+}
+
+/// Parses a frame's answer to [`FrameRequest::CallTool`].
+pub fn parse_call_reply(raw: &str, limits: &Limits) -> Result<CallOutcome, BridgeError> {
+    let map = match parse_reply(raw, limits)? {
+        Ok(map) => map,
+        Err((name, message)) => return Ok(CallOutcome::Failed { name, message }),
+    };
+    match map.get("result") {
+        Some(Value::String(text)) if text.len() > limits.max_result_bytes => Err(BridgeError::TooLarge {
+            what: "result",
+            bytes: text.len(),
+            cap: limits.max_result_bytes,
+            cap_name: "max_result_bytes",
+        }),
+        Some(Value::String(text)) => Ok(CallOutcome::Text(text.clone())),
+        Some(Value::Null) => {
+            let url = string_field(&map, "url")?;
+            Ok(CallOutcome::Navigated { url: (!url.is_empty()).then_some(url) })
+        }
+        None => Err(malformed("`result` is missing")),
+        Some(other) => Err(malformed(format!("`result` is {}, not a string or null", kind(other)))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L: Limits = Limits::DEFAULT;
+
+    #[test]
+    fn requests_carry_the_protocol_key() {
+        let mut args = Map::new();
+        args.insert("q".into(), json!("x"));
+        assert_eq!(
+            FrameRequest::CallTool { name: "find".into(), args }.to_message(),
+            json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
+        );
+        assert_eq!(FrameRequest::ListTools.to_message(), json!({"webmcpHost": 1, "op": "listTools"}));
+    }
+
+    #[test]
+    fn listing_reads_tools_and_their_frame() {
+        let raw = r#"{"ok":true,"supported":true,"url":"http://a.test/x","origin":"http://a.test",
+                      "tools":[{"name":"t","description":"d"}]}"#;
+        let listing = parse_listing(raw, 4, &L).unwrap();
+        assert!(listing.supported);
+        assert_eq!(listing.tools.tools[0].origin, "http://a.test");
+        assert_eq!(listing.tools.tools[0].frame_id, 4);
+    }
+
+    #[test]
+    fn listing_errors_are_clear() {
+        assert!(matches!(parse_listing("[]", 0, &L), Err(BridgeError::Malformed { .. })));
+        assert!(matches!(parse_listing("{", 0, &L), Err(BridgeError::Malformed { .. })));
+        let e = parse_listing(r#"{"ok":true,"tools":{}}"#, 0, &L).unwrap_err();
+        assert_eq!(e.to_string(), "the frame's reply is malformed: `tools` is an object, not an array");
+        let small = Limits { max_message_bytes: 10, ..L };
+        let e = parse_listing(r#"{"ok":true,"tools":[]}"#, 0, &small).unwrap_err();
+        assert_eq!(e.to_string(), "the frame's reply is 22 bytes, over the cap of 10 (max_message_bytes)");
+    }
+
+    #[test]
+    fn call_outcomes() {
+        assert_eq!(parse_call_reply(r#"{"ok":true,"result":"42"}"#, &L), Ok(CallOutcome::Text("42".into())));
+        assert_eq!(
+            parse_call_reply(r#"{"ok":true,"result":null,"url":"http://a.test/next"}"#, &L),
+            Ok(CallOutcome::Navigated { url: Some("http://a.test/next".into()) })
+        );
+        assert_eq!(
+            parse_call_reply(r#"{"ok":false,"error":{"name":"UnknownError","message":"boom"}}"#, &L),
+            Ok(CallOutcome::Failed { name: "UnknownError".into(), message: "boom".into() })
+        );
+        assert!(parse_call_reply(r#"{"ok":true}"#, &L).is_err());
+        assert!(parse_call_reply(r#"{"ok":true,"result":{"a":1}}"#, &L).is_err());
+        let small = Limits { max_result_bytes: 3, ..L };
+        assert_eq!(
+            parse_call_reply(r#"{"ok":true,"result":"1234"}"#, &small).unwrap_err().to_string(),
+            "the frame's result is 4 bytes, over the cap of 3 (max_result_bytes)"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! The sans-IO core. Nothing in here performs I/O, reads a clock, or names a browser type:
+//! the shells hand it JSON values and strings and carry out what it returns.
+//!
+//! - [`limits`]: caps applied to untrusted input before it is parsed.
+//! - [`tool`]: page tools as plain data, parsed from a frame's report.
+//! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
+//! - [`sender`]: who sent a message to the worker, and what each kind of sender may ask.
+//! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
+
+pub mod api;
+pub mod bridge;
+pub mod limits;
+pub mod sender;
+pub mod tool;

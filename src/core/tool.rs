@@ -1,0 +1,336 @@
+//! Page tools as plain data.
+//!
+//! A frame's content script reports the tools `document.modelContext.getTools()` gave it. That
+//! report is untrusted: [`parse_tools`] turns it into [`PageTool`]s and a list of
+//! [`ToolProblem`]s for the entries it had to skip. It never fails as a whole because of one bad
+//! entry, and it never lets an entry through that breaks the rules of a tool (a name of
+//! `[A-Za-z0-9_-]`, an object schema, sizes within [`Limits`]).
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::limits::{json_depth, Limits};
+
+/// A tool offered by one frame of a page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageTool {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    /// Always a JSON object.
+    pub input_schema: Value,
+    pub annotations: Annotations,
+    /// The origin of the document that registered the tool.
+    pub origin: String,
+    /// The frame whose content script reported the tool (0 is the top frame).
+    pub frame_id: i64,
+}
+
+/// The hints WebMCP defines for page tools; each defaults to false.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    pub read_only_hint: bool,
+    pub consequential_hint: bool,
+    pub untrusted_content_hint: bool,
+}
+
+/// An entry of a frame's report that was skipped, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolProblem {
+    pub frame_id: i64,
+    /// The tool's name when it could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub message: String,
+}
+
+/// The tools of one frame and the entries that were skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FrameTools {
+    pub tools: Vec<PageTool>,
+    pub problems: Vec<ToolProblem>,
+}
+
+/// Is `name` a valid tool name: 1 to `max_bytes` bytes of `[A-Za-z0-9_-]`?
+pub fn is_valid_name(name: &str, max_bytes: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max_bytes
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Parses the `tools` array of a frame's report. `fallback_origin` is the frame's own origin,
+/// used for entries that do not carry one.
+pub fn parse_tools(
+    entries: &[Value],
+    frame_id: i64,
+    fallback_origin: &str,
+    limits: &Limits,
+) -> FrameTools {
+    let mut out = FrameTools::default();
+    let problem = |tool: Option<&str>, message: String| ToolProblem {
+        frame_id,
+        tool: tool.map(str::to_owned),
+        message,
+    };
+    if entries.len() > limits.max_tools_per_frame {
+        out.problems.push(problem(
+            None,
+            format!(
+                "the frame offers {} tools, over the cap of {} (max_tools_per_frame); \
+                 only the first {} are used",
+                entries.len(),
+                limits.max_tools_per_frame,
+                limits.max_tools_per_frame
+            ),
+        ));
+    }
+    for entry in entries.iter().take(limits.max_tools_per_frame) {
+        match parse_one(entry, frame_id, fallback_origin, limits) {
+            Ok(tool) => {
+                if out.tools.iter().any(|t| t.name == tool.name) {
+                    out.problems.push(problem(
+                        Some(&tool.name),
+                        "the frame reported this name twice; the second entry is skipped".into(),
+                    ));
+                } else {
+                    out.tools.push(tool);
+                }
+            }
+            Err((name, message)) => out.problems.push(problem(name.as_deref(), message)),
+        }
+    }
+    out
+}
+
+type EntryError = (Option<String>, String);
+
+fn parse_one(
+    entry: &Value,
+    frame_id: i64,
+    fallback_origin: &str,
+    limits: &Limits,
+) -> Result<PageTool, EntryError> {
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| (None, format!("a tool entry is {}, not an object", kind(entry))))?;
+    let name = match obj.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => return Err((None, format!("a tool name is {}, not a string", kind(other)))),
+        None => return Err((None, "a tool entry has no name".into())),
+    };
+    if name.len() > limits.max_name_bytes {
+        let shown: String = name.chars().take(40).collect();
+        return Err((
+            Some(shown),
+            format!(
+                "the name is {} bytes, over the cap of {} (max_name_bytes)",
+                name.len(),
+                limits.max_name_bytes
+            ),
+        ));
+    }
+    if !is_valid_name(&name, limits.max_name_bytes) {
+        return Err((
+            Some(name),
+            "the name must be 1 or more of A-Z, a-z, 0-9, '_' and '-'".into(),
+        ));
+    }
+    let fail = |message: String| (Some(name.clone()), message);
+
+    let description = optional_string(obj, "description").map_err(&fail)?.unwrap_or_default();
+    if description.len() > limits.max_description_bytes {
+        return Err(fail(format!(
+            "the description is {} bytes, over the cap of {} (max_description_bytes)",
+            description.len(),
+            limits.max_description_bytes
+        )));
+    }
+    let title = optional_string(obj, "title").map_err(&fail)?.filter(|t| !t.is_empty());
+    let origin = optional_string(obj, "origin")
+        .map_err(&fail)?
+        .unwrap_or_else(|| fallback_origin.to_owned());
+
+    let input_schema = parse_schema(obj.get("inputSchema"), limits).map_err(&fail)?;
+    let annotations = parse_annotations(obj.get("annotations")).map_err(&fail)?;
+
+    Ok(PageTool {
+        name,
+        title,
+        description,
+        input_schema,
+        annotations,
+        origin,
+        frame_id,
+    })
+}
+
+/// The schema as WebMCP hands it over: an object, a JSON string of one (older
+/// implementations), or absent (a tool without input).
+fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
+    let schema = match raw {
+        None | Some(Value::Null) => return Ok(serde_json::json!({"type": "object", "properties": {}})),
+        Some(Value::String(text)) => {
+            if text.len() > limits.max_schema_bytes {
+                return Err(schema_too_big(text.len(), limits));
+            }
+            serde_json::from_str::<Value>(text)
+                .map_err(|e| format!("the input schema is a string that is not JSON: {e}"))?
+        }
+        Some(other) => {
+            let size = serde_json::to_string(other).map(|s| s.len()).unwrap_or(usize::MAX);
+            if size > limits.max_schema_bytes {
+                return Err(schema_too_big(size, limits));
+            }
+            other.clone()
+        }
+    };
+    if !schema.is_object() {
+        return Err(format!("the input schema is {}, not an object", kind(&schema)));
+    }
+    let depth = json_depth(&schema);
+    if depth > limits.max_schema_depth {
+        return Err(format!(
+            "the input schema is nested {depth} deep, over the cap of {} (max_schema_depth)",
+            limits.max_schema_depth
+        ));
+    }
+    Ok(schema)
+}
+
+fn schema_too_big(size: usize, limits: &Limits) -> String {
+    format!(
+        "the input schema is {size} bytes, over the cap of {} (max_schema_bytes)",
+        limits.max_schema_bytes
+    )
+}
+
+fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
+    let map = match raw {
+        None | Some(Value::Null) => return Ok(Annotations::default()),
+        Some(Value::Object(map)) => map,
+        Some(other) => return Err(format!("the annotations are {}, not an object", kind(other))),
+    };
+    // A hint that is not `true` leaves the default; hints only ever tighten what we do, and
+    // a page that writes `"yes"` has not said `true`.
+    let hint = |key: &str| map.get(key) == Some(&Value::Bool(true));
+    Ok(Annotations {
+        read_only_hint: hint("readOnlyHint"),
+        consequential_hint: hint("consequentialHint"),
+        untrusted_content_hint: hint("untrustedContentHint"),
+    })
+}
+
+fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!("`{key}` is {}, not a string", kind(other))),
+    }
+}
+
+/// A short name for a JSON value's type, for error messages.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(entries: Value) -> FrameTools {
+        parse_tools(entries.as_array().unwrap(), 0, "http://a.test", &Limits::DEFAULT)
+    }
+
+    #[test]
+    fn reads_a_native_entry() {
+        let out = parse(json!([{
+            "name": "add_to_cart",
+            "title": "Add to cart",
+            "description": "Adds an item",
+            "inputSchema": {"type": "object", "properties": {"sku": {"type": "string"}}},
+            "annotations": {"consequentialHint": true},
+            "origin": "http://shop.test",
+            "window": {}
+        }]));
+        assert_eq!(out.problems, vec![]);
+        let tool = &out.tools[0];
+        assert_eq!(tool.name, "add_to_cart");
+        assert_eq!(tool.title.as_deref(), Some("Add to cart"));
+        assert_eq!(tool.origin, "http://shop.test");
+        assert!(tool.annotations.consequential_hint);
+        assert!(!tool.annotations.read_only_hint);
+        assert_eq!(tool.input_schema["properties"]["sku"]["type"], "string");
+    }
+
+    #[test]
+    fn schema_as_string_absent_or_wrong() {
+        let out = parse(json!([
+            {"name": "a", "inputSchema": "{\"type\":\"object\"}"},
+            {"name": "b"},
+            {"name": "c", "inputSchema": "not json"},
+            {"name": "d", "inputSchema": [1]}
+        ]));
+        assert_eq!(out.tools.len(), 2);
+        assert_eq!(out.tools[0].input_schema, json!({"type": "object"}));
+        assert_eq!(out.tools[1].input_schema, json!({"type": "object", "properties": {}}));
+        assert_eq!(out.tools[1].origin, "http://a.test");
+        assert_eq!(out.problems.len(), 2);
+        assert!(out.problems[0].message.contains("not JSON"), "{:?}", out.problems);
+        assert!(out.problems[1].message.contains("an array, not an object"));
+    }
+
+    #[test]
+    fn bad_names_are_skipped_and_reported() {
+        let long = "x".repeat(129);
+        let out = parse(json!([
+            {"name": "ok-1"}, {"name": "has space"}, {"name": ""}, {"name": 7}, {},
+            {"name": long}, {"name": "ok-1"}, "tool"
+        ]));
+        assert_eq!(out.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["ok-1"]);
+        assert_eq!(out.problems.len(), 7);
+        assert!(out.problems[4].message.contains("max_name_bytes"));
+        assert!(out.problems[5].message.contains("twice"));
+    }
+
+    #[test]
+    fn hints_only_count_when_true() {
+        let out = parse(json!([{"name": "a", "annotations": {
+            "readOnlyHint": "yes", "untrustedContentHint": true, "consequentialHint": 1
+        }}]));
+        assert_eq!(
+            out.tools[0].annotations,
+            Annotations { read_only_hint: false, consequential_hint: false, untrusted_content_hint: true }
+        );
+    }
+
+    #[test]
+    fn caps_name_the_limit() {
+        let limits = Limits { max_tools_per_frame: 2, max_schema_depth: 3, max_description_bytes: 4, ..Limits::DEFAULT };
+        let entries = json!([
+            {"name": "a", "description": "too long"},
+            {"name": "b", "inputSchema": {"type": "object", "properties": {"x": {"items": {}}}}},
+            {"name": "c"}
+        ]);
+        let out = parse_tools(entries.as_array().unwrap(), 3, "o", &limits);
+        assert!(out.tools.is_empty());
+        let messages: Vec<_> = out.problems.iter().map(|p| p.message.as_str()).collect();
+        assert!(messages[0].contains("max_tools_per_frame"), "{messages:?}");
+        assert!(messages[1].contains("max_description_bytes"));
+        assert!(messages[2].contains("max_schema_depth"));
+        assert!(out.problems.iter().all(|p| p.frame_id == 3));
+    }
+}
