@@ -13,7 +13,7 @@
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
-mod shell;
+pub mod shell;
 
 /// The host's version, shared by the extension, its manifest and the CLI.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

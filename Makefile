@@ -1,0 +1,50 @@
+# WebMCP Host. `make test` and `make demo` install what is missing first (idempotently).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export CHROMIUM ?= /usr/bin/chromium
+export CHROMEDRIVER ?= /usr/bin/chromedriver
+
+WASM_TARGET := wasm32-unknown-unknown
+WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
+WASM_OPT := node node_modules/binaryen/bin/wasm-opt
+
+.PHONY: build setup setup-browser test test-native test-wasm test-e2e demo bench clean
+
+## build: assemble the unpacked extension in extension/
+build: setup
+	cargo build --lib --release --target $(WASM_TARGET)
+	wasm-bindgen --target web --no-typescript --out-dir target/bindgen --out-name webmcp_host $(WASM)
+	$(WASM_OPT) -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+	  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+	  target/bindgen/webmcp_host_bg.wasm -o target/bindgen/webmcp_host_bg.wasm
+	node scripts/assemble.mjs
+
+setup:
+	@scripts/setup.sh
+
+setup-browser:
+	@scripts/setup.sh --browser
+
+## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
+test: setup-browser build test-native test-wasm test-e2e
+
+test-native:
+	cargo test
+
+test-wasm:
+	cargo test --target $(WASM_TARGET) --test wasm_worker
+
+test-e2e:
+	node --test --test-reporter=spec --test-concurrency=1 tests/e2e/
+
+## demo: the demo site in Chromium with the extension (headless without a display)
+demo: setup-browser build
+	node scripts/demo.mjs
+
+## bench: wasm size and the worker's cold start, measured in Chromium
+bench: setup-browser build
+	node scripts/bench.mjs
+
+clean:
+	cargo clean
+	node -e "for (const f of require('fs').readdirSync('extension')) if (f !== 'README.md') require('fs').rmSync('extension/' + f, {recursive: true})"

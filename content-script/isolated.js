@@ -1,0 +1,86 @@
+// WebMCP Host page bridge, isolated world, every frame.
+//
+// Answers the extension's worker, and only it: lists this frame's WebMCP tools and runs one.
+// It listens to nothing the page can send (no window messages, no DOM events), so a page
+// cannot make it call a tool; and it answers no message that does not come from this
+// extension's own worker.
+(() => {
+  'use strict';
+  const KEY = 'webmcpHost';
+  const VERSION = 1;
+
+  const modelContext = () => {
+    const context = document.modelContext;
+    return context && typeof context.getTools === 'function' ? context : null;
+  };
+
+  // A plain, JSON-safe copy of a value from the page; null when it has none.
+  const plain = (value) => {
+    if (value === undefined || value === null) return null;
+    if (typeof value === 'string') return value;
+    try {
+      return JSON.parse(JSON.stringify(value));
+    } catch {
+      return null;
+    }
+  };
+
+  // The tools registered by this frame's own document. getTools() can also return tools of
+  // other frames that exposed themselves to us; those are reported by their own frame.
+  const ownTools = async (context) => {
+    const tools = Array.from((await context.getTools()) ?? []);
+    return tools.filter((tool) => !('window' in tool) || tool.window == null || tool.window === window);
+  };
+
+  const describe = (tool) => ({
+    name: typeof tool.name === 'string' ? tool.name : plain(tool.name),
+    title: plain(tool.title),
+    description: plain(tool.description),
+    inputSchema: plain(tool.inputSchema),
+    annotations: plain(tool.annotations),
+    origin: typeof tool.origin === 'string' ? tool.origin : location.origin,
+  });
+
+  const failure = (name, message) => ({ ok: false, error: { name, message } });
+
+  const listTools = async () => {
+    const context = modelContext();
+    const frame = { url: location.href, origin: location.origin };
+    if (!context) return { ok: true, supported: false, ...frame, tools: [] };
+    return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
+  };
+
+  const callTool = async (name, args) => {
+    const context = modelContext();
+    if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
+    const tool = (await ownTools(context)).find((t) => t.name === name);
+    if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    const result = await context.executeTool(tool, args);
+    if (result === null) return { ok: true, result: null, url: location.href };
+    return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
+  };
+
+  const handle = async (message) => {
+    switch (message.op) {
+      case 'listTools':
+        return listTools();
+      case 'callTool':
+        if (typeof message.name !== 'string' || !message.args || typeof message.args !== 'object') {
+          return failure('TypeError', 'callTool needs a name and an object of arguments');
+        }
+        return callTool(message.name, message.args);
+      default:
+        return failure('NotSupportedError', `unknown op "${String(message.op)}"`);
+    }
+  };
+
+  chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+    // Only this extension's worker (no tab) may ask; other messages are not ours to answer.
+    if (sender.id !== chrome.runtime.id || sender.tab) return false;
+    if (!message || typeof message !== 'object' || message[KEY] !== VERSION) return false;
+    handle(message).then(sendResponse, (error) =>
+      sendResponse(failure(String(error?.name ?? 'Error'), String(error?.message ?? error))),
+    );
+    return true;
+  });
+})();

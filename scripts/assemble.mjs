@@ -1,0 +1,32 @@
+// Assembles the unpacked extension in extension/: the manifest (with the crate's version),
+// the service-worker loader, the wasm module and its glue, the content script and the popup.
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'extension');
+const bindgen = join(root, 'target', 'bindgen');
+
+const version = readFileSync(join(root, 'Cargo.toml'), 'utf8').match(/^version = "([^"]+)"/m)?.[1];
+if (!version) throw new Error('no version in Cargo.toml');
+
+mkdirSync(out, { recursive: true });
+for (const entry of readdirSync(out)) if (entry !== 'README.md') rmSync(join(out, entry), { recursive: true });
+
+const manifest = JSON.parse(readFileSync(join(root, 'manifest.json'), 'utf8'));
+manifest.version = version;
+writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+
+const copy = (from, to) => {
+  mkdirSync(dirname(join(out, to)), { recursive: true });
+  cpSync(join(root, from), join(out, to), { recursive: true });
+};
+copy('src/shell/worker.js', 'worker.js');
+copy('target/bindgen/webmcp_host.js', 'webmcp_host.js');
+copy('target/bindgen/webmcp_host_bg.wasm', 'webmcp_host_bg.wasm');
+copy('content-script', 'content-script');
+for (const file of readdirSync(join(root, 'popup'))) copy(join('popup', file), file);
+
+const size = readFileSync(join(bindgen, 'webmcp_host_bg.wasm')).length;
+console.log(`extension/ assembled: version ${version}, webmcp_host_bg.wasm ${size} bytes`);

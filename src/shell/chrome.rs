@@ -1,0 +1,68 @@
+//! The `chrome.*` calls the worker makes. Each is caught: where an API is missing (a test
+//! worker, an older browser) the caller gets an error message, not a thrown exception.
+
+use js_sys::{Array, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::convert::{describe, from_json};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = sendMessage)]
+    fn tabs_send_message(tab_id: f64, message: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
+    fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = console, js_name = warn)]
+    fn console_warn(text: &str);
+}
+
+/// `chrome.runtime.id`, when this context has one.
+pub fn runtime_id() -> Option<String> {
+    let chrome = Reflect::get(&js_sys::global(), &"chrome".into()).ok()?;
+    if !chrome.is_object() {
+        return None;
+    }
+    let runtime = Reflect::get(&chrome, &"runtime".into()).ok()?;
+    if !runtime.is_object() {
+        return None;
+    }
+    Reflect::get(&runtime, &"id".into()).ok()?.as_string()
+}
+
+pub fn warn(text: &str) {
+    console_warn(text);
+}
+
+/// A frame of a tab.
+pub struct Frame {
+    pub frame_id: i64,
+    pub url: String,
+}
+
+/// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.
+pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
+    let details = from_json(&serde_json::json!({ "tabId": tab_id }));
+    let promise = web_navigation_get_all_frames(&details).map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
+    let frames = JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
+    if frames.is_null() || frames.is_undefined() {
+        return Err(format!("tab {tab_id}: no such tab, or its frames are not known yet"));
+    }
+    let frames = Array::from(&frames);
+    Ok(frames
+        .iter()
+        .filter_map(|frame| {
+            let frame_id = Reflect::get(&frame, &"frameId".into()).ok()?.as_f64()? as i64;
+            let url = Reflect::get(&frame, &"url".into()).ok()?.as_string().unwrap_or_default();
+            Some(Frame { frame_id, url })
+        })
+        .collect())
+}
+
+/// Sends a message to the content script of one frame; the promise resolves to its reply.
+pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
+    let options = from_json(&serde_json::json!({ "frameId": frame_id }));
+    tabs_send_message(tab_id as f64, message, &options).unwrap_or_else(|e| Promise::reject(&e))
+}

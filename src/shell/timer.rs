@@ -1,0 +1,32 @@
+//! Timeouts for promises, from the worker's `setTimeout`.
+
+use js_sys::{Array, Object, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+use super::convert::describe;
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &js_sys::Function, ms: u32, argument: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
+}
+
+/// Awaits `promise` for at most `ms` milliseconds: `Ok(Some(value))` when it resolved,
+/// `Ok(None)` when time ran out, `Err(message)` when it rejected.
+pub async fn within(promise: Promise, ms: u32) -> Result<Option<JsValue>, String> {
+    let expired = JsValue::from(Object::new());
+    let mut timer_id = JsValue::UNDEFINED;
+    let timer = Promise::new(&mut |resolve, _reject| {
+        timer_id = set_timeout(&resolve, ms, &expired);
+    });
+    let winner = JsFuture::from(Promise::race(&Array::of2(&promise, &timer))).await;
+    clear_timeout(&timer_id);
+    match winner {
+        Ok(value) if Object::is(&value, &expired) => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(error) => Err(describe(&error)),
+    }
+}

@@ -1,0 +1,40 @@
+// WebMCP Host service worker (module). Loads the Rust host compiled to wasm.
+//
+// A service worker runs its listeners only if they were registered synchronously during the
+// first run of this script, so every listener is added here, at load, and waits for the wasm
+// module inside itself. No top-level await, no dynamic import().
+import init, * as host from './webmcp_host.js';
+
+const scriptStartMs = performance.now();
+let readyMs = null;
+
+const ready = init({ module_or_path: new URL('./webmcp_host_bg.wasm', import.meta.url) }).then(() => {
+  readyMs = performance.now();
+});
+ready.catch((error) => console.error('webmcp-host: the wasm module failed to load:', error));
+
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  ready
+    .then(() => host.handleMessage(message, sender))
+    .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error?.message ?? error) }));
+  return true; // the answer comes asynchronously
+});
+
+// The automation surface a QA harness drives (for example through Playwright's
+// `serviceWorker.evaluate`). The popup uses the same operations through runtime messages.
+const after = (operation) => async (request) => {
+  await ready;
+  return operation(request);
+};
+
+globalThis.webmcpHost = Object.freeze({
+  /** Resolves once the host is loaded. */
+  ready,
+  version: after(() => host.version()),
+  /** `({tabId})` → `{tools, problems}` */
+  listTools: after((request) => host.listTools(request)),
+  /** `({tabId, name, args, frameId?, timeoutMs?})` → `{ok, result | navigated, url | error}` */
+  callTool: after((request) => host.callTool(request)),
+  /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
+  startup: () => ({ scriptStartMs, readyMs }),
+});
