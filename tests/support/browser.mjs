@@ -70,3 +70,34 @@ export async function launchHost({ headless = true, extraArgs = [] } = {}) {
     throw error;
   }
 }
+
+/**
+ * Evaluates `expression` in our content script's isolated world of the page's top frame, as a
+ * compromised renderer could, through the DevTools protocol. Resolves to the value.
+ */
+export async function evaluateInContentScript(context, page, expression) {
+  const cdp = await context.newCDPSession(page);
+  try {
+    const contexts = [];
+    cdp.on('Runtime.executionContextCreated', (event) => contexts.push(event.context));
+    await cdp.send('Runtime.enable');
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const ours = contexts.find(
+      (c) =>
+        c.auxData?.type === 'isolated' &&
+        c.auxData?.frameId === frameTree.frame.id &&
+        c.origin.startsWith('chrome-extension://'),
+    );
+    if (!ours) throw new Error('the content script has no isolated world in the top frame');
+    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+      contextId: ours.id,
+      expression,
+      awaitPromise: true,
+      returnByValue: true,
+    });
+    if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+    return result.value;
+  } finally {
+    await cdp.detach();
+  }
+}

@@ -1,0 +1,55 @@
+// The popup renders the host's version and the tab's tools, as text only; a screenshot is
+// written to test-output/popup.png.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+
+describe('popup', () => {
+  let server, host, popup, tabId;
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    host = await launchHost();
+    const page = await host.context.newPage();
+    await page.goto(`${server.url}/tools.html`);
+    await page.frameLocator('#child').locator('p').waitFor();
+    tabId = await host.tabIdOf(page);
+    popup = await host.context.newPage();
+    await popup.setViewportSize({ width: 404, height: 900 });
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
+    await popup.waitForSelector('body[data-state="ready"]');
+  });
+  after(async () => {
+    await host?.close();
+    await server?.close();
+  });
+
+  test('shows the version and every tool of the tab, with its hints', async () => {
+    const version = await host.worker.evaluate(() => webmcpHost.version());
+    assert.equal(await popup.textContent('#version'), `v${version}`);
+    const names = await popup.$$eval('#tools li .tool-name', (nodes) => nodes.map((n) => n.textContent));
+    const listed = await host.worker.evaluate((tabId) => webmcpHost.listTools({ tabId }), tabId);
+    assert.deepEqual(names, listed.tools.map((t) => t.name), "the worker's tools, in its order");
+    assert.deepEqual([...names].sort(), ['add', 'delete_everything', 'describe_input', 'fail', 'frame_greet', 'never_returns']);
+    assert.equal(await popup.textContent('#tool-count'), '(6)');
+    const hints = await popup.$$eval('li[data-tool="delete_everything"] .hint', (n) => n.map((x) => x.textContent));
+    assert.deepEqual(hints, ['consequential']);
+    assert.match(await popup.textContent('li[data-tool="add"] .tool-meta'), /^\(a, b\) · http:\/\/127\.0\.0\.1:\d+ · top frame$/);
+  });
+
+  test('renders page text as text, never as HTML', async () => {
+    const description = await popup.textContent('li[data-tool="describe_input"] .tool-desc');
+    assert.match(description, /<b>not bold<\/b><img src=x onerror="window.__xss=1">/);
+    assert.equal(await popup.locator('#tools b, #tools img').count(), 0);
+  });
+
+  test('writes a screenshot', async () => {
+    await mkdir(join(ROOT, 'test-output'), { recursive: true });
+    const path = join(ROOT, 'test-output', 'popup.png');
+    const png = await popup.screenshot({ path, fullPage: true });
+    assert.ok(png.length > 10_000, `screenshot of ${png.length} bytes`);
+  });
+});
