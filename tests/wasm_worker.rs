@@ -1,0 +1,151 @@
+//! The wasm shell in a real service worker (headless Chromium through wasm-bindgen-test):
+//! conversions at the edge, timeouts, and the message and listing paths against a scripted
+//! `chrome` object. Run with `cargo test --target wasm32-unknown-unknown --test wasm_worker`.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Promise, Reflect};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+use webmcp_host::shell::{self, convert, timer};
+
+wasm_bindgen_test_configure!(run_in_service_worker);
+
+#[wasm_bindgen(inline_js = r#"
+export function js(source) { return (0, eval)(`(${source})`); }
+export function install_chrome(replies) {
+  globalThis.chrome = {
+    runtime: { id: 'testextensionid' },
+    webNavigation: {
+      getAllFrames: async ({ tabId }) =>
+        tabId === 1 ? Object.keys(replies).map((id) => ({ frameId: Number(id), url: `http://a.test/${id}` })) : null,
+    },
+    tabs: {
+      sent: [],
+      sendMessage(tabId, message, { frameId }) {
+        this.sent.push({ tabId, frameId, message });
+        const reply = replies[frameId];
+        if (reply === 'reject') return Promise.reject(new Error('Could not establish connection. Receiving end does not exist.'));
+        if (reply === 'never') return new Promise(() => {});
+        return Promise.resolve(typeof reply === 'function' ? reply(message) : reply);
+      },
+    },
+  };
+}
+export function remove_chrome() { delete globalThis.chrome; }
+"#)]
+extern "C" {
+    fn js(source: &str) -> JsValue;
+    fn install_chrome(replies: &JsValue);
+    fn remove_chrome();
+}
+
+async fn resolve(promise: Promise) -> JsValue {
+    JsFuture::from(promise).await.expect("the promise resolves")
+}
+
+#[wasm_bindgen_test]
+fn version_is_the_crate_version() {
+    assert_eq!(shell::version(), env!("CARGO_PKG_VERSION"));
+}
+
+#[wasm_bindgen_test]
+fn conversions_never_panic() {
+    let value = js("{a: [1, 'x', null], b: true}");
+    assert_eq!(convert::to_json(&value), Ok(json!({"a": [1, "x", null], "b": true})));
+    assert_eq!(
+        convert::to_json(&JsValue::UNDEFINED),
+        Err("the value is not JSON (undefined or a function)".into())
+    );
+    let cyclic = js("(() => { const o = {}; o.self = o; return o; })()");
+    assert!(convert::to_json(&cyclic).unwrap_err().starts_with("the value cannot be written as JSON"));
+    assert!(convert::to_json(&js("{n: 10n}")).is_err());
+    let back = convert::from_json(&json!({"k": [1, 2]}));
+    assert_eq!(js_sys::JSON::stringify(&back).unwrap().as_string().unwrap(), r#"{"k":[1,2]}"#);
+}
+
+#[wasm_bindgen_test]
+fn sender_fields_are_read_from_a_message_sender() {
+    let sender = js("{id: 'ext', url: 'http://a.test/', origin: 'http://a.test', tab: {id: 4}, frameId: 2}");
+    let info = convert::sender_info(&sender);
+    assert_eq!(info.id.as_deref(), Some("ext"));
+    assert_eq!((info.tab_id, info.frame_id), (Some(4), Some(2)));
+    let odd = convert::sender_info(&js("{id: 5, tab: 'x', frameId: 1.5}"));
+    assert_eq!((odd.id, odd.tab_id, odd.frame_id), (None, None, None));
+    assert_eq!(convert::sender_info(&JsValue::NULL), Default::default());
+}
+
+#[wasm_bindgen_test]
+async fn timeouts_resolve_reject_or_expire() {
+    let never = Promise::new(&mut |_, _| {});
+    assert_eq!(timer::within(never, 20).await, Ok(None));
+    let value = timer::within(Promise::resolve(&JsValue::from_str("done")), 1000).await.unwrap();
+    assert_eq!(value.and_then(|v| v.as_string()).as_deref(), Some("done"));
+    let failed = timer::within(Promise::reject(&js("new Error('nope')")), 1000).await;
+    assert_eq!(failed, Err("nope".into()));
+}
+
+// One test for everything that needs `globalThis.chrome`, so that no other test sees it.
+#[wasm_bindgen_test]
+async fn messages_and_listing_against_a_scripted_chrome() {
+    let page = js("{url: 'http://a.test/', tab: {id: 1}, frameId: 0, id: 'testextensionid'}");
+    let popup = js("{url: 'chrome-extension://testextensionid/popup.html', id: 'testextensionid'}");
+    let version = js("{op: 'version'}");
+
+    // Without chrome.runtime, a message is answered with an error, not a throw.
+    let answer = convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+    assert_eq!(answer, json!({"ok": false, "error": "chrome.runtime is not available in this context"}));
+
+    let big = "x".repeat(200_000);
+    install_chrome(&js(&format!(
+        "{{
+          0: {{ok: true, supported: true, url: 'http://a.test/', origin: 'http://a.test',
+               tools: [{{name: 'add', description: 'adds', inputSchema: {{type: 'object'}}}}, {{name: 'bad name'}}]}},
+          3: 'not an object',
+          5: {{ok: true, supported: true, tools: [{{name: 'huge', description: '{big}'}}]}},
+          7: 'reject',
+          9: (m) => m.op === 'callTool' ? {{ok: true, result: 'called ' + m.name + ' ' + JSON.stringify(m.args)}} : {{ok: true, tools: [{{name: 'nine'}}]}}
+        }}"
+    )));
+
+    let answer = convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+    assert_eq!(answer, json!({"ok": true, "version": env!("CARGO_PKG_VERSION")}));
+    let answer = convert::to_json(&shell::handle_message(version.clone(), page.clone()).await).unwrap();
+    assert_eq!(answer["ok"], false);
+    assert_eq!(answer["error"], "refused: `version` may not be asked by a content script (tab 1, frame 0)");
+
+    let listed = convert::to_json(&resolve(js_promise(shell::list_tools(js("{tabId: 1}")))).await).unwrap();
+    let names: Vec<_> = listed["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    assert_eq!(names, [json!("add"), json!("nine")]);
+    let problems: Vec<String> = listed["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["message"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[0].contains("A-Z"), "{problems:?}");
+    assert_eq!(problems[1], "frame 3 (http://a.test/3): the frame's reply is malformed: it is a string, not an object");
+    assert!(problems[2].contains("max_description_bytes"), "{problems:?}");
+
+    let called = shell::call_tool(js("{tabId: 1, name: 'nine', args: {q: 1}}")).await.map_err(JsValue::from).unwrap();
+    assert_eq!(convert::to_json(&called).unwrap(), json!({"ok": true, "result": "called nine {\"q\":1}"}));
+    let sent = js("globalThis.chrome.tabs.sent.filter((s) => s.message.op === 'callTool')");
+    assert_eq!(
+        convert::to_json(&sent).unwrap(),
+        json!([{"tabId": 1, "frameId": 9, "message": {"webmcpHost": 1, "op": "callTool", "name": "nine", "args": {"q": 1}}}])
+    );
+
+    let missing = shell::list_tools(js("{tabId: 2}")).await.map_err(JsValue::from).unwrap_err();
+    assert_eq!(
+        Reflect::get(&missing, &"message".into()).unwrap().as_string().unwrap(),
+        "tab 2: no such tab, or its frames are not known yet"
+    );
+    remove_chrome();
+    assert!(!Reflect::has(&js_sys::global(), &"chrome".into()).unwrap_or(true));
+}
+
+fn js_promise(future: impl std::future::Future<Output = Result<JsValue, JsError>> + 'static) -> Promise {
+    wasm_bindgen_futures::future_to_promise(async move { future.await.map_err(JsValue::from) })
+}
