@@ -16,7 +16,7 @@ build: setup
 	wasm-bindgen --target web --no-typescript --out-dir target/bindgen --out-name webmcp_host $(WASM)
 	$(WASM_OPT) -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-	  target/bindgen/webmcp_host_bg.wasm -o target/bindgen/webmcp_host_bg.wasm
+	  --strip-debug --strip-producers target/bindgen/webmcp_host_bg.wasm -o target/bindgen/webmcp_host_bg.wasm
 	node scripts/assemble.mjs
 
 setup:

@@ -277,6 +277,15 @@ mod tests {
     }
 
     #[test]
+    fn schema_keeps_the_page_order_of_properties() {
+        let out = parse(json!([{"name": "a", "inputSchema": {
+            "type": "object", "properties": {"zeta": {}, "alpha": {}, "mid": {}}
+        }}]));
+        let keys: Vec<&String> = out.tools[0].input_schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["zeta", "alpha", "mid"]);
+    }
+
+    #[test]
     fn schema_as_string_absent_or_wrong() {
         let out = parse(json!([
             {"name": "a", "inputSchema": "{\"type\":\"object\"}"},
