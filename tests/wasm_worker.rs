@@ -53,21 +53,30 @@ fn version_is_the_crate_version() {
 #[wasm_bindgen_test]
 fn conversions_never_panic() {
     let value = js("{a: [1, 'x', null], b: true}");
-    assert_eq!(convert::to_json(&value), Ok(json!({"a": [1, "x", null], "b": true})));
+    assert_eq!(
+        convert::to_json(&value),
+        Ok(json!({"a": [1, "x", null], "b": true}))
+    );
     assert_eq!(
         convert::to_json(&JsValue::UNDEFINED),
         Err("the value is not JSON (undefined or a function)".into())
     );
     let cyclic = js("(() => { const o = {}; o.self = o; return o; })()");
-    assert!(convert::to_json(&cyclic).unwrap_err().starts_with("the value cannot be written as JSON"));
+    assert!(convert::to_json(&cyclic)
+        .unwrap_err()
+        .starts_with("the value cannot be written as JSON"));
     assert!(convert::to_json(&js("{n: 10n}")).is_err());
     let back = convert::from_json(&json!({"k": [1, 2]}));
-    assert_eq!(js_sys::JSON::stringify(&back).unwrap().as_string().unwrap(), r#"{"k":[1,2]}"#);
+    assert_eq!(
+        js_sys::JSON::stringify(&back).unwrap().as_string().unwrap(),
+        r#"{"k":[1,2]}"#
+    );
 }
 
 #[wasm_bindgen_test]
 fn sender_fields_are_read_from_a_message_sender() {
-    let sender = js("{id: 'ext', url: 'http://a.test/', origin: 'http://a.test', tab: {id: 4}, frameId: 2}");
+    let sender =
+        js("{id: 'ext', url: 'http://a.test/', origin: 'http://a.test', tab: {id: 4}, frameId: 2}");
     let info = convert::sender_info(&sender);
     assert_eq!(info.id.as_deref(), Some("ext"));
     assert_eq!((info.tab_id, info.frame_id), (Some(4), Some(2)));
@@ -80,7 +89,9 @@ fn sender_fields_are_read_from_a_message_sender() {
 async fn timeouts_resolve_reject_or_expire() {
     let never = Promise::new(&mut |_, _| {});
     assert_eq!(timer::within(never, 20).await, Ok(None));
-    let value = timer::within(Promise::resolve(&JsValue::from_str("done")), 1000).await.unwrap();
+    let value = timer::within(Promise::resolve(&JsValue::from_str("done")), 1000)
+        .await
+        .unwrap();
     assert_eq!(value.and_then(|v| v.as_string()).as_deref(), Some("done"));
     let failed = timer::within(Promise::reject(&js("new Error('nope')")), 1000).await;
     assert_eq!(failed, Err("nope".into()));
@@ -94,8 +105,12 @@ async fn messages_and_listing_against_a_scripted_chrome() {
     let version = js("{op: 'version'}");
 
     // Without chrome.runtime, a message is answered with an error, not a throw.
-    let answer = convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
-    assert_eq!(answer, json!({"ok": false, "error": "chrome.runtime is not available in this context"}));
+    let answer =
+        convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+    assert_eq!(
+        answer,
+        json!({"ok": false, "error": "chrome.runtime is not available in this context"})
+    );
 
     let big = "x".repeat(200_000);
     install_chrome(&js(&format!(
@@ -109,14 +124,28 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         }}"
     )));
 
-    let answer = convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
-    assert_eq!(answer, json!({"ok": true, "version": env!("CARGO_PKG_VERSION")}));
-    let answer = convert::to_json(&shell::handle_message(version.clone(), page.clone()).await).unwrap();
+    let answer =
+        convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+    assert_eq!(
+        answer,
+        json!({"ok": true, "version": env!("CARGO_PKG_VERSION")})
+    );
+    let answer =
+        convert::to_json(&shell::handle_message(version.clone(), page.clone()).await).unwrap();
     assert_eq!(answer["ok"], false);
-    assert_eq!(answer["error"], "refused: `version` may not be asked by a content script (tab 1, frame 0)");
+    assert_eq!(
+        answer["error"],
+        "refused: `version` may not be asked by a content script (tab 1, frame 0)"
+    );
 
-    let listed = convert::to_json(&resolve(js_promise(shell::list_tools(js("{tabId: 1}")))).await).unwrap();
-    let names: Vec<_> = listed["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()).collect();
+    let listed =
+        convert::to_json(&resolve(js_promise(shell::list_tools(js("{tabId: 1}")))).await).unwrap();
+    let names: Vec<_> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].clone())
+        .collect();
     assert_eq!(names, [json!("add"), json!("nine")]);
     let problems: Vec<String> = listed["problems"]
         .as_array()
@@ -126,26 +155,46 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         .collect();
     assert_eq!(problems.len(), 3, "{problems:?}");
     assert!(problems[0].contains("A-Z"), "{problems:?}");
-    assert_eq!(problems[1], "frame 3 (http://a.test/3): the frame's reply is malformed: it is a string, not an object");
-    assert!(problems[2].contains("max_description_bytes"), "{problems:?}");
+    assert_eq!(
+        problems[1],
+        "frame 3 (http://a.test/3): the frame's reply is malformed: it is a string, not an object"
+    );
+    assert!(
+        problems[2].contains("max_description_bytes"),
+        "{problems:?}"
+    );
 
-    let called = shell::call_tool(js("{tabId: 1, name: 'nine', args: {q: 1}}")).await.map_err(JsValue::from).unwrap();
-    assert_eq!(convert::to_json(&called).unwrap(), json!({"ok": true, "result": "called nine {\"q\":1}"}));
+    let called = shell::call_tool(js("{tabId: 1, name: 'nine', args: {q: 1}}"))
+        .await
+        .map_err(JsValue::from)
+        .unwrap();
+    assert_eq!(
+        convert::to_json(&called).unwrap(),
+        json!({"ok": true, "result": "called nine {\"q\":1}"})
+    );
     let sent = js("globalThis.chrome.tabs.sent.filter((s) => s.message.op === 'callTool')");
     assert_eq!(
         convert::to_json(&sent).unwrap(),
         json!([{"tabId": 1, "frameId": 9, "message": {"webmcpHost": 1, "op": "callTool", "name": "nine", "args": {"q": 1}}}])
     );
 
-    let missing = shell::list_tools(js("{tabId: 2}")).await.map_err(JsValue::from).unwrap_err();
+    let missing = shell::list_tools(js("{tabId: 2}"))
+        .await
+        .map_err(JsValue::from)
+        .unwrap_err();
     assert_eq!(
-        Reflect::get(&missing, &"message".into()).unwrap().as_string().unwrap(),
+        Reflect::get(&missing, &"message".into())
+            .unwrap()
+            .as_string()
+            .unwrap(),
         "tab 2: no such tab, or its frames are not known yet"
     );
     remove_chrome();
     assert!(!Reflect::has(&js_sys::global(), &"chrome".into()).unwrap_or(true));
 }
 
-fn js_promise(future: impl std::future::Future<Output = Result<JsValue, JsError>> + 'static) -> Promise {
+fn js_promise(
+    future: impl std::future::Future<Output = Result<JsValue, JsError>> + 'static,
+) -> Promise {
     wasm_bindgen_futures::future_to_promise(async move { future.await.map_err(JsValue::from) })
 }

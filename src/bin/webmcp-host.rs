@@ -35,7 +35,10 @@ fn main() -> ExitCode {
         [command, ..] => {
             let known = matches!(*command, "parse" | "repair" | "mcp");
             if known {
-                eprintln!("webmcp-host: `{command}` is not part of version {} yet", webmcp_host::VERSION);
+                eprintln!(
+                    "webmcp-host: `{command}` is not part of version {} yet",
+                    webmcp_host::VERSION
+                );
             } else {
                 eprintln!("webmcp-host: unknown command `{command}`");
             }
@@ -76,7 +79,11 @@ fn tools(file: &str) -> ExitCode {
         }
     }
     for problem in &parsed.problems {
-        let name = problem.tool.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default();
+        let name = problem
+            .tool
+            .as_deref()
+            .map(|n| format!(" `{n}`"))
+            .unwrap_or_default();
         eprintln!("webmcp-host: {file}: skipped{name}: {}", problem.message);
     }
     if parsed.problems.is_empty() {

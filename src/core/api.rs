@@ -59,16 +59,22 @@ fn id_field(map: &Map<String, Value>, key: &str, what: &str) -> Result<Option<i6
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_i64() {
             Some(id) if id >= 0 => Ok(Some(id)),
-            _ => Err(bad(format!("{what}: `{key}` must be a whole number ≥ 0, not {n}"))),
+            _ => Err(bad(format!(
+                "{what}: `{key}` must be a whole number ≥ 0, not {n}"
+            ))),
         },
-        Some(other) => Err(bad(format!("{what}: `{key}` must be a number, not {}", kind(other)))),
+        Some(other) => Err(bad(format!(
+            "{what}: `{key}` must be a number, not {}",
+            kind(other)
+        ))),
     }
 }
 
 impl ListToolsRequest {
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         let map = object(value, "listTools")?;
-        let tab_id = id_field(map, "tabId", "listTools")?.ok_or_else(|| bad("listTools: `tabId` is required"))?;
+        let tab_id = id_field(map, "tabId", "listTools")?
+            .ok_or_else(|| bad("listTools: `tabId` is required"))?;
         Ok(ListToolsRequest { tab_id })
     }
 }
@@ -77,11 +83,19 @@ impl CallToolRequest {
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         const WHAT: &str = "callTool";
         let map = object(value, WHAT)?;
-        let tab_id = id_field(map, "tabId", WHAT)?.ok_or_else(|| bad("callTool: `tabId` is required"))?;
+        let tab_id =
+            id_field(map, "tabId", WHAT)?.ok_or_else(|| bad("callTool: `tabId` is required"))?;
         let name = match map.get("name") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            Some(Value::String(_)) | None | Some(Value::Null) => return Err(bad("callTool: `name` is required")),
-            Some(other) => return Err(bad(format!("callTool: `name` must be a string, not {}", kind(other)))),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                return Err(bad("callTool: `name` is required"))
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "callTool: `name` must be a string, not {}",
+                    kind(other)
+                )))
+            }
         };
         let args = match map.get("args") {
             None | Some(Value::Null) => Map::new(),
@@ -103,7 +117,13 @@ impl CallToolRequest {
                 )))
             }
         };
-        Ok(CallToolRequest { tab_id, name, args, frame_id, timeout_ms })
+        Ok(CallToolRequest {
+            tab_id,
+            name,
+            args,
+            frame_id,
+            timeout_ms,
+        })
     }
 }
 
@@ -171,15 +191,23 @@ impl TabTools {
         match matches.as_slice() {
             [one] => Ok(one),
             [] => {
-                let place = frame_id.map(|f| format!(" in frame {f}")).unwrap_or_default();
+                let place = frame_id
+                    .map(|f| format!(" in frame {f}"))
+                    .unwrap_or_default();
                 let mut known: Vec<&str> = Vec::new();
                 for tool in &self.tools {
                     if !known.contains(&tool.name.as_str()) {
                         known.push(&tool.name);
                     }
                 }
-                let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
-                Err(bad(format!("no page tool named `{name}`{place}; the tab offers: {known}")))
+                let known = if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                };
+                Err(bad(format!(
+                    "no page tool named `{name}`{place}; the tab offers: {known}"
+                )))
             }
             several => {
                 let frames: Vec<String> = several
@@ -200,9 +228,13 @@ impl TabTools {
 pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
     match outcome {
         Ok(CallOutcome::Text(text)) => json!({"ok": true, "result": text}),
-        Ok(CallOutcome::Navigated { url: Some(url) }) => json!({"ok": true, "navigated": true, "url": url}),
+        Ok(CallOutcome::Navigated { url: Some(url) }) => {
+            json!({"ok": true, "navigated": true, "url": url})
+        }
         Ok(CallOutcome::Navigated { url: None }) => json!({"ok": true, "navigated": true}),
-        Ok(CallOutcome::Failed { name, message }) => json!({"ok": false, "error": format!("{name}: {message}")}),
+        Ok(CallOutcome::Failed { name, message }) => {
+            json!({"ok": false, "error": format!("{name}: {message}")})
+        }
         Err(message) => json!({"ok": false, "error": message}),
     }
 }
@@ -214,7 +246,9 @@ mod tests {
     use crate::core::limits::Limits;
 
     fn answer(frame_id: i64, tools: &str) -> FrameAnswer {
-        let raw = format!(r#"{{"ok":true,"supported":true,"origin":"http://f{frame_id}.test","tools":{tools}}}"#);
+        let raw = format!(
+            r#"{{"ok":true,"supported":true,"origin":"http://f{frame_id}.test","tools":{tools}}}"#
+        );
         FrameAnswer {
             frame_id,
             url: format!("http://f{frame_id}.test/"),
@@ -224,10 +258,18 @@ mod tests {
 
     #[test]
     fn list_request() {
-        assert_eq!(ListToolsRequest::parse(&json!({"tabId": 3})), Ok(ListToolsRequest { tab_id: 3 }));
-        assert_eq!(ListToolsRequest::parse(&json!({})).unwrap_err().0, "listTools: `tabId` is required");
         assert_eq!(
-            ListToolsRequest::parse(&json!({"tabId": "3"})).unwrap_err().0,
+            ListToolsRequest::parse(&json!({"tabId": 3})),
+            Ok(ListToolsRequest { tab_id: 3 })
+        );
+        assert_eq!(
+            ListToolsRequest::parse(&json!({})).unwrap_err().0,
+            "listTools: `tabId` is required"
+        );
+        assert_eq!(
+            ListToolsRequest::parse(&json!({"tabId": "3"}))
+                .unwrap_err()
+                .0,
             "listTools: `tabId` must be a number, not a string"
         );
         assert!(ListToolsRequest::parse(&json!({"tabId": -1})).is_err());
@@ -237,15 +279,21 @@ mod tests {
 
     #[test]
     fn call_request() {
-        let r = CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": {"a": 2}})).unwrap();
+        let r =
+            CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": {"a": 2}})).unwrap();
         assert_eq!(r.args["a"], 2);
         assert_eq!(r.timeout_ms, DEFAULT_CALL_TIMEOUT_MS);
         assert_eq!(r.frame_id, None);
-        let r = CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "frameId": 2, "timeoutMs": 50})).unwrap();
+        let r = CallToolRequest::parse(
+            &json!({"tabId": 1, "name": "add", "frameId": 2, "timeoutMs": 50}),
+        )
+        .unwrap();
         assert!(r.args.is_empty());
         assert_eq!((r.frame_id, r.timeout_ms), (Some(2), 50));
         assert_eq!(
-            CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": "{\"a\":2}"})).unwrap_err().0,
+            CallToolRequest::parse(&json!({"tabId": 1, "name": "add", "args": "{\"a\":2}"}))
+                .unwrap_err()
+                .0,
             "callTool: `args` must be an object (the tool's input), not a string"
         );
         assert!(CallToolRequest::parse(&json!({"tabId": 1, "name": ""})).is_err());
@@ -256,10 +304,18 @@ mod tests {
     fn merging_frames_keeps_order_and_reports_top_frame_failures_only() {
         let tools = TabTools::from_frames(vec![
             answer(5, r#"[{"name":"b"}]"#),
-            FrameAnswer { frame_id: 7, url: "about:blank".into(), answer: Err(FrameFailure::Unreachable("no receiver".into())) },
+            FrameAnswer {
+                frame_id: 7,
+                url: "about:blank".into(),
+                answer: Err(FrameFailure::Unreachable("no receiver".into())),
+            },
             answer(0, r#"[{"name":"a"},{"name":"bad name"}]"#),
         ]);
-        let names: Vec<_> = tools.tools.iter().map(|t| (t.name.as_str(), t.frame_id)).collect();
+        let names: Vec<_> = tools
+            .tools
+            .iter()
+            .map(|t| (t.name.as_str(), t.frame_id))
+            .collect();
         assert_eq!(names, [("a", 0), ("b", 5)]);
         assert_eq!(tools.problems.len(), 1);
 
@@ -268,7 +324,10 @@ mod tests {
             url: "http://a.test/".into(),
             answer: Err(FrameFailure::Unreachable("no receiver".into())),
         }]);
-        assert_eq!(top_gone.problems[0].message, "frame 0 (http://a.test/): no answer: no receiver");
+        assert_eq!(
+            top_gone.problems[0].message,
+            "frame 0 (http://a.test/): no answer: no receiver"
+        );
     }
 
     #[test]
@@ -287,20 +346,33 @@ mod tests {
             tools.resolve("sell", None).unwrap_err().0,
             "no page tool named `sell`; the tab offers: search, buy"
         );
-        assert!(tools.resolve("buy", Some(3)).unwrap_err().0.contains("in frame 3"));
+        assert!(tools
+            .resolve("buy", Some(3))
+            .unwrap_err()
+            .0
+            .contains("in frame 3"));
     }
 
     #[test]
     fn call_responses() {
-        assert_eq!(call_response(&Ok(CallOutcome::Text("7".into()))), json!({"ok": true, "result": "7"}));
+        assert_eq!(
+            call_response(&Ok(CallOutcome::Text("7".into()))),
+            json!({"ok": true, "result": "7"})
+        );
         assert_eq!(
             call_response(&Ok(CallOutcome::Navigated { url: None })),
             json!({"ok": true, "navigated": true})
         );
         assert_eq!(
-            call_response(&Ok(CallOutcome::Failed { name: "UnknownError".into(), message: "x".into() })),
+            call_response(&Ok(CallOutcome::Failed {
+                name: "UnknownError".into(),
+                message: "x".into()
+            })),
             json!({"ok": false, "error": "UnknownError: x"})
         );
-        assert_eq!(call_response(&Err("timed out".into())), json!({"ok": false, "error": "timed out"}));
+        assert_eq!(
+            call_response(&Err("timed out".into())),
+            json!({"ok": false, "error": "timed out"})
+        );
     }
 }

@@ -25,7 +25,10 @@ pub const PROTOCOL_VERSION: u64 = 1;
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrameRequest {
     ListTools,
-    CallTool { name: String, args: Map<String, Value> },
+    CallTool {
+        name: String,
+        args: Map<String, Value>,
+    },
 }
 
 impl FrameRequest {
@@ -65,18 +68,32 @@ pub enum CallOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BridgeError {
     /// `what` is "reply" (the whole message) or "result" (a tool's result in it).
-    TooLarge { what: &'static str, bytes: usize, cap: usize, cap_name: &'static str },
-    Malformed { reason: String },
+    TooLarge {
+        what: &'static str,
+        bytes: usize,
+        cap: usize,
+        cap_name: &'static str,
+    },
+    Malformed {
+        reason: String,
+    },
 }
 
 impl fmt::Display for BridgeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BridgeError::TooLarge { what, bytes, cap, cap_name } => write!(
+            BridgeError::TooLarge {
+                what,
+                bytes,
+                cap,
+                cap_name,
+            } => write!(
                 f,
                 "the frame's {what} is {bytes} bytes, over the cap of {cap} ({cap_name})"
             ),
-            BridgeError::Malformed { reason } => write!(f, "the frame's reply is malformed: {reason}"),
+            BridgeError::Malformed { reason } => {
+                write!(f, "the frame's reply is malformed: {reason}")
+            }
         }
     }
 }
@@ -84,12 +101,17 @@ impl fmt::Display for BridgeError {
 impl std::error::Error for BridgeError {}
 
 fn malformed(reason: impl Into<String>) -> BridgeError {
-    BridgeError::Malformed { reason: reason.into() }
+    BridgeError::Malformed {
+        reason: reason.into(),
+    }
 }
 
-/// Checks the size of a raw reply, parses it, and splits `ok:false` replies off as an error
-/// name and message.
-fn parse_reply(raw: &str, limits: &Limits) -> Result<Result<Map<String, Value>, (String, String)>, BridgeError> {
+/// A reply's body: the object of an `ok:true` reply, or the error name and message of an
+/// `ok:false` one.
+type ReplyBody = Result<Map<String, Value>, (String, String)>;
+
+/// Checks the size of a raw reply, parses it, and splits `ok:false` replies off.
+fn parse_reply(raw: &str, limits: &Limits) -> Result<ReplyBody, BridgeError> {
     if raw.len() > limits.max_message_bytes {
         return Err(BridgeError::TooLarge {
             what: "reply",
@@ -98,7 +120,8 @@ fn parse_reply(raw: &str, limits: &Limits) -> Result<Result<Map<String, Value>, 
             cap_name: "max_message_bytes",
         });
     }
-    let value: Value = serde_json::from_str(raw).map_err(|e| malformed(format!("not JSON ({e})")))?;
+    let value: Value =
+        serde_json::from_str(raw).map_err(|e| malformed(format!("not JSON ({e})")))?;
     let Value::Object(map) = value else {
         return Err(malformed(format!("it is {}, not an object", kind(&value))));
     };
@@ -126,15 +149,26 @@ fn string_field(map: &Map<String, Value>, key: &str) -> Result<String, BridgeErr
     match map.get(key) {
         Some(Value::String(s)) => Ok(s.clone()),
         None | Some(Value::Null) => Ok(String::new()),
-        Some(other) => Err(malformed(format!("`{key}` is {}, not a string", kind(other)))),
+        Some(other) => Err(malformed(format!(
+            "`{key}` is {}, not a string",
+            kind(other)
+        ))),
     }
 }
 
 /// Parses a frame's answer to [`FrameRequest::ListTools`].
-pub fn parse_listing(raw: &str, frame_id: i64, limits: &Limits) -> Result<FrameListing, BridgeError> {
+pub fn parse_listing(
+    raw: &str,
+    frame_id: i64,
+    limits: &Limits,
+) -> Result<FrameListing, BridgeError> {
     let map = match parse_reply(raw, limits)? {
         Ok(map) => map,
-        Err((name, message)) => return Err(malformed(format!("the frame could not list its tools: {name}: {message}"))),
+        Err((name, message)) => {
+            return Err(malformed(format!(
+                "the frame could not list its tools: {name}: {message}"
+            )))
+        }
     };
     let url = string_field(&map, "url")?;
     let origin = string_field(&map, "origin")?;
@@ -142,9 +176,19 @@ pub fn parse_listing(raw: &str, frame_id: i64, limits: &Limits) -> Result<FrameL
     let tools = match map.get("tools") {
         None | Some(Value::Null) => FrameTools::default(),
         Some(Value::Array(entries)) => parse_tools(entries, frame_id, &origin, limits),
-        Some(other) => return Err(malformed(format!("`tools` is {}, not an array", kind(other)))),
+        Some(other) => {
+            return Err(malformed(format!(
+                "`tools` is {}, not an array",
+                kind(other)
+            )))
+        }
     };
-    Ok(FrameListing { supported, url, origin, tools })
+    Ok(FrameListing {
+        supported,
+        url,
+        origin,
+        tools,
+    })
 }
 
 /// Parses a frame's answer to [`FrameRequest::CallTool`].
@@ -154,19 +198,26 @@ pub fn parse_call_reply(raw: &str, limits: &Limits) -> Result<CallOutcome, Bridg
         Err((name, message)) => return Ok(CallOutcome::Failed { name, message }),
     };
     match map.get("result") {
-        Some(Value::String(text)) if text.len() > limits.max_result_bytes => Err(BridgeError::TooLarge {
-            what: "result",
-            bytes: text.len(),
-            cap: limits.max_result_bytes,
-            cap_name: "max_result_bytes",
-        }),
+        Some(Value::String(text)) if text.len() > limits.max_result_bytes => {
+            Err(BridgeError::TooLarge {
+                what: "result",
+                bytes: text.len(),
+                cap: limits.max_result_bytes,
+                cap_name: "max_result_bytes",
+            })
+        }
         Some(Value::String(text)) => Ok(CallOutcome::Text(text.clone())),
         Some(Value::Null) => {
             let url = string_field(&map, "url")?;
-            Ok(CallOutcome::Navigated { url: (!url.is_empty()).then_some(url) })
+            Ok(CallOutcome::Navigated {
+                url: (!url.is_empty()).then_some(url),
+            })
         }
         None => Err(malformed("`result` is missing")),
-        Some(other) => Err(malformed(format!("`result` is {}, not a string or null", kind(other)))),
+        Some(other) => Err(malformed(format!(
+            "`result` is {}, not a string or null",
+            kind(other)
+        ))),
     }
 }
 
@@ -181,10 +232,17 @@ mod tests {
         let mut args = Map::new();
         args.insert("q".into(), json!("x"));
         assert_eq!(
-            FrameRequest::CallTool { name: "find".into(), args }.to_message(),
+            FrameRequest::CallTool {
+                name: "find".into(),
+                args
+            }
+            .to_message(),
             json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
         );
-        assert_eq!(FrameRequest::ListTools.to_message(), json!({"webmcpHost": 1, "op": "listTools"}));
+        assert_eq!(
+            FrameRequest::ListTools.to_message(),
+            json!({"webmcpHost": 1, "op": "listTools"})
+        );
     }
 
     #[test]
@@ -199,31 +257,65 @@ mod tests {
 
     #[test]
     fn listing_errors_are_clear() {
-        assert!(matches!(parse_listing("[]", 0, &L), Err(BridgeError::Malformed { .. })));
-        assert!(matches!(parse_listing("{", 0, &L), Err(BridgeError::Malformed { .. })));
+        assert!(matches!(
+            parse_listing("[]", 0, &L),
+            Err(BridgeError::Malformed { .. })
+        ));
+        assert!(matches!(
+            parse_listing("{", 0, &L),
+            Err(BridgeError::Malformed { .. })
+        ));
         let e = parse_listing(r#"{"ok":true,"tools":{}}"#, 0, &L).unwrap_err();
-        assert_eq!(e.to_string(), "the frame's reply is malformed: `tools` is an object, not an array");
-        let small = Limits { max_message_bytes: 10, ..L };
+        assert_eq!(
+            e.to_string(),
+            "the frame's reply is malformed: `tools` is an object, not an array"
+        );
+        let small = Limits {
+            max_message_bytes: 10,
+            ..L
+        };
         let e = parse_listing(r#"{"ok":true,"tools":[]}"#, 0, &small).unwrap_err();
-        assert_eq!(e.to_string(), "the frame's reply is 22 bytes, over the cap of 10 (max_message_bytes)");
+        assert_eq!(
+            e.to_string(),
+            "the frame's reply is 22 bytes, over the cap of 10 (max_message_bytes)"
+        );
     }
 
     #[test]
     fn call_outcomes() {
-        assert_eq!(parse_call_reply(r#"{"ok":true,"result":"42"}"#, &L), Ok(CallOutcome::Text("42".into())));
         assert_eq!(
-            parse_call_reply(r#"{"ok":true,"result":null,"url":"http://a.test/next"}"#, &L),
-            Ok(CallOutcome::Navigated { url: Some("http://a.test/next".into()) })
+            parse_call_reply(r#"{"ok":true,"result":"42"}"#, &L),
+            Ok(CallOutcome::Text("42".into()))
         );
         assert_eq!(
-            parse_call_reply(r#"{"ok":false,"error":{"name":"UnknownError","message":"boom"}}"#, &L),
-            Ok(CallOutcome::Failed { name: "UnknownError".into(), message: "boom".into() })
+            parse_call_reply(
+                r#"{"ok":true,"result":null,"url":"http://a.test/next"}"#,
+                &L
+            ),
+            Ok(CallOutcome::Navigated {
+                url: Some("http://a.test/next".into())
+            })
+        );
+        assert_eq!(
+            parse_call_reply(
+                r#"{"ok":false,"error":{"name":"UnknownError","message":"boom"}}"#,
+                &L
+            ),
+            Ok(CallOutcome::Failed {
+                name: "UnknownError".into(),
+                message: "boom".into()
+            })
         );
         assert!(parse_call_reply(r#"{"ok":true}"#, &L).is_err());
         assert!(parse_call_reply(r#"{"ok":true,"result":{"a":1}}"#, &L).is_err());
-        let small = Limits { max_result_bytes: 3, ..L };
+        let small = Limits {
+            max_result_bytes: 3,
+            ..L
+        };
         assert_eq!(
-            parse_call_reply(r#"{"ok":true,"result":"1234"}"#, &small).unwrap_err().to_string(),
+            parse_call_reply(r#"{"ok":true,"result":"1234"}"#, &small)
+                .unwrap_err()
+                .to_string(),
             "the frame's result is 4 bytes, over the cap of 3 (max_result_bytes)"
         );
     }

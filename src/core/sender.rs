@@ -30,7 +30,11 @@ pub enum Sender {
     /// A page of this extension (popup, side panel, options), in a tab or not.
     ExtensionPage,
     /// This extension's content script in a frame of a tab.
-    ContentScript { tab_id: i64, frame_id: i64, url: String },
+    ContentScript {
+        tab_id: i64,
+        frame_id: i64,
+        url: String,
+    },
     /// Anything else: another extension, a context without a tab, a mismatched origin.
     Unknown { reason: String },
 }
@@ -49,16 +53,20 @@ pub fn classify(own_id: &str, info: &SenderInfo) -> Sender {
     if let Some(origin) = info.origin.as_deref() {
         // When Chrome reports both, they must agree, or we trust neither.
         if from_own_origin != (origin == own_origin) {
-            return unknown(format!("the sender's origin ({origin}) does not match its URL"));
+            return unknown(format!(
+                "the sender's origin ({origin}) does not match its URL"
+            ));
         }
     }
     if from_own_origin {
         return Sender::ExtensionPage;
     }
     match (info.tab_id, info.frame_id) {
-        (Some(tab_id), Some(frame_id)) if tab_id >= 0 && frame_id >= 0 => {
-            Sender::ContentScript { tab_id, frame_id, url }
-        }
+        (Some(tab_id), Some(frame_id)) if tab_id >= 0 && frame_id >= 0 => Sender::ContentScript {
+            tab_id,
+            frame_id,
+            url,
+        },
         _ => unknown("the message comes from neither an extension page nor a tab".into()),
     }
 }
@@ -66,7 +74,9 @@ pub fn classify(own_id: &str, info: &SenderInfo) -> Sender {
 /// `scheme://host[:port]` of a URL, when it has one.
 fn url_origin(url: &str) -> Option<&str> {
     let rest_at = url.find("://")? + 3;
-    let end = url[rest_at..].find(['/', '?', '#']).map_or(url.len(), |i| rest_at + i);
+    let end = url[rest_at..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| rest_at + i);
     Some(&url[..end])
 }
 
@@ -93,7 +103,12 @@ impl Op {
 pub fn parse_op(message: &Value) -> Result<Op, RequestError> {
     let op = match message.get("op") {
         Some(Value::String(op)) => op.as_str(),
-        Some(other) => return Err(RequestError(format!("`op` must be a string, not {}", kind(other)))),
+        Some(other) => {
+            return Err(RequestError(format!(
+                "`op` must be a string, not {}",
+                kind(other)
+            )))
+        }
         None => return Err(RequestError("the message has no `op`".into())),
     };
     match op {
@@ -122,7 +137,9 @@ impl fmt::Display for Refusal {
 pub fn authorize(sender: &Sender, op: &Op) -> Result<(), Refusal> {
     match sender {
         Sender::ExtensionPage => Ok(()),
-        Sender::ContentScript { tab_id, frame_id, .. } => Err(Refusal(format!(
+        Sender::ContentScript {
+            tab_id, frame_id, ..
+        } => Err(Refusal(format!(
             "`{}` may not be asked by a content script (tab {tab_id}, frame {frame_id})",
             op.name()
         ))),
@@ -151,37 +168,70 @@ mod tests {
     fn extension_pages_in_or_out_of_tabs() {
         let popup = format!("chrome-extension://{ID}/popup.html");
         assert_eq!(classify(ID, &info(&popup, None)), Sender::ExtensionPage);
-        assert_eq!(classify(ID, &info(&format!("{popup}?tabId=4"), Some(9))), Sender::ExtensionPage);
+        assert_eq!(
+            classify(ID, &info(&format!("{popup}?tabId=4"), Some(9))),
+            Sender::ExtensionPage
+        );
     }
 
     #[test]
     fn content_scripts_and_strangers() {
         assert_eq!(
             classify(ID, &info("http://a.test/x", Some(4))),
-            Sender::ContentScript { tab_id: 4, frame_id: 0, url: "http://a.test/x".into() }
+            Sender::ContentScript {
+                tab_id: 4,
+                frame_id: 0,
+                url: "http://a.test/x".into()
+            }
         );
-        assert!(matches!(classify(ID, &info("http://a.test/x", None)), Sender::Unknown { .. }));
-        let other = SenderInfo { id: Some("zzzz".into()), ..info(&format!("chrome-extension://zzzz/p.html"), None) };
-        assert!(matches!(classify(ID, &other), Sender::Unknown { reason } if reason.contains("another extension")));
-        let no_id = SenderInfo { id: None, ..info("http://a.test/", Some(1)) };
+        assert!(matches!(
+            classify(ID, &info("http://a.test/x", None)),
+            Sender::Unknown { .. }
+        ));
+        let other = SenderInfo {
+            id: Some("zzzz".into()),
+            ..info("chrome-extension://zzzz/p.html", None)
+        };
+        assert!(
+            matches!(classify(ID, &other), Sender::Unknown { reason } if reason.contains("another extension"))
+        );
+        let no_id = SenderInfo {
+            id: None,
+            ..info("http://a.test/", Some(1))
+        };
         assert!(matches!(classify(ID, &no_id), Sender::Unknown { .. }));
     }
 
     #[test]
     fn a_page_url_that_only_looks_like_ours_is_not_ours() {
         let fake = format!("http://evil.test/chrome-extension://{ID}/popup.html");
-        assert!(matches!(classify(ID, &info(&fake, Some(1))), Sender::ContentScript { .. }));
+        assert!(matches!(
+            classify(ID, &info(&fake, Some(1))),
+            Sender::ContentScript { .. }
+        ));
         let fake_host = format!("chrome-extension://{ID}.evil.test/popup.html");
-        assert!(matches!(classify(ID, &info(&fake_host, Some(1))), Sender::ContentScript { .. }));
-        let mismatch = SenderInfo { origin: Some("http://evil.test".into()), ..info(&format!("chrome-extension://{ID}/p.html"), None) };
+        assert!(matches!(
+            classify(ID, &info(&fake_host, Some(1))),
+            Sender::ContentScript { .. }
+        ));
+        let mismatch = SenderInfo {
+            origin: Some("http://evil.test".into()),
+            ..info(&format!("chrome-extension://{ID}/p.html"), None)
+        };
         assert!(matches!(classify(ID, &mismatch), Sender::Unknown { .. }));
     }
 
     #[test]
     fn ops_parse_with_clear_errors() {
         assert_eq!(parse_op(&json!({"op": "version"})), Ok(Op::Version));
-        assert!(matches!(parse_op(&json!({"op": "listTools", "tabId": 2})), Ok(Op::ListTools(_))));
-        assert_eq!(parse_op(&json!({})).unwrap_err().0, "the message has no `op`");
+        assert!(matches!(
+            parse_op(&json!({"op": "listTools", "tabId": 2})),
+            Ok(Op::ListTools(_))
+        ));
+        assert_eq!(
+            parse_op(&json!({})).unwrap_err().0,
+            "the message has no `op`"
+        );
         assert_eq!(
             parse_op(&json!({"op": "setKey"})).unwrap_err().0,
             "unknown op `setKey`; known: version, listTools, callTool"
@@ -192,7 +242,11 @@ mod tests {
     fn only_extension_pages_may_command() {
         let call = parse_op(&json!({"op": "callTool", "tabId": 1, "name": "buy"})).unwrap();
         assert_eq!(authorize(&Sender::ExtensionPage, &call), Ok(()));
-        let cs = Sender::ContentScript { tab_id: 1, frame_id: 2, url: "http://a.test/".into() };
+        let cs = Sender::ContentScript {
+            tab_id: 1,
+            frame_id: 2,
+            url: "http://a.test/".into(),
+        };
         assert_eq!(
             authorize(&cs, &call).unwrap_err().to_string(),
             "refused: `callTool` may not be asked by a content script (tab 1, frame 2)"

@@ -116,12 +116,20 @@ fn parse_one(
     fallback_origin: &str,
     limits: &Limits,
 ) -> Result<PageTool, EntryError> {
-    let obj = entry
-        .as_object()
-        .ok_or_else(|| (None, format!("a tool entry is {}, not an object", kind(entry))))?;
+    let obj = entry.as_object().ok_or_else(|| {
+        (
+            None,
+            format!("a tool entry is {}, not an object", kind(entry)),
+        )
+    })?;
     let name = match obj.get("name") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err((None, format!("a tool name is {}, not a string", kind(other)))),
+        Some(other) => {
+            return Err((
+                None,
+                format!("a tool name is {}, not a string", kind(other)),
+            ))
+        }
         None => return Err((None, "a tool entry has no name".into())),
     };
     if name.len() > limits.max_name_bytes {
@@ -143,7 +151,9 @@ fn parse_one(
     }
     let fail = |message: String| (Some(name.clone()), message);
 
-    let description = optional_string(obj, "description").map_err(&fail)?.unwrap_or_default();
+    let description = optional_string(obj, "description")
+        .map_err(&fail)?
+        .unwrap_or_default();
     if description.len() > limits.max_description_bytes {
         return Err(fail(format!(
             "the description is {} bytes, over the cap of {} (max_description_bytes)",
@@ -151,7 +161,9 @@ fn parse_one(
             limits.max_description_bytes
         )));
     }
-    let title = optional_string(obj, "title").map_err(&fail)?.filter(|t| !t.is_empty());
+    let title = optional_string(obj, "title")
+        .map_err(&fail)?
+        .filter(|t| !t.is_empty());
     let origin = optional_string(obj, "origin")
         .map_err(&fail)?
         .unwrap_or_else(|| fallback_origin.to_owned());
@@ -174,7 +186,9 @@ fn parse_one(
 /// implementations), or absent (a tool without input).
 fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
     let schema = match raw {
-        None | Some(Value::Null) => return Ok(serde_json::json!({"type": "object", "properties": {}})),
+        None | Some(Value::Null) => {
+            return Ok(serde_json::json!({"type": "object", "properties": {}}))
+        }
         Some(Value::String(text)) => {
             if text.len() > limits.max_schema_bytes {
                 return Err(schema_too_big(text.len(), limits));
@@ -183,7 +197,9 @@ fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
                 .map_err(|e| format!("the input schema is a string that is not JSON: {e}"))?
         }
         Some(other) => {
-            let size = serde_json::to_string(other).map(|s| s.len()).unwrap_or(usize::MAX);
+            let size = serde_json::to_string(other)
+                .map(|s| s.len())
+                .unwrap_or(usize::MAX);
             if size > limits.max_schema_bytes {
                 return Err(schema_too_big(size, limits));
             }
@@ -191,7 +207,10 @@ fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
         }
     };
     if !schema.is_object() {
-        return Err(format!("the input schema is {}, not an object", kind(&schema)));
+        return Err(format!(
+            "the input schema is {}, not an object",
+            kind(&schema)
+        ));
     }
     let depth = json_depth(&schema);
     if depth > limits.max_schema_depth {
@@ -214,7 +233,12 @@ fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
     let map = match raw {
         None | Some(Value::Null) => return Ok(Annotations::default()),
         Some(Value::Object(map)) => map,
-        Some(other) => return Err(format!("the annotations are {}, not an object", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "the annotations are {}, not an object",
+                kind(other)
+            ))
+        }
     };
     // A hint that is not `true` leaves the default; hints only ever tighten what we do, and
     // a page that writes `"yes"` has not said `true`.
@@ -252,7 +276,12 @@ mod tests {
     use serde_json::json;
 
     fn parse(entries: Value) -> FrameTools {
-        parse_tools(entries.as_array().unwrap(), 0, "http://a.test", &Limits::DEFAULT)
+        parse_tools(
+            entries.as_array().unwrap(),
+            0,
+            "http://a.test",
+            &Limits::DEFAULT,
+        )
     }
 
     #[test]
@@ -281,7 +310,11 @@ mod tests {
         let out = parse(json!([{"name": "a", "inputSchema": {
             "type": "object", "properties": {"zeta": {}, "alpha": {}, "mid": {}}
         }}]));
-        let keys: Vec<&String> = out.tools[0].input_schema["properties"].as_object().unwrap().keys().collect();
+        let keys: Vec<&String> = out.tools[0].input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
         assert_eq!(keys, ["zeta", "alpha", "mid"]);
     }
 
@@ -295,10 +328,17 @@ mod tests {
         ]));
         assert_eq!(out.tools.len(), 2);
         assert_eq!(out.tools[0].input_schema, json!({"type": "object"}));
-        assert_eq!(out.tools[1].input_schema, json!({"type": "object", "properties": {}}));
+        assert_eq!(
+            out.tools[1].input_schema,
+            json!({"type": "object", "properties": {}})
+        );
         assert_eq!(out.tools[1].origin, "http://a.test");
         assert_eq!(out.problems.len(), 2);
-        assert!(out.problems[0].message.contains("not JSON"), "{:?}", out.problems);
+        assert!(
+            out.problems[0].message.contains("not JSON"),
+            "{:?}",
+            out.problems
+        );
         assert!(out.problems[1].message.contains("an array, not an object"));
     }
 
@@ -309,7 +349,13 @@ mod tests {
             {"name": "ok-1"}, {"name": "has space"}, {"name": ""}, {"name": 7}, {},
             {"name": long}, {"name": "ok-1"}, "tool"
         ]));
-        assert_eq!(out.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["ok-1"]);
+        assert_eq!(
+            out.tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>(),
+            ["ok-1"]
+        );
         assert_eq!(out.problems.len(), 7);
         assert!(out.problems[4].message.contains("max_name_bytes"));
         assert!(out.problems[5].message.contains("twice"));
@@ -322,13 +368,22 @@ mod tests {
         }}]));
         assert_eq!(
             out.tools[0].annotations,
-            Annotations { read_only_hint: false, consequential_hint: false, untrusted_content_hint: true }
+            Annotations {
+                read_only_hint: false,
+                consequential_hint: false,
+                untrusted_content_hint: true
+            }
         );
     }
 
     #[test]
     fn caps_name_the_limit() {
-        let limits = Limits { max_tools_per_frame: 2, max_schema_depth: 3, max_description_bytes: 4, ..Limits::DEFAULT };
+        let limits = Limits {
+            max_tools_per_frame: 2,
+            max_schema_depth: 3,
+            max_description_bytes: 4,
+            ..Limits::DEFAULT
+        };
         let entries = json!([
             {"name": "a", "description": "too long"},
             {"name": "b", "inputSchema": {"type": "object", "properties": {"x": {"items": {}}}}},

@@ -10,7 +10,11 @@ use super::convert::{describe, from_json};
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = sendMessage)]
-    fn tabs_send_message(tab_id: f64, message: &JsValue, options: &JsValue) -> Result<Promise, JsValue>;
+    fn tabs_send_message(
+        tab_id: f64,
+        message: &JsValue,
+        options: &JsValue,
+    ) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
     fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
@@ -43,19 +47,25 @@ pub struct Frame {
 /// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.
 pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id }));
-    let promise = web_navigation_get_all_frames(&details).map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
+    let promise = web_navigation_get_all_frames(&details)
+        .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
     let frames = JsFuture::from(promise)
         .await
         .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
     if frames.is_null() || frames.is_undefined() {
-        return Err(format!("tab {tab_id}: no such tab, or its frames are not known yet"));
+        return Err(format!(
+            "tab {tab_id}: no such tab, or its frames are not known yet"
+        ));
     }
     let frames = Array::from(&frames);
     Ok(frames
         .iter()
         .filter_map(|frame| {
             let frame_id = Reflect::get(&frame, &"frameId".into()).ok()?.as_f64()? as i64;
-            let url = Reflect::get(&frame, &"url".into()).ok()?.as_string().unwrap_or_default();
+            let url = Reflect::get(&frame, &"url".into())
+                .ok()?
+                .as_string()
+                .unwrap_or_default();
             Some(Frame { frame_id, url })
         })
         .collect())

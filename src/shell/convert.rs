@@ -9,7 +9,8 @@ use crate::core::sender::SenderInfo;
 
 /// A JS value as JSON text. `undefined`, functions, cycles and BigInts are errors.
 pub fn to_json_text(value: &JsValue) -> Result<String, String> {
-    let text = JSON::stringify(value).map_err(|e| format!("the value cannot be written as JSON: {}", describe(&e)))?;
+    let text = JSON::stringify(value)
+        .map_err(|e| format!("the value cannot be written as JSON: {}", describe(&e)))?;
     text.as_string()
         .ok_or_else(|| "the value is not JSON (undefined or a function)".to_owned())
 }
@@ -27,7 +28,10 @@ pub fn from_json(value: &Value) -> JsValue {
 
 /// The text of a thrown JS value: an Error's message, or the value as a string.
 pub fn describe(error: &JsValue) -> String {
-    if let Some(message) = Reflect::get(error, &"message".into()).ok().and_then(|m| m.as_string()) {
+    if let Some(message) = Reflect::get(error, &"message".into())
+        .ok()
+        .and_then(|m| m.as_string())
+    {
         return message;
     }
     error.as_string().unwrap_or_else(|| format!("{error:?}"))
@@ -52,7 +56,11 @@ pub fn sender_info(sender: &JsValue) -> SenderInfo {
         id: string_at(sender, "id"),
         url: string_at(sender, "url"),
         origin: string_at(sender, "origin"),
-        tab_id: if tab.is_object() { id_at(&tab, "id") } else { None },
+        tab_id: if tab.is_object() {
+            id_at(&tab, "id")
+        } else {
+            None
+        },
         frame_id: id_at(sender, "frameId"),
     }
 }

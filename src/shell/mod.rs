@@ -13,7 +13,9 @@ pub mod timer;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::core::api::{call_response, CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest, TabTools};
+use crate::core::api::{
+    call_response, CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest, TabTools,
+};
 use crate::core::bridge::{parse_call_reply, parse_listing, FrameRequest};
 use crate::core::limits::Limits;
 use crate::core::sender::{authorize, classify, parse_op, Op};
@@ -30,9 +32,12 @@ pub fn version() -> String {
 /// `webmcpHost.listTools({tabId})` → `{tools, problems}`.
 #[wasm_bindgen(js_name = listTools)]
 pub async fn list_tools(request: JsValue) -> Result<JsValue, JsError> {
-    let request = ListToolsRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
-        .map_err(|e| JsError::new(&e.0))?;
-    let tools = tab_tools(request.tab_id).await.map_err(|e| JsError::new(&e))?;
+    let request =
+        ListToolsRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
+            .map_err(|e| JsError::new(&e.0))?;
+    let tools = tab_tools(request.tab_id)
+        .await
+        .map_err(|e| JsError::new(&e))?;
     Ok(convert::from_json(&tools_response(&tools)))
 }
 
@@ -40,8 +45,9 @@ pub async fn list_tools(request: JsValue) -> Result<JsValue, JsError> {
 /// `{ok:true,result}` | `{ok:true,navigated:true,url?}` | `{ok:false,error}`.
 #[wasm_bindgen(js_name = callTool)]
 pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
-    let request = CallToolRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
-        .map_err(|e| JsError::new(&e.0))?;
+    let request =
+        CallToolRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
+            .map_err(|e| JsError::new(&e.0))?;
     Ok(convert::from_json(&run_call(&request).await))
 }
 
@@ -67,7 +73,8 @@ async fn dispatch(message: &JsValue, sender: &JsValue) -> Result<Value, String> 
             limits.max_message_bytes
         ));
     }
-    let message: Value = serde_json::from_str(&text).map_err(|e| format!("the message is not JSON: {e}"))?;
+    let message: Value =
+        serde_json::from_str(&text).map_err(|e| format!("the message is not JSON: {e}"))?;
     let op = parse_op(&message).map_err(|e| e.0)?;
     if let Err(refusal) = authorize(&sender, &op) {
         chrome::warn(&format!("webmcp-host: {refusal}"));
@@ -86,7 +93,9 @@ async fn dispatch(message: &JsValue, sender: &JsValue) -> Result<Value, String> 
 }
 
 fn tools_response(tools: &TabTools) -> Value {
-    serde_json::to_value(tools).unwrap_or_else(|e| json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]}))
+    serde_json::to_value(tools).unwrap_or_else(
+        |e| json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]}),
+    )
 }
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
@@ -106,7 +115,9 @@ async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     for (frame, reply) in pending {
         let answer = match timer::within(reply, LIST_TIMEOUT_MS).await {
             Ok(Some(reply)) => match convert::to_json_text(&reply) {
-                Ok(text) => parse_listing(&text, frame.frame_id, &limits).map_err(FrameFailure::Bridge),
+                Ok(text) => {
+                    parse_listing(&text, frame.frame_id, &limits).map_err(FrameFailure::Bridge)
+                }
                 Err(e) => Err(FrameFailure::Unreachable(e)),
             },
             Ok(None) => Err(FrameFailure::Unreachable(format!(
@@ -114,7 +125,11 @@ async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
             ))),
             Err(e) => Err(FrameFailure::Unreachable(e)),
         };
-        answers.push(FrameAnswer { frame_id: frame.frame_id, url: frame.url, answer });
+        answers.push(FrameAnswer {
+            frame_id: frame.frame_id,
+            url: frame.url,
+            answer,
+        });
     }
     Ok(TabTools::from_frames(answers))
 }
@@ -123,9 +138,15 @@ async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
 async fn run_call(request: &CallToolRequest) -> Value {
     let outcome = async {
         let tools = tab_tools(request.tab_id).await?;
-        let tool = tools.resolve(&request.name, request.frame_id).map_err(|e| e.0)?;
+        let tool = tools
+            .resolve(&request.name, request.frame_id)
+            .map_err(|e| e.0)?;
         let message = convert::from_json(
-            &FrameRequest::CallTool { name: tool.name.clone(), args: request.args.clone() }.to_message(),
+            &FrameRequest::CallTool {
+                name: tool.name.clone(),
+                args: request.args.clone(),
+            }
+            .to_message(),
         );
         let reply = chrome::send_to_frame(request.tab_id, tool.frame_id, &message);
         match timer::within(reply, request.timeout_ms).await? {
