@@ -29,6 +29,8 @@ setup-browser:
 test: setup-browser build test-native test-wasm test-e2e
 
 test-native:
+	cargo fmt --check
+	cargo clippy --all-targets --quiet -- -D warnings
 	cargo test
 
 test-wasm:
