@@ -7,8 +7,10 @@
 //! - [`sender`]: who sent a message to the worker, and what each kind of sender may ask.
 //! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
 
+pub mod agui;
 pub mod api;
 pub mod bridge;
 pub mod limits;
+pub mod parse;
 pub mod sender;
 pub mod tool;
