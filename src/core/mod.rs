@@ -12,5 +12,7 @@ pub mod api;
 pub mod bridge;
 pub mod limits;
 pub mod parse;
+pub mod repair;
 pub mod sender;
 pub mod tool;
+pub mod toolset;

@@ -18,6 +18,8 @@
 //   client-0.0.59/verifyEvents @ag-ui/client 0.0.59 transformChunks -> verifyEvents (RxJS)
 //   ours/tool-call-args        at TOOL_CALL_END the call's arguments JSON.parse to a plain object
 //   ours/messages-snapshot     MESSAGES_SNAPSHOT structure beyond the schemas
+//                              (both "ours" rules see *_CHUNK events expanded by the 1.0.0
+//                              transformChunks, reported at the index of the chunk event)
 // Opt-in (off by default, not a rule of 1.0.0 or 0.0.59):
 //   compat/empty-delta         with { rejectEmptyDeltas: true } / --reject-empty-deltas:
 //                              the non-empty delta refine that @ag-ui/core <= 0.0.49 applied.
@@ -202,7 +204,8 @@ function formatZodError(error) {
 }
 
 function describe(event) {
-  return isPlainObject(event) && typeof event.type === "string" ? event.type : typeof event;
+  if (isPlainObject(event) && typeof event.type === "string") return event.type;
+  return event === null ? "null" : Array.isArray(event) ? "array" : typeof event;
 }
 
 // ---------------------------------------------------------------------------
@@ -277,25 +280,57 @@ const short = (s) => {
   return t && t.length > 120 ? `${t.slice(0, 117)}...` : t;
 };
 
-function checkOurRules(events, errors, { rejectEmptyDeltas }) {
-  // toolCallId -> { args: string, source: "args"|"snapshot", removed: boolean }
+// TEXT_MESSAGE_CHUNK / TOOL_CALL_CHUNK / REASONING_MESSAGE_CHUNK expanded into
+// START/CONTENT|ARGS/END the way the 1.0.0 client does (transformChunks), each
+// output event tagged with the index of the input event that produced it.
+// Streams without chunk events come back unchanged. If the transform fails, the
+// events up to the failure are returned (verifyEvents reports the failure).
+async function expandChunks(events) {
+  let current = -1;
+  const out = [];
+  try {
+    await lastValueFrom(
+      from(events).pipe(
+        map((event, i) => {
+          current = i;
+          return event;
+        }),
+        transformChunks100(false),
+        map((event) => {
+          out.push({ event, index: current, original: events[current] });
+          return event;
+        }),
+        toArray(),
+      ),
+    );
+  } catch {
+    /* reported by the verifyEvents validators */
+  }
+  return out;
+}
+
+function checkOurRules(tagged, errors, { rejectEmptyDeltas }) {
+  // toolCallId -> { args: string, source: string, removed: boolean }
   const open = new Map();
 
-  events.forEach((event, index) => {
+  tagged.forEach(({ event, index, original }) => {
     if (!isPlainObject(event)) return;
     const type = event.type;
+    // Errors are reported against the input event; a chunk-derived event says so.
+    const report = (validator, message) =>
+      errors.push({
+        validator,
+        index,
+        type: describe(original),
+        message: event === original ? message : `(${type} synthesised by transformChunks) ${message}`,
+      });
 
     if (
       rejectEmptyDeltas &&
       (type === "TEXT_MESSAGE_CONTENT" || type === "REASONING_MESSAGE_CONTENT" || type === "THINKING_TEXT_MESSAGE_CONTENT") &&
       event.delta === ""
     ) {
-      errors.push({
-        validator: VALIDATORS.EMPTY_DELTA,
-        index,
-        type,
-        message: "delta is the empty string (rejected by @ag-ui/core <= 0.0.49: 'Delta must not be an empty string')",
-      });
+      report(VALIDATORS.EMPTY_DELTA, "delta is the empty string (rejected by @ag-ui/core <= 0.0.49: 'Delta must not be an empty string')");
     }
 
     switch (type) {
@@ -318,18 +353,13 @@ function checkOurRules(events, errors, { rejectEmptyDeltas }) {
         if (call.removed) break; // removed by a MESSAGES_SNAPSHOT: nothing to check
         const r = parsesToPlainObject(call.args);
         if (!r.ok) {
-          errors.push({
-            validator: VALIDATORS.TOOL_ARGS,
-            index,
-            type,
-            message: `tool call '${event.toolCallId}': ${r.why}; arguments (from ${call.source}) = ${short(call.args)}`,
-          });
+          report(VALIDATORS.TOOL_ARGS, `tool call '${event.toolCallId}': ${r.why}; arguments (from ${call.source}) = ${short(call.args)}`);
         }
         break;
       }
       case "MESSAGES_SNAPSHOT": {
         const problems = checkSnapshot(event.messages, open);
-        for (const message of problems) errors.push({ validator: VALIDATORS.SNAPSHOT, index, type, message });
+        for (const message of problems) report(VALIDATORS.SNAPSHOT, message);
         // A snapshot taken while calls are open replaces what the client holds for them.
         if (Array.isArray(event.messages)) {
           for (const [id, call] of open) {
@@ -361,10 +391,14 @@ function findToolCallEntry(messages, id) {
   return undefined;
 }
 
-const ROLES = new Set(["developer", "system", "assistant", "user", "tool", "activity", "reasoning"]);
-
-// Structural rules the zod schemas cannot express (their per-message shape
-// rules are reported by the core-*/schema and core-*/unknown-keys validators).
+// Structural rules the zod schemas cannot express. Per-message shapes (roles,
+// required content, toolCalls entry format, unknown keys) are reported by the
+// core-*/schema and core-*/unknown-keys validators, so they are not repeated here:
+//   - message ids are non-empty and unique within the snapshot
+//   - tool call ids are non-empty and unique within the snapshot
+//   - every toolCalls entry that is not still streaming has arguments that
+//     JSON.parse to a plain object
+//   - a tool message answers a tool call carried by an earlier assistant message
 function checkSnapshot(messages, openCalls) {
   const problems = [];
   if (!Array.isArray(messages)) return ["`messages` is not an array"];
@@ -372,40 +406,26 @@ function checkSnapshot(messages, openCalls) {
   const toolCallIds = new Set();
   messages.forEach((m, i) => {
     const where = `messages/${i}`;
-    if (!isPlainObject(m)) {
-      problems.push(`${where} is not an object`);
-      return;
-    }
+    if (!isPlainObject(m)) return; // shape errors come from the schema validators
     if (typeof m.id !== "string" || m.id === "") problems.push(`${where}: id must be a non-empty string`);
     else if (messageIds.has(m.id)) problems.push(`${where}: duplicate message id '${m.id}'`);
     else messageIds.add(m.id);
-    if (!ROLES.has(m.role)) problems.push(`${where}: unknown role ${short(m.role)}`);
-    if (m.role === "assistant" && m.toolCalls !== undefined) {
-      if (!Array.isArray(m.toolCalls)) {
-        problems.push(`${where}: toolCalls must be an array`);
-      } else {
-        m.toolCalls.forEach((tc, j) => {
-          const w = `${where}/toolCalls/${j}`;
-          if (!isPlainObject(tc)) return problems.push(`${w} is not an object`);
-          if (typeof tc.id !== "string" || tc.id === "") problems.push(`${w}: id must be a non-empty string`);
-          else if (toolCallIds.has(tc.id)) problems.push(`${w}: duplicate tool call id '${tc.id}'`);
-          else toolCallIds.add(tc.id);
-          if (tc.type !== "function") problems.push(`${w}: type must be "function"`);
-          if (!isPlainObject(tc.function) || typeof tc.function.name !== "string" || typeof tc.function.arguments !== "string") {
-            problems.push(`${w}: function must be { name: string, arguments: string }`);
-          } else if (!openCalls.has(tc.id)) {
-            // Calls still streaming are checked at their TOOL_CALL_END instead.
-            const r = parsesToPlainObject(tc.function.arguments);
-            if (!r.ok) problems.push(`${w} ('${tc.id}'): ${r.why}`);
-          }
-        });
-      }
+    if (m.role === "assistant" && Array.isArray(m.toolCalls)) {
+      m.toolCalls.forEach((tc, j) => {
+        const w = `${where}/toolCalls/${j}`;
+        if (!isPlainObject(tc)) return;
+        if (typeof tc.id !== "string" || tc.id === "") problems.push(`${w}: id must be a non-empty string`);
+        else if (toolCallIds.has(tc.id)) problems.push(`${w}: duplicate tool call id '${tc.id}'`);
+        else toolCallIds.add(tc.id);
+        // Calls still streaming are checked at their TOOL_CALL_END instead.
+        if (isPlainObject(tc.function) && typeof tc.function.arguments === "string" && !openCalls.has(tc.id)) {
+          const r = parsesToPlainObject(tc.function.arguments);
+          if (!r.ok) problems.push(`${w} ('${tc.id}'): ${r.why}`);
+        }
+      });
     }
-    if (m.role === "tool") {
-      if (typeof m.toolCallId !== "string") problems.push(`${where}: tool message without a string toolCallId`);
-      else if (!toolCallIds.has(m.toolCallId)) {
-        problems.push(`${where}: tool message answers toolCallId '${m.toolCallId}', which no earlier assistant message in this snapshot carries`);
-      }
+    if (m.role === "tool" && typeof m.toolCallId === "string" && !toolCallIds.has(m.toolCallId)) {
+      problems.push(`${where}: tool message answers toolCallId '${m.toolCallId}', which no earlier assistant message in this snapshot carries`);
     }
   });
   return problems;
@@ -427,7 +447,7 @@ export async function validateEvents(events, options = {}) {
   checkSchemas(events, EventSchemas0059, VALIDATORS.SCHEMA_0059, VALIDATORS.KEYS_0059, errors);
   await checkVerify(events, transformChunks100, verifyEvents100, VALIDATORS.VERIFY_100, errors);
   await checkVerify(events, transformChunks0059, verifyEvents0059, VALIDATORS.VERIFY_0059, errors);
-  checkOurRules(events, errors, { rejectEmptyDeltas: !!options.rejectEmptyDeltas });
+  checkOurRules(await expandChunks(events), errors, { rejectEmptyDeltas: !!options.rejectEmptyDeltas });
   return { ok: errors.length === 0, errors };
 }
 

@@ -1,0 +1,398 @@
+//! Repair: a call as a model wrote it, made into a call that can run, or a clear error.
+//!
+//! Steps, in order; the first after which the call is valid wins, and every change is
+//! recorded as a [`Fix`]:
+//!
+//! 1. **json** ([`json`]): the body and the arguments made into JSON; arguments given as a
+//!    JSON string (even twice encoded) decoded.
+//! 2. **name** ([`name`]): the tool the name means.
+//! 3. **coerce** ([`coerce`]): the arguments bent toward the tool's schema.
+//!
+//! Validation is full JSON Schema ([`ToolSet::validate`]). What is still invalid after the
+//! three steps is returned as [`Unrepaired`]: the run may ask the model again (reask) or a
+//! hook, and otherwise gives the error to the model as the tool's result.
+
+pub mod coerce;
+pub mod json;
+pub mod name;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::parse::{ARGUMENT_KEYS, NAME_KEYS};
+use super::tool::kind;
+use super::toolset::ToolSet;
+
+/// The repair steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    Json,
+    Name,
+    Coerce,
+    Reask,
+    Hook,
+}
+
+/// One change repair made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    pub step: Step,
+    pub detail: String,
+}
+
+/// A call ready to run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Repaired {
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    pub fixes: Vec<Fix>,
+}
+
+/// A call that repair could not make valid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unrepaired {
+    /// The resolved tool name, when the name step succeeded (reask needs it).
+    pub name: Option<String>,
+    pub error: String,
+    pub fixes: Vec<Fix>,
+}
+
+/// A call's name and arguments as they were found in its body, before the name step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawCall {
+    pub name: String,
+    pub arguments: Value,
+}
+
+fn push(fixes: &mut Vec<Fix>, step: Step, details: Vec<String>) {
+    fixes.extend(details.into_iter().map(|detail| Fix { step, detail }));
+}
+
+/// Repairs the body of a text call (everything between its markers, or a whole raw call with
+/// its markers, as the `repair` command takes it).
+pub fn repair_body(body: &str, tools: &ToolSet) -> Result<Repaired, Unrepaired> {
+    let mut fixes = Vec::new();
+    let raw = match read_body(body, &mut fixes) {
+        Ok(raw) => raw,
+        Err(error) => {
+            return Err(Unrepaired {
+                name: None,
+                error,
+                fixes,
+            })
+        }
+    };
+    repair_parts(&raw.name, raw.arguments, tools, fixes)
+}
+
+/// Repairs a native call: a name and its arguments as JSON text.
+pub fn repair_native(name: &str, arguments: &str, tools: &ToolSet) -> Result<Repaired, Unrepaired> {
+    let mut fixes = Vec::new();
+    let mut details = Vec::new();
+    let arguments = if arguments.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        match json::repair_json(arguments, &mut details) {
+            Ok(value) => value,
+            Err(error) => {
+                push(&mut fixes, Step::Json, details);
+                return Err(Unrepaired {
+                    name: None,
+                    error: format!("the arguments are not JSON: {error}"),
+                    fixes,
+                });
+            }
+        }
+    };
+    push(&mut fixes, Step::Json, details);
+    repair_parts(name, arguments, tools, fixes)
+}
+
+fn repair_parts(
+    name: &str,
+    arguments: Value,
+    tools: &ToolSet,
+    mut fixes: Vec<Fix>,
+) -> Result<Repaired, Unrepaired> {
+    // json: the arguments must be an object.
+    let mut details = Vec::new();
+    let arguments = match arguments_object(arguments, &mut details) {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            push(&mut fixes, Step::Json, details);
+            return Err(Unrepaired {
+                name: None,
+                error,
+                fixes,
+            });
+        }
+    };
+    push(&mut fixes, Step::Json, details);
+
+    // name
+    let name = match name::resolve_name(name, tools) {
+        Ok((name, fix)) => {
+            push(&mut fixes, Step::Name, fix.into_iter().collect());
+            name
+        }
+        Err(error) => {
+            return Err(Unrepaired {
+                name: None,
+                error,
+                fixes,
+            })
+        }
+    };
+    let mut arguments = Value::Object(arguments);
+    if tools.validate(&name, &arguments).is_ok() {
+        return Ok(done(name, arguments, fixes));
+    }
+
+    // coerce
+    let schema = tools
+        .get(&name)
+        .map(|t| t.input_schema.clone())
+        .unwrap_or(Value::Null);
+    let mut details = Vec::new();
+    coerce::coerce(&mut arguments, &schema, "", &mut details);
+    push(&mut fixes, Step::Coerce, details);
+    match tools.validate(&name, &arguments) {
+        Ok(()) => Ok(done(name, arguments, fixes)),
+        Err(error) => Err(Unrepaired {
+            error: format!("the arguments of `{name}` do not match its schema: {error}"),
+            name: Some(name),
+            fixes,
+        }),
+    }
+}
+
+fn done(name: String, arguments: Value, fixes: Vec<Fix>) -> Repaired {
+    let Value::Object(arguments) = arguments else {
+        unreachable!("validated as an object")
+    };
+    Repaired {
+        name,
+        arguments,
+        fixes,
+    }
+}
+
+/// Arguments as an object: a JSON string holding one (even twice encoded) is decoded, `null`
+/// is `{}`.
+fn arguments_object(
+    mut value: Value,
+    details: &mut Vec<String>,
+) -> Result<Map<String, Value>, String> {
+    for _ in 0..3 {
+        match value {
+            Value::Object(map) => return Ok(map),
+            Value::Null => {
+                details.push("arguments were null; used {}".into());
+                return Ok(Map::new());
+            }
+            Value::String(text) => {
+                let mut inner = Vec::new();
+                value = json::repair_json(&text, &mut inner)
+                    .map_err(|e| format!("the arguments are a string that is not JSON: {e}"))?;
+                details.push("decoded arguments given as a JSON string".into());
+                details.extend(inner);
+            }
+            other => return Err(format!("the arguments are {}, not an object", kind(&other))),
+        }
+    }
+    Err("the arguments are a string encoded too many times".into())
+}
+
+/// Finds the name and arguments in a call body: `{"name", "arguments"}` and the variants
+/// models write (`parameters`, `args`, `input`; `{"function": {...}}`; a one-element array),
+/// with the body's own markers or a fence around it.
+pub fn read_body(body: &str, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
+    let text = strip_markers(body);
+    let mut details = Vec::new();
+    let value = json::repair_json(text, &mut details);
+    push(fixes, Step::Json, details);
+    let value = value.map_err(|e| format!("the call is not JSON: {e}"))?;
+    call_parts(value, fixes)
+}
+
+fn call_parts(value: Value, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
+    let mut map = match value {
+        Value::Object(map) => map,
+        Value::Array(mut items) if items.len() == 1 => {
+            return call_parts(items.remove(0), fixes);
+        }
+        Value::Array(items) => {
+            return Err(format!(
+                "the call is a list of {} calls; write one call per block",
+                items.len()
+            ));
+        }
+        other => return Err(format!("the call is {}, not an object", kind(&other))),
+    };
+    // `{"type": "function", "function": {"name": …, "arguments": …}}` and `{"function": {…}}`.
+    if let Some(Value::Object(inner)) = map.get("function") {
+        if inner.contains_key("name") {
+            let inner = inner.clone();
+            return call_parts(Value::Object(inner), fixes);
+        }
+    }
+    let name = NAME_KEYS
+        .iter()
+        .find_map(|key| match map.get(*key) {
+            Some(Value::String(name)) => Some(name.clone()),
+            _ => None,
+        })
+        .or_else(|| match map.get("function") {
+            Some(Value::String(name)) => Some(name.clone()),
+            _ => None,
+        })
+        .ok_or("the call has no name (expected {\"name\": …, \"arguments\": {…}})")?;
+    let arguments = ARGUMENT_KEYS
+        .iter()
+        .find_map(|key| map.shift_remove(*key))
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    Ok(RawCall { name, arguments })
+}
+
+/// The body without the call markers of the text formats around it.
+fn strip_markers(body: &str) -> &str {
+    let mut text = body.trim();
+    if let Some(rest) = text.strip_prefix("<tool_call>") {
+        text = rest.trim_start();
+        text = text.strip_suffix("</tool_call>").unwrap_or(text).trim_end();
+    } else if let Some(rest) = text.strip_prefix("```tool_call") {
+        text = rest.trim_start();
+        text = text.strip_suffix("```").unwrap_or(text).trim_end();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::toolset::ToolSpec;
+    use serde_json::json;
+
+    fn tools() -> ToolSet {
+        ToolSet::new([
+            ToolSpec {
+                name: "get_weather".into(),
+                description: String::new(),
+                input_schema: json!({"type": "object", "properties": {
+                    "city": {"type": "string"}, "days": {"type": "integer", "default": 1}
+                }, "required": ["city"]}),
+            },
+            ToolSpec {
+                name: "ping".into(),
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+            },
+        ])
+        .0
+    }
+
+    fn steps(fixes: &[Fix]) -> Vec<Step> {
+        fixes.iter().map(|f| f.step).collect()
+    }
+
+    #[test]
+    fn a_valid_call_is_untouched() {
+        let repaired = repair_body(
+            r#"{"name": "get_weather", "arguments": {"city": "Oslo"}}"#,
+            &tools(),
+        )
+        .unwrap();
+        assert_eq!(
+            repaired.arguments,
+            json!({"city": "Oslo"}).as_object().unwrap().clone()
+        );
+        assert!(repaired.fixes.is_empty());
+    }
+
+    #[test]
+    fn variants_of_the_call_shape_are_not_fixes() {
+        for body in [
+            r#"{"name": "get_weather", "parameters": {"city": "Oslo"}}"#,
+            r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>"#,
+            r#"{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}"#,
+            r#"[{"name": "get_weather", "args": {"city": "Oslo"}}]"#,
+        ] {
+            let repaired = repair_body(body, &tools()).unwrap();
+            assert_eq!(repaired.name, "get_weather", "{body}");
+            assert!(repaired.fixes.is_empty(), "{body}: {:?}", repaired.fixes);
+        }
+    }
+
+    #[test]
+    fn every_step_is_recorded() {
+        let repaired = repair_body(
+            r#"{"name": "functions.getWeather", "arguments": "{\"city\": \"Oslo\", \"days\": \"3\",}"}"#,
+            &tools(),
+        )
+        .unwrap();
+        assert_eq!(repaired.name, "get_weather");
+        assert_eq!(
+            repaired.arguments,
+            json!({"city": "Oslo", "days": 3})
+                .as_object()
+                .unwrap()
+                .clone()
+        );
+        assert_eq!(
+            steps(&repaired.fixes),
+            [Step::Json, Step::Json, Step::Name, Step::Coerce]
+        );
+    }
+
+    #[test]
+    fn defaults_are_filled_only_when_the_call_is_invalid() {
+        let repaired = repair_body(
+            r#"{"name": "get_weather", "arguments": {"city": 7}}"#,
+            &tools(),
+        )
+        .unwrap();
+        assert_eq!(
+            repaired.arguments,
+            json!({"city": "7", "days": 1}).as_object().unwrap().clone()
+        );
+    }
+
+    #[test]
+    fn unrepairable_calls_say_why() {
+        let error = repair_body(
+            r#"{"name": "get_weather", "arguments": {"days": 2}}"#,
+            &tools(),
+        )
+        .unwrap_err();
+        assert_eq!(error.name.as_deref(), Some("get_weather"));
+        assert!(
+            error.error.contains("\"city\" is a required property"),
+            "{}",
+            error.error
+        );
+        let error = repair_body(r#"{"name": "launch", "arguments": {}}"#, &tools()).unwrap_err();
+        assert_eq!(
+            error.error,
+            "unknown tool `launch`; the tools are: get_weather, ping"
+        );
+        assert!(repair_body(r#"{"arguments": {}}"#, &tools())
+            .unwrap_err()
+            .error
+            .contains("no name"));
+        assert!(
+            repair_body(r#"{"name": "ping", "arguments": [1]}"#, &tools())
+                .unwrap_err()
+                .error
+                .contains("an array")
+        );
+    }
+
+    #[test]
+    fn native_calls() {
+        let repaired = repair_native("ping", "", &tools()).unwrap();
+        assert!(repaired.arguments.is_empty() && repaired.fixes.is_empty());
+        let repaired = repair_native("get_weather", "{\"city\": 'Oslo'", &tools()).unwrap();
+        assert_eq!(repaired.fixes.len(), 1);
+    }
+}
