@@ -213,14 +213,14 @@ pub fn read_body(body: &str, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
     let value = json::repair_json(text, &mut details);
     push(fixes, Step::Json, details);
     let value = value.map_err(|e| format!("the call is not JSON: {e}"))?;
-    call_parts(value, fixes)
+    call_parts(value)
 }
 
-fn call_parts(value: Value, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
+fn call_parts(value: Value) -> Result<RawCall, String> {
     let mut map = match value {
         Value::Object(map) => map,
         Value::Array(mut items) if items.len() == 1 => {
-            return call_parts(items.remove(0), fixes);
+            return call_parts(items.remove(0));
         }
         Value::Array(items) => {
             return Err(format!(
@@ -234,7 +234,7 @@ fn call_parts(value: Value, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
     if let Some(Value::Object(inner)) = map.get("function") {
         if inner.contains_key("name") {
             let inner = inner.clone();
-            return call_parts(Value::Object(inner), fixes);
+            return call_parts(Value::Object(inner));
         }
     }
     let name = NAME_KEYS
