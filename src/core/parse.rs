@@ -30,6 +30,14 @@ pub enum Piece {
         body: String,
         complete: bool,
     },
+    /// A native (provider function-calling) call closed: its name and its arguments as the
+    /// provider wrote them (JSON text). Only [`super::native::NativeCalls`] produces it.
+    NativeClose {
+        slot: usize,
+        name: String,
+        arguments: String,
+        complete: bool,
+    },
 }
 
 const FENCE_OPEN: &str = "```tool_call";

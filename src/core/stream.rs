@@ -1,0 +1,564 @@
+//! One model output (one step of a run) turned into AG-UI events and the calls to run.
+//!
+//! [`StepStream`] takes the [`Piece`]s of the text parser or of [`super::native::NativeCalls`]
+//! and emits, as product.md §3 says:
+//!
+//! | When | Events |
+//! |---|---|
+//! | text outside calls | `TEXT_MESSAGE_START` (once), `TEXT_MESSAGE_CONTENT` |
+//! | name complete, tool known | `TOOL_CALL_START` (with the repaired name) |
+//! | arguments arrive | `TOOL_CALL_ARGS` deltas |
+//! | done, repair changed nothing | `TOOL_CALL_ARGS` (the rest), `TOOL_CALL_END` |
+//! | repair changed name or arguments | `CUSTOM webmcp_host.tool_repair`, `MESSAGES_SNAPSHOT`, `TOOL_CALL_END` |
+//! | not repairable, cut off, aborted | `MESSAGES_SNAPSHOT` (call removed), `TOOL_CALL_END` |
+//!
+//! An unknown name streams nothing. Every call that will not run is also reported as
+//! `CUSTOM webmcp_host.tool_call_rejected` with the reason, and is returned in
+//! [`StepOutcome::rejected`] so the run can tell the model. At `TOOL_CALL_END` the joined
+//! deltas, or the last snapshot, always hold arguments that parse to a JSON object.
+
+use serde_json::{json, Map, Value};
+
+use super::agui::{Event, Message, Role, ToolCall};
+use super::parse::Piece;
+use super::repair::{self, name::resolve_name, Fix, Repaired, Unrepaired};
+use super::toolset::ToolSet;
+
+pub const CUSTOM_TOOL_REPAIR: &str = "webmcp_host.tool_repair";
+pub const CUSTOM_TOOL_CALL_REJECTED: &str = "webmcp_host.tool_call_rejected";
+
+/// Deterministic ids: `{prefix}{kind}_{n}`. The shell picks a prefix unique to the run.
+#[derive(Debug, Clone)]
+pub struct Ids {
+    prefix: String,
+    next: u64,
+}
+
+impl Ids {
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Ids {
+            prefix: prefix.into(),
+            next: 1,
+        }
+    }
+
+    pub fn next(&mut self, kind: &str) -> String {
+        let id = format!("{}{kind}_{}", self.prefix, self.next);
+        self.next += 1;
+        id
+    }
+}
+
+/// A call ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadyCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Map<String, Value>,
+    pub fixes: Vec<Fix>,
+}
+
+/// Why a call will not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    UnknownTool,
+    Invalid,
+    CutOff,
+    Aborted,
+}
+
+impl Rejection {
+    fn as_str(self) -> &'static str {
+        match self {
+            Rejection::UnknownTool => "unknown_tool",
+            Rejection::Invalid => "invalid",
+            Rejection::CutOff => "cut_off",
+            Rejection::Aborted => "aborted",
+        }
+    }
+}
+
+/// A call that will not run, with what the model should be told.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RejectedCall {
+    pub id: String,
+    /// The name as written.
+    pub written_name: String,
+    /// The tool, when the name resolved (an invalid call to a known tool can be re-asked).
+    pub name: Option<String>,
+    /// The body or arguments as written.
+    pub raw: String,
+    pub reason: Rejection,
+    pub error: String,
+}
+
+/// What a step produced, once its output ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepOutcome {
+    /// The assistant message as the client holds it (calls that will not run left out).
+    pub message: Message,
+    pub calls: Vec<ReadyCall>,
+    pub rejected: Vec<RejectedCall>,
+}
+
+#[derive(Debug)]
+struct Call {
+    slot: usize,
+    id: String,
+    written_name: String,
+    /// The tool name `TOOL_CALL_START` carried, once sent.
+    started: Option<String>,
+    streamed: String,
+    held: String,
+}
+
+/// The events of one model output. Feed it pieces with [`StepStream::piece`], then call
+/// [`StepStream::finish`] (or [`StepStream::abort`]).
+pub struct StepStream<'a> {
+    tools: &'a ToolSet,
+    ids: &'a mut Ids,
+    history: Vec<Message>,
+    message_id: String,
+    text: String,
+    text_open: bool,
+    open: Vec<Call>,
+    done: Vec<ToolCall>,
+    calls: Vec<ReadyCall>,
+    rejected: Vec<RejectedCall>,
+}
+
+impl<'a> StepStream<'a> {
+    /// `history`: the messages before this step (the run's input and its earlier steps), as
+    /// `MESSAGES_SNAPSHOT` must carry them.
+    pub fn new(tools: &'a ToolSet, ids: &'a mut Ids, history: Vec<Message>) -> Self {
+        let message_id = ids.next("msg");
+        StepStream {
+            tools,
+            ids,
+            history,
+            message_id,
+            text: String::new(),
+            text_open: false,
+            open: Vec::new(),
+            done: Vec::new(),
+            calls: Vec::new(),
+            rejected: Vec::new(),
+        }
+    }
+
+    pub fn message_id(&self) -> &str {
+        &self.message_id
+    }
+
+    pub fn piece(&mut self, piece: Piece) -> Vec<Event> {
+        let mut out = Vec::new();
+        match piece {
+            Piece::Text(text) => self.text(text, &mut out),
+            Piece::CallOpen { slot } => {
+                let id = self.ids.next("call");
+                self.open.push(Call {
+                    slot,
+                    id,
+                    written_name: String::new(),
+                    started: None,
+                    streamed: String::new(),
+                    held: String::new(),
+                });
+            }
+            Piece::CallName { slot, name } => self.name(slot, name, &mut out),
+            Piece::CallArgs { slot, delta } => {
+                if let Some(call) = self.open.iter_mut().find(|c| c.slot == slot) {
+                    if call.started.is_some() {
+                        call.streamed.push_str(&delta);
+                        out.push(Event::ToolCallArgs {
+                            tool_call_id: call.id.clone(),
+                            delta,
+                        });
+                    } else {
+                        call.held.push_str(&delta);
+                    }
+                }
+            }
+            Piece::CallClose {
+                slot,
+                body,
+                complete,
+            } => {
+                if let Some(call) = self.take(slot) {
+                    if !complete {
+                        self.reject_open(call, body, Rejection::CutOff, &mut out);
+                    } else {
+                        self.close_text_call(call, body, &mut out);
+                    }
+                }
+            }
+            Piece::NativeClose {
+                slot,
+                name,
+                arguments,
+                complete,
+            } => {
+                if let Some(mut call) = self.take(slot) {
+                    if call.written_name.is_empty() {
+                        call.written_name = name.clone();
+                    }
+                    if !complete {
+                        self.reject_open(call, arguments, Rejection::CutOff, &mut out);
+                    } else {
+                        let result = repair::repair_native(&name, &arguments, self.tools);
+                        self.settle(call, arguments, result, &mut out);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The output ended: open calls are cut off, the text message ends.
+    pub fn finish(mut self) -> (Vec<Event>, StepOutcome) {
+        self.end_all(Rejection::CutOff)
+    }
+
+    /// The run was stopped mid-output: open calls are dropped as aborted.
+    pub fn abort(mut self) -> (Vec<Event>, StepOutcome) {
+        self.end_all(Rejection::Aborted)
+    }
+
+    fn end_all(&mut self, reason: Rejection) -> (Vec<Event>, StepOutcome) {
+        let mut out = Vec::new();
+        for call in std::mem::take(&mut self.open) {
+            let raw = call.streamed.clone() + &call.held;
+            self.reject_open(call, raw, reason, &mut out);
+        }
+        if self.text_open {
+            out.push(Event::TextMessageEnd {
+                message_id: self.message_id.clone(),
+            });
+            self.text_open = false;
+        }
+        let outcome = StepOutcome {
+            message: self.assistant_message(None),
+            calls: std::mem::take(&mut self.calls),
+            rejected: std::mem::take(&mut self.rejected),
+        };
+        (out, outcome)
+    }
+
+    fn text(&mut self, text: String, out: &mut Vec<Event>) {
+        if text.is_empty() {
+            return;
+        }
+        if !self.text_open {
+            self.text_open = true;
+            out.push(Event::TextMessageStart {
+                message_id: self.message_id.clone(),
+                role: Role::Assistant,
+            });
+        }
+        self.text.push_str(&text);
+        out.push(Event::TextMessageContent {
+            message_id: self.message_id.clone(),
+            delta: text,
+        });
+    }
+
+    fn name(&mut self, slot: usize, written: String, out: &mut Vec<Event>) {
+        let Some(call) = self.open.iter_mut().find(|c| c.slot == slot) else {
+            return;
+        };
+        call.written_name = written;
+        if let Ok((name, _)) = resolve_name(&call.written_name, self.tools) {
+            out.push(Event::ToolCallStart {
+                tool_call_id: call.id.clone(),
+                tool_call_name: name.clone(),
+                parent_message_id: Some(self.message_id.clone()),
+            });
+            call.started = Some(name);
+            if !call.held.is_empty() {
+                let held = std::mem::take(&mut call.held);
+                call.streamed.push_str(&held);
+                out.push(Event::ToolCallArgs {
+                    tool_call_id: call.id.clone(),
+                    delta: held,
+                });
+            }
+        }
+    }
+
+    fn take(&mut self, slot: usize) -> Option<Call> {
+        let at = self.open.iter().position(|c| c.slot == slot)?;
+        Some(self.open.remove(at))
+    }
+
+    fn close_text_call(&mut self, call: Call, body: String, out: &mut Vec<Event>) {
+        // Several calls in one block (`[{…}, {…}]`): each is a call of its own.
+        if let Some(bodies) = split_call_list(&body) {
+            if call.started.is_some() {
+                self.reject_open(call, body, Rejection::Invalid, out);
+                return;
+            }
+            for (i, one) in bodies.into_iter().enumerate() {
+                let id = if i == 0 {
+                    call.id.clone()
+                } else {
+                    self.ids.next("call")
+                };
+                let part = Call {
+                    slot: call.slot,
+                    id,
+                    written_name: String::new(),
+                    started: None,
+                    streamed: String::new(),
+                    held: String::new(),
+                };
+                let result = repair::repair_body(&one, self.tools);
+                self.settle(part, one, result, out);
+            }
+            return;
+        }
+        let result = repair::repair_body(&body, self.tools);
+        self.settle(call, body, result, out);
+    }
+
+    /// Ends a call with repair's verdict.
+    fn settle(
+        &mut self,
+        mut call: Call,
+        raw: String,
+        result: Result<Repaired, Unrepaired>,
+        out: &mut Vec<Event>,
+    ) {
+        let repaired = match result {
+            Ok(repaired) => repaired,
+            Err(unrepaired) => {
+                let reason =
+                    if unrepaired.name.is_none() && unrepaired.error.starts_with("unknown tool") {
+                        Rejection::UnknownTool
+                    } else {
+                        Rejection::Invalid
+                    };
+                if call.written_name.is_empty() {
+                    call.written_name = written_name_of(&raw);
+                }
+                let error = unrepaired.error.clone();
+                self.reject(call, raw, unrepaired.name, reason, error, out);
+                return;
+            }
+        };
+        let id = call.id.clone();
+        let final_arguments = Value::Object(repaired.arguments.clone());
+        let final_text = final_arguments.to_string();
+        if call.started.is_none() {
+            // Nothing was streamed for this call (its name came late or only resolved now).
+            out.push(Event::ToolCallStart {
+                tool_call_id: id.clone(),
+                tool_call_name: repaired.name.clone(),
+                parent_message_id: Some(self.message_id.clone()),
+            });
+            out.push(Event::ToolCallArgs {
+                tool_call_id: id.clone(),
+                delta: final_text.clone(),
+            });
+            call.streamed = final_text.clone();
+            call.started = Some(repaired.name.clone());
+        }
+        // Does the client already hold the final call through the deltas?
+        let holds = call.started.as_deref() == Some(repaired.name.as_str())
+            && (call.streamed.is_empty()
+                || serde_json::from_str::<Value>(&call.streamed).ok().as_ref()
+                    == Some(&final_arguments));
+        if holds && call.streamed.is_empty() {
+            out.push(Event::ToolCallArgs {
+                tool_call_id: id.clone(),
+                delta: final_text.clone(),
+            });
+        }
+        self.done.push(ToolCall::function(
+            id.clone(),
+            repaired.name.clone(),
+            final_text,
+        ));
+        if !holds || !repaired.fixes.is_empty() {
+            out.push(Event::Custom {
+                name: CUSTOM_TOOL_REPAIR.into(),
+                value: json!({
+                    "toolCallId": id,
+                    "toolCallName": repaired.name,
+                    "writtenName": call.written_name,
+                    "fixes": repaired.fixes,
+                }),
+            });
+            out.push(Event::MessagesSnapshot {
+                messages: self.snapshot(None),
+            });
+        }
+        out.push(Event::ToolCallEnd {
+            tool_call_id: id.clone(),
+        });
+        self.calls.push(ReadyCall {
+            id,
+            name: repaired.name,
+            arguments: repaired.arguments,
+            fixes: repaired.fixes,
+        });
+    }
+
+    fn reject_open(
+        &mut self,
+        mut call: Call,
+        raw: String,
+        reason: Rejection,
+        out: &mut Vec<Event>,
+    ) {
+        let error = match reason {
+            Rejection::CutOff => {
+                "the output ended before this call was complete (token limit?); it was not run"
+                    .to_owned()
+            }
+            Rejection::Aborted => {
+                "the run was stopped while this call was being written; it was not run".to_owned()
+            }
+            _ => "this call could not be read".to_owned(),
+        };
+        if call.written_name.is_empty() {
+            call.written_name = written_name_of(&raw);
+        }
+        let name = call.started.clone();
+        self.reject(call, raw, name, reason, error, out);
+    }
+
+    fn reject(
+        &mut self,
+        call: Call,
+        raw: String,
+        name: Option<String>,
+        reason: Rejection,
+        error: String,
+        out: &mut Vec<Event>,
+    ) {
+        out.push(Event::Custom {
+            name: CUSTOM_TOOL_CALL_REJECTED.into(),
+            value: json!({
+                "toolCallId": call.id,
+                "writtenName": call.written_name,
+                "reason": reason.as_str(),
+                "error": error,
+            }),
+        });
+        if call.started.is_some() {
+            out.push(Event::MessagesSnapshot {
+                messages: self.snapshot(Some(&call.id)),
+            });
+            out.push(Event::ToolCallEnd {
+                tool_call_id: call.id.clone(),
+            });
+        }
+        self.rejected.push(RejectedCall {
+            id: call.id,
+            written_name: call.written_name,
+            name,
+            raw,
+            reason,
+            error,
+        });
+    }
+
+    /// The assistant message so far: its text and its settled calls, and the calls still being
+    /// written with what they streamed (a snapshot must not take those away).
+    fn assistant_message(&self, removed: Option<&str>) -> Message {
+        let mut tool_calls = self.done.clone();
+        for call in &self.open {
+            if let Some(name) = &call.started {
+                if Some(call.id.as_str()) != removed {
+                    tool_calls.push(ToolCall::function(
+                        call.id.clone(),
+                        name.clone(),
+                        call.streamed.clone(),
+                    ));
+                }
+            }
+        }
+        Message::Assistant {
+            id: self.message_id.clone(),
+            content: (!self.text.is_empty()).then(|| self.text.clone()),
+            tool_calls,
+        }
+    }
+
+    fn snapshot(&self, removed: Option<&str>) -> Vec<Message> {
+        let mut messages = self.history.clone();
+        messages.push(self.assistant_message(removed));
+        messages
+    }
+}
+
+/// One model output as a whole AG-UI run: `RUN_STARTED`, the step's events (coalesced),
+/// `RUN_FINISHED` whose `result` lists the calls that would run and those rejected. This is
+/// what `webmcp-host parse` prints; it does not depend on how `chunks` split the output.
+pub fn parse_run<'c>(
+    tools: &ToolSet,
+    chunks: impl IntoIterator<Item = &'c str>,
+    cut_by_limit: bool,
+) -> Vec<Event> {
+    let mut ids = Ids::new("");
+    let (thread_id, run_id) = ("thread_1".to_owned(), "run_1".to_owned());
+    let mut events = vec![Event::RunStarted {
+        thread_id: thread_id.clone(),
+        run_id: run_id.clone(),
+    }];
+    let mut parser = super::parse::CallParser::new();
+    let mut step = StepStream::new(tools, &mut ids, Vec::new());
+    for chunk in chunks {
+        for piece in parser.push(chunk) {
+            events.extend(step.piece(piece));
+        }
+    }
+    for piece in parser.finish(cut_by_limit) {
+        events.extend(step.piece(piece));
+    }
+    let (tail, outcome) = step.finish();
+    events.extend(tail);
+    let calls: Vec<Value> = outcome
+        .calls
+        .iter()
+        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+        .collect();
+    let rejected: Vec<Value> = outcome
+        .rejected
+        .iter()
+        .map(|r| json!({"id": r.id, "writtenName": r.written_name, "reason": r.reason.as_str(), "error": r.error}))
+        .collect();
+    events.push(Event::RunFinished {
+        thread_id,
+        run_id,
+        result: Some(json!({"calls": calls, "rejected": rejected})),
+    });
+    super::agui::coalesce(events)
+}
+
+/// The bodies of a block holding a list of calls, or `None` when it is not a list of two or
+/// more.
+fn split_call_list(body: &str) -> Option<Vec<String>> {
+    let trimmed = body.trim();
+    if !trimmed.starts_with('[') {
+        return None;
+    }
+    let mut details = Vec::new();
+    match repair::json::repair_json(trimmed, &mut details).ok()? {
+        Value::Array(items) if items.len() >= 2 && items.iter().all(Value::is_object) => {
+            Some(items.iter().map(Value::to_string).collect())
+        }
+        _ => None,
+    }
+}
+
+/// The name a body was written with, for messages about it.
+fn written_name_of(raw: &str) -> String {
+    let mut fixes = Vec::new();
+    repair::read_body(raw, &mut fixes)
+        .map(|c| c.name)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests;

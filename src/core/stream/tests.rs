@@ -1,0 +1,236 @@
+use super::*;
+use crate::core::agui::coalesce;
+use crate::core::parse::CallParser;
+use crate::core::toolset::ToolSpec;
+use serde_json::json;
+
+fn tools() -> ToolSet {
+    ToolSet::new([
+        ToolSpec {
+            name: "add".into(),
+            description: "Adds".into(),
+            input_schema: json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+        },
+        ToolSpec { name: "ping".into(), description: String::new(), input_schema: json!({"type": "object"}) },
+    ])
+    .0
+}
+
+fn types(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| {
+            serde_json::to_value(e).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Feeds native deltas through a step.
+fn native(deltas: Vec<crate::core::native::NativeDelta>) -> (Vec<Event>, StepOutcome) {
+    let tools = tools();
+    let mut ids = Ids::new("");
+    let mut calls = crate::core::native::NativeCalls::default();
+    let mut step = StepStream::new(&tools, &mut ids, Vec::new());
+    let mut events = Vec::new();
+    for delta in deltas {
+        for piece in calls.push(delta) {
+            events.extend(step.piece(piece));
+        }
+    }
+    for piece in calls.finish(false) {
+        events.extend(step.piece(piece));
+    }
+    let (tail, outcome) = step.finish();
+    events.extend(tail);
+    (coalesce(events), outcome)
+}
+
+#[test]
+fn a_clean_call_streams_start_args_end() {
+    let events = parse_run(
+        &tools(),
+        ["Sum: <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>"],
+        false,
+    );
+    assert_eq!(
+        types(&events),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ]
+    );
+    assert_eq!(
+        events[4],
+        Event::ToolCallArgs {
+            tool_call_id: "call_2".into(),
+            delta: "{\"a\": 1, \"b\": 2}".into()
+        }
+    );
+}
+
+#[test]
+fn a_repaired_call_ends_with_repair_and_snapshot() {
+    let events = parse_run(
+        &tools(),
+        ["<tool_call>{\"name\": \"Add\", \"arguments\": {\"a\": \"1\", \"b\": 2}}</tool_call>"],
+        false,
+    );
+    assert_eq!(
+        types(&events),
+        [
+            "RUN_STARTED",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "CUSTOM",
+            "MESSAGES_SNAPSHOT",
+            "TOOL_CALL_END",
+            "RUN_FINISHED"
+        ]
+    );
+    let Event::MessagesSnapshot { messages } = &events[4] else {
+        panic!()
+    };
+    let Message::Assistant { tool_calls, .. } = &messages[0] else {
+        panic!()
+    };
+    assert_eq!(tool_calls[0].function.arguments, "{\"a\":1,\"b\":2}");
+}
+
+#[test]
+fn an_unknown_tool_streams_nothing_but_is_reported() {
+    let events = parse_run(
+        &tools(),
+        ["<tool_call>{\"name\": \"launch\", \"arguments\": {}}</tool_call>"],
+        false,
+    );
+    assert_eq!(types(&events), ["RUN_STARTED", "CUSTOM", "RUN_FINISHED"]);
+    let Event::RunFinished {
+        result: Some(result),
+        ..
+    } = &events[2]
+    else {
+        panic!()
+    };
+    assert_eq!(result["rejected"][0]["reason"], "unknown_tool");
+}
+
+#[test]
+fn a_cut_off_call_is_removed() {
+    let events = parse_run(
+        &tools(),
+        ["<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1"],
+        true,
+    );
+    assert_eq!(
+        types(&events),
+        [
+            "RUN_STARTED",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "CUSTOM",
+            "MESSAGES_SNAPSHOT",
+            "TOOL_CALL_END",
+            "RUN_FINISHED"
+        ]
+    );
+    let Event::MessagesSnapshot { messages } = &events[4] else {
+        panic!()
+    };
+    assert_eq!(
+        messages,
+        &vec![Message::Assistant {
+            id: "msg_1".into(),
+            content: None,
+            tool_calls: vec![]
+        }]
+    );
+}
+
+#[test]
+fn native_calls_stream_and_settle() {
+    use crate::core::native::NativeDelta;
+    let d = |index, name: Option<&str>, args: &str| NativeDelta {
+        index,
+        id: None,
+        name: name.map(Into::into),
+        arguments: Some(args.into()),
+    };
+    let (events, outcome) = native(vec![
+        d(0, Some("add"), "{\"a\":1,"),
+        d(0, None, "\"b\":2}"),
+        d(1, Some("ping"), ""),
+    ]);
+    assert_eq!(outcome.calls.len(), 2);
+    assert_eq!(
+        types(&events),
+        [
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_START",
+            "TOOL_CALL_END",
+            "TOOL_CALL_ARGS",
+            "TOOL_CALL_END"
+        ]
+    );
+    assert_eq!(
+        events[4],
+        Event::ToolCallArgs {
+            tool_call_id: "call_3".into(),
+            delta: "{}".into()
+        }
+    );
+}
+
+#[test]
+fn abort_drops_open_calls_and_closes_text() {
+    let tools = tools();
+    let mut ids = Ids::new("r1-");
+    let mut parser = CallParser::new();
+    let mut step = StepStream::new(
+        &tools,
+        &mut ids,
+        vec![Message::User {
+            id: "u".into(),
+            content: "hi".into(),
+        }],
+    );
+    let mut events = Vec::new();
+    for piece in parser.push("ok <tool_call>{\"name\":\"ping\",\"arguments\":{\"x\":") {
+        events.extend(step.piece(piece));
+    }
+    let (tail, outcome) = step.abort();
+    events.extend(tail);
+    assert_eq!(outcome.rejected[0].reason, Rejection::Aborted);
+    let types = types(&coalesce(events.clone()));
+    assert_eq!(
+        types,
+        [
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TOOL_CALL_START",
+            "TOOL_CALL_ARGS",
+            "CUSTOM",
+            "MESSAGES_SNAPSHOT",
+            "TOOL_CALL_END",
+            "TEXT_MESSAGE_END"
+        ]
+    );
+    let snapshot = events.iter().find_map(|e| match e {
+        Event::MessagesSnapshot { messages } => Some(messages.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        snapshot.unwrap().len(),
+        2,
+        "the history and the assistant message"
+    );
+}
