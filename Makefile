@@ -8,7 +8,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser test test-native test-wasm test-e2e demo bench clean
+.PHONY: build setup setup-browser test test-native test-agui test-wasm test-e2e demo bench clean
 
 ## build: assemble the unpacked extension in extension/
 build: setup
@@ -26,12 +26,16 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-test: setup-browser build test-native test-wasm test-e2e
+test: setup-browser build test-native test-agui test-wasm test-e2e
 
 test-native:
 	cargo fmt --check
 	cargo clippy --all-targets --quiet -- -D warnings
 	cargo test
+
+## test-agui: the official AG-UI validators over the core's golden event logs
+test-agui:
+	node --test --test-reporter=spec tests/agui/
 
 test-wasm:
 	cargo test --target $(WASM_TARGET) --test wasm_worker

@@ -56,9 +56,14 @@ fn a_clean_file_exits_zero_and_usage_errors_exit_two() {
         (code, stderr.contains("a tools file is a JSON array")),
         (1, true)
     );
-    let (code, _, stderr) = run(&["parse"]);
+    let (code, _, stderr) = run(&["mcp"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("`parse` is not part of version"));
+    assert!(stderr.contains("`mcp` is not part of version"));
+    let (code, _, stderr) = run(&["parse"]);
+    assert_eq!(
+        (code, stderr.contains("--tools FILE is required")),
+        (2, true)
+    );
     let (code, stdout, _) = run(&["--version"]);
     assert_eq!(
         (code, stdout.trim()),

@@ -4,20 +4,34 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use webmcp_host::core::limits::Limits;
-use webmcp_host::core::tool::parse_tools;
+use std::io::Read;
 
-const USAGE: &str = "\
-webmcp-host — the WebMCP Host command line
+use webmcp_host::core::limits::Limits;
+use webmcp_host::core::repair::repair_body;
+use webmcp_host::core::stream::parse_run;
+use webmcp_host::core::tool::parse_tools;
+use webmcp_host::core::toolset::ToolSet;
+
+const USAGE: &str = r#"webmcp-host — the WebMCP Host command line
 
 USAGE:
+    webmcp-host parse --tools FILE [--chunk N] [--cut]
+                               read one model output on stdin and print the AG-UI events
+                               of the run as JSONL (calls repaired; no reask without a
+                               model). --chunk N feeds the output to the parser N bytes at
+                               a time (the events do not depend on N); --cut says the
+                               output was cut at the token limit
+    webmcp-host repair --tools FILE
+                               read one raw call on stdin, as a model wrote it, and print
+                               {"ok":true,"call":{"name","arguments"},"fixes":[…]} or
+                               {"ok":false,"error":…}
     webmcp-host tools FILE     check a tools file (a JSON array of {name, description,
                                inputSchema, annotations?}): prints the tools as the host
                                reads them, one JSON object a line, and every entry it skips
     webmcp-host --version      print the version
     webmcp-host --help         print this help
 
-Exit status: 0 on success, 1 when the input has problems, 2 on a usage error.";
+Exit status: 0 on success, 1 when the input has problems, 2 on a usage error."#;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -32,8 +46,10 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         ["tools", file] => tools(file),
+        ["parse", rest @ ..] => parse(rest),
+        ["repair", rest @ ..] => repair(rest),
         [command, ..] => {
-            let known = matches!(*command, "parse" | "repair" | "mcp");
+            let known = matches!(*command, "mcp");
             if known {
                 eprintln!(
                     "webmcp-host: `{command}` is not part of version {} yet",
@@ -91,4 +107,121 @@ fn tools(file: &str) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Options of `parse` and `repair`.
+struct Options {
+    tools: ToolSet,
+    chunk: Option<usize>,
+    cut: bool,
+}
+
+fn options(args: &[&str], allow_chunking: bool) -> Result<Options, String> {
+    let mut tools = None;
+    let mut chunk = None;
+    let mut cut = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "--tools" => {
+                let file = rest.next().ok_or("--tools needs a file")?;
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| format!("cannot read {file}: {e}"))?;
+                let (set, problems) =
+                    ToolSet::from_json_text(&text).map_err(|e| format!("{file}: {e}"))?;
+                for problem in problems {
+                    eprintln!("webmcp-host: {file}: {problem}");
+                }
+                tools = Some(set);
+            }
+            "--chunk" if allow_chunking => {
+                let n = rest.next().ok_or("--chunk needs a number of bytes")?;
+                chunk = Some(
+                    n.parse::<usize>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or(format!("--chunk takes a number ≥ 1, not `{n}`"))?,
+                );
+            }
+            "--cut" if allow_chunking => cut = true,
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    let tools = tools.ok_or("--tools FILE is required")?;
+    Ok(Options { tools, chunk, cut })
+}
+
+fn read_stdin() -> Result<String, String> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .map_err(|e| format!("cannot read stdin as UTF-8 text: {e}"))?;
+    Ok(input)
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("webmcp-host: {message}");
+    eprintln!("{USAGE}");
+    ExitCode::from(2)
+}
+
+/// Splits `text` into pieces of about `n` bytes, never inside a character.
+fn chunks(text: &str, n: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + n).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}
+
+fn parse(args: &[&str]) -> ExitCode {
+    let options = match options(args, true) {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    let input = match read_stdin() {
+        Ok(input) => input,
+        Err(message) => return usage_error(&message),
+    };
+    let pieces = match options.chunk {
+        Some(n) => chunks(&input, n),
+        None => vec![input.as_str()],
+    };
+    let events = parse_run(&options.tools, pieces, options.cut);
+    let mut out = std::io::stdout().lock();
+    for event in events {
+        if writeln!(out, "{}", event.to_json_line()).is_err() {
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn repair(args: &[&str]) -> ExitCode {
+    let options = match options(args, false) {
+        Ok(options) => options,
+        Err(message) => return usage_error(&message),
+    };
+    let input = match read_stdin() {
+        Ok(input) => input,
+        Err(message) => return usage_error(&message),
+    };
+    let line = match repair_body(&input, &options.tools) {
+        Ok(repaired) => serde_json::json!({
+            "ok": true,
+            "call": {"name": repaired.name, "arguments": repaired.arguments},
+            "fixes": repaired.fixes,
+        }),
+        Err(unrepaired) => {
+            serde_json::json!({"ok": false, "error": unrepaired.error, "fixes": unrepaired.fixes})
+        }
+    };
+    println!("{line}");
+    ExitCode::SUCCESS
 }

@@ -57,6 +57,22 @@ enum Marker {
     Tag,
 }
 
+impl Marker {
+    fn open(self) -> &'static str {
+        match self {
+            Marker::Fence => FENCE_OPEN,
+            Marker::Tag => TAG_OPEN,
+        }
+    }
+
+    fn close(self) -> &'static str {
+        match self {
+            Marker::Fence => FENCE_CLOSE,
+            Marker::Tag => TAG_CLOSE,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Mode {
     Text,
@@ -114,6 +130,10 @@ impl CallParser {
                 // `tool_call` and a header but no body: not a call we can read.
                 out.text(FENCE_OPEN);
                 out.text(&header);
+            }
+            Mode::Body(body) if !body.opened => {
+                out.text(body.marker.open());
+                out.text(&body.text);
             }
             Mode::Body(body) => {
                 let complete = !cut_by_limit && body.scan.is_complete();
@@ -200,12 +220,13 @@ impl CallParser {
         ""
     }
 
-    fn open_body(&mut self, marker: Marker, out: &mut Output) {
+    /// A marker was read. The call opens only once its body starts with `{` or `[`: a marker
+    /// followed by anything else is text (`<tool_call>` named in prose or in code).
+    fn open_body(&mut self, marker: Marker, _out: &mut Output) {
         let slot = self.slots;
-        self.slots += 1;
-        out.pieces.push(Piece::CallOpen { slot });
         self.mode = Mode::Body(Body {
             marker,
+            opened: false,
             slot,
             text: String::new(),
             scan: Scan::default(),
@@ -216,11 +237,23 @@ impl CallParser {
         let Mode::Body(body) = &mut self.mode else {
             unreachable!("called in body mode")
         };
-        let close = match body.marker {
-            Marker::Fence => FENCE_CLOSE,
-            Marker::Tag => TAG_CLOSE,
-        };
+        let close = body.marker.close();
         for (i, c) in input.char_indices() {
+            if !body.opened {
+                if c.is_whitespace() {
+                    body.text.push(c);
+                    continue;
+                }
+                if c != '{' && c != '[' {
+                    let text = format!("{}{}", body.marker.open(), body.text);
+                    self.mode = Mode::Text;
+                    out.text(&text);
+                    return &input[i..];
+                }
+                body.opened = true;
+                self.slots += 1;
+                out.pieces.push(Piece::CallOpen { slot: body.slot });
+            }
             body.text.push(c);
             let event = body.scan.step(c);
             match event {
@@ -293,6 +326,8 @@ impl Output {
 #[derive(Debug)]
 struct Body {
     marker: Marker,
+    /// Whether the body has started (`{` or `[` after the marker) and `CallOpen` was sent.
+    opened: bool,
     slot: usize,
     text: String,
     scan: Scan,

@@ -121,6 +121,9 @@ pub struct StepStream<'a> {
     message_id: String,
     text: String,
     text_open: bool,
+    /// Whitespace seen before the text message started: it opens the message only when
+    /// something other than whitespace follows (a newline between calls is no message).
+    pending_space: String,
     open: Vec<Call>,
     done: Vec<ToolCall>,
     calls: Vec<ReadyCall>,
@@ -139,6 +142,7 @@ impl<'a> StepStream<'a> {
             message_id,
             text: String::new(),
             text_open: false,
+            pending_space: String::new(),
             open: Vec::new(),
             done: Vec::new(),
             calls: Vec::new(),
