@@ -252,13 +252,20 @@ impl<'a> StepStream<'a> {
         if text.is_empty() {
             return;
         }
-        if !self.text_open {
+        let text = if self.text_open {
+            text
+        } else {
+            if text.trim().is_empty() {
+                self.pending_space.push_str(&text);
+                return;
+            }
             self.text_open = true;
             out.push(Event::TextMessageStart {
                 message_id: self.message_id.clone(),
                 role: Role::Assistant,
             });
-        }
+            std::mem::take(&mut self.pending_space) + &text
+        };
         self.text.push_str(&text);
         out.push(Event::TextMessageContent {
             message_id: self.message_id.clone(),
