@@ -15,11 +15,11 @@ fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-fn tools() -> ToolSet {
+fn tools() -> std::rc::Rc<ToolSet> {
     let text = std::fs::read_to_string(golden_dir().join("tools.json")).unwrap();
     let (set, problems) = ToolSet::from_json_text(&text).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
-    set
+    std::rc::Rc::new(set)
 }
 
 fn lines(events: &[Event]) -> String {

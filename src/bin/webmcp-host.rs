@@ -193,7 +193,8 @@ fn parse(args: &[&str]) -> ExitCode {
         Some(n) => chunks(&input, n),
         None => vec![input.as_str()],
     };
-    let events = parse_run(&options.tools, pieces, options.cut);
+    let tools = std::rc::Rc::new(options.tools);
+    let events = parse_run(&tools, pieces, options.cut);
     let mut out = std::io::stdout().lock();
     for event in events {
         if writeln!(out, "{}", event.to_json_line()).is_err() {

@@ -17,6 +17,8 @@
 //! [`StepOutcome::rejected`] so the run can tell the model. At `TOOL_CALL_END` the joined
 //! deltas, or the last snapshot, always hold arguments that parse to a JSON object.
 
+use std::rc::Rc;
+
 use serde_json::{json, Map, Value};
 
 use super::agui::{Event, Message, Role, ToolCall};
@@ -28,7 +30,7 @@ pub const CUSTOM_TOOL_REPAIR: &str = "webmcp_host.tool_repair";
 pub const CUSTOM_TOOL_CALL_REJECTED: &str = "webmcp_host.tool_call_rejected";
 
 /// Deterministic ids: `{prefix}{kind}_{n}`. The shell picks a prefix unique to the run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ids {
     prefix: String,
     next: u64,
@@ -99,6 +101,8 @@ pub struct StepOutcome {
     pub message: Message,
     pub calls: Vec<ReadyCall>,
     pub rejected: Vec<RejectedCall>,
+    /// The id source, handed back for the run's next step.
+    pub ids: Ids,
 }
 
 #[derive(Debug)]
@@ -114,9 +118,9 @@ struct Call {
 
 /// The events of one model output. Feed it pieces with [`StepStream::piece`], then call
 /// [`StepStream::finish`] (or [`StepStream::abort`]).
-pub struct StepStream<'a> {
-    tools: &'a ToolSet,
-    ids: &'a mut Ids,
+pub struct StepStream {
+    tools: Rc<ToolSet>,
+    ids: Ids,
     history: Vec<Message>,
     message_id: String,
     text: String,
@@ -130,10 +134,11 @@ pub struct StepStream<'a> {
     rejected: Vec<RejectedCall>,
 }
 
-impl<'a> StepStream<'a> {
+impl StepStream {
     /// `history`: the messages before this step (the run's input and its earlier steps), as
     /// `MESSAGES_SNAPSHOT` must carry them.
-    pub fn new(tools: &'a ToolSet, ids: &'a mut Ids, history: Vec<Message>) -> Self {
+    /// `ids` comes back with the outcome, advanced past the ids this step used.
+    pub fn new(tools: Rc<ToolSet>, mut ids: Ids, history: Vec<Message>) -> Self {
         let message_id = ids.next("msg");
         StepStream {
             tools,
@@ -209,7 +214,7 @@ impl<'a> StepStream<'a> {
                     if !complete {
                         self.reject_open(call, arguments, Rejection::CutOff, &mut out);
                     } else {
-                        let result = repair::repair_native(&name, &arguments, self.tools);
+                        let result = repair::repair_native(&name, &arguments, &self.tools);
                         self.settle(call, arguments, result, &mut out);
                     }
                 }
@@ -244,6 +249,7 @@ impl<'a> StepStream<'a> {
             message: self.assistant_message(None),
             calls: std::mem::take(&mut self.calls),
             rejected: std::mem::take(&mut self.rejected),
+            ids: std::mem::replace(&mut self.ids, Ids::new("")),
         };
         (out, outcome)
     }
@@ -278,7 +284,7 @@ impl<'a> StepStream<'a> {
             return;
         };
         call.written_name = written;
-        if let Ok((name, _)) = resolve_name(&call.written_name, self.tools) {
+        if let Ok((name, _)) = resolve_name(&call.written_name, &self.tools) {
             out.push(Event::ToolCallStart {
                 tool_call_id: call.id.clone(),
                 tool_call_name: name.clone(),
@@ -322,12 +328,12 @@ impl<'a> StepStream<'a> {
                     streamed: String::new(),
                     held: String::new(),
                 };
-                let result = repair::repair_body(&one, self.tools);
+                let result = repair::repair_body(&one, &self.tools);
                 self.settle(part, one, result, out);
             }
             return;
         }
-        let result = repair::repair_body(&body, self.tools);
+        let result = repair::repair_body(&body, &self.tools);
         self.settle(call, body, result, out);
     }
 
@@ -507,18 +513,17 @@ impl<'a> StepStream<'a> {
 /// `RUN_FINISHED` whose `result` lists the calls that would run and those rejected. This is
 /// what `webmcp-host parse` prints; it does not depend on how `chunks` split the output.
 pub fn parse_run<'c>(
-    tools: &ToolSet,
+    tools: &Rc<ToolSet>,
     chunks: impl IntoIterator<Item = &'c str>,
     cut_by_limit: bool,
 ) -> Vec<Event> {
-    let mut ids = Ids::new("");
     let (thread_id, run_id) = ("thread_1".to_owned(), "run_1".to_owned());
     let mut events = vec![Event::RunStarted {
         thread_id: thread_id.clone(),
         run_id: run_id.clone(),
     }];
     let mut parser = super::parse::CallParser::new();
-    let mut step = StepStream::new(tools, &mut ids, Vec::new());
+    let mut step = StepStream::new(Rc::clone(tools), Ids::new(""), Vec::new());
     for chunk in chunks {
         for piece in parser.push(chunk) {
             events.extend(step.piece(piece));

@@ -4,8 +4,8 @@ use crate::core::parse::CallParser;
 use crate::core::toolset::ToolSpec;
 use serde_json::json;
 
-fn tools() -> ToolSet {
-    ToolSet::new([
+fn tools() -> Rc<ToolSet> {
+    Rc::new(ToolSet::new([
         ToolSpec {
             name: "add".into(),
             description: "Adds".into(),
@@ -13,7 +13,7 @@ fn tools() -> ToolSet {
         },
         ToolSpec { name: "ping".into(), description: String::new(), input_schema: json!({"type": "object"}) },
     ])
-    .0
+    .0)
 }
 
 fn types(events: &[Event]) -> Vec<String> {
@@ -31,9 +31,8 @@ fn types(events: &[Event]) -> Vec<String> {
 /// Feeds native deltas through a step.
 fn native(deltas: Vec<crate::core::native::NativeDelta>) -> (Vec<Event>, StepOutcome) {
     let tools = tools();
-    let mut ids = Ids::new("");
     let mut calls = crate::core::native::NativeCalls::default();
-    let mut step = StepStream::new(&tools, &mut ids, Vec::new());
+    let mut step = StepStream::new(tools, Ids::new(""), Vec::new());
     let mut events = Vec::new();
     for delta in deltas {
         for piece in calls.push(delta) {
@@ -193,11 +192,10 @@ fn native_calls_stream_and_settle() {
 #[test]
 fn abort_drops_open_calls_and_closes_text() {
     let tools = tools();
-    let mut ids = Ids::new("r1-");
     let mut parser = CallParser::new();
     let mut step = StepStream::new(
-        &tools,
-        &mut ids,
+        tools,
+        Ids::new("r1-"),
         vec![Message::User {
             id: "u".into(),
             content: "hi".into(),
