@@ -14,6 +14,7 @@ pub mod limits;
 pub mod native;
 pub mod parse;
 pub mod repair;
+pub mod run;
 pub mod sender;
 pub mod stream;
 pub mod tool;

@@ -504,7 +504,11 @@ impl StepStream {
 
     fn snapshot(&self, removed: Option<&str>) -> Vec<Message> {
         let mut messages = self.history.clone();
-        messages.push(self.assistant_message(removed));
+        let message = self.assistant_message(removed);
+        if matches!(&message, Message::Assistant { content, tool_calls, .. } if content.is_some() || !tool_calls.is_empty())
+        {
+            messages.push(message);
+        }
         messages
     }
 }

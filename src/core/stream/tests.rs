@@ -146,11 +146,8 @@ fn a_cut_off_call_is_removed() {
     };
     assert_eq!(
         messages,
-        &vec![Message::Assistant {
-            id: "msg_1".into(),
-            content: None,
-            tool_calls: vec![]
-        }]
+        &Vec::<Message>::new(),
+        "an assistant message left empty is not sent"
     );
 }
 
