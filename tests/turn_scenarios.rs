@@ -32,16 +32,33 @@ struct Harness {
     cancels: Vec<String>,
     outcome: Option<RunOutcome>,
     pending_seen: Vec<PendingInput>,
+    hooks: Vec<HookRequest>,
 }
 
 type ToolFn<'a> = dyn FnMut(&ToolInvocation) -> Option<ToolOutcome> + 'a;
 type VisitorFn<'a> = dyn FnMut(&PendingInput) -> Input + 'a;
+
+type HookFn<'a> = dyn FnMut(&HookRequest) -> Option<Value> + 'a;
 
 fn drive(
     input: RunInput,
     script: Vec<Step>,
     tools: &mut ToolFn,
     visitor: &mut VisitorFn,
+    stop_when_stuck: bool,
+) -> Harness {
+    let mut no_hook = |request: &HookRequest| -> Option<Value> {
+        panic!("no hook in this scenario: {request:?}")
+    };
+    drive_with_hook(input, script, tools, visitor, &mut no_hook, stop_when_stuck)
+}
+
+fn drive_with_hook(
+    input: RunInput,
+    script: Vec<Step>,
+    tools: &mut ToolFn,
+    visitor: &mut VisitorFn,
+    hook: &mut HookFn,
     stop_when_stuck: bool,
 ) -> Harness {
     let mut h = Harness {
@@ -52,6 +69,7 @@ fn drive(
         cancels: Vec::new(),
         outcome: None,
         pending_seen: Vec::new(),
+        hooks: Vec::new(),
     };
     let mut run = Run::start(input);
     let mut inputs: VecDeque<Input> = VecDeque::new();
@@ -106,6 +124,14 @@ fn drive(
                     h.invocations.push(invocation);
                 }
                 Output::CancelTool { call_id } => h.cancels.push(call_id),
+                Output::RepairHook(request) => {
+                    let call = hook(&request);
+                    h.hooks.push(request);
+                    inputs.push_back(Input::HookAnswer {
+                        call_id: h.hooks.last().unwrap().call_id.clone(),
+                        call,
+                    });
+                }
                 Output::Finished(outcome) => h.outcome = Some(outcome),
             }
         }
@@ -751,4 +777,79 @@ fn native_calls_run_like_text_calls() {
     assert_eq!(h.invocations.len(), 2, "a reused index 0 is a second call");
     assert_eq!(results(&h.events), ["3", "7"]);
     golden("native-calls", &h.events);
+}
+
+#[test]
+fn the_repair_hook_fixes_what_repair_could_not() {
+    let mut input = base("Add.");
+    input.reask = false;
+    input.hook = true;
+    // The hook knows this site's model calls `sum` what the page calls `add`, with x/y.
+    let mut hook = |request: &HookRequest| {
+        assert!(
+            request.error.contains("unknown tool `sum`"),
+            "{}",
+            request.error
+        );
+        assert_eq!(request.tools.len(), 2);
+        let raw: Value = serde_json::from_str(&request.raw).ok()?;
+        Some(
+            json!({"name": "add", "arguments": {"a": raw["arguments"]["x"], "b": raw["arguments"]["y"]}}),
+        )
+    };
+    let h = drive_with_hook(
+        input,
+        vec![
+            Step::Text("<tool_call>{\"name\":\"sum\",\"arguments\":{\"x\":2,\"y\":5}}</tool_call>"),
+            Step::Text("7."),
+        ],
+        &mut add_tool,
+        &mut no_visitor,
+        &mut hook,
+        false,
+    );
+    assert_eq!(h.hooks.len(), 1);
+    assert_eq!(h.invocations.len(), 1);
+    assert_eq!(
+        h.invocations[0].arguments,
+        json!({"a": 2, "b": 5}).as_object().unwrap().clone()
+    );
+    assert_eq!(results(&h.events), ["7"]);
+    let repairs = customs(&h.events, "webmcp_host.tool_repair");
+    assert_eq!(
+        repairs.last().unwrap()["fixes"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["step"],
+        "hook"
+    );
+    golden("repair-hook", &h.events);
+}
+
+#[test]
+fn a_hook_that_declines_leaves_the_error_for_the_model() {
+    let mut input = base("Add.");
+    input.reask = false;
+    input.hook = true;
+    let mut hook = |_: &HookRequest| None;
+    let h = drive_with_hook(
+        input,
+        vec![
+            Step::Text(
+                "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":\"two\",\"b\":1}}</tool_call>",
+            ),
+            Step::Text("I could not add."),
+        ],
+        &mut add_tool,
+        &mut no_visitor,
+        &mut hook,
+        false,
+    );
+    assert!(h.invocations.is_empty());
+    let Some(Message::Tool { content, .. }) = h.requests[1].messages.last() else {
+        panic!()
+    };
+    assert!(content.contains("is not of type"), "{content}");
+    golden("repair-hook-declines", &h.events);
 }

@@ -10,7 +10,9 @@
 pub mod agui;
 pub mod api;
 pub mod bridge;
+pub mod conversation;
 pub mod limits;
+pub mod local;
 pub mod native;
 pub mod parse;
 pub mod repair;

@@ -108,6 +108,9 @@ pub struct RunInput {
     pub middleware: Vec<Middleware>,
     /// Whether an invalid call is asked again once.
     pub reask: bool,
+    /// Whether a repair hook is configured: a call that repair (and reask) could not make
+    /// valid is handed to it ([`Output::RepairHook`]) before its error goes to the model.
+    pub hook: bool,
 }
 
 impl RunInput {
@@ -127,6 +130,7 @@ impl RunInput {
             output_schema: None,
             middleware: Vec::new(),
             reask: true,
+            hook: false,
         }
     }
 }
@@ -199,6 +203,11 @@ pub enum Input {
         call_id: String,
         error: Option<String>,
     },
+    /// The repair hook's answer for a call: `{name, arguments}` to use instead, or `None`.
+    HookAnswer {
+        call_id: String,
+        call: Option<Value>,
+    },
     /// The person stopped the run, or its time ran out.
     Stop { reason: String },
 }
@@ -250,7 +259,20 @@ pub enum Output {
     CancelTool {
         call_id: String,
     },
+    /// Ask the configured repair hook about a call: `({raw, error, tools})`.
+    RepairHook(HookRequest),
     Finished(RunOutcome),
+}
+
+/// What the repair hook is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRequest {
+    pub call_id: String,
+    /// The call as the model wrote it.
+    pub raw: String,
+    pub written_name: String,
+    pub error: String,
+    pub tools: Vec<ToolSpec>,
 }
 
 enum Phase {
@@ -286,6 +308,8 @@ pub struct Run {
     /// Invalid calls to ask again about in the next step.
     reask: Vec<RejectedCall>,
     reasked: bool,
+    /// Calls handed to the repair hook, waiting for its answer.
+    hooks: Vec<RejectedCall>,
     last_text: String,
 }
 
@@ -333,6 +357,7 @@ impl Run {
             frontend: Vec::new(),
             reask: Vec::new(),
             reasked: false,
+            hooks: Vec::new(),
             last_text: String::new(),
         };
         run.emit(Event::RunStarted {
@@ -447,6 +472,7 @@ impl Run {
                     self.tool_finished(&call_id, ToolOutcome::Error(error));
                 }
             }
+            Input::HookAnswer { call_id, call } => self.hook_answered(&call_id, call),
             Input::Stop { reason } => self.stop(reason),
         }
     }
@@ -565,15 +591,24 @@ impl Run {
             });
         }
         let budget_spent = self.budget_told;
+        let will_reask = self.input.reask && !self.reasked && !budget_spent;
         for r in &rejected {
-            let tool_message = self.next_id("result");
-            self.model.push(Message::Tool {
-                id: tool_message,
-                content: json!({"error": r.error}).to_string(),
-                tool_call_id: r.id.clone(),
-            });
+            let repairable = matches!(r.reason, Rejection::Invalid | Rejection::UnknownTool);
+            let reasked_next = will_reask && r.reason == Rejection::Invalid && r.name.is_some();
+            if self.input.hook && repairable && !reasked_next && !budget_spent {
+                self.hooks.push(r.clone());
+                self.out.push_back(Output::RepairHook(HookRequest {
+                    call_id: r.id.clone(),
+                    raw: r.raw.clone(),
+                    written_name: r.written_name.clone(),
+                    error: r.error.clone(),
+                    tools: self.tools.specs().cloned().collect(),
+                }));
+                continue;
+            }
+            self.push_model_error(&r.id, &r.error);
         }
-        if self.input.reask && !self.reasked && !budget_spent {
+        if will_reask {
             let invalid: Vec<RejectedCall> = rejected
                 .iter()
                 .filter(|r| r.reason == Rejection::Invalid && r.name.is_some())
@@ -604,8 +639,129 @@ impl Run {
             }
             self.dispatch(call);
         }
-        if !self.is_done() && self.running.is_empty() && self.pending_inputs.is_empty() {
+        if !self.is_done() && !self.busy() {
             self.after_tools(rejected.is_empty());
+        }
+    }
+
+    /// Whether calls of the current step are still running or waiting.
+    fn busy(&self) -> bool {
+        !self.running.is_empty() || !self.pending_inputs.is_empty() || !self.hooks.is_empty()
+    }
+
+    /// A rejected call's error, in the model's view only (the client saw it rejected).
+    fn push_model_error(&mut self, call_id: &str, error: &str) {
+        let id = self.next_id("result");
+        self.model.push(Message::Tool {
+            id,
+            content: json!({ "error": error }).to_string(),
+            tool_call_id: call_id.to_owned(),
+        });
+    }
+
+    /// The hook answered: a call it proposes goes through repair again and, when valid,
+    /// streams and runs under the rejected call's id.
+    fn hook_answered(&mut self, call_id: &str, call: Option<Value>) {
+        let Some(at) = self.hooks.iter().position(|h| h.id == call_id) else {
+            return;
+        };
+        let rejected = self.hooks.remove(at);
+        let proposal = call.and_then(|c| {
+            let name = c.get("name")?.as_str()?.to_owned();
+            let arguments = c
+                .get("arguments")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            let text = match arguments {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            Some((name, text))
+        });
+        let repaired =
+            proposal.map(|(name, text)| super::repair::repair_native(&name, &text, &self.tools));
+        match repaired {
+            Some(Ok(repaired)) => {
+                let mut fixes = repaired.fixes.clone();
+                fixes.push(super::repair::Fix {
+                    step: super::repair::Step::Hook,
+                    detail: format!("the repair hook answered for: {}", rejected.error),
+                });
+                let arguments = Value::Object(repaired.arguments.clone()).to_string();
+                self.emit(Event::ToolCallStart {
+                    tool_call_id: rejected.id.clone(),
+                    tool_call_name: repaired.name.clone(),
+                    parent_message_id: self.last_assistant_id(),
+                });
+                self.emit(Event::ToolCallArgs {
+                    tool_call_id: rejected.id.clone(),
+                    delta: arguments.clone(),
+                });
+                self.emit(Event::Custom {
+                    name: super::stream::CUSTOM_TOOL_REPAIR.into(),
+                    value: json!({
+                        "toolCallId": rejected.id, "toolCallName": repaired.name,
+                        "writtenName": rejected.written_name, "fixes": fixes,
+                    }),
+                });
+                self.emit(Event::ToolCallEnd {
+                    tool_call_id: rejected.id.clone(),
+                });
+                let call =
+                    ToolCall::function(rejected.id.clone(), repaired.name.clone(), arguments);
+                self.attach_call(call);
+                self.dispatch(ReadyCall {
+                    id: rejected.id,
+                    name: repaired.name,
+                    arguments: repaired.arguments,
+                    fixes,
+                });
+            }
+            Some(Err(unrepaired)) => {
+                let error = format!(
+                    "{} (the repair hook's call was not valid either: {})",
+                    rejected.error, unrepaired.error
+                );
+                self.push_model_error(&rejected.id, &error);
+            }
+            None => self.push_model_error(&rejected.id, &rejected.error),
+        }
+        if !self.is_done() && !self.busy() {
+            self.after_tools(true);
+        }
+    }
+
+    fn last_assistant_id(&self) -> Option<String> {
+        self.model.iter().rev().find_map(|m| match m {
+            Message::Assistant { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+    }
+
+    /// Puts a call that the hook repaired into the last assistant message of both views
+    /// (replacing the rejected call's entry in the model's view).
+    fn attach_call(&mut self, call: ToolCall) {
+        let id = self.last_assistant_id();
+        for view in [&mut self.visible, &mut self.model] {
+            let found = view.iter_mut().rev().find_map(|m| match m {
+                Message::Assistant {
+                    id: mid,
+                    tool_calls,
+                    ..
+                } if Some(mid.clone()) == id => Some(tool_calls),
+                _ => None,
+            });
+            match found {
+                Some(tool_calls) => {
+                    tool_calls.retain(|c| c.id != call.id);
+                    tool_calls.push(call.clone());
+                }
+                None => view.push(Message::Assistant {
+                    id: id.clone().unwrap_or_default(),
+                    content: None,
+                    tool_calls: vec![call.clone()],
+                }),
+            }
         }
     }
 
@@ -707,7 +863,7 @@ impl Run {
             return;
         }
         self.finish_call_message(call_id, outcome);
-        if self.running.is_empty() && self.pending_inputs.is_empty() {
+        if !self.busy() {
             self.after_tools(true);
         }
     }
@@ -826,6 +982,9 @@ impl Run {
         for call_id in std::mem::take(&mut self.running) {
             self.finish_call_message(&call_id, ToolOutcome::Error(format!("cancelled: {reason}")));
             self.out.push_back(Output::CancelTool { call_id });
+        }
+        for hooked in std::mem::take(&mut self.hooks) {
+            self.push_model_error(&hooked.id, &hooked.error);
         }
         self.frontend.clear();
     }
