@@ -15,6 +15,7 @@ pub mod limits;
 pub mod local;
 pub mod native;
 pub mod parse;
+pub mod provider;
 pub mod repair;
 pub mod run;
 pub mod sender;

@@ -1,0 +1,450 @@
+//! Model providers: sans-IO request builders and stream decoders.
+//!
+//! For each provider the core builds the HTTP request of a model call ([`build_request`]) and
+//! decodes its streamed answer ([`Decoder`]) into [`ModelEvent`]s, which are the run's inputs.
+//! The shell performs the request (fetch with a streaming body and an abort signal), reads the
+//! API key from session storage at request time, and feeds the body's text to the decoder.
+//! Errors are classified here ([`classify_status`]) with a bounded retry policy; no message
+//! the core writes ever contains the key ([`redact`]).
+
+pub mod anthropic;
+pub mod gemini;
+pub mod openai;
+pub mod prompt;
+pub mod replay;
+pub mod sse;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::native::NativeDelta;
+use super::run::ModelRequest;
+
+/// The wire protocols the host speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Ollama, LM Studio, vLLM.
+    Openai,
+    Anthropic,
+    Gemini,
+    /// Chrome's built-in `LanguageModel` (Prompt API), text call formats only.
+    Chrome,
+    /// Plays back a recorded transcript.
+    Replay,
+}
+
+/// A model of the registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelConfig {
+    pub name: String,
+    pub provider: Provider,
+    #[serde(default)]
+    pub base_url: String,
+    /// The provider's model id (`gpt-4.1-mini`, `claude-sonnet-4-5`, …).
+    #[serde(default)]
+    pub model: String,
+    /// Whether to use the provider's function calling; otherwise the text call formats.
+    #[serde(default)]
+    pub native_tools: bool,
+    /// The name of the key in session storage; none for keyless endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_ref: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// For replay: the transcript (JSONL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+}
+
+/// Named models with a default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRegistry {
+    pub models: Vec<ModelConfig>,
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+impl ModelRegistry {
+    /// Checks a registry as a person configured it: names unique and non-empty, base URLs
+    /// http(s) (plain http only on loopback), replay models with a transcript.
+    pub fn validate(&self) -> Result<(), String> {
+        for (i, model) in self.models.iter().enumerate() {
+            if model.name.trim().is_empty() {
+                return Err(format!("model {} has no name", i + 1));
+            }
+            if self.models[..i].iter().any(|m| m.name == model.name) {
+                return Err(format!("two models are named `{}`", model.name));
+            }
+            match model.provider {
+                Provider::Replay => {
+                    if model
+                        .transcript
+                        .as_deref()
+                        .is_none_or(|t| t.trim().is_empty())
+                    {
+                        return Err(format!("replay model `{}` has no transcript", model.name));
+                    }
+                }
+                Provider::Chrome => {}
+                _ => {
+                    check_base_url(&model.base_url)
+                        .map_err(|e| format!("model `{}`: {e}", model.name))?;
+                    if model.model.trim().is_empty() {
+                        return Err(format!("model `{}` has no model id", model.name));
+                    }
+                }
+            }
+        }
+        if let Some(default) = &self.default {
+            if !self.models.iter().any(|m| &m.name == default) {
+                return Err(format!(
+                    "the default model `{default}` is not in the registry"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The model a run asked for, or the default, or the only one.
+    pub fn resolve(&self, name: Option<&str>) -> Result<&ModelConfig, String> {
+        let wanted = name.or(self.default.as_deref());
+        match wanted {
+            Some(name) => self.models.iter().find(|m| m.name == name).ok_or_else(|| {
+                let names: Vec<&str> = self.models.iter().map(|m| m.name.as_str()).collect();
+                format!(
+                    "no model named `{name}`; configured: {}",
+                    if names.is_empty() {
+                        "none".into()
+                    } else {
+                        names.join(", ")
+                    }
+                )
+            }),
+            None => match self.models.as_slice() {
+                [only] => Ok(only),
+                [] => Err(
+                    "no model is configured: add one (configure({models: [...]}) or the popup)"
+                        .into(),
+                ),
+                _ => Err("several models are configured and none is the default: name one".into()),
+            },
+        }
+    }
+}
+
+/// A base URL must be https, or http on loopback.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let host = if let Some(rest) = url.strip_prefix("https://") {
+        rest
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        let host = rest.split(['/', ':', '?', '#']).next().unwrap_or("");
+        if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") && !rest.starts_with("[::1]") {
+            return Err(format!("the base URL {url} must be https (plain http only on this machine: localhost, 127.0.0.1)"));
+        }
+        rest
+    } else {
+        return Err(format!("the base URL `{url}` is not an http(s) URL"));
+    };
+    if host.is_empty() || host.starts_with('/') {
+        return Err(format!("the base URL `{url}` has no host"));
+    }
+    Ok(())
+}
+
+/// The origin (`scheme://host[:port]`) of a URL, for permission checks and messages.
+pub fn origin_of(url: &str) -> &str {
+    let Some(at) = url.find("://") else {
+        return url;
+    };
+    let rest = &url[at + 3..];
+    let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| at + 3 + i);
+    &url[..end]
+}
+
+/// An HTTP request for the shell to perform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HttpRequest {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// What a decoder makes of a provider's stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelEvent {
+    Text(String),
+    Native(NativeDelta),
+    /// The model finished; `cut_by_limit` when it stopped at the token limit.
+    Done {
+        cut_by_limit: bool,
+    },
+    /// The provider reported an error in the stream, or the stream was malformed or cut.
+    Error(ProviderError),
+}
+
+/// A provider error, classified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderError {
+    pub message: String,
+    /// Worth retrying (429, 5xx, overloaded, dropped connection before any output).
+    pub retryable: bool,
+    /// The wait the server asked for, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl ProviderError {
+    pub fn fatal(message: impl Into<String>) -> Self {
+        ProviderError {
+            message: message.into(),
+            retryable: false,
+            retry_after_ms: None,
+        }
+    }
+}
+
+/// Decodes one provider stream.
+pub trait Decoder {
+    /// Text of the response body, in any chunking.
+    fn push(&mut self, text: &str) -> Vec<ModelEvent>;
+    /// The body ended. A stream that ended without the provider's end marker gives an error.
+    fn finish(&mut self) -> Vec<ModelEvent>;
+}
+
+/// The request of one model call.
+pub fn build_request(
+    model: &ModelConfig,
+    request: &ModelRequest,
+    key: Option<&str>,
+) -> Result<HttpRequest, String> {
+    match model.provider {
+        Provider::Openai => Ok(openai::build(model, request, key)),
+        Provider::Anthropic => Ok(anthropic::build(model, request, key)),
+        Provider::Gemini => Ok(gemini::build(model, request, key)),
+        Provider::Chrome | Provider::Replay => Err(format!(
+            "{:?} models are not called over HTTP",
+            model.provider
+        )),
+    }
+}
+
+/// The decoder for a model's stream.
+pub fn decoder(model: &ModelConfig) -> Box<dyn Decoder> {
+    match model.provider {
+        Provider::Anthropic => Box::new(anthropic::AnthropicDecoder::default()),
+        Provider::Gemini => Box::new(gemini::GeminiDecoder::default()),
+        _ => Box::new(openai::OpenAiDecoder::default()),
+    }
+}
+
+/// How many times a model call is retried, and the longest wait the host accepts.
+pub const MAX_RETRIES: u32 = 2;
+pub const MAX_RETRY_WAIT_MS: u64 = 20_000;
+
+/// The wait before retry number `attempt` (1-based) of a failed call, or `None` to give up.
+pub fn retry_delay(error: &ProviderError, attempt: u32) -> Option<u64> {
+    if !error.retryable || attempt > MAX_RETRIES {
+        return None;
+    }
+    let backoff = 500u64 << (attempt - 1).min(6);
+    let wait = error.retry_after_ms.unwrap_or(backoff);
+    (wait <= MAX_RETRY_WAIT_MS).then_some(wait)
+}
+
+/// Classifies an HTTP error answer. `body` is the answer's text (its message is quoted,
+/// shortened, with the key removed).
+pub fn classify_status(
+    status: u16,
+    retry_after: Option<&str>,
+    body: &str,
+    model: &ModelConfig,
+    key: Option<&str>,
+) -> ProviderError {
+    let detail = error_detail(body);
+    let host = origin_of(&model.base_url);
+    let detail = if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    };
+    let retry_after_ms = retry_after.and_then(parse_retry_after);
+    let (message, retryable) =
+        match status {
+            401 | 403 => {
+                (
+                    format!(
+                "{host} refused the API key of model `{}` ({status}){detail}; check the key{}",
+                model.name,
+                model.key_ref.as_deref().map(|k| format!(" `{k}`")).unwrap_or_default()
+            ),
+                    false,
+                )
+            }
+            404 => (
+                format!(
+                    "{host} answered 404 for model `{}` (model id `{}`?){detail}",
+                    model.name, model.model
+                ),
+                false,
+            ),
+            408 | 429 => (
+                format!(
+                    "{host} is rate-limiting model `{}` ({status}){detail}",
+                    model.name
+                ),
+                true,
+            ),
+            500..=599 => (format!("{host} failed ({status}){detail}"), true),
+            _ => (format!("{host} answered {status}{detail}"), false),
+        };
+    ProviderError {
+        message: redact(&message, key),
+        retryable,
+        retry_after_ms,
+    }
+}
+
+/// `Retry-After` as milliseconds (seconds, possibly fractional; HTTP dates are not used by
+/// model APIs and count as absent).
+fn parse_retry_after(value: &str) -> Option<u64> {
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then_some((seconds * 1000.0) as u64)
+}
+
+/// The message of a provider's error body (OpenAI, Anthropic and Gemini shapes), shortened.
+pub fn error_detail(body: &str) -> String {
+    let message = serde_json::from_str::<Value>(body).ok().and_then(|v| {
+        let error = v.get("error")?;
+        error
+            .get("message")
+            .and_then(Value::as_str)
+            .or_else(|| error.as_str())
+            .map(str::to_owned)
+    });
+    let text = message.unwrap_or_else(|| body.trim().to_owned());
+    let text: String = text.chars().filter(|c| !c.is_control()).take(300).collect();
+    text
+}
+
+/// `text` with every occurrence of the key (and of its longer fragments) removed.
+pub fn redact(text: &str, key: Option<&str>) -> String {
+    let Some(key) = key.filter(|k| k.len() >= 4) else {
+        return text.to_owned();
+    };
+    let mut out = text.replace(key, "[key]");
+    // Servers echo keys partly ("sk-abc...xyz"): remove any 12-character run of it.
+    if key.len() > 12 {
+        for start in 0..=key.len() - 12 {
+            if let Some(fragment) = key.get(start..start + 12) {
+                if out.contains(fragment) {
+                    out = out.replace(fragment, "[key]");
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(provider: Provider) -> ModelConfig {
+        ModelConfig {
+            name: "m".into(),
+            provider,
+            base_url: "https://api.example.com/v1".into(),
+            model: "x-1".into(),
+            native_tools: true,
+            key_ref: Some("openai".into()),
+            max_tokens: None,
+            transcript: None,
+        }
+    }
+
+    #[test]
+    fn registry_resolution_and_validation() {
+        let mut registry = ModelRegistry {
+            models: vec![model(Provider::Openai)],
+            default: None,
+        };
+        assert_eq!(registry.resolve(None).unwrap().name, "m");
+        assert!(registry
+            .resolve(Some("n"))
+            .unwrap_err()
+            .contains("configured: m"));
+        registry.models.push(ModelConfig {
+            name: "n".into(),
+            ..model(Provider::Anthropic)
+        });
+        assert!(registry.resolve(None).is_err());
+        registry.default = Some("n".into());
+        assert_eq!(registry.resolve(None).unwrap().name, "n");
+        assert_eq!(registry.validate(), Ok(()));
+        registry.models.push(ModelConfig {
+            base_url: "http://evil.test/v1".into(),
+            name: "o".into(),
+            ..model(Provider::Openai)
+        });
+        assert!(registry.validate().unwrap_err().contains("must be https"));
+        assert_eq!(check_base_url("http://127.0.0.1:11434/v1"), Ok(()));
+        assert_eq!(check_base_url("http://localhost:1234/v1"), Ok(()));
+        assert!(check_base_url("ftp://x").is_err());
+        assert!(check_base_url("http://127.0.0.1.evil.test/v1").is_err());
+    }
+
+    #[test]
+    fn statuses_are_classified_without_the_key() {
+        let key = "sk-canary-0123456789abcdef";
+        let body = format!(
+            "{{\"error\": {{\"message\": \"Incorrect API key provided: {}\"}}}}",
+            &key[..20]
+        );
+        let error = classify_status(401, None, &body, &model(Provider::Openai), Some(key));
+        assert!(!error.retryable);
+        assert!(
+            error
+                .message
+                .starts_with("https://api.example.com refused the API key of model `m` (401)"),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains("0123456789"), "{}", error.message);
+        let limited = classify_status(429, Some("2"), "{}", &model(Provider::Openai), None);
+        assert_eq!(
+            (limited.retryable, limited.retry_after_ms),
+            (true, Some(2000))
+        );
+        assert_eq!(retry_delay(&limited, 1), Some(2000));
+        assert_eq!(retry_delay(&limited, 3), None);
+        let too_long = ProviderError {
+            retry_after_ms: Some(60_000),
+            ..limited
+        };
+        assert_eq!(retry_delay(&too_long, 1), None);
+        let server = classify_status(
+            503,
+            None,
+            "<html>busy</html>",
+            &model(Provider::Openai),
+            None,
+        );
+        assert_eq!(
+            (server.retryable, retry_delay(&server, 2)),
+            (true, Some(1000))
+        );
+        assert!(server.message.contains("<html>busy</html>"));
+    }
+
+    #[test]
+    fn origins() {
+        assert_eq!(
+            origin_of("https://api.example.com/v1/chat"),
+            "https://api.example.com"
+        );
+        assert_eq!(origin_of("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+    }
+}
