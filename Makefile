@@ -41,7 +41,7 @@ test-wasm:
 	cargo test --target $(WASM_TARGET) --test wasm_worker
 
 test-e2e:
-	node --test --test-reporter=spec --test-concurrency=1 tests/e2e/
+	PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS=1 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ tests/support/
 
 ## demo: the demo site in Chromium with the extension (headless without a display)
 demo: setup-browser build

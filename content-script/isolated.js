@@ -50,11 +50,15 @@
     return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
   };
 
-  const callTool = async (name, args) => {
+  const callTool = async (name, args, confirmText) => {
     const context = modelContext();
     if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
     const tool = (await ownTools(context)).find((t) => t.name === name);
     if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    // The browser's own dialog, shown by this script: the page can neither see nor answer it.
+    if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
+      return failure('NotAllowedError', 'declined: the person did not allow this call');
+    }
     const result = await context.executeTool(tool, args);
     if (result === null) return { ok: true, result: null, url: location.href };
     return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
@@ -68,7 +72,7 @@
         if (typeof message.name !== 'string' || !message.args || typeof message.args !== 'object') {
           return failure('TypeError', 'callTool needs a name and an object of arguments');
         }
-        return callTool(message.name, message.args);
+        return callTool(message.name, message.args, message.confirm);
       default:
         return failure('NotSupportedError', `unknown op "${String(message.op)}"`);
     }

@@ -1,6 +1,6 @@
 // Assembles the unpacked extension in extension/: the manifest (with the crate's version),
 // the service-worker loader, the wasm module and its glue, the content script and the popup.
-import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +25,8 @@ const copy = (from, to) => {
 copy('src/shell/worker.js', 'worker.js');
 copy('target/bindgen/webmcp_host.js', 'webmcp_host.js');
 copy('target/bindgen/webmcp_host_bg.wasm', 'webmcp_host_bg.wasm');
+// JS snippets the wasm module imports (its I/O primitives), where the glue expects them.
+if (existsSync(join(bindgen, 'snippets'))) copy('target/bindgen/snippets', 'snippets');
 copy('content-script', 'content-script');
 for (const file of readdirSync(join(root, 'popup'))) copy(join('popup', file), file);
 

@@ -223,6 +223,23 @@ impl TabTools {
     }
 }
 
+/// The text of the in-page confirmation a call needs, when the tool is consequential.
+/// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
+/// confirmed.
+pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Option<String> {
+    if !tool.annotations.consequential_hint {
+        return None;
+    }
+    let mut shown = serde_json::to_string_pretty(&Value::Object(args.clone())).unwrap_or_default();
+    if shown.chars().count() > 600 {
+        shown = shown.chars().take(600).collect::<String>() + "…";
+    }
+    Some(format!(
+        "WebMCP Host\n\nThe agent wants to run “{}” on {} with:\n{shown}\n\nAllow it?",
+        tool.name, tool.origin
+    ))
+}
+
 /// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
 /// `{ok:false,error}`.
 pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
@@ -373,6 +390,283 @@ mod tests {
         assert_eq!(
             call_response(&Err("timed out".into())),
             json!({"ok": false, "error": "timed out"})
+        );
+    }
+}
+
+/// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub tab_id: Option<i64>,
+    /// The new messages of this turn (a prompt becomes one user message).
+    pub messages: Vec<crate::core::agui::Message>,
+    pub model: Option<String>,
+    /// The client's frontend tools.
+    pub frontend_tools: Vec<crate::core::toolset::ToolSpec>,
+    pub max_steps: usize,
+    pub context: Value,
+    pub run_id: Option<String>,
+    pub thread_id: Option<String>,
+}
+
+/// The most tool calls a caller may allow in one turn.
+pub const MAX_MAX_STEPS: usize = 100;
+
+impl RunRequest {
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        const WHAT: &str = "run";
+        let map = object(value, WHAT)?;
+        let tab_id = id_field(map, "tabId", WHAT)?;
+        let string = |key: &str| -> Result<Option<String>, RequestError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+                Some(other) => Err(bad(format!(
+                    "run: `{key}` must be a non-empty string, not {}",
+                    kind(other)
+                ))),
+            }
+        };
+        let messages = match (map.get("prompt"), map.get("messages")) {
+            (Some(Value::String(prompt)), None) if !prompt.trim().is_empty() => {
+                vec![crate::core::agui::Message::User {
+                    id: String::new(),
+                    content: prompt.clone(),
+                }]
+            }
+            (None, Some(Value::Array(items))) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    serde_json::from_value(m.clone()).map_err(|e| {
+                        bad(format!("run: messages[{i}] is not an AG-UI message: {e}"))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            (Some(_), Some(_)) => return Err(bad("run: give `prompt` or `messages`, not both")),
+            (Some(_), None) => return Err(bad("run: `prompt` must be a non-empty string")),
+            (None, Some(_)) => {
+                return Err(bad(
+                    "run: `messages` must be a non-empty array of AG-UI messages",
+                ))
+            }
+            (None, None) => return Err(bad("run: `prompt` or `messages` is required")),
+        };
+        let frontend_tools = match map.get("tools") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, t)| frontend_tool(t).map_err(|e| bad(format!("run: tools[{i}]: {e}"))))
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `tools` must be an array, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let max_steps = match map.get("maxSteps") {
+            None | Some(Value::Null) => crate::core::run::DEFAULT_MAX_STEPS,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(steps) if (1..=MAX_MAX_STEPS as u64).contains(&steps) => steps as usize,
+                _ => {
+                    return Err(bad(format!(
+                        "run: `maxSteps` must be between 1 and {MAX_MAX_STEPS}, not {n}"
+                    )))
+                }
+            },
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `maxSteps` must be a number, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        Ok(RunRequest {
+            tab_id,
+            messages,
+            model: string("model")?,
+            frontend_tools,
+            max_steps,
+            context: map.get("context").cloned().unwrap_or(Value::Null),
+            run_id: string("runId")?,
+            thread_id: string("threadId")?,
+        })
+    }
+}
+
+/// An AG-UI tool (`{name, description, parameters}`; `inputSchema` is accepted too).
+fn frontend_tool(value: &Value) -> Result<crate::core::toolset::ToolSpec, String> {
+    let map = value
+        .as_object()
+        .ok_or_else(|| format!("a tool is {}, not an object", kind(value)))?;
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("a tool needs a `name`")?;
+    let description = map
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let schema = map
+        .get("parameters")
+        .or_else(|| map.get("inputSchema"))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    Ok(crate::core::toolset::ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: schema,
+    })
+}
+
+/// The page tools of a tab as run tools: untrusted content wrapped as data, and a name
+/// offered by two frames kept for the first frame only (the other is reported).
+pub fn page_run_tools(
+    tools: &TabTools,
+) -> (
+    Vec<crate::core::run::RunTool>,
+    Vec<crate::core::run::SourceError>,
+) {
+    use crate::core::run::{RunTool, SourceError, ToolKind};
+    let mut out: Vec<RunTool> = Vec::new();
+    let mut errors = Vec::new();
+    for tool in &tools.tools {
+        if out.iter().any(|t| t.spec.name == tool.name) {
+            errors.push(SourceError {
+                source: format!("page frame {} ({})", tool.frame_id, tool.origin),
+                message: format!(
+                    "`{}` is also offered by another frame; this frame's tool is left out",
+                    tool.name
+                ),
+            });
+            continue;
+        }
+        let description = match &tool.title {
+            Some(title) if !tool.description.contains(title.as_str()) => {
+                format!("{title}. {}", tool.description)
+            }
+            _ => tool.description.clone(),
+        };
+        out.push(RunTool {
+            spec: crate::core::toolset::ToolSpec {
+                name: tool.name.clone(),
+                description,
+                input_schema: tool.input_schema.clone(),
+            },
+            kind: ToolKind::Page,
+            data_source: tool
+                .annotations
+                .untrusted_content_hint
+                .then(|| format!("page {}", tool.origin)),
+        });
+    }
+    for problem in &tools.problems {
+        errors.push(SourceError {
+            source: format!("page frame {}", problem.frame_id),
+            message: problem.message.clone(),
+        });
+    }
+    (out, errors)
+}
+
+/// What `callTool` answered, as a run's tool outcome.
+pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
+    use crate::core::run::ToolOutcome;
+    match (
+        response.get("ok"),
+        response.get("result"),
+        response.get("navigated"),
+    ) {
+        (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
+        (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
+            let mut result = json!({"navigated": true});
+            if let Some(url) = response.get("url") {
+                result["url"] = url.clone();
+            }
+            ToolOutcome::Ok(result.to_string())
+        }
+        _ => ToolOutcome::Error(
+            response
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the page tool failed without a message")
+                .to_owned(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod run_request_tests {
+    use super::*;
+
+    #[test]
+    fn run_requests() {
+        let r = RunRequest::parse(
+            &json!({"tabId": 3, "prompt": "Hi", "maxSteps": 4, "context": {"user": "qa"},
+            "tools": [{"name": "show", "description": "Shows", "parameters": {"type": "object"}}]}),
+        )
+        .unwrap();
+        assert_eq!((r.tab_id, r.max_steps, r.messages.len()), (Some(3), 4, 1));
+        assert_eq!(r.frontend_tools[0].name, "show");
+        assert_eq!(r.context, json!({"user": "qa"}));
+        let r = RunRequest::parse(
+            &json!({"messages": [{"role": "user", "id": "u1", "content": "Hi"}]}),
+        )
+        .unwrap();
+        assert_eq!(r.tab_id, None);
+        assert_eq!(
+            RunRequest::parse(&json!({})).unwrap_err().0,
+            "run: `prompt` or `messages` is required"
+        );
+        assert!(RunRequest::parse(&json!({"prompt": "a", "messages": []})).is_err());
+        assert!(RunRequest::parse(&json!({"prompt": "a", "maxSteps": 0})).is_err());
+        assert!(RunRequest::parse(&json!({"messages": [{"role": "robot"}]}))
+            .unwrap_err()
+            .0
+            .contains("messages[0]"));
+    }
+
+    #[test]
+    fn page_tools_become_run_tools() {
+        let raw = r#"{"ok":true,"supported":true,"origin":"http://a.test","tools":[
+            {"name":"read","description":"Reads","annotations":{"untrustedContentHint":true}},{"name":"buy","title":"Buy it","description":"Buys"}]}"#;
+        let frame = |id: i64| FrameAnswer {
+            frame_id: id,
+            url: "http://a.test/".into(),
+            answer: Ok(crate::core::bridge::parse_listing(
+                raw,
+                id,
+                &crate::core::limits::Limits::DEFAULT,
+            )
+            .unwrap()),
+        };
+        let tools = TabTools::from_frames(vec![frame(0), frame(4)]);
+        let (run_tools, errors) = page_run_tools(&tools);
+        assert_eq!(run_tools.len(), 2);
+        assert_eq!(
+            run_tools[0].data_source.as_deref(),
+            Some("page http://a.test")
+        );
+        assert_eq!(run_tools[1].spec.description, "Buy it. Buys");
+        assert_eq!(errors.len(), 2, "both names clash in frame 4");
+    }
+
+    #[test]
+    fn call_responses_become_outcomes() {
+        use crate::core::run::ToolOutcome;
+        assert_eq!(
+            tool_outcome(&json!({"ok": true, "result": "5"})),
+            ToolOutcome::Ok("5".into())
+        );
+        assert_eq!(
+            tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2"})),
+            ToolOutcome::Ok("{\"navigated\":true,\"url\":\"http://a.test/2\"}".into())
+        );
+        assert_eq!(
+            tool_outcome(&json!({"ok": false, "error": "boom"})),
+            ToolOutcome::Error("boom".into())
         );
     }
 }

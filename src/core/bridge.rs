@@ -28,6 +28,9 @@ pub enum FrameRequest {
     CallTool {
         name: String,
         args: Map<String, Value>,
+        /// When set, the content script asks the person with the browser's own `confirm()`
+        /// showing this text, and runs the tool only if they accept.
+        confirm: Option<String>,
     },
 }
 
@@ -36,9 +39,19 @@ impl FrameRequest {
     pub fn to_message(&self) -> Value {
         match self {
             FrameRequest::ListTools => json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "listTools"}),
-            FrameRequest::CallTool { name, args } => json!({
-                PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
-            }),
+            FrameRequest::CallTool {
+                name,
+                args,
+                confirm,
+            } => {
+                let mut message = json!({
+                    PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
+                });
+                if let Some(text) = confirm {
+                    message["confirm"] = json!(text);
+                }
+                message
+            }
         }
     }
 }
@@ -234,10 +247,20 @@ mod tests {
         assert_eq!(
             FrameRequest::CallTool {
                 name: "find".into(),
-                args
+                args: args.clone(),
+                confirm: None
             }
             .to_message(),
             json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
+        );
+        assert_eq!(
+            FrameRequest::CallTool {
+                name: "find".into(),
+                args,
+                confirm: Some("Allow?".into())
+            }
+            .to_message()["confirm"],
+            "Allow?"
         );
         assert_eq!(
             FrameRequest::ListTools.to_message(),

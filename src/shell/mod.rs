@@ -6,6 +6,7 @@
 //! `handleMessage`. None of them panics on bad input: bad requests reject with an `Error`
 //! (`listTools`, `callTool`) or resolve to `{ok:false,error}` (`handleMessage`).
 
+pub mod agent;
 pub mod chrome;
 pub mod convert;
 pub mod timer;
@@ -14,7 +15,8 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::core::api::{
-    call_response, CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest, TabTools,
+    call_response, confirmation, CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest,
+    TabTools,
 };
 use crate::core::bridge::{parse_call_reply, parse_listing, FrameRequest};
 use crate::core::limits::Limits;
@@ -99,7 +101,7 @@ fn tools_response(tools: &TabTools) -> Value {
 }
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
-async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
+pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     let frames = chrome::all_frames(tab_id).await?;
     let request = convert::from_json(&FrameRequest::ListTools.to_message());
     // Start every frame's request before awaiting any of them.
@@ -135,7 +137,7 @@ async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
 }
 
 /// Finds the tool a call names and runs it in its frame, within the call's timeout.
-async fn run_call(request: &CallToolRequest) -> Value {
+pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
     let outcome = async {
         let tools = tab_tools(request.tab_id).await?;
         let tool = tools
@@ -145,6 +147,7 @@ async fn run_call(request: &CallToolRequest) -> Value {
             &FrameRequest::CallTool {
                 name: tool.name.clone(),
                 args: request.args.clone(),
+                confirm: confirmation(tool, &request.args),
             }
             .to_message(),
         );

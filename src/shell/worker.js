@@ -35,6 +35,14 @@ globalThis.webmcpHost = Object.freeze({
   listTools: after((request) => host.listTools(request)),
   /** `({tabId, name, args, frameId?, timeoutMs?})` → `{ok, result | navigated, url | error}` */
   callTool: after((request) => host.callTool(request)),
+  /** `({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})` → `{runId, threadId, outcome, events, messages}` */
+  run: after((request) => host.run(request)),
+  /** `({runId})` → the run's AG-UI events so far */
+  events: after((request) => host.events(request)),
+  /** `({runId, reason?})` → whether the run was still going */
+  stop: after((request) => host.stop(request)),
+  /** `({models?, default?, keys?})` → the model registry (keys go to session storage only) */
+  configure: after((request) => host.configure(request)),
   /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
   startup: () => ({ scriptStartMs, readyMs }),
 });

@@ -96,6 +96,25 @@ describe('page tools through the extension', () => {
     });
   });
 
+  test('a consequential tool asks the person in the page first', async () => {
+    const dialogs = [];
+    const answer = (accept) => (dialog) => {
+      dialogs.push(dialog.message());
+      return accept ? dialog.accept() : dialog.dismiss();
+    };
+    const decline = answer(false);
+    page.once('dialog', decline);
+    const declined = await call({ name: 'delete_everything', args: { confirm: true } });
+    assert.deepEqual(declined, { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' });
+    assert.ok(!(await pageCalls()).some((c) => c.name === 'delete_everything'), 'declined: not run');
+    page.once('dialog', answer(true));
+    assert.deepEqual(await call({ name: 'delete_everything', args: { confirm: true } }), { ok: true, result: 'deleted' });
+    assert.equal(dialogs.length, 2);
+    assert.match(dialogs[0], /The agent wants to run “delete_everything” on http:\/\/127\.0\.0\.1:\d+ with:\n\{\n  "confirm": true\n\}\n\nAllow it\?$/);
+    // A read-only tool asks nothing (a dialog here would be dismissed and fail the call).
+    assert.deepEqual(await call({ name: 'add', args: { a: 1, b: 2 } }), { ok: true, result: '3' });
+  });
+
   test('malformed requests reject with a clear message', async () => {
     const rejection = (request) =>
       host.worker.evaluate((r) => webmcpHost.callTool(r).then(() => 'resolved', (e) => e.message), request);

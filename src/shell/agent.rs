@@ -1,0 +1,700 @@
+//! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
+//!
+//! The core's [`Run`] decides; this module performs what it asks: model calls over fetch
+//! (streaming body, abort) or from a replay transcript or Chrome's built-in model, page tool
+//! calls through the bridge, local tools with the worker's clock. Keys are read from
+//! `chrome.storage.session` at request time and go only into the request of their model.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+
+use js_sys::{Array, Object, Promise, Reflect};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::convert::{self, describe};
+use crate::core::agui::Message;
+use crate::core::api::{page_run_tools, tool_outcome, CallToolRequest, RunRequest, TabTools};
+use crate::core::local::{current_time_result, local_tools, CURRENT_TIME};
+use crate::core::provider::prompt::{text_conversation, Speaker};
+use crate::core::provider::replay::{parse_transcript, replay_events};
+use crate::core::provider::{
+    build_request, classify_status, decoder, redact, retry_delay, Decoder, ModelConfig, ModelEvent,
+    ModelRegistry, Provider, ProviderError,
+};
+use crate::core::run::{
+    Input, ModelRequest, Output, Run, RunInput, RunOutcome, ToolInvocation, ToolKind,
+};
+
+/// Where the registry and the keys live.
+const REGISTRY_KEY: &str = "webmcpHost.models";
+const KEY_PREFIX: &str = "webmcpHost.key.";
+/// The longest wait for a model's first byte (status and headers).
+const FIRST_BYTE_MS: u32 = 60_000;
+/// The longest a page tool may run inside a run.
+const PAGE_TOOL_MS: u32 = 30_000;
+
+#[wasm_bindgen(module = "/src/shell/io.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = startFetch, catch)]
+    async fn start_fetch(
+        url: &str,
+        method: &str,
+        headers: JsValue,
+        body: &str,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = abortFetch)]
+    fn abort_fetch(handle: &JsValue);
+    #[wasm_bindgen(js_name = storageGet, catch)]
+    async fn storage_get(area: &str, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = storageSet, catch)]
+    async fn storage_set(area: &str, key: &str, value: JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = storageRemove, catch)]
+    async fn storage_remove(area: &str, key: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = nowMs)]
+    fn now_ms() -> f64;
+    #[wasm_bindgen(js_name = utcOffsetMinutes)]
+    fn utc_offset_minutes() -> i32;
+    #[wasm_bindgen(js_name = sleep)]
+    fn sleep(ms: u32) -> Promise;
+    #[wasm_bindgen(js_name = deferred)]
+    fn deferred() -> JsValue;
+    #[wasm_bindgen(js_name = randomId)]
+    fn random_id() -> String;
+    #[wasm_bindgen(js_name = raceStop, catch)]
+    async fn race_stop(promise: Promise, stop: Promise) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = callMethod, catch)]
+    fn call_method(object: &JsValue, method: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = chromeModelAvailability)]
+    async fn chrome_model_availability() -> JsValue;
+    #[wasm_bindgen(js_name = chromeModelPrompt, catch)]
+    async fn chrome_model_prompt(
+        system: &str,
+        turns: JsValue,
+        on_chunk: &js_sys::Function,
+        stop: Promise,
+    ) -> Result<JsValue, JsValue>;
+}
+
+/// What the worker keeps of a run.
+struct Record {
+    events: Vec<Value>,
+    /// `{promise, resolve}`: resolved by `stop`.
+    stop: JsValue,
+    stopped: Option<String>,
+    /// The fetch in flight, to abort on stop.
+    fetch: Option<JsValue>,
+    finished: bool,
+}
+
+thread_local! {
+    static RUNS: RefCell<HashMap<String, Record>> = RefCell::new(HashMap::new());
+}
+
+fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
+    RUNS.with(|runs| runs.borrow_mut().get_mut(run_id).map(f))
+}
+
+fn stop_promise(run_id: &str) -> Promise {
+    with_record(run_id, |r| Reflect::get(&r.stop, &"promise".into()).ok())
+        .flatten()
+        .map(Promise::from)
+        .unwrap_or_else(|| Promise::new(&mut |_, _| {}))
+}
+
+fn stopped(run_id: &str) -> Option<String> {
+    with_record(run_id, |r| r.stopped.clone()).flatten()
+}
+
+fn js_err(message: impl AsRef<str>) -> JsError {
+    JsError::new(message.as_ref())
+}
+
+/// `webmcpHost.configure({models?, default?, keys?})`: stores the registry (local storage)
+/// and keys (session storage only). Resolves to the registry without keys.
+#[wasm_bindgen]
+pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
+    let request = convert::to_json(&request).map_err(js_err)?;
+    let mut registry = load_registry().await.map_err(js_err)?;
+    if let Some(models) = request.get("models") {
+        registry.models = serde_json::from_value(models.clone())
+            .map_err(|e| js_err(format!("configure: `models`: {e}")))?;
+    }
+    if let Some(default) = request.get("default") {
+        registry.default = default.as_str().map(str::to_owned);
+    }
+    registry
+        .validate()
+        .map_err(|e| js_err(format!("configure: {e}")))?;
+    let stored = serde_json::to_value(&registry).expect("a registry serializes");
+    storage_set("local", REGISTRY_KEY, convert::from_json(&stored))
+        .await
+        .map_err(|e| js_err(describe(&e)))?;
+    if let Some(Value::Object(keys)) = request.get("keys") {
+        for (name, key) in keys {
+            let storage_key = format!("{KEY_PREFIX}{name}");
+            match key.as_str() {
+                Some(key) if !key.is_empty() => {
+                    storage_set("session", &storage_key, JsValue::from_str(key)).await
+                }
+                _ => storage_remove("session", &storage_key).await,
+            }
+            .map_err(|e| js_err(format!("configure: key `{name}`: {}", describe(&e))))?;
+        }
+    }
+    Ok(convert::from_json(&stored))
+}
+
+async fn load_registry() -> Result<ModelRegistry, String> {
+    let stored = storage_get("local", REGISTRY_KEY)
+        .await
+        .map_err(|e| describe(&e))?;
+    if stored.is_null() || stored.is_undefined() {
+        return Ok(ModelRegistry::default());
+    }
+    let value = convert::to_json(&stored)?;
+    serde_json::from_value(value)
+        .map_err(|e| format!("the stored model registry is unreadable: {e}"))
+}
+
+/// `webmcpHost.events({runId})`: the events of a run so far.
+#[wasm_bindgen]
+pub fn events(request: JsValue) -> Result<JsValue, JsError> {
+    let run_id = run_id_of(&request)?;
+    let events = with_record(&run_id, |r| r.events.clone())
+        .ok_or_else(|| js_err(format!("events: no run `{run_id}` in this worker")))?;
+    Ok(convert::from_json(&Value::Array(events)))
+}
+
+/// `webmcpHost.stop({runId, reason?})`: ends the run: the model stream is aborted, pending
+/// tool calls are cancelled. Resolves to whether the run was still going.
+#[wasm_bindgen]
+pub fn stop(request: JsValue) -> Result<bool, JsError> {
+    let run_id = run_id_of(&request)?;
+    let reason = convert::to_json(&request)
+        .ok()
+        .and_then(|v| v.get("reason").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| "stopped by the person".into());
+    with_record(&run_id, |r| {
+        if r.finished || r.stopped.is_some() {
+            return false;
+        }
+        r.stopped = Some(reason);
+        if let Some(handle) = r.fetch.take() {
+            abort_fetch(&handle);
+        }
+        if let Ok(resolve) = Reflect::get(&r.stop, &"resolve".into()) {
+            let _ = js_sys::Function::from(resolve).call0(&JsValue::UNDEFINED);
+        }
+        true
+    })
+    .ok_or_else(|| js_err(format!("stop: no run `{run_id}` in this worker")))
+}
+
+fn run_id_of(request: &JsValue) -> Result<String, JsError> {
+    let value = convert::to_json(request).map_err(js_err)?;
+    value
+        .get("runId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| js_err("`runId` is required"))
+}
+
+/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages}`.
+#[wasm_bindgen]
+pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
+    let request =
+        RunRequest::parse(&convert::to_json(&request).map_err(js_err)?).map_err(|e| js_err(e.0))?;
+    let registry = load_registry().await.map_err(js_err)?;
+    let model = registry
+        .resolve(request.model.as_deref())
+        .map_err(|e| js_err(format!("run: {e}")))?
+        .clone();
+    let run_id = request
+        .run_id
+        .clone()
+        .unwrap_or_else(|| format!("run_{}", random_id()));
+    let thread_id = request
+        .thread_id
+        .clone()
+        .unwrap_or_else(|| format!("thread_{}", random_id()));
+    if with_record(&run_id, |_| ()).is_some() {
+        return Err(js_err(format!("run: a run `{run_id}` exists already")));
+    }
+    RUNS.with(|runs| {
+        runs.borrow_mut().insert(
+            run_id.clone(),
+            Record {
+                events: Vec::new(),
+                stop: deferred(),
+                stopped: None,
+                fetch: None,
+                finished: false,
+            },
+        )
+    });
+
+    // Tool sources, read at the start of the run.
+    let mut tools = local_tools();
+    let mut source_errors = Vec::new();
+    let mut page = TabTools::default();
+    if let Some(tab_id) = request.tab_id {
+        match super::tab_tools(tab_id).await {
+            Ok(found) => {
+                let (run_tools, errors) = page_run_tools(&found);
+                tools.extend(run_tools);
+                source_errors.extend(errors);
+                page = found;
+            }
+            Err(message) => source_errors.push(crate::core::run::SourceError {
+                source: format!("page (tab {tab_id})"),
+                message,
+            }),
+        }
+    }
+    tools.extend(
+        request
+            .frontend_tools
+            .iter()
+            .cloned()
+            .map(|spec| crate::core::run::RunTool {
+                spec,
+                kind: ToolKind::Frontend,
+                data_source: None,
+            }),
+    );
+    let mut messages = request.messages.clone();
+    for (i, message) in messages.iter_mut().enumerate() {
+        if let Message::User { id, .. } = message {
+            if id.is_empty() {
+                *id = format!("{run_id}-user_{}", i + 1);
+            }
+        }
+    }
+    let mut input = RunInput::new(thread_id.clone(), run_id.clone(), messages);
+    input.tools = tools;
+    input.source_errors = source_errors;
+    input.max_steps = request.max_steps;
+    input.context = request.context.clone();
+
+    let mut run = Run::start(input);
+    let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page).await;
+    let events = with_record(&run_id, |r| {
+        r.finished = true;
+        r.fetch = None;
+        r.events.clone()
+    })
+    .unwrap_or_default();
+    let result = json!({
+        "runId": run_id,
+        "threadId": thread_id,
+        "outcome": outcome,
+        "events": events,
+        "messages": run.messages(),
+    });
+    Ok(convert::from_json(&result))
+}
+
+/// A model call in progress.
+enum Stream {
+    Http {
+        handle: JsValue,
+        decoder: Box<dyn Decoder>,
+        fed: bool,
+    },
+    Events(VecDeque<ModelEvent>),
+}
+
+async fn drive(
+    run: &mut Run,
+    run_id: &str,
+    model: &ModelConfig,
+    tab_id: Option<i64>,
+    page: &TabTools,
+) -> RunOutcome {
+    let mut inputs: VecDeque<Input> = VecDeque::new();
+    let mut model_call: Option<(ModelRequest, u32)> = None;
+    let mut stream: Option<(Stream, ModelRequest, u32)> = None;
+    let mut tools: Vec<(String, Promise)> = Vec::new();
+    let key = match &model.key_ref {
+        Some(reference) => read_key(reference).await,
+        None => Ok(None),
+    };
+    loop {
+        while let Some(output) = run.poll() {
+            match output {
+                Output::Event(event) => {
+                    let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                    with_record(run_id, |r| r.events.push(value));
+                }
+                Output::CallModel(request) => model_call = Some((request, 0)),
+                Output::CallTool(invocation) => tools.push((
+                    invocation.call_id.clone(),
+                    start_tool(invocation, tab_id, page),
+                )),
+                Output::CancelTool { .. } => {} // the page call ends on its own timeout
+                Output::RepairHook(request) => inputs.push_back(Input::HookAnswer {
+                    call_id: request.call_id,
+                    call: None,
+                }),
+                Output::Finished(outcome) => return outcome,
+            }
+        }
+        if let Some(input) = inputs.pop_front() {
+            run.handle(input);
+            continue;
+        }
+        if let Some(reason) = stopped(run_id) {
+            if let Some((Stream::Http { handle, .. }, ..)) = &stream {
+                abort_fetch(handle);
+            }
+            stream = None;
+            model_call = None;
+            tools.clear();
+            run.handle(Input::Stop { reason });
+            continue;
+        }
+        if let Some((request, attempt)) = model_call.take() {
+            let key = match &key {
+                Ok(key) => key.as_deref(),
+                Err(message) => {
+                    run.handle(Input::ModelFailed {
+                        message: message.clone(),
+                    });
+                    continue;
+                }
+            };
+            match open_model(run_id, model, &request, key).await {
+                Ok(opened) => stream = Some((opened, request, attempt)),
+                Err(error) => match retry_delay(&error, attempt + 1) {
+                    Some(wait) if stopped(run_id).is_none() => {
+                        let _ = race_stop(sleep(wait as u32), stop_promise(run_id)).await;
+                        model_call = Some((request, attempt + 1));
+                    }
+                    _ => run.handle(Input::ModelFailed {
+                        message: error.message,
+                    }),
+                },
+            }
+            continue;
+        }
+        if let Some((mut current, request, attempt)) = stream.take() {
+            let events = match next_events(run_id, &mut current).await {
+                Ok(events) => events,
+                Err(message) => vec![ModelEvent::Error(ProviderError::fatal(message))],
+            };
+            let fed_before = matches!(&current, Stream::Http { fed: true, .. })
+                || matches!(&current, Stream::Events(_));
+            let mut keep = true;
+            for event in events {
+                match event {
+                    ModelEvent::Text(text) => run.handle(Input::ModelText(text)),
+                    ModelEvent::Native(delta) => run.handle(Input::ModelNative(delta)),
+                    ModelEvent::Done { cut_by_limit } => {
+                        keep = false;
+                        run.handle(Input::ModelDone { cut_by_limit });
+                    }
+                    ModelEvent::Error(error) => {
+                        keep = false;
+                        let message =
+                            redact(&error.message, key.as_ref().ok().and_then(|k| k.as_deref()));
+                        match retry_delay(&error, attempt + 1) {
+                            Some(wait) if !fed_before && stopped(run_id).is_none() => {
+                                let _ = race_stop(sleep(wait as u32), stop_promise(run_id)).await;
+                                model_call = Some((request.clone(), attempt + 1));
+                            }
+                            _ => run.handle(Input::ModelFailed { message }),
+                        }
+                        break;
+                    }
+                }
+                if let Stream::Http { fed, .. } = &mut current {
+                    *fed = true;
+                }
+            }
+            if keep {
+                stream = Some((current, request, attempt));
+            } else {
+                with_record(run_id, |r| r.fetch = None);
+            }
+            continue;
+        }
+        if !tools.is_empty() {
+            let racers: Array = tools
+                .iter()
+                .map(|(_, p)| JsValue::from(p.clone()))
+                .collect();
+            match race_stop(Promise::race(&racers), stop_promise(run_id)).await {
+                Ok(answer) => {
+                    if let Ok(value) = Reflect::get(&answer, &"value".into()) {
+                        if !value.is_undefined() {
+                            let pair = Array::from(&value);
+                            let call_id = pair.get(0).as_string().unwrap_or_default();
+                            let response = convert::to_json(&pair.get(1)).unwrap_or(Value::Null);
+                            tools.retain(|(id, _)| *id != call_id);
+                            run.handle(Input::ToolDone {
+                                call_id,
+                                outcome: tool_outcome(&response),
+                            });
+                        }
+                    }
+                }
+                Err(error) => {
+                    return RunOutcome::Failed {
+                        message: format!("a tool call failed in the worker: {}", describe(&error)),
+                    }
+                }
+            }
+            continue;
+        }
+        if !run.pending_inputs().is_empty() {
+            // Visitor inputs are answered from the popup; until then only a stop ends the wait.
+            let _ = race_stop(Promise::new(&mut |_, _| {}), stop_promise(run_id)).await;
+            continue;
+        }
+        run.handle(Input::ModelFailed {
+            message: "the run waits for nothing it asked for (a bug in the host)".into(),
+        });
+    }
+}
+
+async fn read_key(reference: &str) -> Result<Option<String>, String> {
+    let value = storage_get("session", &format!("{KEY_PREFIX}{reference}"))
+        .await
+        .map_err(|e| describe(&e))?;
+    match value.as_string() {
+        Some(key) if !key.is_empty() => Ok(Some(key)),
+        _ => Err(format!("no API key `{reference}` in this browser session: set it in the popup (keys live only until the browser closes)")),
+    }
+}
+
+/// Opens a model call: the HTTP request (status checked), or the replayed or built-in
+/// model's output.
+async fn open_model(
+    run_id: &str,
+    model: &ModelConfig,
+    request: &ModelRequest,
+    key: Option<&str>,
+) -> Result<Stream, ProviderError> {
+    match model.provider {
+        Provider::Replay => {
+            let steps = parse_transcript(model.transcript.as_deref().unwrap_or_default())
+                .map_err(ProviderError::fatal)?;
+            Ok(Stream::Events(
+                replay_events(&steps, request.step, 8).into(),
+            ))
+        }
+        Provider::Chrome => chrome_model(run_id, request)
+            .await
+            .map(|events| Stream::Events(events.into())),
+        _ => {
+            let http = build_request(model, request, key).map_err(ProviderError::fatal)?;
+            let headers = Object::new();
+            for (name, value) in &http.headers {
+                let _ = Reflect::set(
+                    &headers,
+                    &JsValue::from_str(name),
+                    &JsValue::from_str(value),
+                );
+            }
+            let stop = stop_promise(run_id);
+            let start = future_to_promise(async move {
+                race_stop(
+                    future_to_promise(async move {
+                        start_fetch(&http.url, &http.method, headers.into(), &http.body).await
+                    }),
+                    stop,
+                )
+                .await
+            });
+            let origin = crate::core::provider::origin_of(&model.base_url).to_owned();
+            let answer = match super::timer::within(start, FIRST_BYTE_MS).await {
+                Ok(Some(answer)) => answer,
+                Ok(None) => {
+                    return Err(ProviderError {
+                        message: format!("{origin} sent nothing within {} s", FIRST_BYTE_MS / 1000),
+                        retryable: true,
+                        retry_after_ms: None,
+                    })
+                }
+                Err(error) => {
+                    return Err(ProviderError {
+                        message: redact(&format!("{origin} could not be reached: {error}"), key),
+                        retryable: true,
+                        retry_after_ms: None,
+                    })
+                }
+            };
+            if Reflect::get(&answer, &"stopped".into())
+                .ok()
+                .is_some_and(|v| v.is_truthy())
+            {
+                return Err(ProviderError::fatal("stopped"));
+            }
+            let handle = Reflect::get(&answer, &"value".into()).unwrap_or(JsValue::UNDEFINED);
+            let status = Reflect::get(&handle, &"status".into())
+                .ok()
+                .and_then(|s| s.as_f64())
+                .unwrap_or(0.0) as u16;
+            if status >= 400 || status == 0 {
+                let header = Reflect::get(&handle, &"header".into())
+                    .ok()
+                    .and_then(|f| {
+                        js_sys::Function::from(f)
+                            .call1(&JsValue::UNDEFINED, &"retry-after".into())
+                            .ok()
+                    })
+                    .and_then(|v| v.as_string());
+                let body = match call_method(&handle, "text") {
+                    Ok(promise) => JsFuture::from(Promise::from(promise))
+                        .await
+                        .ok()
+                        .and_then(|t| t.as_string())
+                        .unwrap_or_default(),
+                    Err(_) => String::new(),
+                };
+                let body: String = body.chars().take(4000).collect();
+                return Err(classify_status(
+                    status,
+                    header.as_deref(),
+                    &body,
+                    model,
+                    key,
+                ));
+            }
+            with_record(run_id, |r| r.fetch = Some(handle.clone()));
+            Ok(Stream::Http {
+                handle,
+                decoder: decoder(model),
+                fed: false,
+            })
+        }
+    }
+}
+
+/// The next events of a model call.
+async fn next_events(run_id: &str, stream: &mut Stream) -> Result<Vec<ModelEvent>, String> {
+    match stream {
+        Stream::Events(queue) => Ok(queue.pop_front().into_iter().collect()),
+        Stream::Http {
+            handle, decoder, ..
+        } => {
+            let read = call_method(handle, "read").map_err(|e| describe(&e))?;
+            let answer = race_stop(Promise::from(read), stop_promise(run_id)).await;
+            match answer {
+                Err(error) => Ok(vec![ModelEvent::Error(ProviderError {
+                    message: format!("the model's stream broke: {}", describe(&error)),
+                    retryable: true,
+                    retry_after_ms: None,
+                })]),
+                Ok(answer) => {
+                    if Reflect::get(&answer, &"stopped".into())
+                        .ok()
+                        .is_some_and(|v| v.is_truthy())
+                    {
+                        return Ok(Vec::new());
+                    }
+                    let value = Reflect::get(&answer, &"value".into()).unwrap_or(JsValue::NULL);
+                    match value.as_string() {
+                        Some(text) => Ok(decoder.push(&text)),
+                        None => Ok(decoder.finish()),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Chrome's built-in model, when this browser has it.
+async fn chrome_model(
+    run_id: &str,
+    request: &ModelRequest,
+) -> Result<Vec<ModelEvent>, ProviderError> {
+    let availability = chrome_model_availability()
+        .await
+        .as_string()
+        .unwrap_or_default();
+    if availability != "available" {
+        return Err(ProviderError::fatal(format!(
+            "Chrome's built-in model is not available in this browser (LanguageModel.availability(): {availability})"
+        )));
+    }
+    let (system, turns) = text_conversation(&request.messages, &request.tools);
+    let js_turns: Array = turns
+        .iter()
+        .map(|(speaker, text)| {
+            JsValue::from(Array::of2(
+                &JsValue::from_str(if *speaker == Speaker::User {
+                    "user"
+                } else {
+                    "assistant"
+                }),
+                &JsValue::from_str(text),
+            ))
+        })
+        .collect();
+    let chunks: std::rc::Rc<RefCell<Vec<String>>> = Default::default();
+    let sink = chunks.clone();
+    let on_chunk = Closure::<dyn FnMut(JsValue)>::new(move |chunk: JsValue| {
+        if let Some(text) = chunk.as_string() {
+            sink.borrow_mut().push(text);
+        }
+    });
+    chrome_model_prompt(
+        &system,
+        js_turns.into(),
+        on_chunk.as_ref().unchecked_ref(),
+        stop_promise(run_id),
+    )
+    .await
+    .map_err(|e| {
+        ProviderError::fatal(format!("Chrome's built-in model failed: {}", describe(&e)))
+    })?;
+    let mut events: Vec<ModelEvent> = chunks
+        .borrow_mut()
+        .drain(..)
+        .map(ModelEvent::Text)
+        .collect();
+    events.push(ModelEvent::Done {
+        cut_by_limit: false,
+    });
+    Ok(events)
+}
+
+/// Starts a tool call; the promise resolves to `[callId, {ok, result | error}]`.
+fn start_tool(invocation: ToolInvocation, tab_id: Option<i64>, page: &TabTools) -> Promise {
+    let call_id = invocation.call_id.clone();
+    let frame_id = page
+        .tools
+        .iter()
+        .find(|t| t.name == invocation.name)
+        .map(|t| t.frame_id);
+    future_to_promise(async move {
+        let response = match invocation.kind {
+            ToolKind::Local if invocation.name == CURRENT_TIME => {
+                json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
+            }
+            ToolKind::Page => match tab_id {
+                Some(tab_id) => {
+                    let request = CallToolRequest {
+                        tab_id,
+                        name: invocation.name.clone(),
+                        args: invocation.arguments.clone(),
+                        frame_id,
+                        timeout_ms: PAGE_TOOL_MS,
+                    };
+                    super::run_call(&request).await
+                }
+                None => json!({"ok": false, "error": "this run has no tab"}),
+            },
+            _ => {
+                json!({"ok": false, "error": format!("`{}` cannot run in this host yet", invocation.name)})
+            }
+        };
+        Ok(JsValue::from(Array::of2(
+            &JsValue::from_str(&call_id),
+            &convert::from_json(&response),
+        )))
+    })
+}

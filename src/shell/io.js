@@ -1,0 +1,121 @@
+// I/O primitives for the wasm shell: fetch with a streaming body and an abort handle,
+// storage, the clock, timers and Chrome's built-in model. No logic: the Rust shell decides.
+
+/** Starts a request; resolves to a handle once the status and headers have arrived. */
+export async function startFetch(url, method, headers, body) {
+  const controller = new AbortController();
+  const handle = { abort: () => controller.abort() };
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: method === 'GET' ? undefined : body,
+    signal: controller.signal,
+    redirect: 'error',
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  const reader = response.body ? response.body.getReader() : null;
+  const decoder = new TextDecoder();
+  handle.status = response.status;
+  handle.header = (name) => response.headers.get(name);
+  /** The next piece of the body as text, or null at its end. */
+  handle.read = async () => {
+    if (!reader) return null;
+    const { done, value } = await reader.read();
+    if (done) {
+      const rest = decoder.decode();
+      return rest ? rest : null;
+    }
+    return decoder.decode(value, { stream: true });
+  };
+  handle.text = async () => {
+    let text = '';
+    for (let piece = await handle.read(); piece !== null; piece = await handle.read()) text += piece;
+    return text;
+  };
+  return handle;
+}
+
+export function abortFetch(handle) {
+  handle?.abort?.();
+}
+
+export async function storageGet(area, key) {
+  const store = chrome.storage?.[area];
+  if (!store) throw new Error(`chrome.storage.${area} is not available`);
+  const found = await store.get(key);
+  return found[key] ?? null;
+}
+
+export async function storageSet(area, key, value) {
+  const store = chrome.storage?.[area];
+  if (!store) throw new Error(`chrome.storage.${area} is not available`);
+  await store.set({ [key]: value });
+}
+
+export async function storageRemove(area, key) {
+  await chrome.storage?.[area]?.remove(key);
+}
+
+export function nowMs() {
+  return Date.now();
+}
+
+/** Minutes east of UTC (the opposite sign of getTimezoneOffset). */
+export function utcOffsetMinutes() {
+  return -new Date().getTimezoneOffset();
+}
+
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A promise with its resolve function, for stopping a run from outside. */
+export function deferred() {
+  let resolve;
+  const promise = new Promise((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+export function randomId() {
+  return crypto.randomUUID().slice(0, 8);
+}
+
+/** Chrome's built-in model: its availability, or why it cannot be used. */
+export async function chromeModelAvailability() {
+  if (typeof LanguageModel === 'undefined') return 'absent';
+  try {
+    return await LanguageModel.availability();
+  } catch (error) {
+    return `error: ${error?.message ?? error}`;
+  }
+}
+
+/** Streams a prompt through Chrome's built-in model; `onChunk(text)` gets each piece. */
+export async function chromeModelPrompt(system, turns, onChunk, stopPromise) {
+  const initialPrompts = [];
+  if (system) initialPrompts.push({ role: 'system', content: system });
+  const last = turns.pop();
+  for (const [role, content] of turns) initialPrompts.push({ role, content });
+  const controller = new AbortController();
+  stopPromise?.then(() => controller.abort());
+  const session = await LanguageModel.create({ initialPrompts, signal: controller.signal });
+  try {
+    const stream = session.promptStreaming(last ? last[1] : '', { signal: controller.signal });
+    for await (const chunk of stream) onChunk(chunk);
+  } finally {
+    session.destroy();
+  }
+}
+
+/** Awaits `promise` unless `stop` settles first: `{value}` or `{stopped: true}`. */
+export async function raceStop(promise, stop) {
+  return Promise.race([promise.then((value) => ({ value })), stop.then(() => ({ stopped: true }))]);
+}
+
+/** Calls `method` of `object` with `args` (for handles made here). */
+export function callMethod(object, method, ...args) {
+  return object[method](...args);
+}
