@@ -48,7 +48,13 @@ const TAG_CLOSE: &str = "</tool_call>";
 const MAX_FENCE_HEADER: usize = 16;
 
 /// Keys that carry a call's name and its arguments, in the shapes models write.
-pub const NAME_KEYS: [&str; 4] = ["name", "tool_name", "tool", "function_name"];
+pub const NAME_KEYS: [&str; 5] = [
+    "name",
+    "tool_name",
+    "tool",
+    "function_name",
+    "recipient_name",
+];
 pub const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "args", "input", "tool_input"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

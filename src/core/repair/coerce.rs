@@ -24,13 +24,20 @@ pub fn coerce(value: &mut Value, schema: &Value, path: &str, fixes: &mut Vec<Str
     }
     if let (Some(Value::Array(options)), Value::String(s)) = (schema.get("enum"), &*value) {
         if !options.contains(value) {
+            // The same value in another case or with other separators (`In Progress` for
+            // `in_progress`), when exactly one option matches.
+            let wanted = crate::core::toolset::canonical_name(s);
             let same: Vec<&Value> = options
                 .iter()
-                .filter(|o| o.as_str().is_some_and(|o| o.eq_ignore_ascii_case(s)))
+                .filter(|o| {
+                    o.as_str().is_some_and(|o| {
+                        !wanted.is_empty() && crate::core::toolset::canonical_name(o) == wanted
+                    })
+                })
                 .collect();
             if let [only] = same.as_slice() {
                 fixes.push(format!(
-                    "{}: {} → {} (enum case)",
+                    "{}: {} → {} (enum spelling)",
                     at(path),
                     short(value),
                     short(only)
@@ -65,16 +72,30 @@ fn coerce_object(
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
 
-    // `null` for a key that is not required: the model meant "not given".
+    // `null` for a key that is not required, or `""` for an optional enum that does not
+    // allow it: the model meant "not given".
     let nulls: Vec<String> = map
         .iter()
-        .filter(|(k, v)| v.is_null() && !required.contains(&k.as_str()))
-        .filter(|(k, _)| !properties.and_then(|p| p.get(*k)).is_some_and(allows_null))
+        .filter(|(k, _)| !required.contains(&k.as_str()))
+        .filter(|(k, v)| {
+            let property = properties.and_then(|p| p.get(*k));
+            match v {
+                Value::Null => !property.is_some_and(allows_null),
+                Value::String(text) if text.is_empty() => property
+                    .and_then(|p| p.get("enum"))
+                    .and_then(Value::as_array)
+                    .is_some_and(|options| !options.contains(v)),
+                _ => false,
+            }
+        })
         .map(|(k, _)| k.clone())
         .collect();
     for key in nulls {
         map.shift_remove(&key);
-        fixes.push(format!("{}: dropped null for optional `{key}`", at(path)));
+        fixes.push(format!(
+            "{}: dropped the empty value of optional `{key}`",
+            at(path)
+        ));
     }
 
     if let Some(properties) = properties {
@@ -152,7 +173,8 @@ fn convert(value: &Value, t: &str) -> Option<Value> {
         ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
         ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
         ("array", Value::String(s)) if s.trim_start().starts_with('[') => {
-            serde_json::from_str::<Value>(s)
+            // JSON, or a Python list (`['a', 'b']`) that the json step can read.
+            super::json::repair_json(s, &mut Vec::new())
                 .ok()
                 .filter(Value::is_array)
         }

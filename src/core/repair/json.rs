@@ -37,8 +37,16 @@ pub fn repair_json(text: &str, fixes: &mut Vec<String>) -> Result<Value, String>
     }
 
     if let Some((value, note)) = join_concatenated(&current) {
+        if value.is_null() {
+            return Err(format!("{note} (two calls in one block?); none is run"));
+        }
         fixes.push(note);
         return Ok(value);
+    }
+    // Cut off mid-value (`"content": "Some te`), unlike a quote missing before the closers
+    // (`"content": "Hello}}`), which jsonrepair mends.
+    if ends_inside_string(&current) && !current.trim_end().ends_with(['}', ']']) {
+        return Err("the JSON is cut off inside a string; a cut value is not run".into());
     }
 
     match jsonrepair_rs::jsonrepair(&current) {
@@ -75,7 +83,33 @@ fn extract_json(text: &str) -> Option<(String, bool)> {
     if after.starts_with('{') || after.starts_with('[') {
         return Some((text[start..].to_owned(), !text[..start].trim().is_empty()));
     }
+    // Another JSON object further on (`{call}; {call}`): two values, not one with prose.
+    if let Some(next) = text[end..].find('{') {
+        let from = end + next;
+        if let Some(stop) = balanced_end(text, from) {
+            if serde_json::from_str::<Value>(&text[from..stop])
+                .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+            {
+                return Some((format!("{inner}{}", &text[from..stop]), around));
+            }
+        }
+    }
     Some((inner.to_owned(), around))
+}
+
+/// Whether the text ends inside an unterminated JSON string (cut off mid-value).
+fn ends_inside_string(text: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, false, '"') => in_string = !in_string,
+            _ => {}
+        }
+    }
+    in_string
 }
 
 /// The end (exclusive) of the JSON container opening at `start`, if it closes.
@@ -188,7 +222,8 @@ fn has_invalid_escape(content: &str) -> bool {
 }
 
 /// Two or more JSON values written back to back: equal ones are one value; objects with
-/// disjoint keys are merged; otherwise the first is kept.
+/// disjoint keys are merged. Different values (two calls, two argument objects) are not
+/// guessed between: the value is `null` and the caller refuses them.
 fn join_concatenated(text: &str) -> Option<(Value, String)> {
     let values: Vec<Value> = serde_json::Deserializer::from_str(text)
         .into_iter::<Value>()
@@ -228,9 +263,9 @@ fn join_concatenated(text: &str) -> Option<(Value, String)> {
         }
     }
     Some((
-        first,
+        Value::Null,
         format!(
-            "{} JSON values were written back to back; kept the first",
+            "{} different JSON values were written back to back",
             values.len()
         ),
     ))
@@ -282,9 +317,16 @@ mod tests {
     fn doubled_and_concatenated_objects() {
         assert_eq!(repair(r#"{"a":1}{"a":1}"#).0, Ok(json!({"a": 1})));
         assert_eq!(repair(r#"{"a":1} {"b":2}"#).0, Ok(json!({"a": 1, "b": 2})));
-        let (value, fixes) = repair(r#"{"a":1}{"a":2}"#);
-        assert_eq!(value, Ok(json!({"a": 1})));
-        assert!(fixes[0].contains("kept the first"));
+        let (value, _) = repair(r#"{"a":1}{"a":2}"#);
+        assert_eq!(value.unwrap_err(), "2 different JSON values were written back to back (two calls in one block?); none is run");
+        assert!(
+            repair(r#"{"name":"a"}; {"name":"b"}"#).0.is_err(),
+            "two objects with text between"
+        );
+        assert!(repair(r#"{"path": "notes.txt", "content": "Some te"#)
+            .0
+            .unwrap_err()
+            .contains("cut off inside a string"));
     }
 
     #[test]

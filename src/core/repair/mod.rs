@@ -149,11 +149,24 @@ fn repair_parts(
         return Ok(done(name, arguments, fixes));
     }
 
-    // coerce
     let schema = tools
         .get(&name)
         .map(|t| t.input_schema.clone())
         .unwrap_or(Value::Null);
+    // json, with the schema's help: arguments wrapped twice (`{"arguments": {…}}` inside the
+    // arguments), when the schema has no such key.
+    if let Some(inner) = double_wrapped(&arguments, &schema) {
+        fixes.push(Fix {
+            step: Step::Json,
+            detail: "unwrapped arguments given inside another `arguments`".into(),
+        });
+        arguments = inner;
+        if tools.validate(&name, &arguments).is_ok() {
+            return Ok(done(name, arguments, fixes));
+        }
+    }
+
+    // coerce
     let mut details = Vec::new();
     coerce::coerce(&mut arguments, &schema, "", &mut details);
     push(&mut fixes, Step::Coerce, details);
@@ -165,6 +178,16 @@ fn repair_parts(
             fixes,
         }),
     }
+}
+
+fn double_wrapped(arguments: &Value, schema: &Value) -> Option<Value> {
+    let map = arguments.as_object()?;
+    let (key, inner) = map.iter().next().filter(|_| map.len() == 1)?;
+    let declared = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(key));
+    (ARGUMENT_KEYS.contains(&key.as_str()) && inner.is_object() && !declared).then(|| inner.clone())
 }
 
 fn done(name: String, arguments: Value, fixes: Vec<Fix>) -> Repaired {
@@ -191,6 +214,10 @@ fn arguments_object(
                 details.push("arguments were null; used {}".into());
                 return Ok(Map::new());
             }
+            Value::String(text) if text.trim().is_empty() => {
+                details.push("arguments were an empty string; used {}".into());
+                return Ok(Map::new());
+            }
             Value::String(text) => {
                 let mut inner = Vec::new();
                 value = json::repair_json(&text, &mut inner)
@@ -208,12 +235,74 @@ fn arguments_object(
 /// models write (`parameters`, `args`, `input`; `{"function": {...}}`; a one-element array),
 /// with the body's own markers or a fence around it.
 pub fn read_body(body: &str, fixes: &mut Vec<Fix>) -> Result<RawCall, String> {
-    let text = strip_markers(body);
     let mut details = Vec::new();
+    let text = without_thinking(strip_markers(body), &mut details);
+    let text = text.trim();
+    // gpt-oss (harmony): `… to=functions.x <|constrain|>json<|message|>{…}<|call|>`.
+    if let (Some(to), Some(message)) = (text.find("to="), text.find("<|message|>")) {
+        let name = text[to + 3..]
+            .split(|c: char| c.is_whitespace() || c == '<')
+            .next()
+            .unwrap_or("");
+        let json_text = &text[message + "<|message|>".len()..];
+        let json_text = json_text.split("<|call|>").next().unwrap_or(json_text);
+        let arguments = json::repair_json(json_text, &mut details);
+        details.push("read a harmony message (recipient and arguments)".into());
+        push(fixes, Step::Json, details);
+        let arguments = arguments.map_err(|e| format!("the call is not JSON: {e}"))?;
+        return Ok(RawCall {
+            name: name.to_owned(),
+            arguments,
+        });
+    }
+    // Mistral: `[TOOL_CALLS]` before the JSON, or `[TOOL_CALLS]name[ARGS]{…}`.
+    let text = match text.strip_prefix("[TOOL_CALLS]") {
+        Some(rest) => {
+            details.push("removed the [TOOL_CALLS] token".into());
+            rest.trim()
+        }
+        None => text,
+    };
+    if let Some((name, rest)) = text.split_once("[ARGS]") {
+        let name = name.trim();
+        if !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        {
+            let arguments = json::repair_json(rest, &mut details);
+            details.push("read a `name[ARGS]{…}` call".into());
+            push(fixes, Step::Json, details);
+            let arguments = arguments.map_err(|e| format!("the call is not JSON: {e}"))?;
+            return Ok(RawCall {
+                name: name.to_owned(),
+                arguments,
+            });
+        }
+    }
     let value = json::repair_json(text, &mut details);
     push(fixes, Step::Json, details);
     let value = value.map_err(|e| format!("the call is not JSON: {e}"))?;
     call_parts(value)
+}
+
+/// The text without `<think>…</think>` blocks (reasoning that may hold braces).
+fn without_thinking<'a>(text: &'a str, details: &mut Vec<String>) -> std::borrow::Cow<'a, str> {
+    if !text.contains("<think>") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<think>") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</think>") {
+            Some(end) => rest = &rest[start + end + "</think>".len()..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    details.push("removed a <think> block".into());
+    std::borrow::Cow::Owned(out)
 }
 
 fn call_parts(value: Value) -> Result<RawCall, String> {
@@ -252,6 +341,21 @@ fn call_parts(value: Value) -> Result<RawCall, String> {
         .iter()
         .find_map(|key| map.shift_remove(*key))
         .unwrap_or_else(|| Value::Object(Map::new()));
+    // OpenAI's `multi_tool_use.parallel` wrapper around calls: one call is that call.
+    if name.ends_with("multi_tool_use.parallel") {
+        return match arguments
+            .get("tool_uses")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+        {
+            Some([one]) => call_parts(one.clone()),
+            Some(many) => Err(format!(
+                "the call wraps {} calls (multi_tool_use.parallel); write one call per block",
+                many.len()
+            )),
+            None => Err("multi_tool_use.parallel without `tool_uses`".into()),
+        };
+    }
     Ok(RawCall { name, arguments })
 }
 

@@ -49,17 +49,26 @@ pub fn resolve_name(written: &str, tools: &ToolSet) -> Result<(String, Option<St
     ) {
         return fixed(name, "case and separators");
     }
-    if canonical.len() % 2 == 0 {
-        let (a, b) = canonical.split_at(canonical.len() / 2);
-        if a == b {
+    for times in 2..=4 {
+        if canonical.len() % times != 0 {
+            continue;
+        }
+        let part = &canonical[..canonical.len() / times];
+        if part.repeat(times) == canonical {
             if let Some(name) = unique(
                 tools
                     .canonical_names()
-                    .filter(|(_, c)| *c == a)
+                    .filter(|(_, c)| *c == part)
                     .map(|(n, _)| n),
             ) {
-                return fixed(name, "the name was written twice");
+                return fixed(name, "the name was written more than once");
             }
+        }
+    }
+    // A namespace of another host (`repo_browser.read_file`): the tool is after the last dot.
+    if let Some((_, last)) = cleaned.rsplit_once('.') {
+        if let Some(tool) = tools.get(last) {
+            return fixed(&tool.name.clone(), "removed a namespace");
         }
     }
     // Typos: none below 4 characters, a distance of 1 up to 7, 2 from 8; the best must be
@@ -69,8 +78,12 @@ pub fn resolve_name(written: &str, tools: &ToolSet) -> Result<(String, Option<St
         4..=7 => 1,
         _ => 2,
     };
+    // A typo keeps the first letter of a name: `unlock_door` is not a typo of `lock_door`,
+    // nor `get_volume` of `set_volume`.
+    let start: String = canonical.chars().take(1).collect();
     let mut scored: Vec<(usize, &str)> = tools
         .canonical_names()
+        .filter(|(_, c)| c.starts_with(&start))
         .map(|(name, c)| (strsim::damerau_levenshtein(&canonical, c), name))
         .filter(|(distance, _)| *distance <= allowed)
         .collect();
@@ -113,8 +126,16 @@ fn clean(written: &str) -> String {
         }
     }
     name = name.trim();
-    for lead in ["[TOOL_CALLS]", "to="] {
-        if let Some(rest) = name.strip_prefix(lead) {
+    // Harmony headers: `commentary to=functions.x` names its recipient after `to=`.
+    if let Some(at) = name.rfind("to=") {
+        name = name[at + 3..].split_whitespace().next().unwrap_or("");
+    }
+    // Mistral control tokens around the name: `[TOOL_CALLS]x`, `x[ARGS]`.
+    for token in ["[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"] {
+        if let Some(rest) = name.strip_prefix(token) {
+            name = rest.trim();
+        }
+        if let Some(rest) = name.strip_suffix(token) {
             name = rest.trim();
         }
     }
@@ -184,6 +205,11 @@ mod tests {
             "Get-Weather",
             "get_weatherget_weather",
             "get_weather.get_weather",
+            "get_weatherget_weatherget_weather",
+            "commentary to=functions.get_weather",
+            "<|start|>assistant<|channel|>commentary to=functions.get_weather",
+            "get_weather[ARGS]",
+            "repo_browser.get_weather",
             "get_wether",
             "functions.getWeather",
         ] {
@@ -200,6 +226,11 @@ mod tests {
         assert!(resolve("sendEmailz").is_err());
         // …but `sendEmai` is 1 from one and 2 from the other.
         assert_eq!(resolve("sendEmai"), Ok("send_email".into()));
+        // A typo keeps the start of the name.
+        let set = tools(&["lock_door", "set_volume"]);
+        assert!(resolve_name("unlock_door", &set).is_err());
+        assert!(resolve_name("get_volume", &set).is_err());
+        assert!(resolve_name("set_volme", &set).is_ok());
         let error = resolve("delete_all").unwrap_err();
         assert_eq!(error, "unknown tool `delete_all`; the tools are: get_weather, search_docs, add, sub, send_email, sendEmails");
     }
