@@ -80,6 +80,9 @@ extern "C" {
 /// What the worker keeps of a run.
 struct Record {
     events: Vec<Value>,
+    /// The model outputs of the run, as replay transcript lines.
+    transcript: Vec<String>,
+    recorder: Option<crate::core::provider::replay::Recorder>,
     /// `{promise, resolve}`: resolved by `stop`.
     stop: JsValue,
     stopped: Option<String>,
@@ -201,7 +204,7 @@ fn run_id_of(request: &JsValue) -> Result<String, JsError> {
         .ok_or_else(|| js_err("`runId` is required"))
 }
 
-/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages}`.
+/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.
 #[wasm_bindgen]
 pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     let request =
@@ -227,6 +230,8 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
             run_id.clone(),
             Record {
                 events: Vec::new(),
+                transcript: Vec::new(),
+                recorder: None,
                 stop: deferred(),
                 stopped: None,
                 fetch: None,
@@ -280,10 +285,10 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
 
     let mut run = Run::start(input);
     let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page).await;
-    let events = with_record(&run_id, |r| {
+    let (events, transcript) = with_record(&run_id, |r| {
         r.finished = true;
         r.fetch = None;
-        r.events.clone()
+        (r.events.clone(), r.transcript.join("\n"))
     })
     .unwrap_or_default();
     let result = json!({
@@ -292,6 +297,8 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
         "outcome": outcome,
         "events": events,
         "messages": run.messages(),
+        // The model's outputs as a replay transcript: a `replay` model with it repeats this run.
+        "transcript": transcript,
     });
     Ok(convert::from_json(&result))
 }
@@ -388,6 +395,15 @@ async fn drive(
                 || matches!(&current, Stream::Events(_));
             let mut keep = true;
             for event in events {
+                with_record(run_id, |r| {
+                    let recorder = r.recorder.get_or_insert_with(Default::default);
+                    recorder.observe(&event);
+                    if matches!(event, ModelEvent::Done { .. }) {
+                        if let Some(done) = r.recorder.take() {
+                            r.transcript.push(done.line());
+                        }
+                    }
+                });
                 match event {
                     ModelEvent::Text(text) => run.handle(Input::ModelText(text)),
                     ModelEvent::Native(delta) => run.handle(Input::ModelNative(delta)),
