@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod conversation;
 pub mod limits;
 pub mod local;
+pub mod mcp;
 pub mod native;
 pub mod parse;
 pub mod provider;

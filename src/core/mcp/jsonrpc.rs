@@ -1,0 +1,223 @@
+//! JSON-RPC 2.0 messages as MCP uses them, parsed from untrusted text with clear errors.
+
+use serde_json::{json, Map, Value};
+
+use crate::core::tool::kind;
+
+/// A request id: a number or a string (never null in a request).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Id {
+    Number(i64),
+    Text(String),
+}
+
+impl Id {
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Number(n) => json!(n),
+            Id::Text(s) => json!(s),
+        }
+    }
+
+    fn from_value(value: &Value) -> Option<Id> {
+        match value {
+            Value::Number(n) => n.as_i64().map(Id::Number),
+            Value::String(s) => Some(Id::Text(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Id {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+}
+
+/// One message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    Request {
+        id: Id,
+        method: String,
+        params: Option<Value>,
+    },
+    Notification {
+        method: String,
+        params: Option<Value>,
+    },
+    Response {
+        id: Id,
+        result: Value,
+    },
+    Error {
+        id: Option<Id>,
+        error: RpcError,
+    },
+}
+
+impl Message {
+    pub fn request(id: Id, method: &str, params: Option<Value>) -> Value {
+        let mut message = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        message
+    }
+
+    pub fn notification(method: &str, params: Option<Value>) -> Value {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        message
+    }
+
+    pub fn response(id: &Id, result: Value) -> Value {
+        json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})
+    }
+
+    pub fn error_response(id: &Id, code: i64, message: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {"code": code, "message": message}})
+    }
+}
+
+/// Parses a body: one message or a batch (an array of messages).
+pub fn parse_messages(text: &str) -> Result<Vec<Message>, String> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the server sent JSON-RPC that is not JSON: {e}"))?;
+    match value {
+        Value::Array(items) => items.into_iter().map(parse_message).collect(),
+        other => Ok(vec![parse_message(other)?]),
+    }
+}
+
+/// Parses one message value.
+pub fn parse_message(value: Value) -> Result<Message, String> {
+    let Value::Object(mut map) = value else {
+        return Err(format!(
+            "a JSON-RPC message is {}, not an object",
+            kind(&value)
+        ));
+    };
+    if map.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return Err("a JSON-RPC message lacks \"jsonrpc\": \"2.0\"".into());
+    }
+    let id = map.get("id").cloned();
+    if let Some(method) = map.get("method") {
+        let method = method
+            .as_str()
+            .ok_or("a JSON-RPC `method` is not a string")?
+            .to_owned();
+        let params = map.remove("params");
+        return match id {
+            None => Ok(Message::Notification { method, params }),
+            Some(id) => {
+                let id =
+                    Id::from_value(&id).ok_or_else(|| format!("a request id is {}", kind(&id)))?;
+                Ok(Message::Request { id, method, params })
+            }
+        };
+    }
+    if let Some(error) = map.remove("error") {
+        let error = parse_error(&error)?;
+        let id = id.as_ref().and_then(Id::from_value);
+        return Ok(Message::Error { id, error });
+    }
+    match (id, map.remove("result")) {
+        (Some(id), Some(result)) => {
+            let id =
+                Id::from_value(&id).ok_or_else(|| format!("a response id is {}", kind(&id)))?;
+            Ok(Message::Response { id, result })
+        }
+        _ => Err("a JSON-RPC message is neither a request, a notification nor a response".into()),
+    }
+}
+
+fn parse_error(value: &Value) -> Result<RpcError, String> {
+    let map: &Map<String, Value> = value
+        .as_object()
+        .ok_or("a JSON-RPC `error` is not an object")?;
+    Ok(RpcError {
+        code: map.get("code").and_then(Value::as_i64).unwrap_or(0),
+        message: map
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("an error without a message")
+            .chars()
+            .take(500)
+            .collect(),
+        data: map.get("data").cloned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_of_every_kind() {
+        let parsed = parse_messages(
+            r#"[{"jsonrpc":"2.0","id":1,"result":{"ok":true}},
+                {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}},
+                {"jsonrpc":"2.0","id":"a","method":"ping"},
+                {"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"nope"}}]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            parsed[0],
+            Message::Response {
+                id: Id::Number(1),
+                result: json!({"ok": true})
+            }
+        );
+        assert!(
+            matches!(&parsed[1], Message::Notification { method, .. } if method == "notifications/progress")
+        );
+        assert!(matches!(&parsed[2], Message::Request { id: Id::Text(t), .. } if t == "a"));
+        assert!(
+            matches!(&parsed[3], Message::Error { id: Some(Id::Number(2)), error } if error.code == -32601)
+        );
+    }
+
+    #[test]
+    fn malformed_messages_are_errors() {
+        assert!(parse_messages("{").unwrap_err().contains("not JSON"));
+        assert!(parse_messages("[1]").unwrap_err().contains("a number"));
+        assert!(parse_messages(r#"{"id":1,"result":{}}"#)
+            .unwrap_err()
+            .contains("2.0"));
+        assert!(parse_messages(r#"{"jsonrpc":"2.0","id":{},"result":{}}"#)
+            .unwrap_err()
+            .contains("an object"));
+        assert!(parse_messages(r#"{"jsonrpc":"2.0"}"#).is_err());
+    }
+
+    #[test]
+    fn encoding() {
+        assert_eq!(
+            Message::request(Id::Number(3), "tools/list", Some(json!({"cursor": "c"}))),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "c"}})
+        );
+        assert_eq!(
+            Message::notification("notifications/initialized", None),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+    }
+}

@@ -1,0 +1,674 @@
+//! The MCP client over Streamable HTTP, sans-IO.
+//!
+//! [`Session`] builds every HTTP request of a session (initialize, the initialized
+//! notification, `tools/list` with pagination, `tools/call`, cancellation, answers to server
+//! requests, the optional GET stream with `Last-Event-ID`, `DELETE` at the end) with
+//! `Mcp-Session-Id` and `MCP-Protocol-Version` once known, and turns what the server answers
+//! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. The shells perform the
+//! requests: the worker's fetch, and the CLI's blocking HTTP driver.
+
+pub mod jsonrpc;
+pub mod tools;
+
+use serde_json::{json, Map, Value};
+
+use self::jsonrpc::{Id, Message};
+use self::tools::{parse_tools, McpTool};
+use super::provider::HttpRequest;
+
+/// The protocol revision the client asks for, and those it accepts.
+pub const LATEST_PROTOCOL: &str = "2025-11-25";
+pub const SUPPORTED_PROTOCOLS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Default time for one request.
+pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
+
+/// Why a request was made, to read its answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Purpose {
+    Initialize,
+    ListTools,
+    CallTool { name: String },
+    Other(String),
+}
+
+/// A request for the shell to send; `id` is the JSON-RPC id when an answer is expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub id: Option<i64>,
+    pub request: HttpRequest,
+}
+
+/// What kind of body follows an answer's status and headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    Json,
+    Sse,
+    /// 202 Accepted, or nothing to read.
+    Empty,
+}
+
+/// A failed exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpError {
+    /// 404 for a request that carried a session id: start a new session.
+    SessionExpired,
+    /// 401: the server wants authorization.
+    Unauthorized {
+        www_authenticate: Option<String>,
+    },
+    Http {
+        status: u16,
+        message: String,
+    },
+    Protocol(String),
+}
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            McpError::SessionExpired => write!(f, "the server ended the session (404)"),
+            McpError::Unauthorized { .. } => write!(
+                f,
+                "the server requires authorization (401); sign-in is not supported yet"
+            ),
+            McpError::Http { status, message } => write!(
+                f,
+                "the server answered {status}{}",
+                if message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                }
+            ),
+            McpError::Protocol(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallResult {
+    /// The result for the model, as text.
+    Ok {
+        text: String,
+        structured: Option<Value>,
+    },
+    /// `isError: true`, or a JSON-RPC error.
+    Error(String),
+}
+
+/// What the server's messages mean to the client.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpEvent {
+    Initialized {
+        protocol: String,
+        server: String,
+    },
+    Tools {
+        tools: Vec<McpTool>,
+        problems: Vec<String>,
+        next_cursor: Option<String>,
+    },
+    ToolsChanged,
+    CallDone {
+        id: i64,
+        name: String,
+        result: CallResult,
+    },
+    Progress {
+        token: Value,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    /// A request from the server, which the client must answer ([`Session::reply`]).
+    ServerRequest {
+        id: Id,
+        method: String,
+        params: Option<Value>,
+    },
+    /// A request of ours failed.
+    Failed {
+        id: i64,
+        error: String,
+    },
+    /// A message the client takes note of but does not act on (logging, resource updates).
+    Note(String),
+}
+
+/// One MCP session.
+#[derive(Debug, Clone)]
+pub struct Session {
+    url: String,
+    protocol: Option<String>,
+    session_id: Option<String>,
+    next_id: i64,
+    pending: Vec<(i64, Purpose)>,
+    server: String,
+}
+
+impl Session {
+    pub fn new(url: impl Into<String>) -> Self {
+        Session {
+            url: url.into(),
+            protocol: None,
+            session_id: None,
+            next_id: 0,
+            pending: Vec::new(),
+            server: String::new(),
+        }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.session_id.as_deref()
+    }
+
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+
+    pub fn is_initialized(&self) -> bool {
+        self.protocol.is_some()
+    }
+
+    /// Ids of requests still waiting for an answer.
+    pub fn pending(&self) -> impl Iterator<Item = (i64, &Purpose)> {
+        self.pending.iter().map(|(id, p)| (*id, p))
+    }
+
+    /// Forgets the session (after a 404): the next step is a new `initialize`.
+    pub fn reset(&mut self) {
+        self.protocol = None;
+        self.session_id = None;
+        self.pending.clear();
+    }
+
+    fn headers(&self, accept: &str) -> Vec<(String, String)> {
+        let mut headers = vec![("accept".to_owned(), accept.to_owned())];
+        if let Some(id) = &self.session_id {
+            headers.push(("mcp-session-id".to_owned(), id.clone()));
+        }
+        if let Some(protocol) = &self.protocol {
+            headers.push(("mcp-protocol-version".to_owned(), protocol.clone()));
+        }
+        headers
+    }
+
+    fn post(&mut self, body: Value, purpose: Option<Purpose>) -> Outgoing {
+        let mut headers = self.headers("application/json, text/event-stream");
+        headers.push(("content-type".to_owned(), "application/json".to_owned()));
+        let id = purpose.map(|purpose| {
+            let id = body["id"].as_i64().expect("requests carry a numeric id");
+            self.pending.push((id, purpose));
+            id
+        });
+        Outgoing {
+            id,
+            request: HttpRequest {
+                method: "POST".into(),
+                url: self.url.clone(),
+                headers,
+                body: body.to_string(),
+            },
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Option<Value>, purpose: Purpose) -> Outgoing {
+        self.next_id += 1;
+        let body = Message::request(Id::Number(self.next_id), method, params);
+        self.post(body, Some(purpose))
+    }
+
+    /// `initialize`; `capabilities` are the client's (e.g. `{"elicitation": {}}`).
+    pub fn initialize(
+        &mut self,
+        client_name: &str,
+        client_version: &str,
+        capabilities: Value,
+    ) -> Outgoing {
+        self.reset();
+        let params = json!({
+            "protocolVersion": LATEST_PROTOCOL,
+            "capabilities": capabilities,
+            "clientInfo": {"name": client_name, "version": client_version},
+        });
+        self.request("initialize", Some(params), Purpose::Initialize)
+    }
+
+    /// `notifications/initialized`, sent once the initialize answer arrived.
+    pub fn initialized(&mut self) -> Outgoing {
+        self.post(
+            Message::notification("notifications/initialized", None),
+            None,
+        )
+    }
+
+    pub fn list_tools(&mut self, cursor: Option<&str>) -> Outgoing {
+        let params = cursor.map(|c| json!({"cursor": c}));
+        self.request("tools/list", params, Purpose::ListTools)
+    }
+
+    /// `tools/call`; with a progress token the server may send progress notifications.
+    pub fn call_tool(
+        &mut self,
+        name: &str,
+        arguments: &Map<String, Value>,
+        progress_token: Option<Value>,
+    ) -> Outgoing {
+        let mut params = json!({"name": name, "arguments": arguments});
+        if let Some(token) = progress_token {
+            params["_meta"] = json!({"progressToken": token});
+        }
+        self.request(
+            "tools/call",
+            Some(params),
+            Purpose::CallTool {
+                name: name.to_owned(),
+            },
+        )
+    }
+
+    /// Any other request (`ping`, `resources/list`, …).
+    pub fn call(&mut self, method: &str, params: Option<Value>) -> Outgoing {
+        self.request(method, params, Purpose::Other(method.to_owned()))
+    }
+
+    /// `notifications/cancelled` for a request of ours (abort or timeout); it is no longer
+    /// pending.
+    pub fn cancel(&mut self, id: i64, reason: &str) -> Outgoing {
+        self.pending.retain(|(p, _)| *p != id);
+        self.post(
+            Message::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": id, "reason": reason})),
+            ),
+            None,
+        )
+    }
+
+    /// Answers a server request: a result, or an error `(code, message)`.
+    pub fn reply(&mut self, id: &Id, answer: Result<Value, (i64, String)>) -> Outgoing {
+        let body = match answer {
+            Ok(result) => Message::response(id, result),
+            Err((code, message)) => Message::error_response(id, code, &message),
+        };
+        self.post(body, None)
+    }
+
+    /// The GET stream for server messages, resuming after `last_event_id` when given.
+    pub fn listen(&self, last_event_id: Option<&str>) -> HttpRequest {
+        let mut headers = self.headers("text/event-stream");
+        if let Some(id) = last_event_id {
+            headers.push(("last-event-id".to_owned(), id.to_owned()));
+        }
+        HttpRequest {
+            method: "GET".into(),
+            url: self.url.clone(),
+            headers,
+            body: String::new(),
+        }
+    }
+
+    /// `DELETE` to end the session, when the server gave one.
+    pub fn terminate(&self) -> Option<HttpRequest> {
+        self.session_id.as_ref()?;
+        Some(HttpRequest {
+            method: "DELETE".into(),
+            url: self.url.clone(),
+            headers: self.headers("application/json"),
+            body: String::new(),
+        })
+    }
+
+    /// Reads an answer's status and headers. `content_type` and `session_id` are the
+    /// `Content-Type` and `Mcp-Session-Id` headers; `had_session` says whether the request
+    /// carried a session id.
+    pub fn answer(
+        &mut self,
+        status: u16,
+        content_type: Option<&str>,
+        session_id: Option<&str>,
+        had_session: bool,
+        www_authenticate: Option<&str>,
+    ) -> Result<Body, McpError> {
+        match status {
+            200..=299 => {}
+            404 if had_session => return Err(McpError::SessionExpired),
+            401 => {
+                return Err(McpError::Unauthorized {
+                    www_authenticate: www_authenticate.map(str::to_owned),
+                })
+            }
+            _ => {
+                return Err(McpError::Http {
+                    status,
+                    message: String::new(),
+                })
+            }
+        }
+        if let Some(id) = session_id {
+            // A session id is visible ASCII (0x21–0x7E), as the spec says.
+            if id.is_empty() || id.len() > 1024 || !id.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+                return Err(McpError::Protocol(
+                    "the server sent an invalid Mcp-Session-Id".into(),
+                ));
+            }
+            if self.session_id.is_none() {
+                self.session_id = Some(id.to_owned());
+            }
+        }
+        if status == 202 || status == 204 {
+            return Ok(Body::Empty);
+        }
+        let kind = content_type
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match kind.as_str() {
+            "application/json" => Ok(Body::Json),
+            "text/event-stream" => Ok(Body::Sse),
+            "" => Ok(Body::Empty),
+            other => Err(McpError::Protocol(format!(
+                "the server answered with content type {other}, not JSON or SSE"
+            ))),
+        }
+    }
+
+    /// A message from the server.
+    pub fn receive(&mut self, message: Message) -> Vec<McpEvent> {
+        match message {
+            Message::Response {
+                id: Id::Number(id),
+                result,
+            } => self.result(id, result),
+            Message::Response { id, .. } => vec![McpEvent::Note(format!(
+                "a response for an id we never sent ({id})"
+            ))],
+            Message::Error {
+                id: Some(Id::Number(id)),
+                error,
+            } => match self.take(id) {
+                Some(purpose) => {
+                    let error = format!(
+                        "{} failed: {} ({})",
+                        describe(&purpose),
+                        error.message,
+                        error.code
+                    );
+                    match purpose {
+                        Purpose::CallTool { name } => vec![McpEvent::CallDone {
+                            id,
+                            name,
+                            result: CallResult::Error(error),
+                        }],
+                        _ => vec![McpEvent::Failed { id, error }],
+                    }
+                }
+                None => vec![McpEvent::Note(format!(
+                    "an error for an id we never sent ({id})"
+                ))],
+            },
+            Message::Error { error, .. } => vec![McpEvent::Note(format!(
+                "the server reported: {}",
+                error.message
+            ))],
+            Message::Notification { method, params } => match method.as_str() {
+                "notifications/tools/list_changed" => vec![McpEvent::ToolsChanged],
+                "notifications/progress" => {
+                    let params = params.unwrap_or(Value::Null);
+                    vec![McpEvent::Progress {
+                        token: params.get("progressToken").cloned().unwrap_or(Value::Null),
+                        progress: params
+                            .get("progress")
+                            .and_then(Value::as_f64)
+                            .unwrap_or(0.0),
+                        total: params.get("total").and_then(Value::as_f64),
+                        message: params
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    }]
+                }
+                other => vec![McpEvent::Note(format!("notification {other}"))],
+            },
+            Message::Request { id, method, params } => {
+                vec![McpEvent::ServerRequest { id, method, params }]
+            }
+        }
+    }
+
+    fn take(&mut self, id: i64) -> Option<Purpose> {
+        let at = self.pending.iter().position(|(p, _)| *p == id)?;
+        Some(self.pending.remove(at).1)
+    }
+
+    fn result(&mut self, id: i64, result: Value) -> Vec<McpEvent> {
+        let Some(purpose) = self.take(id) else {
+            return vec![McpEvent::Note(format!(
+                "a response for an id we never sent ({id}) or already gave up on"
+            ))];
+        };
+        match purpose {
+            Purpose::Initialize => {
+                let version = result
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                if !SUPPORTED_PROTOCOLS.contains(&version) {
+                    return vec![McpEvent::Failed {
+                        id,
+                        error: format!(
+                            "the server speaks MCP {version:?}; this client speaks {}",
+                            SUPPORTED_PROTOCOLS.join(", ")
+                        ),
+                    }];
+                }
+                self.protocol = Some(version.to_owned());
+                self.server = result
+                    .pointer("/serverInfo/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                vec![McpEvent::Initialized {
+                    protocol: version.to_owned(),
+                    server: self.server.clone(),
+                }]
+            }
+            Purpose::ListTools => {
+                let (tools, problems) = match result.get("tools") {
+                    Some(Value::Array(entries)) => parse_tools(entries),
+                    _ => (
+                        Vec::new(),
+                        vec!["tools/list answered without a `tools` array".to_owned()],
+                    ),
+                };
+                let next_cursor = result
+                    .get("nextCursor")
+                    .and_then(Value::as_str)
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_owned);
+                vec![McpEvent::Tools {
+                    tools,
+                    problems,
+                    next_cursor,
+                }]
+            }
+            Purpose::CallTool { name } => vec![McpEvent::CallDone {
+                id,
+                result: tools::call_result(&result),
+                name,
+            }],
+            Purpose::Other(_) => vec![McpEvent::Note(format!("request {id} answered"))],
+        }
+    }
+}
+
+fn describe(purpose: &Purpose) -> String {
+    match purpose {
+        Purpose::Initialize => "initialize".into(),
+        Purpose::ListTools => "tools/list".into(),
+        Purpose::CallTool { name } => format!("tools/call `{name}`"),
+        Purpose::Other(method) => method.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::mcp::jsonrpc::parse_messages;
+
+    fn receive(session: &mut Session, text: &str) -> Vec<McpEvent> {
+        parse_messages(text)
+            .unwrap()
+            .into_iter()
+            .flat_map(|m| session.receive(m))
+            .collect()
+    }
+
+    fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
+        request
+            .headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn a_session_from_initialize_to_delete() {
+        let mut session = Session::new("http://127.0.0.1:3901/mcp");
+        let init = session.initialize("webmcp-host", "0.1.0", json!({}));
+        let body: Value = serde_json::from_str(&init.request.body).unwrap();
+        assert_eq!(body["params"]["protocolVersion"], LATEST_PROTOCOL);
+        assert_eq!(
+            header(&init.request, "accept"),
+            Some("application/json, text/event-stream")
+        );
+        assert_eq!(header(&init.request, "mcp-session-id"), None);
+        assert_eq!(
+            session.answer(200, Some("text/event-stream"), Some("abc-123"), false, None),
+            Ok(Body::Sse)
+        );
+        let events = receive(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"everything"}}}"#,
+        );
+        assert_eq!(
+            events,
+            vec![McpEvent::Initialized {
+                protocol: "2025-06-18".into(),
+                server: "everything".into()
+            }]
+        );
+        let list = session.list_tools(Some("page2"));
+        assert_eq!(header(&list.request, "mcp-session-id"), Some("abc-123"));
+        assert_eq!(
+            header(&list.request, "mcp-protocol-version"),
+            Some("2025-06-18")
+        );
+        let events = receive(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"nextCursor":"page3"}}"#,
+        );
+        assert!(
+            matches!(&events[0], McpEvent::Tools { tools, next_cursor: Some(c), .. } if tools.len() == 1 && c == "page3")
+        );
+        assert_eq!(session.terminate().unwrap().method, "DELETE");
+        assert_eq!(
+            session.listen(Some("ev-7")).headers.last().unwrap(),
+            &("last-event-id".to_owned(), "ev-7".to_owned())
+        );
+    }
+
+    #[test]
+    fn unsupported_versions_and_odd_answers() {
+        let mut session = Session::new("http://x/mcp");
+        session.initialize("c", "1", json!({}));
+        let events = receive(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05"}}"#,
+        );
+        assert!(
+            matches!(&events[0], McpEvent::Failed { error, .. } if error.contains("2024-11-05"))
+        );
+        assert!(!session.is_initialized());
+        assert_eq!(
+            session.answer(404, None, None, true, None),
+            Err(McpError::SessionExpired)
+        );
+        assert_eq!(
+            session.answer(404, None, None, false, None),
+            Err(McpError::Http {
+                status: 404,
+                message: String::new()
+            })
+        );
+        assert!(matches!(
+            session.answer(200, Some("application/json"), Some("bad id\n"), false, None),
+            Err(McpError::Protocol(_))
+        ));
+        assert!(matches!(
+            session.answer(200, Some("text/html"), None, false, None),
+            Err(McpError::Protocol(_))
+        ));
+        assert_eq!(
+            session.answer(202, None, None, false, None),
+            Ok(Body::Empty)
+        );
+        let events = receive(&mut session, r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
+        assert!(matches!(&events[0], McpEvent::Note(_)));
+    }
+
+    #[test]
+    fn calls_progress_cancellation_and_server_requests() {
+        let mut session = Session::new("http://x/mcp");
+        let call = session.call_tool("long", &Map::new(), Some(json!("p1")));
+        let body: Value = serde_json::from_str(&call.request.body).unwrap();
+        assert_eq!(body["params"]["_meta"]["progressToken"], "p1");
+        let events = receive(
+            &mut session,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":2,"total":5}}"#,
+        );
+        assert_eq!(
+            events[0],
+            McpEvent::Progress {
+                token: json!("p1"),
+                progress: 2.0,
+                total: Some(5.0),
+                message: None
+            }
+        );
+        let cancel = session.cancel(call.id.unwrap(), "timed out");
+        assert!(cancel.request.body.contains("notifications/cancelled"));
+        assert_eq!(session.pending().count(), 0);
+        let events = receive(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}"#,
+        );
+        assert!(
+            matches!(&events[0], McpEvent::ServerRequest { method, .. } if method == "elicitation/create")
+        );
+        let reply = session.reply(
+            &Id::Text("s1".into()),
+            Err((-32601, "not supported".into())),
+        );
+        assert!(reply.request.body.contains("-32601"));
+        let call = session.call_tool("echo", &Map::new(), None);
+        let events = receive(
+            &mut session,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"bad args"}}}}"#,
+                call.id.unwrap()
+            ),
+        );
+        assert!(
+            matches!(&events[0], McpEvent::CallDone { result: CallResult::Error(e), .. } if e.contains("bad args"))
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! MCP tools as the host uses them: parsed from `tools/list`, named into a namespace, judged
+//! for confirmation, and their call results made into text for the model.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::core::tool::{is_valid_name, kind};
+
+/// MCP's tool annotations (hints; absent means the spec's default).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpAnnotations {
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    pub idempotent_hint: Option<bool>,
+    pub open_world_hint: Option<bool>,
+}
+
+/// A tool of an MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTool {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    pub annotations: McpAnnotations,
+}
+
+impl McpTool {
+    /// Whether a call needs the person's yes: MCP's defaults make a tool that is not
+    /// read-only destructive unless it says otherwise; a trusted server is not asked.
+    pub fn needs_confirmation(&self, trusted: bool) -> bool {
+        if trusted || self.annotations.read_only_hint == Some(true) {
+            return false;
+        }
+        self.annotations.destructive_hint != Some(false)
+    }
+}
+
+/// The name a namespaced tool has in a run: `ns__name`.
+pub fn namespaced(namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|n| !n.is_empty()) {
+        Some(ns) => format!("{ns}__{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// Parses `tools/list` entries; bad entries are skipped with a reason.
+pub fn parse_tools(entries: &[Value]) -> (Vec<McpTool>, Vec<String>) {
+    let mut tools = Vec::new();
+    let mut problems = Vec::new();
+    for entry in entries {
+        match parse_tool(entry) {
+            Ok(tool) => tools.push(tool),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    (tools, problems)
+}
+
+fn parse_tool(entry: &Value) -> Result<McpTool, String> {
+    let map = entry
+        .as_object()
+        .ok_or_else(|| format!("a tool entry is {}", kind(entry)))?;
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("a tool entry has no name")?;
+    if !is_valid_name(name, 128) {
+        return Err(format!(
+            "tool `{}` left out: its name is not 1 to 128 of A-Z, a-z, 0-9, '_', '-'",
+            name.chars().take(60).collect::<String>()
+        ));
+    }
+    let input_schema = match map.get("inputSchema") {
+        Some(Value::Object(schema)) => Value::Object(schema.clone()),
+        None => json!({"type": "object", "properties": {}}),
+        Some(other) => {
+            return Err(format!(
+                "tool `{name}` left out: its inputSchema is {}",
+                kind(other)
+            ))
+        }
+    };
+    let hint = |key: &str| {
+        map.get("annotations")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_bool)
+    };
+    Ok(McpTool {
+        name: name.to_owned(),
+        title: map.get("title").and_then(Value::as_str).map(str::to_owned),
+        description: map
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        input_schema,
+        output_schema: map.get("outputSchema").filter(|s| s.is_object()).cloned(),
+        annotations: McpAnnotations {
+            read_only_hint: hint("readOnlyHint"),
+            destructive_hint: hint("destructiveHint"),
+            idempotent_hint: hint("idempotentHint"),
+            open_world_hint: hint("openWorldHint"),
+        },
+    })
+}
+
+/// A `tools/call` result as the model sees it: text content joined; images, audio and
+/// resources described (their bytes are not sent to the model); `structuredContent` when there
+/// is no text; `isError` → an error.
+pub fn call_result(result: &Value) -> super::CallResult {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(Value::Array(content)) = result.get("content") {
+        for item in content {
+            let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
+            match text("type") {
+                "text" => parts.push(text("text").to_owned()),
+                "image" | "audio" => parts.push(format!(
+                    "[{} {}, {} bytes of base64 not shown]",
+                    text("type"),
+                    text("mimeType"),
+                    text("data").len()
+                )),
+                "resource_link" => parts.push(
+                    format!("[resource link {} {}]", text("uri"), text("name"))
+                        .trim_end()
+                        .replace(" ]", "]"),
+                ),
+                "resource" => {
+                    let resource = item.get("resource").cloned().unwrap_or(Value::Null);
+                    match resource.get("text").and_then(Value::as_str) {
+                        Some(body) => parts.push(body.to_owned()),
+                        None => parts.push(format!(
+                            "[resource {} ({})]",
+                            resource.get("uri").and_then(Value::as_str).unwrap_or(""),
+                            resource
+                                .get("mimeType")
+                                .and_then(Value::as_str)
+                                .unwrap_or("binary")
+                        )),
+                    }
+                }
+                other => parts.push(format!("[content of type {other:?}]")),
+            }
+        }
+    }
+    let structured = result
+        .get("structuredContent")
+        .filter(|s| !s.is_null())
+        .cloned();
+    let mut text = parts.join("\n");
+    if text.is_empty() {
+        if let Some(structured) = &structured {
+            text = structured.to_string();
+        }
+    }
+    if result.get("isError") == Some(&Value::Bool(true)) {
+        return super::CallResult::Error(if text.is_empty() {
+            "the tool reported an error without a message".into()
+        } else {
+            text
+        });
+    }
+    super::CallResult::Ok { text, structured }
+}
+
+/// Checks `structuredContent` against the tool's `outputSchema`.
+pub fn check_structured(tool: &McpTool, structured: Option<&Value>) -> Result<(), String> {
+    let Some(schema) = &tool.output_schema else {
+        return Ok(());
+    };
+    let Some(value) = structured else {
+        return Err(format!(
+            "`{}` declares an output schema but sent no structuredContent",
+            tool.name
+        ));
+    };
+    let validator = jsonschema::validator_for(schema).map_err(|e| {
+        format!(
+            "`{}` has an output schema that does not compile: {e}",
+            tool.name
+        )
+    })?;
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .take(3)
+        .map(|e| e.to_string())
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` sent structuredContent that does not match its output schema: {}",
+            tool.name,
+            errors.join("; ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::mcp::CallResult;
+
+    #[test]
+    fn tools_and_confirmation_defaults() {
+        let (tools, problems) = parse_tools(&[
+            json!({"name": "read", "inputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}}),
+            json!({"name": "write", "inputSchema": {"type": "object"}}),
+            json!({"name": "note", "annotations": {"destructiveHint": false}}),
+            json!({"name": "bad name"}),
+            json!("x"),
+        ]);
+        assert_eq!(problems.len(), 2);
+        assert!(!tools[0].needs_confirmation(false));
+        assert!(
+            tools[1].needs_confirmation(false),
+            "absent hints on a non-read-only tool: destructive"
+        );
+        assert!(
+            !tools[1].needs_confirmation(true),
+            "a trusted server is not asked"
+        );
+        assert!(!tools[2].needs_confirmation(false));
+        assert_eq!(namespaced(Some("docs"), "search"), "docs__search");
+        assert_eq!(namespaced(None, "search"), "search");
+    }
+
+    #[test]
+    fn results_of_every_content_type() {
+        let result = json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+            {"type": "resource_link", "uri": "file:///a.md", "name": "a.md"},
+            {"type": "resource", "resource": {"uri": "file:///b.md", "text": "B body"}},
+            {"type": "resource", "resource": {"uri": "file:///c.bin", "blob": "AA", "mimeType": "application/octet-stream"}}
+        ]});
+        let CallResult::Ok { text, .. } = call_result(&result) else {
+            panic!()
+        };
+        assert_eq!(text, "hello\n[image image/png, 4 bytes of base64 not shown]\n[resource link file:///a.md a.md]\nB body\n[resource file:///c.bin (application/octet-stream)]");
+        assert_eq!(
+            call_result(&json!({"content": [{"type": "text", "text": "no"}], "isError": true})),
+            CallResult::Error("no".into())
+        );
+        let structured = call_result(&json!({"content": [], "structuredContent": {"sum": 3}}));
+        assert_eq!(
+            structured,
+            CallResult::Ok {
+                text: "{\"sum\":3}".into(),
+                structured: Some(json!({"sum": 3}))
+            }
+        );
+    }
+
+    #[test]
+    fn structured_content_is_checked() {
+        let (tools, _) = parse_tools(&[
+            json!({"name": "sum", "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}}),
+        ]);
+        assert_eq!(
+            check_structured(&tools[0], Some(&json!({"sum": 3}))),
+            Ok(())
+        );
+        assert!(check_structured(&tools[0], Some(&json!({"total": 3})))
+            .unwrap_err()
+            .contains("does not match"));
+        assert!(check_structured(&tools[0], None).is_err());
+    }
+}
