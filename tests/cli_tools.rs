@@ -58,7 +58,12 @@ fn a_clean_file_exits_zero_and_usage_errors_exit_two() {
     );
     let (code, _, stderr) = run(&["mcp"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("`mcp` is not part of version"));
+    assert!(stderr.contains("mcp takes URL tools"));
+    let (code, _, stderr) = run(&["frobnicate"]);
+    assert_eq!(
+        (code, stderr.contains("unknown command `frobnicate`")),
+        (2, true)
+    );
     let (code, _, stderr) = run(&["parse"]);
     assert_eq!(
         (code, stderr.contains("--tools FILE is required")),

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 
 use std::io::Read;
 
+mod mcp;
+
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run;
@@ -25,6 +27,15 @@ USAGE:
                                read one raw call on stdin, as a model wrote it, and print
                                {"ok":true,"call":{"name","arguments"},"fixes":[…]} or
                                {"ok":false,"error":…}
+    webmcp-host mcp URL tools [--header K:V]… [--namespace NS] [--trusted] [--timeout MS]
+                               list an MCP server's tools (Streamable HTTP), one JSON
+                               object a line, with whether a call needs confirmation
+    webmcp-host mcp URL call NAME JSON [--header K:V]… [--namespace NS] [--timeout MS]
+                               call one tool and print {"ok":true,"result":…} or
+                               {"ok":false,"error":…}
+    webmcp-host mcp --conformance URL
+                               the client of the MCP conformance suite (the scenario comes
+                               from MCP_CONFORMANCE_SCENARIO)
     webmcp-host tools FILE     check a tools file (a JSON array of {name, description,
                                inputSchema, annotations?}): prints the tools as the host
                                reads them, one JSON object a line, and every entry it skips
@@ -47,6 +58,7 @@ fn main() -> ExitCode {
         }
         ["tools", file] => tools(file),
         ["parse", rest @ ..] => parse(rest),
+        ["mcp", rest @ ..] => mcp_command(rest),
         ["repair", rest @ ..] => repair(rest),
         [command, ..] => {
             let known = matches!(*command, "mcp");
@@ -225,4 +237,171 @@ fn repair(args: &[&str]) -> ExitCode {
     };
     println!("{line}");
     ExitCode::SUCCESS
+}
+
+fn mcp_command(args: &[&str]) -> ExitCode {
+    if let ["--conformance", .., url] = args {
+        return conformance(url);
+    }
+    let mut headers = Vec::new();
+    let mut namespace: Option<String> = None;
+    let mut trusted = false;
+    let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut positional: Vec<&str> = Vec::new();
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let result = match *arg {
+            "--header" => rest
+                .next()
+                .ok_or("--header needs K:V".to_owned())
+                .and_then(|h| mcp::parse_header(h))
+                .map(|h| headers.push(h)),
+            "--namespace" => rest
+                .next()
+                .map(|n| namespace = Some((*n).to_owned()))
+                .ok_or("--namespace needs a name".to_owned()),
+            "--trusted" => {
+                trusted = true;
+                Ok(())
+            }
+            "--timeout" => rest
+                .next()
+                .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
+                .map(|t| timeout_ms = t)
+                .ok_or("--timeout takes milliseconds".to_owned()),
+            other if other.starts_with("--") => Err(format!("unknown option `{other}`")),
+            other => {
+                positional.push(other);
+                Ok(())
+            }
+        };
+        if let Err(message) = result {
+            return usage_error(&message);
+        }
+    }
+    let (url, action) = match positional.as_slice() {
+        [url, "tools"] => (*url, None),
+        [url, "call", name, json] => (*url, Some((*name, *json))),
+        _ => return usage_error("mcp takes URL tools, or URL call NAME JSON"),
+    };
+    if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
+        return usage_error(&message.replace("base URL", "server URL"));
+    }
+    let mut driver = mcp::Driver::new(url, headers, timeout_ms);
+    let code = match run_mcp(&mut driver, action, namespace.as_deref(), trusted) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("webmcp-host: {url}: {message}");
+            ExitCode::from(2)
+        }
+    };
+    driver.close();
+    for line in &driver.log {
+        eprintln!("webmcp-host: {line}");
+    }
+    code
+}
+
+fn run_mcp(
+    driver: &mut mcp::Driver,
+    action: Option<(&str, &str)>,
+    namespace: Option<&str>,
+    trusted: bool,
+) -> Result<ExitCode, String> {
+    driver.connect()?;
+    let (tools, problems) = driver.tools()?;
+    for problem in &problems {
+        eprintln!("webmcp-host: skipped: {problem}");
+    }
+    let Some((name, json)) = action else {
+        for tool in &tools {
+            println!("{}", mcp::tool_line(tool, namespace, trusted));
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let name = match namespace {
+        Some(ns) => name.strip_prefix(&format!("{ns}__")).unwrap_or(name),
+        None => name,
+    };
+    let arguments = match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
+        Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
+    };
+    let tool = tools.iter().find(|t| t.name == name);
+    if tool.is_none() {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "no tool `{name}`; the server offers: {}",
+            names.join(", ")
+        ));
+    }
+    let result = driver.call(name, &arguments)?;
+    let (ok, line) = mcp::result_line(tool, &result);
+    println!("{line}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The conformance suite's client: the scenario names what to do.
+fn conformance(url: &str) -> ExitCode {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let mut driver = mcp::Driver::new(url, Vec::new(), webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS);
+    let outcome = (|| -> Result<(), String> {
+        driver.connect()?;
+        if scenario == "initialize" {
+            return Ok(());
+        }
+        let (tools, _) = driver.tools()?;
+        for tool in &tools {
+            let arguments = example_arguments(&tool.input_schema);
+            let result = driver.call(&tool.name, &arguments)?;
+            let (_, line) = mcp::result_line(Some(tool), &result);
+            println!("{line}");
+        }
+        Ok(())
+    })();
+    driver.close();
+    for line in &driver.log {
+        eprintln!("webmcp-host: {line}");
+    }
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("webmcp-host: conformance scenario {scenario:?}: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Arguments for a tool from its schema: defaults, else a plain value of each required type.
+fn example_arguments(schema: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    use serde_json::{json, Value};
+    let mut out = serde_json::Map::new();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (key, property) in properties {
+            let value = match (
+                property.get("default"),
+                property.get("type").and_then(Value::as_str),
+            ) {
+                (Some(default), _) => default.clone(),
+                (None, _) if !required.contains(&key.as_str()) => continue,
+                (None, Some("number" | "integer")) => json!(1),
+                (None, Some("boolean")) => json!(true),
+                (None, Some("array")) => json!([]),
+                (None, Some("object")) => json!({}),
+                (None, _) => json!("test"),
+            };
+            out.insert(key.clone(), value);
+        }
+    }
+    out
 }
