@@ -1,18 +1,21 @@
-//! `webmcp-host mcp`: the CLI's blocking HTTP driver for the core's MCP session.
+//! `webmcp-host mcp`: the CLI's HTTP driver for the core's MCP session.
 //!
-//! It performs the requests the core builds (ureq), reads JSON or SSE answers, answers server
-//! requests, resumes a broken SSE stream with `Last-Event-ID` after the server's `retry`, starts
-//! a new session on 404, cancels a request that timed out, and ends the session with `DELETE`.
+//! Every HTTP exchange runs on a thread of its own that sends what it reads (the answer's
+//! status and headers, each JSON-RPC message, the end of the body) to one channel; the main
+//! thread feeds the session from that channel. So the server can talk on the POST's SSE stream
+//! and on the GET stream at once (a server request such as `elicitation/create` may come on
+//! either). A broken SSE stream is resumed with `Last-Event-ID` after the server's `retry`, a
+//! 404 starts a new session, a request without an answer in time is cancelled, and `DELETE`
+//! ends the session.
 
 use std::io::Read;
-use std::time::Duration;
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use webmcp_host::core::mcp::jsonrpc::{parse_messages, Id, RpcError};
+use webmcp_host::core::mcp::jsonrpc::{parse_messages, Message, RpcError};
 use webmcp_host::core::mcp::tools::{check_structured, namespaced, McpTool};
-use webmcp_host::core::mcp::{
-    Body, CallResult, McpError, McpEvent, Outgoing, Session, DEFAULT_TIMEOUT_MS,
-};
+use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session};
 use webmcp_host::core::provider::sse::SseDecoder;
 use webmcp_host::core::provider::HttpRequest;
 
@@ -24,43 +27,78 @@ const MAX_PAGES: usize = 1000;
 /// Answers a server request (`method`, `params`) with a result or an error `(code, message)`.
 type RequestHandler = fn(&str, Option<&Value>) -> Result<Value, (i64, String)>;
 
+/// What a reader thread saw.
+enum Frame {
+    Answer {
+        stream: u64,
+        status: u16,
+        content_type: Option<String>,
+        session_id: Option<String>,
+        www_authenticate: Option<String>,
+        location: Option<String>,
+    },
+    Message {
+        message: Message,
+    },
+    Skipped {
+        error: String,
+    },
+    /// The body ended (or broke); for SSE, where to resume.
+    End {
+        stream: u64,
+        last_event_id: Option<String>,
+        retry_ms: Option<u64>,
+        error: Option<String>,
+    },
+    Failed {
+        stream: u64,
+        error: String,
+    },
+}
+
 pub struct Driver {
     session: Session,
     agent: ureq::Agent,
     headers: Vec<(String, String)>,
+    timeout: Duration,
     client: (String, String),
     capabilities: Value,
-    /// Answers to server requests (`elicitation/create`, `ping`, …).
     on_request: RequestHandler,
+    tx: Sender<Frame>,
+    rx: Receiver<Frame>,
+    next_stream: u64,
+    /// The GET stream for server messages, while open.
+    listen: Option<u64>,
+    trace: bool,
     pub log: Vec<String>,
-}
-
-/// An answer read to its end (or to our response).
-struct Exchange {
-    events: Vec<McpEvent>,
-    /// The SSE stream ended before the awaited response: resume from here.
-    resume: Option<(Option<String>, u64)>,
 }
 
 impl Driver {
     pub fn new(url: &str, headers: Vec<(String, String)>, timeout_ms: u32) -> Self {
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_millis(u64::from(timeout_ms))))
+            .timeout_connect(Some(Duration::from_secs(10)))
             .http_status_as_error(false)
             .max_redirects(0)
             .build();
+        let (tx, rx) = channel();
         Driver {
             session: Session::new(url),
             agent: config.into(),
             headers,
+            timeout: Duration::from_millis(u64::from(timeout_ms)),
             client: ("webmcp-host".into(), webmcp_host::VERSION.into()),
             capabilities: json!({"elicitation": {}}),
             on_request: default_answer,
+            tx,
+            rx,
+            next_stream: 0,
+            listen: None,
+            trace: std::env::var_os("WEBMCP_HOST_TRACE").is_some(),
             log: Vec::new(),
         }
     }
 
-    /// `initialize` and `notifications/initialized`.
+    /// `initialize` and `notifications/initialized`, then the GET stream for server messages.
     pub fn connect(&mut self) -> Result<(), String> {
         let init =
             self.session
@@ -76,6 +114,36 @@ impl Driver {
         }
         let initialized = self.session.initialized();
         self.exchange(initialized, false)?;
+        // The GET stream for server messages, open before anything else is asked (servers may
+        // answer 405: then there is none).
+        let listen = self.session.listen(None);
+        let stream = self.start(listen);
+        self.listen = Some(stream);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Ok(frame) = self
+            .rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            match frame {
+                Frame::Answer {
+                    stream: s, status, ..
+                } if s == stream => {
+                    if !(200..300).contains(&status) {
+                        self.listen = None;
+                    }
+                    break;
+                }
+                Frame::Failed { stream: s, .. } | Frame::End { stream: s, .. } if s == stream => {
+                    self.listen = None;
+                    break;
+                }
+                Frame::Message { message } => {
+                    let events = self.session.receive(message);
+                    self.answer_requests(&events);
+                }
+                _ => {}
+            }
+        }
         Ok(())
     }
 
@@ -145,246 +213,355 @@ impl Driver {
     /// `DELETE` the session (errors are only logged: the session ends either way).
     pub fn close(&mut self) {
         if let Some(request) = self.session.terminate() {
-            if let Err(error) = self.perform(&request) {
-                self.log.push(format!("DELETE failed: {error}"));
+            let stream = self.start(request);
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while let Ok(frame) = self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                match frame {
+                    Frame::End { stream: s, .. } if s == stream => break,
+                    Frame::Failed { stream: s, error } if s == stream => {
+                        self.log.push(format!("DELETE failed: {error}"));
+                        break;
+                    }
+                    _ => {}
+                }
             }
         }
     }
 
-    /// Sends one request and reads its answer; a 404 on a live session starts a new one and
-    /// sends the request again (once), a broken stream is resumed, a timeout cancels.
+    /// Starts one HTTP exchange on its own thread; its frames come to the channel.
+    fn start(&mut self, request: HttpRequest) -> u64 {
+        self.next_stream += 1;
+        let stream = self.next_stream;
+        if self.trace {
+            let what = serde_json::from_str::<Value>(&request.body)
+                .ok()
+                .and_then(|b| b["method"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            eprintln!("webmcp-host: → {} {} {what}", request.method, request.url);
+        }
+        let agent = self.agent.clone();
+        let headers = self.headers.clone();
+        let tx = self.tx.clone();
+        std::thread::spawn(move || read_exchange(agent, request, headers, stream, tx));
+        stream
+    }
+
+    /// Sends one request and reads what comes until its answer (or, for a notification, the
+    /// end of its answer). Messages from any stream meanwhile are handled; server requests are
+    /// answered. A 404 on a live session starts a new one and sends the request again (once).
     fn exchange(
         &mut self,
         outgoing: Outgoing,
         retry_on_404: bool,
     ) -> Result<Vec<McpEvent>, String> {
-        let mut exchange = match self.send(&outgoing) {
-            Err(McpError::SessionExpired) if retry_on_404 => {
-                self.log
-                    .push("the session expired (404); starting a new one".into());
-                self.connect()?;
-                // Build the same request again in the new session.
-                let body: Value =
-                    serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
-                let method = body["method"].as_str().unwrap_or("");
-                let params = body.get("params").cloned();
-                let again = match method {
-                    "tools/list" => self
-                        .session
-                        .list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
-                    "tools/call" => {
-                        let name = params
-                            .as_ref()
-                            .and_then(|p| p["name"].as_str())
-                            .unwrap_or("")
-                            .to_owned();
-                        let arguments = params
-                            .as_ref()
-                            .and_then(|p| p["arguments"].as_object())
-                            .cloned()
-                            .unwrap_or_default();
-                        self.session.call_tool(&name, &arguments, None)
-                    }
-                    other => self.session.call(other, params),
-                };
-                return self.exchange(again, false);
-            }
-            Err(McpError::Http { status, message }) if message.is_empty() => {
-                return Err(format!(
-                    "the server answered {status} to {}",
-                    method_of(&outgoing)
-                ))
-            }
-            Err(error) => return Err(error.to_string()),
-            Ok(exchange) => exchange,
-        };
-        let mut events = std::mem::take(&mut exchange.events);
-        let mut resumes = 0;
-        while let Some((last_event_id, wait_ms)) = exchange.resume.take() {
-            resumes += 1;
-            if resumes > MAX_RESUMES {
-                return Err(format!(
-                    "the server's stream broke {MAX_RESUMES} times without an answer"
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(wait_ms));
-            let listen = self.session.listen(last_event_id.as_deref());
-            self.log.push(format!(
-                "resuming the stream after {}",
-                last_event_id.as_deref().unwrap_or("the start")
-            ));
-            exchange = self.read(&listen, outgoing.id).map_err(|e| e.to_string())?;
-            events.append(&mut exchange.events);
-        }
-        if let Some(id) = outgoing.id {
-            if self.session.pending().any(|(p, _)| p == id) {
-                let cancel = self.session.cancel(id, "no answer in the stream");
-                let _ = self.send(&cancel);
-                return Err(format!(
-                    "the server never answered {}",
-                    method_of(&outgoing)
-                ));
-            }
-        }
-        Ok(events)
-    }
-
-    fn send(&mut self, outgoing: &Outgoing) -> Result<Exchange, McpError> {
-        self.read(&outgoing.request, outgoing.id)
-    }
-
-    fn perform(&self, request: &HttpRequest) -> Result<ureq::http::Response<ureq::Body>, McpError> {
-        let mut builder = ureq::http::Request::builder()
-            .method(request.method.as_str())
-            .uri(request.url.as_str());
-        for (name, value) in request.headers.iter().chain(self.headers.iter()) {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        let built = builder
-            .body(request.body.clone())
-            .map_err(|e| McpError::Protocol(format!("bad request: {e}")))?;
-        self.agent.run(built).map_err(|e| match e {
-            ureq::Error::Timeout(_) => {
-                McpError::Protocol(format!("no answer within {} ms", DEFAULT_TIMEOUT_MS))
-            }
-            other => McpError::Protocol(format!("{} could not be reached: {other}", request.url)),
-        })
-    }
-
-    /// Performs a request and reads its answer until `awaited` is answered (or to the end).
-    fn read(&mut self, request: &HttpRequest, awaited: Option<i64>) -> Result<Exchange, McpError> {
-        let had_session = request.headers.iter().any(|(k, _)| k == "mcp-session-id");
-        let response = self.perform(request)?;
-        let header = |name: &str| {
-            response
-                .headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned)
-        };
-        let status = response.status().as_u16();
-        if (300..400).contains(&status) {
-            return Err(McpError::Http {
-                status,
-                message: format!(
-                    "a redirect to {} is not followed",
-                    header("location").unwrap_or_default()
-                ),
-            });
-        }
-        let kind = self.session.answer(
-            status,
-            header("content-type").as_deref(),
-            header("mcp-session-id").as_deref(),
-            had_session,
-            header("www-authenticate").as_deref(),
-        )?;
-        let mut body = response.into_body();
-        let mut reader = body.as_reader();
+        let had_session = self.session.session_id().is_some();
+        let method = method_of(&outgoing);
+        let mut stream = self.start(outgoing.request.clone());
+        let deadline = Instant::now() + self.timeout;
         let mut events = Vec::new();
-        match kind {
-            Body::Empty => {}
-            Body::Json => {
-                let mut text = String::new();
-                reader
-                    .read_to_string(&mut text)
-                    .map_err(|e| McpError::Protocol(format!("the answer broke: {e}")))?;
-                let messages = parse_messages(&text).map_err(McpError::Protocol)?;
-                for message in messages {
-                    events.extend(self.session.receive(message));
+        let mut resumes = 0;
+        loop {
+            let frame = match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(frame) => frame,
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {
+                    if let Some(id) = outgoing.id {
+                        let cancel = self.session.cancel(id, "timed out");
+                        self.start(cancel.request);
+                    }
+                    return Err(format!(
+                        "no answer to {method} within {} ms",
+                        self.timeout.as_millis()
+                    ));
                 }
-                self.answer_requests(&events);
-            }
-            Body::Sse => {
-                let mut decoder = SseDecoder::new();
-                let mut bytes = vec![0u8; 16 * 1024];
-                let mut carry: Vec<u8> = Vec::new();
-                let mut retry_ms = 1000;
-                let mut last_id = None;
-                loop {
-                    let n = match reader.read(&mut bytes) {
-                        Ok(0) => 0,
-                        Ok(n) => n,
-                        Err(e) => {
-                            self.log.push(format!("the stream broke: {e}"));
-                            0
-                        }
-                    };
-                    let mut sse_events = Vec::new();
-                    if n == 0 {
-                        sse_events.extend(decoder.finish());
-                    } else {
-                        carry.extend_from_slice(&bytes[..n]);
-                        let valid = match std::str::from_utf8(&carry) {
-                            Ok(_) => carry.len(),
-                            Err(e) => e.valid_up_to(),
-                        };
-                        let text = String::from_utf8_lossy(&carry[..valid]).into_owned();
-                        carry.drain(..valid);
-                        sse_events.extend(decoder.push(&text));
+            };
+            match frame {
+                Frame::Answer {
+                    stream: s,
+                    status,
+                    content_type,
+                    session_id,
+                    www_authenticate,
+                    location,
+                } => {
+                    let ours = s == stream;
+                    if (300..400).contains(&status) && ours {
+                        return Err(format!("the server answered {method} with a redirect to {}; redirects are not followed", location.unwrap_or_default()));
                     }
-                    for event in sse_events {
-                        if let Some(id) = &event.id {
-                            last_id = Some(id.clone());
-                        }
-                        if let Some(retry) = event.retry {
-                            retry_ms = retry;
-                        }
-                        if event.data.trim().is_empty() {
-                            continue; // a priming event
-                        }
-                        match parse_messages(&event.data) {
-                            Ok(messages) => {
-                                for message in messages {
-                                    let new = self.session.receive(message);
-                                    self.answer_requests(&new);
-                                    events.extend(new);
-                                }
+                    let answer = self.session.answer(
+                        status,
+                        content_type.as_deref(),
+                        session_id.as_deref(),
+                        if ours { had_session } else { true },
+                        www_authenticate.as_deref(),
+                    );
+                    match answer {
+                        Ok(_) => {}
+                        Err(error) if !ours => {
+                            if Some(s) == self.listen {
+                                self.listen = None; // no GET stream on this server (405 …)
                             }
-                            Err(error) => self.log.push(format!("skipped an SSE event: {error}")),
+                            if s != stream && !matches!(error, McpError::Http { status: 405, .. }) {
+                                self.log.push(format!("a side stream failed: {error}"));
+                            }
+                        }
+                        Err(McpError::SessionExpired) if retry_on_404 => {
+                            self.log
+                                .push("the session expired (404); starting a new one".into());
+                            self.connect()?;
+                            let again = self.rebuild(&outgoing);
+                            return self.exchange(again, false);
+                        }
+                        Err(McpError::Http { status, message }) if message.is_empty() => {
+                            return Err(format!("the server answered {status} to {method}"))
+                        }
+                        Err(error) => return Err(format!("{method}: {error}")),
+                    }
+                }
+                Frame::Message { message, .. } => {
+                    let new = self.session.receive(message);
+                    self.answer_requests(&new);
+                    events.extend(new);
+                    if let Some(id) = outgoing.id {
+                        if !self.session.pending().any(|(p, _)| p == id) {
+                            return Ok(events);
                         }
                     }
-                    let answered =
-                        awaited.is_none_or(|id| !self.session.pending().any(|(p, _)| p == id));
-                    if answered && awaited.is_some() {
-                        break;
+                }
+                Frame::Skipped { error, .. } => {
+                    self.log.push(format!("skipped a message: {error}"))
+                }
+                Frame::Failed { stream: s, error } => {
+                    if s == stream {
+                        return Err(format!("{method}: {error}"));
                     }
-                    if n == 0 {
-                        if !answered {
-                            return Ok(Exchange {
-                                events,
-                                resume: Some((last_id, retry_ms.min(30_000))),
-                            });
+                    if Some(s) == self.listen {
+                        self.listen = None;
+                    }
+                }
+                Frame::End {
+                    stream: s,
+                    last_event_id,
+                    retry_ms,
+                    error,
+                } => {
+                    if let Some(error) = error {
+                        self.log.push(format!("a stream broke: {error}"));
+                    }
+                    if Some(s) == self.listen {
+                        self.listen = None;
+                    }
+                    if s != stream {
+                        continue;
+                    }
+                    let awaited = outgoing
+                        .id
+                        .filter(|id| self.session.pending().any(|(p, _)| p == *id));
+                    if awaited.is_none() {
+                        return Ok(events);
+                    }
+                    // The answer's stream ended without the answer: resume it.
+                    resumes += 1;
+                    if resumes > MAX_RESUMES || last_event_id.is_none() && self.listen.is_some() {
+                        if resumes > MAX_RESUMES {
+                            return Err(format!("the server's stream for {method} broke {MAX_RESUMES} times without an answer"));
                         }
-                        break;
+                        continue; // the answer may still come on the GET stream
                     }
+                    std::thread::sleep(Duration::from_millis(retry_ms.unwrap_or(1000).min(30_000)));
+                    self.log.push(format!(
+                        "resuming the stream after event {}",
+                        last_event_id.as_deref().unwrap_or("(none)")
+                    ));
+                    let listen = self.session.listen(last_event_id.as_deref());
+                    stream = self.start(listen);
                 }
             }
         }
-        Ok(Exchange {
-            events,
-            resume: None,
-        })
     }
 
-    /// Answers the server's requests among `events` right away.
-    fn answer_requests(&mut self, events: &[McpEvent]) {
-        let requests: Vec<(Id, String, Option<Value>)> = events
-            .iter()
-            .filter_map(|e| match e {
-                McpEvent::ServerRequest { id, method, params } => {
-                    Some((id.clone(), method.clone(), params.clone()))
-                }
-                _ => None,
-            })
-            .collect();
-        for (id, method, params) in requests {
-            let answer = (self.on_request)(&method, params.as_ref());
-            self.log.push(format!("answered the server's {method}"));
-            let reply = self.session.reply(&id, answer);
-            if let Err(error) = self.perform(&reply.request) {
-                self.log.push(format!("could not answer {method}: {error}"));
+    /// The same request again, in a new session.
+    fn rebuild(&mut self, outgoing: &Outgoing) -> Outgoing {
+        let body: Value = serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
+        let params = body.get("params").cloned();
+        match body["method"].as_str().unwrap_or("") {
+            "tools/list" => self
+                .session
+                .list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
+            "tools/call" => {
+                let name = params
+                    .as_ref()
+                    .and_then(|p| p["name"].as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                let arguments = params
+                    .as_ref()
+                    .and_then(|p| p["arguments"].as_object())
+                    .cloned()
+                    .unwrap_or_default();
+                self.session.call_tool(&name, &arguments, None)
             }
+            other => self.session.call(other, params),
+        }
+    }
+
+    /// Answers the server's requests among `events`, each on its own exchange.
+    fn answer_requests(&mut self, events: &[McpEvent]) {
+        for event in events {
+            if let McpEvent::ServerRequest { id, method, params } = event {
+                let answer = (self.on_request)(method, params.as_ref());
+                self.log.push(format!("answered the server's {method}"));
+                let reply = self.session.reply(id, answer);
+                self.start(reply.request);
+            }
+        }
+    }
+}
+
+/// Performs one request and streams what it reads to `tx` (runs on its own thread).
+fn read_exchange(
+    agent: ureq::Agent,
+    request: HttpRequest,
+    headers: Vec<(String, String)>,
+    stream: u64,
+    tx: Sender<Frame>,
+) {
+    let mut builder = ureq::http::Request::builder()
+        .method(request.method.as_str())
+        .uri(request.url.as_str());
+    for (name, value) in request.headers.iter().chain(headers.iter()) {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    let response = match builder.body(request.body.clone()) {
+        Ok(built) => agent.run(built),
+        Err(e) => {
+            let _ = tx.send(Frame::Failed {
+                stream,
+                error: format!("bad request: {e}"),
+            });
+            return;
+        }
+    };
+    let response = match response {
+        Ok(response) => response,
+        Err(e) => {
+            let _ = tx.send(Frame::Failed {
+                stream,
+                error: format!("{} could not be reached: {e}", request.url),
+            });
+            return;
+        }
+    };
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header("content-type");
+    let is_sse = content_type
+        .as_deref()
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
+    let status = response.status().as_u16();
+    let answer = Frame::Answer {
+        stream,
+        status,
+        content_type: content_type.clone(),
+        session_id: header("mcp-session-id"),
+        www_authenticate: header("www-authenticate"),
+        location: header("location"),
+    };
+    if tx.send(answer).is_err() {
+        return;
+    }
+    let mut body = response.into_body();
+    let mut reader = body.as_reader();
+    if !(200..300).contains(&status) {
+        let _ = tx.send(Frame::End {
+            stream,
+            last_event_id: None,
+            retry_ms: None,
+            error: None,
+        });
+        return;
+    }
+    if !is_sse {
+        let mut text = String::new();
+        let error = reader
+            .read_to_string(&mut text)
+            .err()
+            .map(|e| format!("the answer broke: {e}"));
+        if !text.trim().is_empty() {
+            send_messages(&tx, &text);
+        }
+        let _ = tx.send(Frame::End {
+            stream,
+            last_event_id: None,
+            retry_ms: None,
+            error,
+        });
+        return;
+    }
+    let mut decoder = SseDecoder::new();
+    let mut bytes = vec![0u8; 16 * 1024];
+    let mut carry: Vec<u8> = Vec::new();
+    let mut retry_ms = None;
+    let mut last_event_id = None;
+    loop {
+        let (n, error) = match reader.read(&mut bytes) {
+            Ok(n) => (n, None),
+            Err(e) => (0, Some(format!("{e}"))),
+        };
+        let events = if n == 0 {
+            decoder.finish().into_iter().collect::<Vec<_>>()
+        } else {
+            carry.extend_from_slice(&bytes[..n]);
+            let valid = match std::str::from_utf8(&carry) {
+                Ok(_) => carry.len(),
+                Err(e) => e.valid_up_to(),
+            };
+            let text = String::from_utf8_lossy(&carry[..valid]).into_owned();
+            carry.drain(..valid);
+            decoder.push(&text)
+        };
+        for event in events {
+            if event.id.is_some() {
+                last_event_id = event.id.clone();
+            }
+            if event.retry.is_some() {
+                retry_ms = event.retry;
+            }
+            if !event.data.trim().is_empty() {
+                send_messages(&tx, &event.data);
+            }
+        }
+        if n == 0 {
+            let _ = tx.send(Frame::End {
+                stream,
+                last_event_id,
+                retry_ms,
+                error,
+            });
+            return;
+        }
+    }
+}
+
+fn send_messages(tx: &Sender<Frame>, text: &str) {
+    match parse_messages(text) {
+        Ok(messages) => {
+            for message in messages {
+                let _ = tx.send(Frame::Message { message });
+            }
+        }
+        Err(error) => {
+            let _ = tx.send(Frame::Skipped { error });
         }
     }
 }
