@@ -8,7 +8,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser test test-native test-agui test-wasm test-e2e demo bench clean
+.PHONY: build setup setup-browser test test-native test-agui test-mcp test-wasm test-e2e demo bench clean
 
 ## build: assemble the unpacked extension in extension/
 build: setup
@@ -26,7 +26,7 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-test: setup-browser build test-native test-agui test-wasm test-e2e
+test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e
 
 test-native:
 	cargo fmt --check
@@ -36,6 +36,12 @@ test-native:
 ## test-agui: the official AG-UI validators over the core's golden event logs
 test-agui:
 	node --test --test-reporter=spec tests/agui/
+
+## test-mcp: real MCP servers and the official MCP conformance suite (client, non-auth) against the CLI
+test-mcp:
+	cargo build --bin webmcp-host
+	node --test --test-reporter=spec tests/mcp/
+	node scripts/mcp/run-conformance.mjs --command "exec $(CURDIR)/target/debug/webmcp-host mcp --conformance"
 
 test-wasm:
 	cargo test --target $(WASM_TARGET) --test wasm_worker

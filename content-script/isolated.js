@@ -73,6 +73,10 @@
           return failure('TypeError', 'callTool needs a name and an object of arguments');
         }
         return callTool(message.name, message.args, message.confirm);
+      case 'confirm':
+        // Only the top frame asks, so that a call is never confirmed twice.
+        if (window !== window.top) return failure('NotSupportedError', 'only the top frame confirms');
+        return { ok: true, confirmed: typeof message.text === 'string' && window.confirm(message.text) };
       default:
         return failure('NotSupportedError', `unknown op "${String(message.op)}"`);
     }

@@ -32,6 +32,11 @@ pub enum FrameRequest {
         /// showing this text, and runs the tool only if they accept.
         confirm: Option<String>,
     },
+    /// Ask the person in the page (`confirm()`), for a call that runs elsewhere (an MCP tool
+    /// in a run tied to this tab). The reply is `{"ok": true, "confirmed": bool}`.
+    Confirm {
+        text: String,
+    },
 }
 
 impl FrameRequest {
@@ -51,6 +56,9 @@ impl FrameRequest {
                     message["confirm"] = json!(text);
                 }
                 message
+            }
+            FrameRequest::Confirm { text } => {
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "confirm", "text": text})
             }
         }
     }

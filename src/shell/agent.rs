@@ -17,6 +17,9 @@ use super::convert::{self, describe};
 use crate::core::agui::Message;
 use crate::core::api::{page_run_tools, tool_outcome, CallToolRequest, RunRequest, TabTools};
 use crate::core::local::{current_time_result, local_tools, CURRENT_TIME};
+use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
+use crate::core::mcp::tools::{check_structured, McpTool};
+use crate::core::mcp::CallResult;
 use crate::core::provider::prompt::{text_conversation, Speaker};
 use crate::core::provider::replay::{parse_transcript, replay_events};
 use crate::core::provider::{
@@ -29,6 +32,9 @@ use crate::core::run::{
 
 /// Where the registry and the keys live.
 const REGISTRY_KEY: &str = "webmcpHost.models";
+const SERVERS_KEY: &str = "webmcpHost.servers";
+/// The longest an MCP server may take to connect and list its tools at a run's start.
+const MCP_SOURCE_MS: u32 = 20_000;
 const KEY_PREFIX: &str = "webmcpHost.key.";
 /// The longest wait for a model's first byte (status and headers).
 const FIRST_BYTE_MS: u32 = 60_000;
@@ -93,6 +99,8 @@ struct Record {
 
 thread_local! {
     static RUNS: RefCell<HashMap<String, Record>> = RefCell::new(HashMap::new());
+    /// An MCP client just opened, handed from its promise to the run that waits for it.
+    static OPENED: RefCell<Vec<(super::mcp::Shared, Vec<McpTool>)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
@@ -127,6 +135,19 @@ pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
     if let Some(default) = request.get("default") {
         registry.default = default.as_str().map(str::to_owned);
     }
+    if let Some(servers) = request.get("servers") {
+        let servers: Vec<McpServerConfig> = serde_json::from_value(servers.clone())
+            .map_err(|e| js_err(format!("configure: `servers`: {e}")))?;
+        for server in &servers {
+            server
+                .validate()
+                .map_err(|e| js_err(format!("configure: {e}")))?;
+        }
+        let value = serde_json::to_value(&servers).expect("servers serialize");
+        storage_set("local", SERVERS_KEY, convert::from_json(&value))
+            .await
+            .map_err(|e| js_err(describe(&e)))?;
+    }
     registry
         .validate()
         .map_err(|e| js_err(format!("configure: {e}")))?;
@@ -147,6 +168,26 @@ pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
         }
     }
     Ok(convert::from_json(&stored))
+}
+
+async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
+    let stored = storage_get("local", SERVERS_KEY)
+        .await
+        .map_err(|e| describe(&e))?;
+    if stored.is_null() || stored.is_undefined() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(convert::to_json(&stored)?)
+        .map_err(|e| format!("the stored MCP servers are unreadable: {e}"))
+}
+
+/// An MCP tool of a run: its server's client, its name there, and whether to confirm.
+#[derive(Clone)]
+struct McpBinding {
+    client: super::mcp::Shared,
+    server: String,
+    tool: McpTool,
+    needs_confirmation: bool,
 }
 
 async fn load_registry() -> Result<ModelRegistry, String> {
@@ -258,6 +299,76 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
             }),
         }
     }
+    // MCP servers: connect and list, each within its time; a failing one is reported.
+    let mut mcp: Vec<(String, McpBinding)> = Vec::new();
+    let mut clients: Vec<super::mcp::Shared> = Vec::new();
+    match load_servers().await {
+        Ok(servers) => {
+            for server in servers.into_iter().filter(|s| s.enabled) {
+                let source = format!("MCP server {}", server.name);
+                let key = match &server.key_ref {
+                    Some(reference) => match read_key(reference).await {
+                        Ok(key) => key,
+                        Err(message) => {
+                            source_errors.push(crate::core::run::SourceError { source, message });
+                            continue;
+                        }
+                    },
+                    None => None,
+                };
+                let name = server.name.clone();
+                let config = server.clone();
+                let opening = future_to_promise(async move {
+                    match super::mcp::open(config, key).await {
+                        Ok((client, tools)) => {
+                            OPENED.with(|o| o.borrow_mut().push((client, tools)));
+                            Ok(JsValue::TRUE)
+                        }
+                        Err(message) => Err(JsValue::from_str(&message)),
+                    }
+                });
+                match super::timer::within(opening, server.timeout_ms.unwrap_or(MCP_SOURCE_MS))
+                    .await
+                {
+                    Ok(Some(_)) => {
+                        let Some((client, listed)) = OPENED.with(|o| o.borrow_mut().pop()) else {
+                            continue;
+                        };
+                        let (run_tools, map) = mcp_run_tools(&server, &listed);
+                        tools.extend(run_tools);
+                        for entry in map {
+                            let tool = listed
+                                .iter()
+                                .find(|t| t.name == entry.name)
+                                .cloned()
+                                .expect("mapped from the list");
+                            mcp.push((
+                                entry.run_name,
+                                McpBinding {
+                                    client: client.clone(),
+                                    server: name.clone(),
+                                    tool,
+                                    needs_confirmation: entry.needs_confirmation,
+                                },
+                            ));
+                        }
+                        clients.push(client);
+                    }
+                    Ok(None) => source_errors.push(crate::core::run::SourceError {
+                        source,
+                        message: "no answer in time".into(),
+                    }),
+                    Err(message) => {
+                        source_errors.push(crate::core::run::SourceError { source, message })
+                    }
+                }
+            }
+        }
+        Err(message) => source_errors.push(crate::core::run::SourceError {
+            source: "MCP servers".into(),
+            message,
+        }),
+    }
     tools.extend(
         request
             .frontend_tools
@@ -284,7 +395,10 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     input.context = request.context.clone();
 
     let mut run = Run::start(input);
-    let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page).await;
+    let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page, &mcp).await;
+    for client in &clients {
+        super::mcp::close(client).await;
+    }
     let (events, transcript) = with_record(&run_id, |r| {
         r.finished = true;
         r.fetch = None;
@@ -319,6 +433,7 @@ async fn drive(
     model: &ModelConfig,
     tab_id: Option<i64>,
     page: &TabTools,
+    mcp: &[(String, McpBinding)],
 ) -> RunOutcome {
     let mut inputs: VecDeque<Input> = VecDeque::new();
     let mut model_call: Option<(ModelRequest, u32)> = None;
@@ -338,7 +453,7 @@ async fn drive(
                 Output::CallModel(request) => model_call = Some((request, 0)),
                 Output::CallTool(invocation) => tools.push((
                     invocation.call_id.clone(),
-                    start_tool(invocation, tab_id, page),
+                    start_tool(invocation, tab_id, page, mcp),
                 )),
                 Output::CancelTool { .. } => {} // the page call ends on its own timeout
                 Output::RepairHook(request) => inputs.push_back(Input::HookAnswer {
@@ -679,7 +794,16 @@ async fn chrome_model(
 }
 
 /// Starts a tool call; the promise resolves to `[callId, {ok, result | error}]`.
-fn start_tool(invocation: ToolInvocation, tab_id: Option<i64>, page: &TabTools) -> Promise {
+fn start_tool(
+    invocation: ToolInvocation,
+    tab_id: Option<i64>,
+    page: &TabTools,
+    mcp: &[(String, McpBinding)],
+) -> Promise {
+    let binding = mcp
+        .iter()
+        .find(|(name, _)| *name == invocation.name)
+        .map(|(_, b)| b.clone());
     let call_id = invocation.call_id.clone();
     let frame_id = page
         .tools
@@ -704,6 +828,12 @@ fn start_tool(invocation: ToolInvocation, tab_id: Option<i64>, page: &TabTools) 
                 }
                 None => json!({"ok": false, "error": "this run has no tab"}),
             },
+            ToolKind::Mcp => match binding {
+                Some(binding) => call_mcp(binding, invocation.arguments.clone(), tab_id).await,
+                None => {
+                    json!({"ok": false, "error": format!("`{}` is not a tool of a connected MCP server", invocation.name)})
+                }
+            },
             _ => {
                 json!({"ok": false, "error": format!("`{}` cannot run in this host yet", invocation.name)})
             }
@@ -713,4 +843,46 @@ fn start_tool(invocation: ToolInvocation, tab_id: Option<i64>, page: &TabTools) 
             &convert::from_json(&response),
         )))
     })
+}
+
+/// Runs an MCP tool: confirmed in the tab's page first when it needs it.
+async fn call_mcp(
+    binding: McpBinding,
+    arguments: serde_json::Map<String, Value>,
+    tab_id: Option<i64>,
+) -> Value {
+    if binding.needs_confirmation {
+        let Some(tab_id) = tab_id else {
+            return json!({"ok": false, "error": format!("`{}` of MCP server {} needs the person's confirmation, and this run has no tab to ask in", binding.tool.name, binding.server)});
+        };
+        let shown =
+            serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
+        let shown: String = shown.chars().take(600).collect();
+        let text = format!(
+            "WebMCP Host\n\nThe agent wants to run “{}” of the MCP server {} with:\n{shown}\n\nAllow it?",
+            binding.tool.name, binding.server
+        );
+        let message =
+            convert::from_json(&crate::core::bridge::FrameRequest::Confirm { text }.to_message());
+        let reply = super::chrome::send_to_frame(tab_id, 0, &message);
+        let confirmed = match super::timer::within(reply, 5 * 60 * 1000).await {
+            Ok(Some(reply)) => convert::to_json(&reply)
+                .ok()
+                .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
+                .unwrap_or(false),
+            _ => false,
+        };
+        if !confirmed {
+            return json!({"ok": false, "error": "declined: the person did not allow this call"});
+        }
+    }
+    match super::mcp::call(binding.client.clone(), binding.tool.name.clone(), arguments).await {
+        CallResult::Ok { text, structured } => {
+            match check_structured(&binding.tool, structured.as_ref()) {
+                Ok(()) => json!({"ok": true, "result": text}),
+                Err(error) => json!({"ok": false, "error": error}),
+            }
+        }
+        CallResult::Error(error) => json!({"ok": false, "error": error}),
+    }
 }

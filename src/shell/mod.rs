@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod chrome;
 pub mod convert;
+pub mod mcp;
 pub mod timer;
 
 use serde_json::{json, Value};

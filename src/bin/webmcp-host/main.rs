@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use std::io::Read;
 
+#[cfg(not(target_arch = "wasm32"))]
 mod mcp;
 
 use webmcp_host::core::limits::Limits;
@@ -239,6 +240,12 @@ fn repair(args: &[&str]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+#[cfg(target_arch = "wasm32")]
+fn mcp_command(_: &[&str]) -> ExitCode {
+    usage_error("mcp needs the native build")
+}
+
+#[cfg(not(target_arch = "wasm32"))]
 fn mcp_command(args: &[&str]) -> ExitCode {
     if let ["--conformance", .., url] = args {
         return conformance(url);
@@ -302,6 +309,7 @@ fn mcp_command(args: &[&str]) -> ExitCode {
     code
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 fn run_mcp(
     driver: &mut mcp::Driver,
     action: Option<(&str, &str)>,
@@ -347,6 +355,7 @@ fn run_mcp(
 }
 
 /// The conformance suite's client: the scenario names what to do.
+#[cfg(not(target_arch = "wasm32"))]
 fn conformance(url: &str) -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let mut driver = mcp::Driver::new(url, Vec::new(), webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS);
@@ -378,6 +387,7 @@ fn conformance(url: &str) -> ExitCode {
 }
 
 /// Arguments for a tool from its schema: defaults, else a plain value of each required type.
+#[cfg(not(target_arch = "wasm32"))]
 fn example_arguments(schema: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     use serde_json::{json, Value};
     let mut out = serde_json::Map::new();

@@ -8,6 +8,7 @@
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
 pub mod jsonrpc;
+pub mod source;
 pub mod tools;
 
 use serde_json::{json, Map, Value};

@@ -1,0 +1,401 @@
+//! The worker's MCP client: the core's [`Session`] performed with fetch.
+//!
+//! Each request's answer (JSON, or an SSE stream) is read until the awaited response; server
+//! requests met on the way are answered; a stream that ends without the answer is resumed
+//! with `Last-Event-ID` after the server's `retry`; a 404 starts a new session once; a request
+//! without an answer in time is cancelled (`notifications/cancelled`). Redirects are refused
+//! (fetch's `redirect: "error"`), so a key header never follows one.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Object, Promise, Reflect};
+use serde_json::{json, Map, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::convert::describe;
+use super::timer;
+use crate::core::mcp::jsonrpc::{parse_messages, RpcError};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, DEFAULT_TIMEOUT_MS};
+use crate::core::provider::sse::SseDecoder;
+use crate::core::provider::{redact, HttpRequest};
+
+#[wasm_bindgen(module = "/src/shell/io.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = startFetch, catch)]
+    async fn start_fetch(
+        url: &str,
+        method: &str,
+        headers: JsValue,
+        body: &str,
+    ) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = callMethod, catch)]
+    fn call_method(object: &JsValue, method: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = sleep)]
+    fn sleep(ms: u32) -> Promise;
+}
+
+const MAX_RESUMES: u32 = 5;
+const MAX_PAGES: usize = 200;
+
+/// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
+pub type Shared = Rc<RefCell<McpClient>>;
+
+pub struct McpClient {
+    pub config: McpServerConfig,
+    session: Session,
+    key: Option<String>,
+}
+
+impl McpClient {
+    fn timeout(&self) -> u32 {
+        self.config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)
+    }
+}
+
+/// Connects (initialize + initialized) and lists every tool.
+pub async fn open(
+    config: McpServerConfig,
+    key: Option<String>,
+) -> Result<(Shared, Vec<McpTool>), String> {
+    let client = Rc::new(RefCell::new(McpClient {
+        session: Session::new(config.url.clone()),
+        config,
+        key,
+    }));
+    connect(&client).await?;
+    let tools = list_tools(&client).await?;
+    Ok((client, tools))
+}
+
+async fn connect(client: &Shared) -> Result<(), String> {
+    let init = client.borrow_mut().session.initialize(
+        "webmcp-host",
+        crate::VERSION,
+        json!({"elicitation": {}}),
+    );
+    let events = Box::pin(exchange(client, init, false)).await?;
+    match events
+        .iter()
+        .find(|e| matches!(e, McpEvent::Initialized { .. } | McpEvent::Failed { .. }))
+    {
+        Some(McpEvent::Initialized { .. }) => {}
+        Some(McpEvent::Failed { error, .. }) => return Err(error.clone()),
+        _ => return Err("the server did not answer initialize".into()),
+    }
+    let initialized = client.borrow_mut().session.initialized();
+    Box::pin(exchange(client, initialized, false)).await?;
+    Ok(())
+}
+
+async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let request = client.borrow_mut().session.list_tools(cursor.as_deref());
+        let mut next = None;
+        let mut answered = false;
+        for event in exchange(client, request, true).await? {
+            match event {
+                McpEvent::Tools {
+                    tools: page,
+                    next_cursor,
+                    ..
+                } => {
+                    tools.extend(page);
+                    next = next_cursor;
+                    answered = true;
+                }
+                McpEvent::Failed { error, .. } => return Err(error),
+                _ => {}
+            }
+        }
+        if !answered {
+            return Err("the server did not answer tools/list".into());
+        }
+        match next {
+            Some(next) if Some(&next) == cursor.as_ref() => {
+                return Err("tools/list returned the same cursor twice".into())
+            }
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!("tools/list still had pages after {MAX_PAGES}"))
+}
+
+/// `tools/call`.
+pub async fn call(client: Shared, name: String, arguments: Map<String, Value>) -> CallResult {
+    let request = client
+        .borrow_mut()
+        .session
+        .call_tool(&name, &arguments, None);
+    let id = request.id;
+    match exchange(&client, request, true).await {
+        Ok(events) => events
+            .into_iter()
+            .find_map(|e| match e {
+                McpEvent::CallDone {
+                    id: done, result, ..
+                } if Some(done) == id => Some(result),
+                McpEvent::Failed { error, .. } => Some(CallResult::Error(error)),
+                _ => None,
+            })
+            .unwrap_or_else(|| {
+                CallResult::Error(format!("the server did not answer tools/call `{name}`"))
+            }),
+        Err(error) => CallResult::Error(error),
+    }
+}
+
+/// Ends the session (`DELETE`), without waiting for long.
+pub async fn close(client: &Shared) {
+    let request = client.borrow().session.terminate();
+    if let Some(request) = request {
+        let headers = request_headers(client, &request);
+        let _ = timer::within(
+            future_to_promise(async move {
+                start_fetch(&request.url, &request.method, headers, &request.body).await
+            }),
+            3000,
+        )
+        .await;
+    }
+}
+
+fn request_headers(client: &Shared, request: &HttpRequest) -> JsValue {
+    let headers = Object::new();
+    for (name, value) in &request.headers {
+        let _ = Reflect::set(
+            &headers,
+            &JsValue::from_str(name),
+            &JsValue::from_str(value),
+        );
+    }
+    let client = client.borrow();
+    if let Some(key) = &client.key {
+        let (name, value) = client.config.key_header(key);
+        let _ = Reflect::set(
+            &headers,
+            &JsValue::from_str(&name),
+            &JsValue::from_str(&value),
+        );
+    }
+    headers.into()
+}
+
+/// Sends one request and reads until its answer (or the end of a notification's answer).
+async fn exchange(
+    client: &Shared,
+    outgoing: Outgoing,
+    retry_on_404: bool,
+) -> Result<Vec<McpEvent>, String> {
+    let timeout = client.borrow().timeout();
+    let key = client.borrow().key.clone();
+    let method = serde_json::from_str::<Value>(&outgoing.request.body)
+        .ok()
+        .and_then(|b| b["method"].as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut request = outgoing.request.clone();
+    let mut events = Vec::new();
+    let mut resumes = 0;
+    loop {
+        let had_session = request.headers.iter().any(|(k, _)| k == "mcp-session-id");
+        let headers = request_headers(client, &request);
+        let sent = request.clone();
+        let start = future_to_promise(async move {
+            start_fetch(&sent.url, &sent.method, headers, &sent.body).await
+        });
+        let handle = match timer::within(start, timeout).await {
+            Ok(Some(handle)) => handle,
+            Ok(None) => return Err(give_up(client, &outgoing, &method, timeout)),
+            Err(error) => {
+                return Err(redact(
+                    &format!("{method}: the server could not be reached: {error}"),
+                    key.as_deref(),
+                ))
+            }
+        };
+        let status = Reflect::get(&handle, &"status".into())
+            .ok()
+            .and_then(|s| s.as_f64())
+            .unwrap_or(0.0) as u16;
+        let header = |name: &str| {
+            Reflect::get(&handle, &"header".into())
+                .ok()
+                .and_then(|f| {
+                    js_sys::Function::from(f)
+                        .call1(&JsValue::UNDEFINED, &name.into())
+                        .ok()
+                })
+                .and_then(|v| v.as_string())
+        };
+        let answer = client.borrow_mut().session.answer(
+            status,
+            header("content-type").as_deref(),
+            header("mcp-session-id").as_deref(),
+            had_session,
+            header("www-authenticate").as_deref(),
+        );
+        let is_sse = match answer {
+            Ok(body) => body == crate::core::mcp::Body::Sse,
+            Err(McpError::SessionExpired) if retry_on_404 => {
+                Box::pin(connect(client)).await?;
+                let again = rebuild(client, &outgoing);
+                return Box::pin(exchange(client, again, false)).await;
+            }
+            Err(error) => return Err(format!("{method}: {error}")),
+        };
+        let mut decoder = SseDecoder::new();
+        let mut last_event_id = None;
+        let mut retry_ms = None;
+        let mut text = String::new();
+        loop {
+            let read = match call_method(&handle, "read") {
+                Ok(promise) => Promise::from(promise),
+                Err(error) => return Err(format!("{method}: {}", describe(&error))),
+            };
+            let piece = match timer::within(read, timeout).await {
+                Ok(Some(piece)) => piece.as_string(),
+                Ok(None) => {
+                    let _ = call_method(&handle, "abort");
+                    return Err(give_up(client, &outgoing, &method, timeout));
+                }
+                Err(error) => {
+                    if is_sse {
+                        None // a broken stream: resume below
+                    } else {
+                        return Err(format!("{method}: the answer broke: {error}"));
+                    }
+                }
+            };
+            let Some(piece) = piece else { break };
+            if is_sse {
+                for event in decoder.push(&piece) {
+                    if event.id.is_some() {
+                        last_event_id = event.id.clone();
+                    }
+                    if event.retry.is_some() {
+                        retry_ms = event.retry;
+                    }
+                    if !event.data.trim().is_empty() {
+                        receive(client, &event.data, &mut events).await;
+                    }
+                }
+                if answered(client, &outgoing) {
+                    let _ = call_method(&handle, "abort");
+                    return Ok(events);
+                }
+            } else {
+                text.push_str(&piece);
+            }
+        }
+        if is_sse {
+            if let Some(event) = decoder.finish() {
+                if !event.data.trim().is_empty() {
+                    receive(client, &event.data, &mut events).await;
+                }
+            }
+        } else if !text.trim().is_empty() {
+            receive(client, &text, &mut events).await;
+        }
+        if answered(client, &outgoing) {
+            return Ok(events);
+        }
+        // The stream ended without the answer: resume it.
+        resumes += 1;
+        if !is_sse || resumes > MAX_RESUMES {
+            return Err(format!(
+                "{method}: the server ended its answer without a response"
+            ));
+        }
+        let _ = JsFuture::from(sleep(retry_ms.unwrap_or(1000).min(30_000) as u32)).await;
+        request = client.borrow().session.listen(last_event_id.as_deref());
+    }
+}
+
+fn answered(client: &Shared, outgoing: &Outgoing) -> bool {
+    outgoing
+        .id
+        .is_none_or(|id| !client.borrow().session.pending().any(|(p, _)| p == id))
+}
+
+/// Cancels a request that timed out and says so.
+fn give_up(client: &Shared, outgoing: &Outgoing, method: &str, timeout: u32) -> String {
+    if let Some(id) = outgoing.id {
+        let cancel = client.borrow_mut().session.cancel(id, "timed out");
+        let headers = request_headers(client, &cancel.request);
+        let request = cancel.request;
+        let _ = future_to_promise(async move {
+            start_fetch(&request.url, &request.method, headers, &request.body).await
+        });
+    }
+    format!("{method}: no answer within {timeout} ms (cancelled)")
+}
+
+/// Feeds a body's messages to the session and answers server requests among them.
+async fn receive(client: &Shared, text: &str, events: &mut Vec<McpEvent>) {
+    let messages = match parse_messages(text) {
+        Ok(messages) => messages,
+        Err(error) => {
+            events.push(McpEvent::Note(format!("skipped: {error}")));
+            return;
+        }
+    };
+    for message in messages {
+        let new = client.borrow_mut().session.receive(message);
+        for event in &new {
+            if let McpEvent::ServerRequest { id, method, params } = event {
+                let answer = answer_request(method, params.as_ref());
+                let reply = client.borrow_mut().session.reply(id, answer);
+                let headers = request_headers(client, &reply.request);
+                let request = reply.request;
+                let _ = future_to_promise(async move {
+                    start_fetch(&request.url, &request.method, headers, &request.body).await
+                });
+            }
+        }
+        events.extend(new);
+    }
+}
+
+/// Answers to server requests during a run: `ping`; an elicitation is declined (the popup
+/// will ask the person in a later version); sampling and roots are not supported.
+fn answer_request(method: &str, _params: Option<&Value>) -> Result<Value, (i64, String)> {
+    match method {
+        "ping" => Ok(json!({})),
+        "elicitation/create" => Ok(json!({"action": "decline"})),
+        other => Err((
+            RpcError::METHOD_NOT_FOUND,
+            format!("{other} is not supported by this client"),
+        )),
+    }
+}
+
+fn rebuild(client: &Shared, outgoing: &Outgoing) -> Outgoing {
+    let body: Value = serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
+    let params = body.get("params").cloned();
+    let mut client = client.borrow_mut();
+    match body["method"].as_str().unwrap_or("") {
+        "tools/list" => client
+            .session
+            .list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
+        "tools/call" => {
+            let name = params
+                .as_ref()
+                .and_then(|p| p["name"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            let arguments = params
+                .as_ref()
+                .and_then(|p| p["arguments"].as_object())
+                .cloned()
+                .unwrap_or_default();
+            client.session.call_tool(&name, &arguments, None)
+        }
+        other => client.session.call(other, params),
+    }
+}

@@ -1,0 +1,83 @@
+// MCP servers as tool sources of runs in the extension: tools of @modelcontextprotocol/server-
+// everything (a real server, on 127.0.0.1) reach the model with a namespace, the key header comes
+// from session storage on every request, results are wrapped as data, and a server that fails is
+// reported while the run goes on.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startEverything } from '../../scripts/mcp/start-server.mjs';
+import { validateEvents } from '../agui/validate.mjs';
+
+const MCP_KEY = 'mcp-canary-2b8e41d07c5f';
+
+describe('MCP tools in runs', () => {
+  let pages, models, everything, host, page, tabId;
+  const requests = [];
+  const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
+  const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
+
+  before(async () => {
+    pages = await serve(join(ROOT, 'tests', 'fixtures'));
+    everything = await startEverything();
+    models = await startModelServer({
+      scenarios: {
+        sum: {
+          steps: [
+            { calls: [{ name: 'ev__get-sum', arguments: { a: 2, b: 40 } }] },
+            { text: 'The server says 42.' },
+          ],
+        },
+      },
+    });
+    host = await launchHost();
+    host.context.on('request', (r) => requests.push(r));
+    page = await host.context.newPage();
+    await page.goto(`${pages.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+    await configure({
+      models: [{ name: 'm', provider: 'openai', baseUrl: `${models.url}/s/sum/v1`, model: 'x', nativeTools: true }],
+      default: 'm',
+      servers: [
+        { name: 'everything', url: everything.url, namespace: 'ev', keyRef: 'mcp', filter: ['get-sum', 'echo'] },
+        { name: 'gone', url: 'http://127.0.0.1:9/mcp' },
+      ],
+      keys: { mcp: MCP_KEY },
+    });
+  });
+  after(async () => {
+    await host?.close();
+    await everything?.stop();
+    await models?.close();
+    await pages?.close();
+  });
+
+  test('a run calls a tool of server-everything and answers', async () => {
+    const result = await run({ prompt: 'What is 2 + 40? Ask the server.' });
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'The server says 42.' });
+    const toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.match(toolResult.content, /^<data source="MCP server everything">\nThe sum of 2 and 40 is 42\.\n<\/data>/);
+
+    const offered = models.requests().find((r) => r.method === 'POST').body.tools.map((t) => t.function.name);
+    assert.ok(offered.includes('ev__get-sum') && offered.includes('ev__echo'), offered.join(','));
+    assert.ok(!offered.includes('ev__get-env'), 'the filter holds');
+    assert.ok(offered.includes('add'), 'the page tools are there too');
+
+    const sourceErrors = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error');
+    assert.equal(sourceErrors.length, 1);
+    assert.equal(sourceErrors[0].value.source, 'MCP server gone');
+  });
+
+  test('the key header went on every request to the server, and nowhere else', async () => {
+    const toServer = requests.filter((r) => r.url().startsWith(everything.url));
+    assert.ok(toServer.length >= 4, `saw ${toServer.length} requests to the MCP server`);
+    for (const r of toServer) assert.equal(r.headers().authorization, `Bearer ${MCP_KEY}`, `${r.method()} ${r.url()}`);
+    const elsewhere = requests.filter((r) => !r.url().startsWith(everything.url) && JSON.stringify(r.headers()).includes(MCP_KEY));
+    assert.deepEqual(elsewhere.map((r) => r.url()), []);
+    assert.ok(toServer.some((r) => r.method() === 'DELETE'), 'the session is ended');
+  });
+});
