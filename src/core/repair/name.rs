@@ -50,7 +50,8 @@ pub fn resolve_name(written: &str, tools: &ToolSet) -> Result<(String, Option<St
         return fixed(name, "case and separators");
     }
     for times in 2..=4 {
-        if canonical.len() % times != 0 {
+        // Byte lengths, but only split where a character starts (names may be any text).
+        if canonical.len() % times != 0 || !canonical.is_char_boundary(canonical.len() / times) {
             continue;
         }
         let part = &canonical[..canonical.len() / times];
@@ -147,7 +148,11 @@ fn clean(written: &str) -> String {
     while changed {
         changed = false;
         for prefix in PREFIXES {
-            if name.len() > prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix) {
+            if name.len() > prefix.len()
+                && name
+                    .get(..prefix.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+            {
                 name = &name[prefix.len()..];
                 changed = true;
             }
@@ -233,6 +238,20 @@ mod tests {
         assert!(resolve_name("set_volme", &set).is_ok());
         let error = resolve("delete_all").unwrap_err();
         assert_eq!(error, "unknown tool `delete_all`; the tools are: get_weather, search_docs, add, sub, send_email, sendEmails");
+    }
+
+    #[test]
+    fn names_with_multibyte_characters_never_panic() {
+        // Found by fuzzing (fuzz/regressions): byte slicing inside a character.
+        let set = tools(&["get_weather", "add"]);
+        for written in ["météo", "naïve", "\u{ff}r", "ééé", "tools.é"] {
+            assert!(resolve_name(written, &set).is_err(), "{written}");
+        }
+        assert_eq!(
+            resolve_name("функции.add", &set).map(|(n, _)| n),
+            Ok("add".into()),
+            "a namespace of any script"
+        );
     }
 
     #[test]
