@@ -38,6 +38,8 @@ const MCP_SOURCE_MS: u32 = 20_000;
 const KEY_PREFIX: &str = "webmcpHost.key.";
 /// The longest wait for a model's first byte (status and headers).
 const FIRST_BYTE_MS: u32 = 60_000;
+/// The longest a model's stream may stay silent once it started.
+const STREAM_IDLE_MS: u32 = 120_000;
 /// The longest a page tool may run inside a run.
 const PAGE_TOOL_MS: u32 = 30_000;
 
@@ -502,7 +504,13 @@ async fn drive(
             continue;
         }
         if let Some((mut current, request, attempt)) = stream.take() {
-            let events = match next_events(run_id, &mut current).await {
+            let events = match next_events(
+                run_id,
+                &mut current,
+                model.idle_timeout_ms.unwrap_or(STREAM_IDLE_MS),
+            )
+            .await
+            {
                 Ok(events) => events,
                 Err(message) => vec![ModelEvent::Error(ProviderError::fatal(message))],
             };
@@ -705,14 +713,32 @@ async fn open_model(
 }
 
 /// The next events of a model call.
-async fn next_events(run_id: &str, stream: &mut Stream) -> Result<Vec<ModelEvent>, String> {
+async fn next_events(
+    run_id: &str,
+    stream: &mut Stream,
+    idle_ms: u32,
+) -> Result<Vec<ModelEvent>, String> {
     match stream {
         Stream::Events(queue) => Ok(queue.pop_front().into_iter().collect()),
         Stream::Http {
             handle, decoder, ..
         } => {
             let read = call_method(handle, "read").map_err(|e| describe(&e))?;
-            let answer = race_stop(Promise::from(read), stop_promise(run_id)).await;
+            let stop = stop_promise(run_id);
+            let raced =
+                future_to_promise(async move { race_stop(Promise::from(read), stop).await });
+            // A stream that goes silent for too long is a dead connection, not a slow model.
+            let answer = match super::timer::within(raced, idle_ms).await {
+                Ok(Some(answer)) => Ok(answer),
+                Ok(None) => {
+                    abort_fetch(handle);
+                    return Ok(vec![ModelEvent::Error(ProviderError::fatal(format!(
+                        "the model's stream sent nothing for {} ms; the connection was dropped",
+                        idle_ms
+                    )))]);
+                }
+                Err(error) => Err(JsValue::from_str(&error)),
+            };
             match answer {
                 Err(error) => Ok(vec![ModelEvent::Error(ProviderError {
                     message: format!("the model's stream broke: {}", describe(&error)),

@@ -24,6 +24,7 @@ const SCENARIOS = {
   broken: { steps: [addCall('{"a": "2", "b": 40'), { text: 'The sum is 42.' }] },
   slow: { steps: [{ text: 'This answer takes a long time to write. '.repeat(40), chunk: 4, delayMs: 50 }] },
   'bad-key': { steps: [{ status: 401, body: 'Invalid API key' }] },
+  stalled: { steps: [{ text: 'Hello there, this stalls.', chunk: 6, delayMs: 3000 }] },
 };
 
 describe('agent runs in the extension', () => {
@@ -159,6 +160,15 @@ describe('agent runs in the extension', () => {
     assert.match(error.message, /refused the API key of model `refused` \(401\)/);
     assert.ok(!error.message.includes(CANARY));
     assert.equal(result.outcome.type, 'failed');
+  });
+
+  test('a stream that goes silent ends the run with a clear error, not a hang', async () => {
+    await configure({ models: [model('stalled', 'openai', 'stalled~x', { idleTimeoutMs: 500 })], default: 'stalled' });
+    const result = await run({ prompt: 'Hello?' });
+    assert.equal(result.outcome.type, 'failed');
+    assert.match(result.outcome.message, /sent nothing for 500 ms; the connection was dropped/);
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
   });
 
   test('the canary key went only to the model server', async () => {

@@ -277,6 +277,7 @@ mod tests {
             key_ref: Some("anthropic".into()),
             max_tokens: None,
             transcript: None,
+            idle_timeout_ms: None,
         }
     }
 

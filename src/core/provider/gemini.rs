@@ -259,6 +259,7 @@ mod tests {
             key_ref: Some("gemini".into()),
             max_tokens: None,
             transcript: None,
+            idle_timeout_ms: None,
         }
     }
 

@@ -56,6 +56,10 @@ pub struct ModelConfig {
     /// For replay: the transcript (JSONL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript: Option<String>,
+    /// How long a started stream may stay silent before the connection counts as dropped
+    /// (default 120 000 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u32>,
 }
 
 /// Named models with a default.
@@ -362,6 +366,7 @@ mod tests {
             key_ref: Some("openai".into()),
             max_tokens: None,
             transcript: None,
+            idle_timeout_ms: None,
         }
     }
 

@@ -214,6 +214,7 @@ mod tests {
             key_ref: Some("openai".into()),
             max_tokens: Some(512),
             transcript: None,
+            idle_timeout_ms: None,
         }
     }
 
