@@ -41,6 +41,7 @@ enum Frame {
         message: Message,
     },
     Skipped {
+        stream: u64,
         error: String,
     },
     /// The body ended (or broke); for SSE, where to resume.
@@ -333,6 +334,10 @@ impl Driver {
                         }
                     }
                 }
+                // Our own answer is not JSON-RPC: it will not become one by waiting.
+                Frame::Skipped { stream: s, error } if s == stream => {
+                    return Err(format!("{method}: {error}"))
+                }
                 Frame::Skipped { error, .. } => {
                     self.log.push(format!("skipped a message: {error}"))
                 }
@@ -498,7 +503,7 @@ fn read_exchange(
             .err()
             .map(|e| format!("the answer broke: {e}"));
         if !text.trim().is_empty() {
-            send_messages(&tx, &text);
+            send_messages(&tx, stream, &text);
         }
         let _ = tx.send(Frame::End {
             stream,
@@ -538,7 +543,7 @@ fn read_exchange(
                 retry_ms = event.retry;
             }
             if !event.data.trim().is_empty() {
-                send_messages(&tx, &event.data);
+                send_messages(&tx, stream, &event.data);
             }
         }
         if n == 0 {
@@ -553,7 +558,7 @@ fn read_exchange(
     }
 }
 
-fn send_messages(tx: &Sender<Frame>, text: &str) {
+fn send_messages(tx: &Sender<Frame>, stream: u64, text: &str) {
     match parse_messages(text) {
         Ok(messages) => {
             for message in messages {
@@ -561,7 +566,7 @@ fn send_messages(tx: &Sender<Frame>, text: &str) {
             }
         }
         Err(error) => {
-            let _ = tx.send(Frame::Skipped { error });
+            let _ = tx.send(Frame::Skipped { stream, error });
         }
     }
 }
