@@ -9,12 +9,13 @@ import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startEverything } from '../../scripts/mcp/start-server.mjs';
+import { startMcpServer } from '../support/mcp-server.mjs';
 import { validateEvents } from '../agui/validate.mjs';
 
 const MCP_KEY = 'mcp-canary-2b8e41d07c5f';
 
 describe('MCP tools in runs', () => {
-  let pages, models, everything, host, page, tabId;
+  let pages, models, everything, own, host, page, tabId;
   const requests = [];
   const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
   const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
@@ -22,6 +23,7 @@ describe('MCP tools in runs', () => {
   before(async () => {
     pages = await serve(join(ROOT, 'tests', 'fixtures'));
     everything = await startEverything();
+    own = await startMcpServer();
     models = await startModelServer({
       scenarios: {
         sum: {
@@ -29,6 +31,9 @@ describe('MCP tools in runs', () => {
             { calls: [{ name: 'ev__get-sum', arguments: { a: 2, b: 40 } }] },
             { text: 'The server says 42.' },
           ],
+        },
+        delete: {
+          steps: [{ calls: [{ name: 'own__delete_record', arguments: { id: 'r-17' } }] }, { text: 'Done.' }],
         },
       },
     });
@@ -50,6 +55,7 @@ describe('MCP tools in runs', () => {
   after(async () => {
     await host?.close();
     await everything?.stop();
+    own?.close();
     await models?.close();
     await pages?.close();
   });
@@ -70,6 +76,36 @@ describe('MCP tools in runs', () => {
     const sourceErrors = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error');
     assert.equal(sourceErrors.length, 1);
     assert.equal(sourceErrors[0].value.source, 'MCP server gone');
+  });
+
+  test("a destructive tool of the project's server is confirmed in the page: declined, then accepted", async () => {
+    await configure({
+      models: [{ name: 'd', provider: 'openai', baseUrl: `${models.url}/s/delete/v1`, model: 'x', nativeTools: true }],
+      default: 'd',
+      servers: [{ name: 'own', url: `${own.url}/mcp`, namespace: 'own' }],
+    });
+    const asked = [];
+    const answer = (accept) => async (dialog) => {
+      asked.push(dialog.message());
+      await (accept ? dialog.accept() : dialog.dismiss());
+    };
+    page.once('dialog', answer(false));
+    let result = await run({ prompt: 'Delete record r-17.' });
+    let toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.ok(toolResult, JSON.stringify(result.events.filter((e) => e.type !== 'TEXT_MESSAGE_CONTENT')));
+    assert.match(toolResult.content, /declined: the person did not allow this call/);
+    assert.deepEqual(own.deleted(), [], 'declined: not run');
+
+    await configure({ models: [{ name: 'd', provider: 'openai', baseUrl: `${models.url}/s/delete~again/v1`, model: 'x', nativeTools: true }] });
+    page.once('dialog', answer(true));
+    result = await run({ prompt: 'Delete record r-17.' });
+    toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.match(toolResult.content, /deleted r-17/);
+    assert.deepEqual(own.deleted(), ['r-17']);
+    assert.equal(asked.length, 2);
+    assert.match(asked[0], /The agent wants to run “delete_record” of the MCP server own with:\n\{\n  "id": "r-17"\n\}/);
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
   });
 
   test('the key header went on every request to the server, and nowhere else', async () => {
