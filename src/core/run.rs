@@ -317,11 +317,21 @@ impl Run {
     /// Starts a run: `RUN_STARTED`, source errors, and the first model call are queued.
     pub fn start(mut input: RunInput) -> Run {
         // Frontend tools win name clashes: keep the last definition of each name.
-        let mut tools: Vec<RunTool> = Vec::new();
-        for tool in std::mem::take(&mut input.tools) {
-            tools.retain(|t| t.spec.name != tool.spec.name);
-            tools.push(tool);
+        let given = std::mem::take(&mut input.tools);
+        let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, tool) in given.iter().enumerate() {
+            last.insert(tool.spec.name.as_str(), i);
         }
+        let keep: Vec<bool> = given
+            .iter()
+            .enumerate()
+            .map(|(i, t)| last[t.spec.name.as_str()] == i)
+            .collect();
+        let mut tools: Vec<RunTool> = given
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(tool, keep)| keep.then_some(tool))
+            .collect();
         if let Some(schema) = &input.output_schema {
             tools.retain(|t| t.spec.name != SUBMIT_RESULT);
             tools.push(RunTool {

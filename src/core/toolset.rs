@@ -3,7 +3,11 @@
 //! A [`ToolSet`] is what the parser's stream layer and repair resolve names against and
 //! validate arguments with (full JSON Schema, through the `jsonschema` crate). A schema that
 //! does not compile (a remote `$ref`, an invalid keyword value) keeps its tool usable: the
-//! arguments must then only be an object, and the problem is reported once, at build time.
+//! arguments must then only be an object. Schemas compile when a tool is first validated, so a
+//! run with thousands of tools pays only for those it calls.
+
+use std::cell::OnceCell;
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -29,13 +33,16 @@ struct Entry {
     spec: ToolSpec,
     /// `name` lowercased without `_`, `-`, `.` and spaces, for name repair.
     canonical: String,
-    validator: Option<jsonschema::Validator>,
+    /// Compiled the first time a call to the tool is validated, then kept: a run with
+    /// thousands of tools pays only for those it calls.
+    validator: OnceCell<Result<jsonschema::Validator, String>>,
 }
 
 /// The tools of a run.
 #[derive(Default)]
 pub struct ToolSet {
     entries: Vec<Entry>,
+    by_name: HashMap<String, usize>,
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -56,8 +63,9 @@ pub fn canonical_name(name: &str) -> String {
 }
 
 impl ToolSet {
-    /// Builds the set; returns it with one message per tool whose schema did not compile or
-    /// that was left out (bad or duplicate name, schema not an object).
+    /// Builds the set; returns it with one message per tool that was left out (bad or
+    /// duplicate name, schema not an object). A schema that does not compile is found when
+    /// the tool is first validated ([`ToolSet::schema_problem`]).
     pub fn new(specs: impl IntoIterator<Item = ToolSpec>) -> (ToolSet, Vec<String>) {
         let mut set = ToolSet::default();
         let mut problems = Vec::new();
@@ -81,21 +89,12 @@ impl ToolSet {
                 ));
                 continue;
             }
-            let validator = match jsonschema::validator_for(&spec.input_schema) {
-                Ok(validator) => Some(validator),
-                Err(error) => {
-                    problems.push(format!(
-                        "tool `{}`: its input schema does not compile ({error}); its arguments are only checked to be an object",
-                        spec.name
-                    ));
-                    None
-                }
-            };
             let canonical = canonical_name(&spec.name);
+            set.by_name.insert(spec.name.clone(), set.entries.len());
             set.entries.push(Entry {
                 spec,
                 canonical,
-                validator,
+                validator: OnceCell::new(),
             });
         }
         (set, problems)
@@ -110,10 +109,27 @@ impl ToolSet {
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
-        self.entries
-            .iter()
-            .find(|e| e.spec.name == name)
-            .map(|e| &e.spec)
+        self.entry(name).map(|e| &e.spec)
+    }
+
+    fn entry(&self, name: &str) -> Option<&Entry> {
+        self.by_name.get(name).map(|&i| &self.entries[i])
+    }
+
+    fn validator(entry: &Entry) -> &Result<jsonschema::Validator, String> {
+        entry.validator.get_or_init(|| {
+            jsonschema::validator_for(&entry.spec.input_schema).map_err(|error| {
+                format!(
+                    "tool `{}`: its input schema does not compile ({error}); its arguments are only checked to be an object",
+                    entry.spec.name
+                )
+            })
+        })
+    }
+
+    /// Why a tool's schema does not compile, if it does not.
+    pub fn schema_problem(&self, name: &str) -> Option<String> {
+        Self::validator(self.entry(name)?).as_ref().err().cloned()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -139,9 +155,7 @@ impl ToolSet {
     /// findings, each with its place in the arguments.
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), String> {
         let entry = self
-            .entries
-            .iter()
-            .find(|e| e.spec.name == name)
+            .entry(name)
             .ok_or_else(|| format!("unknown tool `{name}`"))?;
         if !arguments.is_object() {
             return Err(format!(
@@ -149,7 +163,7 @@ impl ToolSet {
                 kind(arguments)
             ));
         }
-        let Some(validator) = &entry.validator else {
+        let Ok(validator) = Self::validator(entry) else {
             return Ok(());
         };
         let findings: Vec<String> = validator
@@ -226,8 +240,12 @@ mod tests {
             ),
         ]);
         assert_eq!(set.names().collect::<Vec<_>>(), ["ok", "loose"]);
-        assert_eq!(problems.len(), 4, "{problems:?}");
-        assert!(problems[3].contains("does not compile"), "{problems:?}");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(set
+            .schema_problem("loose")
+            .unwrap()
+            .contains("does not compile"));
+        assert_eq!(set.schema_problem("ok"), None);
         assert_eq!(set.validate("loose", &json!({"a": "anything"})), Ok(()));
     }
 

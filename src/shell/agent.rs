@@ -338,12 +338,13 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
                         };
                         let (run_tools, map) = mcp_run_tools(&server, &listed);
                         tools.extend(run_tools);
+                        let by_name: HashMap<&str, &McpTool> =
+                            listed.iter().map(|t| (t.name.as_str(), t)).collect();
                         for entry in map {
-                            let tool = listed
-                                .iter()
-                                .find(|t| t.name == entry.name)
-                                .cloned()
-                                .expect("mapped from the list");
+                            let tool = (*by_name
+                                .get(entry.name.as_str())
+                                .expect("mapped from the list"))
+                            .clone();
                             mcp.push((
                                 entry.run_name,
                                 McpBinding {
