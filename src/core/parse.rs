@@ -244,7 +244,28 @@ impl CallParser {
             unreachable!("called in body mode")
         };
         let close = body.marker.close();
-        for (i, c) in input.char_indices() {
+        let mut next = 0;
+        while next < input.len() {
+            // Inside a JSON string, a run of plain characters changes nothing but the text:
+            // take it whole (to the next quote, backslash, or last character of a marker).
+            if body.opened && body.scan.in_string && !body.scan.escaped && !body.scan.closed {
+                let rest = &input[next..];
+                let run = rest.find(['"', '\\', '>', '`']).unwrap_or(rest.len());
+                if run > 0 {
+                    let plain = &rest[..run];
+                    body.text.push_str(plain);
+                    if body.scan.string_run(plain) {
+                        out.args_str(body.slot, plain);
+                    }
+                    next += run;
+                    continue;
+                }
+            }
+            let i = next;
+            let Some(c) = input[i..].chars().next() else {
+                break;
+            };
+            next += c.len_utf8();
             if !body.opened {
                 if c.is_whitespace() {
                     body.text.push(c);
@@ -274,7 +295,10 @@ impl CallParser {
             }
             // A fence closes only outside JSON strings (arguments may carry code blocks);
             // a closing tag closes wherever it appears.
-            let may_close = body.marker == Marker::Tag || !body.scan.in_string;
+            // Both closing markers end in a character rarely seen otherwise (`>` or a backtick):
+            // only then is the tail compared.
+            let may_close =
+                (c == '>' || c == '`') && (body.marker == Marker::Tag || !body.scan.in_string);
             if may_close && body.text.ends_with(close) {
                 let len = body.text.len() - close.len();
                 body.text.truncate(len);
@@ -320,6 +344,16 @@ impl Output {
             _ => self.pieces.push(Piece::CallArgs {
                 slot,
                 delta: c.to_string(),
+            }),
+        }
+    }
+
+    fn args_str(&mut self, slot: usize, text: &str) {
+        match self.pieces.last_mut() {
+            Some(Piece::CallArgs { slot: s, delta }) if *s == slot => delta.push_str(text),
+            _ => self.pieces.push(Piece::CallArgs {
+                slot,
+                delta: text.to_owned(),
             }),
         }
     }
@@ -468,6 +502,15 @@ impl Scan {
         } else {
             ScanEvent::None
         }
+    }
+
+    /// A run of plain characters inside a string (no quote, no backslash): captured when a
+    /// key or the name is being read. Returns whether the run belongs to the arguments.
+    fn string_run(&mut self, plain: &str) -> bool {
+        if self.capture != Capture::None {
+            self.captured.push_str(plain);
+        }
+        self.args_depth.is_some()
     }
 
     fn begin_capture(&mut self, capture: Capture) {
