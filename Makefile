@@ -53,8 +53,9 @@ test-e2e:
 demo: setup-browser build
 	node scripts/demo.mjs
 
-## bench: wasm size and the worker's cold start, measured in Chromium
+## bench: core throughput and latency natively; wasm size, worker cold start and MCP listing in Chromium
 bench: setup-browser build
+	cargo run --release --quiet --example bench_core
 	node scripts/bench.mjs
 
 clean:
