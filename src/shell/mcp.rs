@@ -244,7 +244,7 @@ async fn exchange(
             Ok(body) => body == crate::core::mcp::Body::Sse,
             Err(McpError::SessionExpired) if retry_on_404 => {
                 Box::pin(connect(client)).await?;
-                let again = rebuild(client, &outgoing);
+                let again = client.borrow_mut().session.again(&outgoing.request);
                 return Box::pin(exchange(client, again, false)).await;
             }
             Err(error) => return Err(format!("{method}: {error}")),
@@ -372,30 +372,5 @@ fn answer_request(method: &str, _params: Option<&Value>) -> Result<Value, (i64, 
             RpcError::METHOD_NOT_FOUND,
             format!("{other} is not supported by this client"),
         )),
-    }
-}
-
-fn rebuild(client: &Shared, outgoing: &Outgoing) -> Outgoing {
-    let body: Value = serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
-    let params = body.get("params").cloned();
-    let mut client = client.borrow_mut();
-    match body["method"].as_str().unwrap_or("") {
-        "tools/list" => client
-            .session
-            .list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
-        "tools/call" => {
-            let name = params
-                .as_ref()
-                .and_then(|p| p["name"].as_str())
-                .unwrap_or("")
-                .to_owned();
-            let arguments = params
-                .as_ref()
-                .and_then(|p| p["arguments"].as_object())
-                .cloned()
-                .unwrap_or_default();
-            client.session.call_tool(&name, &arguments, None)
-        }
-        other => client.session.call(other, params),
     }
 }

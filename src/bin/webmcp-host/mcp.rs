@@ -315,7 +315,7 @@ impl Driver {
                             self.log
                                 .push("the session expired (404); starting a new one".into());
                             self.connect()?;
-                            let again = self.rebuild(&outgoing);
+                            let again = self.session.again(&outgoing.request);
                             return self.exchange(again, false);
                         }
                         Err(McpError::Http { status, message }) if message.is_empty() => {
@@ -387,31 +387,6 @@ impl Driver {
                     stream = self.start(listen);
                 }
             }
-        }
-    }
-
-    /// The same request again, in a new session.
-    fn rebuild(&mut self, outgoing: &Outgoing) -> Outgoing {
-        let body: Value = serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
-        let params = body.get("params").cloned();
-        match body["method"].as_str().unwrap_or("") {
-            "tools/list" => self
-                .session
-                .list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
-            "tools/call" => {
-                let name = params
-                    .as_ref()
-                    .and_then(|p| p["name"].as_str())
-                    .unwrap_or("")
-                    .to_owned();
-                let arguments = params
-                    .as_ref()
-                    .and_then(|p| p["arguments"].as_object())
-                    .cloned()
-                    .unwrap_or_default();
-                self.session.call_tool(&name, &arguments, None)
-            }
-            other => self.session.call(other, params),
         }
     }
 

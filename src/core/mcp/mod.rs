@@ -314,6 +314,30 @@ impl Session {
         }
     }
 
+    /// The same request again, for this session (after a 404 ended the previous one): its
+    /// method and params, with a new id and this session's headers.
+    pub fn again(&mut self, previous: &HttpRequest) -> Outgoing {
+        let body: Value = serde_json::from_str(&previous.body).unwrap_or(Value::Null);
+        let params = body.get("params").cloned();
+        match body["method"].as_str().unwrap_or("") {
+            "tools/list" => self.list_tools(params.as_ref().and_then(|p| p["cursor"].as_str())),
+            "tools/call" => {
+                let name = params
+                    .as_ref()
+                    .and_then(|p| p["name"].as_str())
+                    .unwrap_or("")
+                    .to_owned();
+                let arguments = params
+                    .as_ref()
+                    .and_then(|p| p["arguments"].as_object())
+                    .cloned()
+                    .unwrap_or_default();
+                self.call_tool(&name, &arguments, None)
+            }
+            other => self.call(other, params),
+        }
+    }
+
     /// `DELETE` to end the session, when the server gave one.
     pub fn terminate(&self) -> Option<HttpRequest> {
         self.session_id.as_ref()?;
@@ -581,6 +605,14 @@ mod tests {
             matches!(&events[0], McpEvent::Tools { tools, next_cursor: Some(c), .. } if tools.len() == 1 && c == "page3")
         );
         assert_eq!(session.terminate().unwrap().method, "DELETE");
+        session.reset();
+        let again = session.again(&list.request);
+        let body: Value = serde_json::from_str(&again.request.body).unwrap();
+        assert_eq!(
+            (body["method"].clone(), body["params"]["cursor"].clone()),
+            (json!("tools/list"), json!("page2"))
+        );
+        assert_ne!(again.id, list.id, "a new id");
         assert_eq!(
             session.listen(Some("ev-7")).headers.last().unwrap(),
             &("last-event-id".to_owned(), "ev-7".to_owned())
