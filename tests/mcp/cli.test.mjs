@@ -143,6 +143,15 @@ describe('webmcp-host mcp against real servers', () => {
     assert.equal(typeof JSON.parse(r.stdout).structuredContent.temperature, 'number');
     r = await cli(['mcp', everything.url, 'call', 'trigger-long-running-operation', '{"duration": 1, "steps": 3}']);
     assert.match(JSON.parse(r.stdout).result, /Long running operation completed/);
+    assert.match(r.stderr, /progress 1\/3/, 'progress notifications are shown as they come');
+    assert.match(r.stderr, /progress 3\/3/);
+  });
+
+  test('server-everything: a call that times out is cancelled and ends, without a hang', async () => {
+    const r = await cli(['mcp', everything.url, 'call', 'trigger-long-running-operation', '{"duration": 20, "steps": 20}', '--timeout', '1500']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /no answer to tools\/call within 1500 ms/);
+    assert.ok(r.ms < 8000, `took ${r.ms} ms`);
   });
 
   test('the SDK example server', async () => {

@@ -327,6 +327,22 @@ impl Driver {
                 Frame::Message { message, .. } => {
                     let new = self.session.receive(message);
                     self.answer_requests(&new);
+                    for event in &new {
+                        if let McpEvent::Progress {
+                            progress,
+                            total,
+                            message,
+                            ..
+                        } = event
+                        {
+                            let total = total.map(|t| format!("/{t}")).unwrap_or_default();
+                            let message = message
+                                .as_deref()
+                                .map(|m| format!(" {m}"))
+                                .unwrap_or_default();
+                            eprintln!("webmcp-host: progress {progress}{total}{message}");
+                        }
+                    }
                     events.extend(new);
                     if let Some(id) = outgoing.id {
                         if !self.session.pending().any(|(p, _)| p == id) {
