@@ -133,14 +133,14 @@ pub async fn call(client: Shared, name: String, arguments: Map<String, Value>) -
         .borrow_mut()
         .session
         .call_tool(&name, &arguments, None);
-    let id = request.id;
     match exchange(&client, request, true).await {
         Ok(events) => events
             .into_iter()
             .find_map(|e| match e {
+                // By name: after a 404 the call was sent again with a new id.
                 McpEvent::CallDone {
-                    id: done, result, ..
-                } if Some(done) == id => Some(result),
+                    name: done, result, ..
+                } if done == name => Some(result),
                 McpEvent::Failed { error, .. } => Some(CallResult::Error(error)),
                 _ => None,
             })

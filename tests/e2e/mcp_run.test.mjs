@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-import { startEverything } from '../../scripts/mcp/start-server.mjs';
+import { startEverything, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 import { validateEvents } from '../agui/validate.mjs';
 
 const MCP_KEY = 'mcp-canary-2b8e41d07c5f';
 
 describe('MCP tools in runs', () => {
-  let pages, models, everything, own, host, page, tabId;
+  let pages, models, everything, own, simple, host, page, tabId;
   const requests = [];
   const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
   const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
@@ -24,12 +24,19 @@ describe('MCP tools in runs', () => {
     pages = await serve(join(ROOT, 'tests', 'fixtures'));
     everything = await startEverything();
     own = await startMcpServer();
+    simple = await startSimpleStreamableHttp();
     models = await startModelServer({
       scenarios: {
         sum: {
           steps: [
             { calls: [{ name: 'ev__get-sum', arguments: { a: 2, b: 40 } }] },
             { text: 'The server says 42.' },
+          ],
+        },
+        greet: {
+          steps: [
+            { calls: [{ name: 'sdk__greet', arguments: { name: 'Ann' } }], firstByteDelayMs: 2000 },
+            { text: 'Greeted.' },
           ],
         },
         delete: {
@@ -56,6 +63,7 @@ describe('MCP tools in runs', () => {
     await host?.close();
     await everything?.stop();
     own?.close();
+    await simple?.stop();
     await models?.close();
     await pages?.close();
   });
@@ -106,6 +114,30 @@ describe('MCP tools in runs', () => {
     assert.match(asked[0], /The agent wants to run “delete_record” of the MCP server own with:\n\{\n  "id": "r-17"\n\}/);
     const { ok, errors } = await validateEvents(result.events);
     assert.ok(ok, JSON.stringify(errors, null, 2));
+  });
+
+  test('a session the server forgot (404) is replaced transparently in the middle of a run', async () => {
+    await configure({
+      models: [{ name: 'g', provider: 'openai', baseUrl: `${models.url}/s/greet/v1`, model: 'x', nativeTools: true }],
+      default: 'g',
+      servers: [{ name: 'sdk', url: simple.url, namespace: 'sdk', trusted: true }],
+    });
+    const running = run({ prompt: 'Greet Ann.' });
+    // While the model thinks, end the run's MCP session behind its back.
+    let sessionId;
+    for (let i = 0; i < 100 && !sessionId; i++) {
+      sessionId = requests.filter((r) => r.url() === simple.url).map((r) => r.headers()['mcp-session-id']).find(Boolean);
+      if (!sessionId) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(sessionId, 'the run opened a session');
+    const ended = await fetch(simple.url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } });
+    assert.equal(ended.status, 200);
+    const result = await running;
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'Greeted.' });
+    const toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.match(toolResult.content, /Hello, Ann!/);
+    const inits = requests.filter((r) => r.url() === simple.url && (r.postData() ?? '').includes('"initialize"'));
+    assert.equal(inits.length, 2, 'a second initialize after the 404');
   });
 
   test('the key header went on every request to the server, and nowhere else', async () => {

@@ -197,13 +197,13 @@ impl Driver {
         let request =
             self.session
                 .call_tool(name, arguments, Some(json!(format!("progress-{name}"))));
-        let id = request.id;
         let events = self.exchange(request, true)?;
         for event in events {
             match event {
+                // By name: after a 404 the call was sent again with a new id.
                 McpEvent::CallDone {
-                    id: done, result, ..
-                } if Some(done) == id => return Ok(result),
+                    name: done, result, ..
+                } if done == name => return Ok(result),
                 McpEvent::Failed { error, .. } => return Err(error),
                 _ => {}
             }
