@@ -70,6 +70,9 @@ pub enum Message {
         id: Option<Id>,
         error: RpcError,
     },
+    /// Something JSON-RPC-shaped that answers nothing we asked (a `result` without an `id`,
+    /// which some servers send for notifications); noted, not fatal.
+    Stray(String),
 }
 
 impl Message {
@@ -141,6 +144,7 @@ pub fn parse_message(value: Value) -> Result<Message, String> {
         return Ok(Message::Error { id, error });
     }
     match (id, map.remove("result")) {
+        (None | Some(Value::Null), Some(_)) => Ok(Message::Stray("a result without an id".into())),
         (Some(id), Some(result)) => {
             let id =
                 Id::from_value(&id).ok_or_else(|| format!("a response id is {}", kind(&id)))?;
@@ -207,6 +211,11 @@ mod tests {
             .unwrap_err()
             .contains("an object"));
         assert!(parse_messages(r#"{"jsonrpc":"2.0"}"#).is_err());
+        // Some servers answer a notification with a result and no id: noted, not an error.
+        assert!(matches!(
+            parse_messages(r#"{"jsonrpc":"2.0","result":{}}"#).unwrap()[0],
+            Message::Stray(_)
+        ));
     }
 
     #[test]

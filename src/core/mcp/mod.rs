@@ -466,6 +466,7 @@ impl Session {
             Message::Request { id, method, params } => {
                 vec![McpEvent::ServerRequest { id, method, params }]
             }
+            Message::Stray(what) => vec![McpEvent::Note(format!("ignored {what}"))],
         }
     }
 
