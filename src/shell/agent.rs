@@ -43,47 +43,11 @@ const STREAM_IDLE_MS: u32 = 120_000;
 /// The longest a page tool may run inside a run.
 const PAGE_TOOL_MS: u32 = 30_000;
 
-#[wasm_bindgen(module = "/src/shell/io.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = startFetch, catch)]
-    async fn start_fetch(
-        url: &str,
-        method: &str,
-        headers: JsValue,
-        body: &str,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = abortFetch)]
-    fn abort_fetch(handle: &JsValue);
-    #[wasm_bindgen(js_name = storageGet, catch)]
-    async fn storage_get(area: &str, key: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = storageSet, catch)]
-    async fn storage_set(area: &str, key: &str, value: JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = storageRemove, catch)]
-    async fn storage_remove(area: &str, key: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = nowMs)]
-    fn now_ms() -> f64;
-    #[wasm_bindgen(js_name = utcOffsetMinutes)]
-    fn utc_offset_minutes() -> i32;
-    #[wasm_bindgen(js_name = sleep)]
-    fn sleep(ms: u32) -> Promise;
-    #[wasm_bindgen(js_name = deferred)]
-    fn deferred() -> JsValue;
-    #[wasm_bindgen(js_name = randomId)]
-    fn random_id() -> String;
-    #[wasm_bindgen(js_name = raceStop, catch)]
-    async fn race_stop(promise: Promise, stop: Promise) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = callMethod, catch)]
-    fn call_method(object: &JsValue, method: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = chromeModelAvailability)]
-    async fn chrome_model_availability() -> JsValue;
-    #[wasm_bindgen(js_name = chromeModelPrompt, catch)]
-    async fn chrome_model_prompt(
-        system: &str,
-        turns: JsValue,
-        on_chunk: &js_sys::Function,
-        stop: Promise,
-    ) -> Result<JsValue, JsValue>;
-}
+use super::io::{
+    abort_fetch, call_method, chrome_model_availability, chrome_model_prompt, deferred, now_ms,
+    race_stop, random_id, sleep, start_fetch, storage_get, storage_remove, storage_set,
+    utc_offset_minutes,
+};
 
 /// What the worker keeps of a run.
 struct Record {

@@ -23,20 +23,7 @@ use crate::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, DEFAUL
 use crate::core::provider::sse::SseDecoder;
 use crate::core::provider::{redact, HttpRequest};
 
-#[wasm_bindgen(module = "/src/shell/io.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = startFetch, catch)]
-    async fn start_fetch(
-        url: &str,
-        method: &str,
-        headers: JsValue,
-        body: &str,
-    ) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = callMethod, catch)]
-    fn call_method(object: &JsValue, method: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_name = sleep)]
-    fn sleep(ms: u32) -> Promise;
-}
+use super::io::{call_method, sleep, start_fetch};
 
 const MAX_RESUMES: u32 = 5;
 const MAX_PAGES: usize = 200;

@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod chrome;
 pub mod convert;
+pub mod io;
 pub mod mcp;
 pub mod timer;
 
