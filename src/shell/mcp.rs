@@ -19,14 +19,15 @@ use super::timer;
 use crate::core::mcp::jsonrpc::{parse_messages, RpcError};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
-use crate::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, DEFAULT_TIMEOUT_MS};
+use crate::core::mcp::{
+    CallResult, McpError, McpEvent, Outgoing, Session, ToolListing, DEFAULT_TIMEOUT_MS,
+};
 use crate::core::provider::sse::SseDecoder;
 use crate::core::provider::{redact, HttpRequest};
 
 use super::io::{call_method, sleep, start_fetch};
 
 const MAX_RESUMES: u32 = 5;
-const MAX_PAGES: usize = 200;
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
 pub type Shared = Rc<RefCell<McpClient>>;
@@ -79,39 +80,14 @@ async fn connect(client: &Shared) -> Result<(), String> {
 }
 
 async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let request = client.borrow_mut().session.list_tools(cursor.as_deref());
-        let mut next = None;
-        let mut answered = false;
-        for event in exchange(client, request, true).await? {
-            match event {
-                McpEvent::Tools {
-                    tools: page,
-                    next_cursor,
-                    ..
-                } => {
-                    tools.extend(page);
-                    next = next_cursor;
-                    answered = true;
-                }
-                McpEvent::Failed { error, .. } => return Err(error),
-                _ => {}
-            }
-        }
-        if !answered {
-            return Err("the server did not answer tools/list".into());
-        }
-        match next {
-            Some(next) if Some(&next) == cursor.as_ref() => {
-                return Err("tools/list returned the same cursor twice".into())
-            }
-            Some(next) => cursor = Some(next),
-            None => return Ok(tools),
+    let mut listing = ToolListing::default();
+    loop {
+        let request = listing.request(&mut client.borrow_mut().session)?;
+        let events = exchange(client, request, true).await?;
+        if listing.absorb(events)? {
+            return Ok(listing.tools);
         }
     }
-    Err(format!("tools/list still had pages after {MAX_PAGES}"))
 }
 
 /// `tools/call`.

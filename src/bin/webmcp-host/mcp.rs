@@ -15,14 +15,12 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 use webmcp_host::core::mcp::jsonrpc::{parse_messages, Message, RpcError};
 use webmcp_host::core::mcp::tools::{check_structured, namespaced, McpTool};
-use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session};
+use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, ToolListing};
 use webmcp_host::core::provider::sse::SseDecoder;
 use webmcp_host::core::provider::HttpRequest;
 
 /// How many times a broken SSE stream is resumed before giving up.
 const MAX_RESUMES: u32 = 5;
-/// Pages of `tools/list` read at most (a server that never stops paging).
-const MAX_PAGES: usize = 1000;
 
 /// Answers a server request (`method`, `params`) with a result or an error `(code, message)`.
 type RequestHandler = fn(&str, Option<&Value>) -> Result<Value, (i64, String)>;
@@ -150,42 +148,14 @@ impl Driver {
 
     /// Every tool, over all pages.
     pub fn tools(&mut self) -> Result<(Vec<McpTool>, Vec<String>), String> {
-        let mut tools = Vec::new();
-        let mut problems = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
-            let request = self.session.list_tools(cursor.as_deref());
+        let mut listing = ToolListing::default();
+        loop {
+            let request = listing.request(&mut self.session)?;
             let events = self.exchange(request, true)?;
-            let mut next = None;
-            let mut answered = false;
-            for event in events {
-                match event {
-                    McpEvent::Tools {
-                        tools: page,
-                        problems: p,
-                        next_cursor,
-                    } => {
-                        tools.extend(page);
-                        problems.extend(p);
-                        next = next_cursor;
-                        answered = true;
-                    }
-                    McpEvent::Failed { error, .. } => return Err(error),
-                    _ => {}
-                }
-            }
-            if !answered {
-                return Err("the server did not answer tools/list".into());
-            }
-            match next {
-                Some(next) if Some(&next) == cursor.as_ref() => {
-                    return Err("tools/list returned the same cursor twice".into())
-                }
-                Some(next) => cursor = Some(next),
-                None => return Ok((tools, problems)),
+            if listing.absorb(events)? {
+                return Ok((listing.tools, listing.problems));
             }
         }
-        Err(format!("tools/list still had pages after {MAX_PAGES}"))
     }
 
     /// `tools/call`.

@@ -137,6 +137,68 @@ pub enum McpEvent {
     Note(String),
 }
 
+/// `tools/list` over all its pages: ask [`ToolListing::request`], feed the answer's events to
+/// [`ToolListing::absorb`] until it says the list is complete.
+#[derive(Debug, Default)]
+pub struct ToolListing {
+    cursor: Option<String>,
+    pages: usize,
+    pub tools: Vec<McpTool>,
+    pub problems: Vec<String>,
+}
+
+impl ToolListing {
+    /// Pages read at most (a server that never stops paging).
+    pub const MAX_PAGES: usize = 1000;
+
+    /// The request for the next page.
+    pub fn request(&mut self, session: &mut Session) -> Result<Outgoing, String> {
+        if self.pages >= Self::MAX_PAGES {
+            return Err(format!(
+                "tools/list still had pages after {}",
+                Self::MAX_PAGES
+            ));
+        }
+        self.pages += 1;
+        Ok(session.list_tools(self.cursor.as_deref()))
+    }
+
+    /// A page's events; `Ok(true)` once the list is complete.
+    pub fn absorb(&mut self, events: Vec<McpEvent>) -> Result<bool, String> {
+        let mut next = None;
+        let mut answered = false;
+        for event in events {
+            match event {
+                McpEvent::Tools {
+                    tools,
+                    problems,
+                    next_cursor,
+                } => {
+                    self.tools.extend(tools);
+                    self.problems.extend(problems);
+                    next = next_cursor;
+                    answered = true;
+                }
+                McpEvent::Failed { error, .. } => return Err(error),
+                _ => {}
+            }
+        }
+        if !answered {
+            return Err("the server did not answer tools/list".into());
+        }
+        match next {
+            Some(next) if Some(&next) == self.cursor.as_ref() => {
+                Err("tools/list returned the same cursor twice".into())
+            }
+            Some(next) => {
+                self.cursor = Some(next);
+                Ok(false)
+            }
+            None => Ok(true),
+        }
+    }
+}
+
 /// One MCP session.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -618,6 +680,32 @@ mod tests {
             session.listen(Some("ev-7")).headers.last().unwrap(),
             &("last-event-id".to_owned(), "ev-7".to_owned())
         );
+    }
+
+    #[test]
+    fn listing_pages_to_the_end_and_refusing_a_loop() {
+        let mut session = Session::new("http://x/mcp");
+        let mut listing = ToolListing::default();
+        let page = |cursor: Option<&str>| McpEvent::Tools {
+            tools: Vec::new(),
+            problems: vec!["p".into()],
+            next_cursor: cursor.map(str::to_owned),
+        };
+        listing.request(&mut session).unwrap();
+        assert_eq!(listing.absorb(vec![page(Some("c1"))]), Ok(false));
+        let second = listing.request(&mut session).unwrap();
+        assert!(second.request.body.contains("\"cursor\":\"c1\""));
+        assert_eq!(listing.absorb(vec![page(None)]), Ok(true));
+        assert_eq!(listing.problems.len(), 2);
+        let mut looping = ToolListing::default();
+        looping.request(&mut session).unwrap();
+        looping.absorb(vec![page(Some("same"))]).unwrap();
+        looping.request(&mut session).unwrap();
+        assert!(looping
+            .absorb(vec![page(Some("same"))])
+            .unwrap_err()
+            .contains("same cursor twice"));
+        assert!(ToolListing::default().absorb(Vec::new()).is_err());
     }
 
     #[test]
