@@ -12,8 +12,9 @@
 use serde_json::{json, Map, Value};
 
 use super::prompt::{text_conversation, Speaker};
-use super::sse::SseDecoder;
-use super::{Decoder, HttpRequest, ModelConfig, ModelEvent, ProviderError};
+use super::{
+    event_json, HttpRequest, ModelConfig, ModelEvent, ProviderError, SseEvents, SseStream,
+};
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 use crate::core::run::ModelRequest;
@@ -130,27 +131,22 @@ fn native_messages(messages: &[Message]) -> (String, Vec<Value>) {
 }
 
 /// Decodes the Messages SSE stream.
+pub type AnthropicDecoder = SseStream<AnthropicEvents>;
+
+/// The reading of Messages events.
 #[derive(Debug, Default)]
-pub struct AnthropicDecoder {
-    sse: SseDecoder,
+pub struct AnthropicEvents {
     stop_reason: Option<String>,
     done: bool,
 }
 
-impl AnthropicDecoder {
+impl SseEvents for AnthropicEvents {
     fn event(&mut self, name: &str, data: &str, out: &mut Vec<ModelEvent>) {
         if self.done {
             return;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
-            Err(e) => {
-                self.done = true;
-                out.push(ModelEvent::Error(ProviderError::fatal(format!(
-                    "the model's stream is malformed (an event is not JSON: {e})"
-                ))));
-                return;
-            }
+        let Some(value) = event_json(data, "an event", &mut self.done, out) else {
+            return;
         };
         let kind = if name.is_empty() {
             value.get("type").and_then(Value::as_str).unwrap_or("")
@@ -234,29 +230,14 @@ impl AnthropicDecoder {
             _ => {} // message_start, content_block_stop, ping
         }
     }
-}
 
-impl Decoder for AnthropicDecoder {
-    fn push(&mut self, text: &str) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        for event in self.sse.push(text) {
-            self.event(&event.event, &event.data, &mut out);
-        }
-        out
-    }
-
-    fn finish(&mut self) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        if let Some(event) = self.sse.finish() {
-            self.event(&event.event, &event.data, &mut out);
-        }
+    fn end(&mut self, out: &mut Vec<ModelEvent>) {
         if !self.done {
             self.done = true;
             out.push(ModelEvent::Error(ProviderError::fatal(
                 "the model's stream ended before message_stop (connection dropped?)",
             )));
         }
-        out
     }
 }
 
@@ -264,6 +245,7 @@ impl Decoder for AnthropicDecoder {
 mod tests {
     use super::*;
     use crate::core::agui::ToolCall;
+    use crate::core::provider::Decoder;
     use crate::core::provider::Provider;
     use crate::core::toolset::ToolSpec;
 

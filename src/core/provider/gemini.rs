@@ -10,8 +10,9 @@
 use serde_json::{json, Value};
 
 use super::prompt::{text_conversation, Speaker};
-use super::sse::SseDecoder;
-use super::{Decoder, HttpRequest, ModelConfig, ModelEvent, ProviderError};
+use super::{
+    event_json, HttpRequest, ModelConfig, ModelEvent, ProviderError, SseEvents, SseStream,
+};
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 use crate::core::run::ModelRequest;
@@ -114,28 +115,23 @@ fn native_contents(messages: &[Message]) -> (String, Vec<Value>) {
 }
 
 /// Decodes the SSE stream of `streamGenerateContent`.
+pub type GeminiDecoder = SseStream<GeminiEvents>;
+
+/// The reading of `streamGenerateContent` responses.
 #[derive(Debug, Default)]
-pub struct GeminiDecoder {
-    sse: SseDecoder,
+pub struct GeminiEvents {
     calls: usize,
     finish: Option<String>,
     done: bool,
 }
 
-impl GeminiDecoder {
+impl GeminiEvents {
     fn data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
         if self.done {
             return;
         }
-        let value: Value = match serde_json::from_str(data) {
-            Ok(value) => value,
-            Err(e) => {
-                self.done = true;
-                out.push(ModelEvent::Error(ProviderError::fatal(format!(
-                    "the model's stream is malformed (an event is not JSON: {e})"
-                ))));
-                return;
-            }
+        let Some(value) = event_json(data, "an event", &mut self.done, out) else {
+            return;
         };
         if let Some(error) = value.get("error") {
             self.done = true;
@@ -213,32 +209,24 @@ impl GeminiDecoder {
     }
 }
 
-impl Decoder for GeminiDecoder {
-    fn push(&mut self, text: &str) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        for event in self.sse.push(text) {
-            self.data(&event.data, &mut out);
-        }
-        out
+impl SseEvents for GeminiEvents {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<ModelEvent>) {
+        self.data(data, out);
     }
 
-    fn finish(&mut self) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        if let Some(event) = self.sse.finish() {
-            self.data(&event.data, &mut out);
+    fn end(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.done {
+            return;
         }
-        if !self.done {
-            self.done = true;
-            match &self.finish {
-                Some(reason) => out.push(ModelEvent::Done {
-                    cut_by_limit: reason == "MAX_TOKENS",
-                }),
-                None => out.push(ModelEvent::Error(ProviderError::fatal(
-                    "the model's stream ended without a finish reason (connection dropped?)",
-                ))),
-            }
+        self.done = true;
+        match &self.finish {
+            Some(reason) => out.push(ModelEvent::Done {
+                cut_by_limit: reason == "MAX_TOKENS",
+            }),
+            None => out.push(ModelEvent::Error(ProviderError::fatal(
+                "the model's stream ended without a finish reason (connection dropped?)",
+            ))),
         }
-        out
     }
 }
 
@@ -246,6 +234,7 @@ impl Decoder for GeminiDecoder {
 mod tests {
     use super::*;
     use crate::core::agui::ToolCall;
+    use crate::core::provider::Decoder;
     use crate::core::provider::Provider;
     use crate::core::toolset::ToolSpec;
 

@@ -218,6 +218,61 @@ pub trait Decoder {
     fn finish(&mut self) -> Vec<ModelEvent>;
 }
 
+/// A provider's reading of its SSE events; [`SseStream`] feeds it.
+pub trait SseEvents {
+    /// One event: its `event:` name (empty for the default) and its data.
+    fn event(&mut self, name: &str, data: &str, out: &mut Vec<ModelEvent>);
+    /// The body ended: the model's end (done, or cut off), unless the stream already settled.
+    fn end(&mut self, out: &mut Vec<ModelEvent>);
+}
+
+/// A [`Decoder`] made of the SSE decoder and a provider's reading of the events.
+#[derive(Debug, Default)]
+pub struct SseStream<P> {
+    sse: sse::SseDecoder,
+    events: P,
+}
+
+impl<P: SseEvents> Decoder for SseStream<P> {
+    fn push(&mut self, text: &str) -> Vec<ModelEvent> {
+        let mut out = Vec::new();
+        for event in self.sse.push(text) {
+            self.events.event(&event.event, &event.data, &mut out);
+        }
+        out
+    }
+
+    fn finish(&mut self) -> Vec<ModelEvent> {
+        let mut out = Vec::new();
+        // A last event the server did not end with a blank line still counts.
+        if let Some(event) = self.sse.finish() {
+            self.events.event(&event.event, &event.data, &mut out);
+        }
+        self.events.end(&mut out);
+        out
+    }
+}
+
+/// The JSON of an event's data; otherwise the stream is malformed: an error is pushed and
+/// `done` set. `what` names the unit ("a chunk", "an event").
+pub(crate) fn event_json(
+    data: &str,
+    what: &str,
+    done: &mut bool,
+    out: &mut Vec<ModelEvent>,
+) -> Option<Value> {
+    match serde_json::from_str(data) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            *done = true;
+            out.push(ModelEvent::Error(ProviderError::fatal(format!(
+                "the model's stream is malformed ({what} is not JSON: {e})"
+            ))));
+            None
+        }
+    }
+}
+
 /// The request of one model call.
 pub fn build_request(
     model: &ModelConfig,

@@ -9,8 +9,9 @@
 use serde_json::{json, Value};
 
 use super::prompt::{text_conversation, Speaker};
-use super::sse::SseDecoder;
-use super::{Decoder, HttpRequest, ModelConfig, ModelEvent, ProviderError};
+use super::{
+    event_json, HttpRequest, ModelConfig, ModelEvent, ProviderError, SseEvents, SseStream,
+};
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 use crate::core::run::ModelRequest;
@@ -84,14 +85,16 @@ fn native_messages(messages: &[Message]) -> Vec<Value> {
 }
 
 /// Decodes the SSE stream of chat completions.
+pub type OpenAiDecoder = SseStream<OpenAiEvents>;
+
+/// The reading of chat-completion chunks.
 #[derive(Debug, Default)]
-pub struct OpenAiDecoder {
-    sse: SseDecoder,
+pub struct OpenAiEvents {
     finish: Option<String>,
     done: bool,
 }
 
-impl OpenAiDecoder {
+impl OpenAiEvents {
     fn data(&mut self, data: &str, out: &mut Vec<ModelEvent>) {
         if self.done {
             return;
@@ -103,15 +106,8 @@ impl OpenAiDecoder {
             });
             return;
         }
-        let chunk: Value = match serde_json::from_str(data) {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                self.done = true;
-                out.push(ModelEvent::Error(ProviderError::fatal(format!(
-                    "the model's stream is malformed (a chunk is not JSON: {e})"
-                ))));
-                return;
-            }
+        let Some(chunk) = event_json(data, "a chunk", &mut self.done, out) else {
+            return;
         };
         if let Some(error) = chunk.get("error") {
             self.done = true;
@@ -164,36 +160,27 @@ impl OpenAiDecoder {
     }
 }
 
-impl Decoder for OpenAiDecoder {
-    fn push(&mut self, text: &str) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        for event in self.sse.push(text) {
-            self.data(&event.data, &mut out);
-        }
-        out
+impl SseEvents for OpenAiEvents {
+    fn event(&mut self, _name: &str, data: &str, out: &mut Vec<ModelEvent>) {
+        self.data(data, out);
     }
 
-    fn finish(&mut self) -> Vec<ModelEvent> {
-        let mut out = Vec::new();
-        if let Some(event) = self.sse.finish() {
-            self.data(&event.data, &mut out);
+    fn end(&mut self, out: &mut Vec<ModelEvent>) {
+        if self.done {
+            return;
         }
-        if !self.done {
-            self.done = true;
-            match &self.finish {
-                // Some servers end after the finish reason without `[DONE]`.
-                Some(reason) => out.push(ModelEvent::Done {
-                    cut_by_limit: reason == "length",
-                }),
-                None => out.push(ModelEvent::Error(ProviderError {
-                    message: "the model's stream ended before it finished (connection dropped?)"
-                        .into(),
-                    retryable: false,
-                    retry_after_ms: None,
-                })),
-            }
+        self.done = true;
+        match &self.finish {
+            // Some servers end after the finish reason without `[DONE]`.
+            Some(reason) => out.push(ModelEvent::Done {
+                cut_by_limit: reason == "length",
+            }),
+            None => out.push(ModelEvent::Error(ProviderError {
+                message: "the model's stream ended before it finished (connection dropped?)".into(),
+                retryable: false,
+                retry_after_ms: None,
+            })),
         }
-        out
     }
 }
 
@@ -201,6 +188,7 @@ impl Decoder for OpenAiDecoder {
 mod tests {
     use super::*;
     use crate::core::agui::ToolCall;
+    use crate::core::provider::Decoder;
     use crate::core::provider::Provider;
     use crate::core::toolset::ToolSpec;
 
