@@ -6,6 +6,8 @@
 //! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
 //! - [`sender`]: who sent a message to the worker, and what each kind of sender may ask.
 //! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
+//! - [`panel`]: what the popup and side panel need: key masks, presets, connection checks,
+//!   pending items, the capped run list.
 
 pub mod agui;
 pub mod api;
@@ -15,6 +17,7 @@ pub mod limits;
 pub mod local;
 pub mod mcp;
 pub mod native;
+pub mod panel;
 pub mod parse;
 pub mod provider;
 pub mod repair;

@@ -136,7 +136,7 @@ pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
     Ok(convert::from_json(&stored))
 }
 
-async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
+pub(crate) async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
     let stored = storage_get("local", SERVERS_KEY)
         .await
         .map_err(|e| describe(&e))?;
@@ -156,7 +156,7 @@ struct McpBinding {
     needs_confirmation: bool,
 }
 
-async fn load_registry() -> Result<ModelRegistry, String> {
+pub(crate) async fn load_registry() -> Result<ModelRegistry, String> {
     let stored = storage_get("local", REGISTRY_KEY)
         .await
         .map_err(|e| describe(&e))?;
@@ -214,8 +214,10 @@ fn run_id_of(request: &JsValue) -> Result<String, JsError> {
 /// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.
 #[wasm_bindgen]
 pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
-    let request =
-        RunRequest::parse(&convert::to_json(&request).map_err(js_err)?).map_err(|e| js_err(e.0))?;
+    let raw = convert::to_json(&request).map_err(js_err)?;
+    let request = RunRequest::parse(&raw).map_err(|e| js_err(e.0))?;
+    // Visitor tools (answered by the person in the popup or side panel).
+    let visitor_tools = crate::core::panel::visitor_tools(&raw).map_err(js_err)?;
     let registry = load_registry().await.map_err(js_err)?;
     let model = registry
         .resolve(request.model.as_deref())
@@ -246,6 +248,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
             },
         )
     });
+    super::ui::on_start(&run_id, &thread_id, request.tab_id, &raw);
 
     // Tool sources, read at the start of the run.
     let mut tools = local_tools();
@@ -347,6 +350,15 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
                 data_source: None,
             }),
     );
+    tools.extend(
+        visitor_tools
+            .into_iter()
+            .map(|spec| crate::core::run::RunTool {
+                spec,
+                kind: ToolKind::Visitor,
+                data_source: None,
+            }),
+    );
     let mut messages = request.messages.clone();
     for (i, message) in messages.iter_mut().enumerate() {
         if let Message::User { id, .. } = message {
@@ -372,6 +384,10 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
         (r.events.clone(), r.transcript.join("\n"))
     })
     .unwrap_or_default();
+    super::ui::on_finish(
+        &run_id,
+        &serde_json::to_value(&outcome).unwrap_or(Value::Null),
+    );
     let result = json!({
         "runId": run_id,
         "threadId": thread_id,
@@ -415,6 +431,7 @@ async fn drive(
             match output {
                 Output::Event(event) => {
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                    super::ui::on_event(run_id, &value);
                     with_record(run_id, |r| r.events.push(value));
                 }
                 Output::CallModel(request) => model_call = Some((request, 0)),
@@ -553,8 +570,12 @@ async fn drive(
             continue;
         }
         if !run.pending_inputs().is_empty() {
-            // Visitor inputs are answered from the popup; until then only a stop ends the wait.
-            let _ = race_stop(Promise::new(&mut |_, _| {}), stop_promise(run_id)).await;
+            // Visitor inputs are answered from the popup or side panel (`answer`, `decline`);
+            // the wait ends with answers, or with a stop.
+            let pending = run.pending_inputs().to_vec();
+            for answer in super::ui::wait_for_inputs(run_id, &pending, stop_promise(run_id)).await {
+                run.handle(answer);
+            }
             continue;
         }
         run.handle(Input::ModelFailed {
@@ -563,7 +584,7 @@ async fn drive(
     }
 }
 
-async fn read_key(reference: &str) -> Result<Option<String>, String> {
+pub(crate) async fn read_key(reference: &str) -> Result<Option<String>, String> {
     let value = storage_get("session", &format!("{KEY_PREFIX}{reference}"))
         .await
         .map_err(|e| describe(&e))?;
@@ -820,7 +841,10 @@ fn start_tool(
                 None => json!({"ok": false, "error": "this run has no tab"}),
             },
             ToolKind::Mcp => match binding {
-                Some(binding) => call_mcp(binding, invocation.arguments.clone(), tab_id).await,
+                Some(binding) => {
+                    let asked = (invocation.turn_id.as_str(), invocation.call_id.as_str());
+                    call_mcp(binding, invocation.arguments.clone(), tab_id, asked).await
+                }
                 None => {
                     json!({"ok": false, "error": format!("`{}` is not a tool of a connected MCP server", invocation.name)})
                 }
@@ -841,10 +865,25 @@ async fn call_mcp(
     binding: McpBinding,
     arguments: serde_json::Map<String, Value>,
     tab_id: Option<i64>,
+    (run_id, call_id): (&str, &str),
 ) -> Value {
     if binding.needs_confirmation {
         let Some(tab_id) = tab_id else {
-            return json!({"ok": false, "error": format!("`{}` of MCP server {} needs the person's confirmation, and this run has no tab to ask in", binding.tool.name, binding.server)});
+            // No tab to ask in: the person answers in the popup or side panel.
+            let allowed = super::ui::confirm_without_tab(
+                run_id,
+                call_id,
+                &binding.server,
+                &binding.tool.name,
+                &arguments,
+            )
+            .await;
+            return match allowed {
+                true => call_confirmed(&binding, arguments).await,
+                false => {
+                    json!({"ok": false, "error": "declined: the person did not allow this call"})
+                }
+            };
         };
         let shown =
             serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
@@ -867,6 +906,11 @@ async fn call_mcp(
             return json!({"ok": false, "error": "declined: the person did not allow this call"});
         }
     }
+    call_confirmed(&binding, arguments).await
+}
+
+/// Runs an MCP tool the person allowed (or that needs no confirmation).
+async fn call_confirmed(binding: &McpBinding, arguments: serde_json::Map<String, Value>) -> Value {
     match super::mcp::call(binding.client.clone(), binding.tool.name.clone(), arguments).await {
         CallResult::Ok { text, structured } => {
             match check_structured(&binding.tool, structured.as_ref()) {

@@ -12,6 +12,7 @@ pub mod convert;
 pub mod io;
 pub mod mcp;
 pub mod timer;
+pub mod ui;
 
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;

@@ -15,7 +15,7 @@ ready.catch((error) => console.error('webmcp-host: the wasm module failed to loa
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
-    .then(() => host.handleMessage(message, sender))
+    .then(() => host.handleUiMessage(message, sender))
     .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error?.message ?? error) }));
   return true; // the answer comes asynchronously
 });
@@ -43,6 +43,24 @@ globalThis.webmcpHost = Object.freeze({
   stop: after((request) => host.stop(request)),
   /** `({models?, default?, keys?})` → the model registry (keys go to session storage only) */
   configure: after((request) => host.configure(request)),
+  /** `({tabId?, prompt | messages, visitorTools?, …as run})` → `{runId, threadId}` at once; the run goes on */
+  startRun: after((request) => host.startRun(request)),
+  /** `({tabId?})` → the kept runs, newest first: `{runId, threadId, tabId?, prompt, startedMs, state, outcome?, eventCount}` */
+  runs: after((request) => host.runs(request ?? {})),
+  /** `({runId, since?})` → `{run, events, times, since, total}`, also after a worker restart */
+  runLog: after((request) => host.runLog(request)),
+  /** `()` → the items waiting for the person: visitor inputs and confirmations of runs without a tab */
+  pending: after(() => host.pending()),
+  /** `({runId, callId, value})` → whether it was waiting: answers an input or allows a confirmation */
+  answer: after((request) => host.answer(request)),
+  /** `({runId, callId, reason?})` → whether it was waiting: declines an input or a confirmation */
+  decline: after((request) => host.decline(request)),
+  /** `()` → `{models, default, servers, keys: [{ref, masked}], serverStates, presets, context7, extensionOrigin}` */
+  settings: after(() => host.settings()),
+  /** `({name} | {model})` → `{ok, message, models?}`: the model's endpoint and key, checked */
+  testModel: after((request) => host.testModel(request)),
+  /** `({name} | {server})` → `{ok, tools, names, error?, checkedMs}`: connects, lists, closes */
+  checkServer: after((request) => host.checkServer(request)),
   /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
   startup: () => ({ scriptStartMs, readyMs }),
 });
