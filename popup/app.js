@@ -274,7 +274,8 @@ function summarize(event) {
     case 'MESSAGES_SNAPSHOT':
       return `${event.messages?.length ?? 0} messages`;
     case 'CUSTOM':
-      return `${event.name}: ${JSON.stringify(event.value)}`;
+      if (Array.isArray(event.value?.fixes)) return event.value.fixes.map((f) => f.detail).join('; ');
+      return JSON.stringify(event.value);
     default:
       return '';
   }
@@ -346,6 +347,17 @@ function appendLogEvent(event, time) {
     group.item.hidden = [...group.rows.children].every((r) => r.hidden);
   } else {
     $('log').append(row);
+  }
+  // A snapshot carries the final arguments of calls that repair changed.
+  if (event.type === 'MESSAGES_SNAPSHOT') {
+    for (const message of event.messages ?? []) {
+      for (const toolCall of message.toolCalls ?? []) {
+        const known = callGroups.get(toolCall.id);
+        if (!known || typeof toolCall.function?.arguments !== 'string') continue;
+        known.argText = toolCall.function.arguments;
+        known.args.textContent = known.argText.slice(0, 200);
+      }
+    }
   }
   const filter = $('log-filter');
   const type = event.type;
@@ -740,11 +752,11 @@ async function submitServer(event) {
   const asking = requestAccess(server.url);
   const servers = state.settings.servers.filter((s) => s.name !== server.name).concat(server);
   if (await saveServers(servers)) {
-    say('servers-status', `Added ${server.name}. Asking for host access…`);
+    say('servers-status', `Added ${server.name}. The browser asks you for access to ${originPattern(server.url)}; until you allow it, requests rely on the server allowing this extension through CORS.`);
     $('server-form').reset();
     $('server-header').value = 'authorization';
-    asking.then(() => {});
   }
+  return asking;
 }
 
 async function toggleContext7() {

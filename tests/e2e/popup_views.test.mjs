@@ -183,8 +183,9 @@ describe('popup and side panel', () => {
     const row = popup.locator('#servers li[data-server="project"]');
     await row.waitFor();
     assert.match(await row.locator('.tool-meta').textContent(), /\/mcp · proj__/);
-    // No one answers the permission prompt here: the view says what that means.
-    await row.locator('.server-access').filter({ hasText: 'CORS' }).waitFor();
+    // No one answers the permission prompt here (it stays open): the view says what that means.
+    assert.match(await popup.textContent('#servers-status'), /^Added project\. The browser asks you for access to http:\/\/127\.0\.0\.1\/\*; until you allow it, requests rely on the server allowing this extension through CORS\.$/);
+    await row.locator('.server-access').filter({ hasText: 'not granted' }).waitFor();
     await row.locator('button:has-text("Check")').click();
     await popup.locator('#servers li[data-server="project"] .server-state').filter({ hasText: 'connected' }).waitFor();
     assert.match(await popup.textContent('#servers li[data-server="project"] .server-state'), /^connected · \d+ tools/);
@@ -240,6 +241,7 @@ describe('popup and side panel', () => {
     assert.equal(await call.count(), 1);
     assert.equal(await call.locator('.call-name').textContent(), 'add');
     assert.equal(await call.locator('.call-result').textContent(), '42');
+    assert.equal(await call.locator('.call-args').textContent(), '{"a":2,"b":40}', 'the repaired arguments');
     assert.ok(await call.evaluate((n) => n.classList.contains('repair')), 'the repaired call is highlighted');
     assert.equal(await popup.locator('#log li.event.repair[data-type="CUSTOM"]').count(), 1);
 
@@ -361,5 +363,21 @@ describe('popup and side panel', () => {
     assert.equal(beaconHits, 0);
     await view(popup, 'run');
     await shot(popup, 'popup-run-after-restart');
+  });
+
+  test('every control has a label, the views are reached by keyboard, and dark mode follows the system', async () => {
+    const unlabelled = await popup.$$eval('input, select, textarea', (nodes) =>
+      nodes.filter((n) => n.labels.length === 0 && !n.getAttribute('aria-label')).map((n) => n.id || n.outerHTML.slice(0, 60)),
+    );
+    assert.deepEqual(unlabelled, []);
+    await popup.focus('#views button[data-view="run"]');
+    await popup.keyboard.press('Tab');
+    await popup.keyboard.press('Enter');
+    await popup.waitForSelector('body[data-view="log"]');
+    await popup.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(23, 23, 27)');
+    await shot(popup, 'popup-log-dark');
+    await popup.emulateMedia({ colorScheme: 'light' });
+    assert.equal(await popup.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(255, 255, 255)');
   });
 });
