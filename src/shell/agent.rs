@@ -65,8 +65,6 @@ struct Record {
 
 thread_local! {
     static RUNS: RefCell<HashMap<String, Record>> = RefCell::new(HashMap::new());
-    /// An MCP client just opened, handed from its promise to the run that waits for it.
-    static OPENED: RefCell<Vec<(super::mcp::Shared, Vec<McpTool>)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
@@ -286,23 +284,9 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
                     None => None,
                 };
                 let name = server.name.clone();
-                let config = server.clone();
-                let opening = future_to_promise(async move {
-                    match super::mcp::open(config, key).await {
-                        Ok((client, tools)) => {
-                            OPENED.with(|o| o.borrow_mut().push((client, tools)));
-                            Ok(JsValue::TRUE)
-                        }
-                        Err(message) => Err(JsValue::from_str(&message)),
-                    }
-                });
-                match super::timer::within(opening, server.timeout_ms.unwrap_or(MCP_SOURCE_MS))
-                    .await
-                {
-                    Ok(Some(_)) => {
-                        let Some((client, listed)) = OPENED.with(|o| o.borrow_mut().pop()) else {
-                            continue;
-                        };
+                let within = server.timeout_ms.unwrap_or(MCP_SOURCE_MS);
+                match super::mcp::open(server.clone(), key, within).await {
+                    Ok((client, listed)) => {
                         let (run_tools, map) = mcp_run_tools(&server, &listed);
                         tools.extend(run_tools);
                         let by_name: HashMap<&str, &McpTool> =
@@ -324,10 +308,6 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
                         }
                         clients.push(client);
                     }
-                    Ok(None) => source_errors.push(crate::core::run::SourceError {
-                        source,
-                        message: "no answer in time".into(),
-                    }),
                     Err(message) => {
                         source_errors.push(crate::core::run::SourceError { source, message })
                     }
@@ -911,7 +891,7 @@ async fn call_mcp(
 
 /// Runs an MCP tool the person allowed (or that needs no confirmation).
 async fn call_confirmed(binding: &McpBinding, arguments: serde_json::Map<String, Value>) -> Value {
-    match super::mcp::call(binding.client.clone(), binding.tool.name.clone(), arguments).await {
+    match super::mcp::call(binding.client.clone(), &binding.tool, arguments).await {
         CallResult::Ok { text, structured } => {
             match check_structured(&binding.tool, structured.as_ref()) {
                 Ok(()) => json!({"ok": true, "result": text}),

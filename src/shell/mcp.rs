@@ -18,16 +18,18 @@ use super::convert::describe;
 use super::timer;
 use crate::core::mcp::jsonrpc::{parse_messages, RpcError};
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::tools::{still_same, McpTool};
 use crate::core::mcp::{
     CallResult, McpError, McpEvent, Outgoing, Session, ToolListing, DEFAULT_TIMEOUT_MS,
 };
 use crate::core::provider::sse::SseDecoder;
 use crate::core::provider::{redact, HttpRequest};
 
-use super::io::{call_method, sleep, start_fetch};
+use super::io::{abort_fetch, call_method, now_ms, random_id, sleep, start_fetch};
 
 const MAX_RESUMES: u32 = 5;
+/// How long progress notifications can keep one request going.
+const MAX_EXTENDED_MS: u32 = 10 * 60 * 1000;
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
 pub type Shared = Rc<RefCell<McpClient>>;
@@ -36,6 +38,15 @@ pub struct McpClient {
     pub config: McpServerConfig,
     session: Session,
     key: Option<String>,
+    /// The server said `notifications/tools/list_changed`: list again before the next call.
+    tools_changed: bool,
+    /// The listing after the last change (in progress, or done: then `latest` holds it).
+    relisting: Option<Promise>,
+    latest: Option<Rc<Vec<McpTool>>>,
+    /// The GET stream for server messages while it is open (its fetch handle, to abort).
+    listening: Option<JsValue>,
+    /// Closed: nothing more is sent (an opening that ran out of time may still be under way).
+    closed: bool,
 }
 
 impl McpClient {
@@ -44,19 +55,44 @@ impl McpClient {
     }
 }
 
-/// Connects (initialize + initialized) and lists every tool.
+/// Connects (initialize + initialized) and lists every tool, within `within_ms` in all. A
+/// server that fails or runs out of time is closed (its session ended, its GET stream
+/// aborted), so nothing of it outlives the error.
 pub async fn open(
     config: McpServerConfig,
     key: Option<String>,
+    within_ms: u32,
 ) -> Result<(Shared, Vec<McpTool>), String> {
     let client = Rc::new(RefCell::new(McpClient {
         session: Session::new(config.url.clone()),
         config,
         key,
+        tools_changed: false,
+        relisting: None,
+        latest: None,
+        listening: None,
+        closed: false,
     }));
-    connect(&client).await?;
-    let tools = list_tools(&client).await?;
-    Ok((client, tools))
+    let listed: Rc<RefCell<Option<Vec<McpTool>>>> = Rc::default();
+    let (opener, slot) = (client.clone(), listed.clone());
+    let opening = future_to_promise(async move {
+        connect(&opener).await.map_err(|e| JsValue::from_str(&e))?;
+        let tools = list_tools(&opener)
+            .await
+            .map_err(|e| JsValue::from_str(&e))?;
+        *slot.borrow_mut() = Some(tools);
+        Ok(JsValue::TRUE)
+    });
+    let failure = match timer::within(opening, within_ms).await {
+        Ok(Some(_)) => match listed.borrow_mut().take() {
+            Some(tools) => return Ok((client, tools)),
+            None => "the tools were not listed".to_owned(),
+        },
+        Ok(None) => format!("no answer in time ({within_ms} ms)"),
+        Err(message) => message,
+    };
+    close(&client).await;
+    Err(failure)
 }
 
 async fn connect(client: &Shared) -> Result<(), String> {
@@ -76,7 +112,68 @@ async fn connect(client: &Shared) -> Result<(), String> {
     }
     let initialized = client.borrow_mut().session.initialized();
     Box::pin(exchange(client, initialized, false)).await?;
+    listen(client).await;
     Ok(())
+}
+
+/// Opens the GET stream for server messages (`notifications/tools/list_changed` above all) and
+/// reads it in the background until the session ends. A server without one (405, or any other
+/// refusal) is fine: messages then come only on the answers to requests.
+async fn listen(client: &Shared) {
+    if let Some(previous) = client.borrow_mut().listening.take() {
+        abort_fetch(&previous);
+    }
+    let request = client.borrow().session.listen(None);
+    let headers = request_headers(client, &request);
+    let start = future_to_promise(async move {
+        start_fetch(&request.url, &request.method, headers, &request.body).await
+    });
+    let Ok(Some(handle)) = timer::within(start, 5000).await else {
+        return;
+    };
+    if client.borrow().closed {
+        abort_fetch(&handle);
+        return;
+    }
+    let status = Reflect::get(&handle, &"status".into())
+        .ok()
+        .and_then(|s| s.as_f64())
+        .unwrap_or(0.0);
+    if !(200.0..300.0).contains(&status) {
+        abort_fetch(&handle);
+        return;
+    }
+    client.borrow_mut().listening = Some(handle.clone());
+    let client = client.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut decoder = SseDecoder::new();
+        let mut events = Vec::new();
+        loop {
+            let Ok(read) = call_method(&handle, "read") else {
+                break;
+            };
+            let Ok(piece) = JsFuture::from(Promise::from(read)).await else {
+                break;
+            };
+            let Some(piece) = piece.as_string() else {
+                break;
+            };
+            for event in decoder.push(&piece) {
+                if !event.data.trim().is_empty() {
+                    receive(&client, &event.data, &mut events).await;
+                }
+            }
+            events.clear();
+        }
+        let mut client = client.borrow_mut();
+        if client
+            .listening
+            .as_ref()
+            .is_some_and(|h| JsValue::eq(h, &handle))
+        {
+            client.listening = None;
+        }
+    });
 }
 
 async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
@@ -90,12 +187,41 @@ async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
     }
 }
 
-/// `tools/call`.
-pub async fn call(client: Shared, name: String, arguments: Map<String, Value>) -> CallResult {
-    let request = client
-        .borrow_mut()
-        .session
-        .call_tool(&name, &arguments, None);
+/// `tools/call` of a tool as the run was given it. After `notifications/tools/list_changed`
+/// the tools are listed again first, and a tool whose definition changed is not called.
+pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>) -> CallResult {
+    let name = tool.name.clone();
+    if std::mem::take(&mut client.borrow_mut().tools_changed) {
+        // One listing for every call waiting on it (calls of a step run concurrently).
+        let lister = client.clone();
+        let relisting = future_to_promise(async move {
+            let listed = list_tools(&lister).await;
+            let mut lister = lister.borrow_mut();
+            lister.latest = None;
+            let listed = listed.map_err(|e| JsValue::from_str(&e))?;
+            lister.latest = Some(Rc::new(listed));
+            Ok(JsValue::TRUE)
+        });
+        client.borrow_mut().relisting = Some(relisting);
+    }
+    let relisting = client.borrow().relisting.clone();
+    if let Some(relisting) = relisting {
+        if let Err(error) = JsFuture::from(relisting).await {
+            return CallResult::Error(format!(
+                "the server changed its tools, and listing them again failed ({}); the call was not sent",
+                describe(&error)
+            ));
+        }
+        let latest = client.borrow().latest.clone();
+        if let Some(Err(refused)) = latest.map(|latest| still_same(tool, &latest)) {
+            return CallResult::Error(refused);
+        }
+    }
+    let request =
+        client
+            .borrow_mut()
+            .session
+            .call_tool(&name, &arguments, Some(json!(random_id())));
     match exchange(&client, request, true).await {
         Ok(events) => events
             .into_iter()
@@ -116,6 +242,10 @@ pub async fn call(client: Shared, name: String, arguments: Map<String, Value>) -
 
 /// Ends the session (`DELETE`), without waiting for long.
 pub async fn close(client: &Shared) {
+    client.borrow_mut().closed = true;
+    if let Some(handle) = client.borrow_mut().listening.take() {
+        abort_fetch(&handle);
+    }
     let request = client.borrow().session.terminate();
     if let Some(request) = request {
         let headers = request_headers(client, &request);
@@ -165,14 +295,22 @@ async fn exchange(
     let mut request = outgoing.request.clone();
     let mut events = Vec::new();
     let mut resumes = 0;
+    // A request has `timeout` ms in all (keep-alive pings do not extend it); progress
+    // notifications extend it, up to MAX_EXTENDED_MS since the start.
+    let started = now_ms();
+    let mut deadline = started + f64::from(timeout);
+    let left = |deadline: f64| (deadline - now_ms()).max(0.0) as u32;
     loop {
+        if client.borrow().closed {
+            return Err(format!("{method}: the connection was closed"));
+        }
         let had_session = request.headers.iter().any(|(k, _)| k == "mcp-session-id");
         let headers = request_headers(client, &request);
         let sent = request.clone();
         let start = future_to_promise(async move {
             start_fetch(&sent.url, &sent.method, headers, &sent.body).await
         });
-        let handle = match timer::within(start, timeout).await {
+        let handle = match timer::within(start, left(deadline)).await {
             Ok(Some(handle)) => handle,
             Ok(None) => return Err(give_up(client, &outgoing, &method, timeout)),
             Err(error) => {
@@ -221,7 +359,7 @@ async fn exchange(
                 Ok(promise) => Promise::from(promise),
                 Err(error) => return Err(format!("{method}: {}", describe(&error))),
             };
-            let piece = match timer::within(read, timeout).await {
+            let piece = match timer::within(read, left(deadline)).await {
                 Ok(Some(piece)) => piece.as_string(),
                 Ok(None) => {
                     let _ = call_method(&handle, "abort");
@@ -245,7 +383,15 @@ async fn exchange(
                         retry_ms = event.retry;
                     }
                     if !event.data.trim().is_empty() {
+                        let before = events.len();
                         receive(client, &event.data, &mut events).await;
+                        if events[before..]
+                            .iter()
+                            .any(|e| matches!(e, McpEvent::Progress { .. }))
+                        {
+                            deadline = (now_ms() + f64::from(timeout))
+                                .min(started + f64::from(MAX_EXTENDED_MS));
+                        }
                     }
                 }
                 if answered(client, &outgoing) {
@@ -263,6 +409,10 @@ async fn exchange(
                 }
             }
         } else if !text.trim().is_empty() {
+            // A JSON answer is all there is: one that does not parse is the error.
+            if let Err(error) = parse_messages(&text) {
+                return Err(format!("{method}: {error}"));
+            }
             receive(client, &text, &mut events).await;
         }
         if answered(client, &outgoing) {
@@ -271,9 +421,24 @@ async fn exchange(
         // The stream ended without the answer: resume it.
         resumes += 1;
         if !is_sse || resumes > MAX_RESUMES {
-            return Err(format!(
-                "{method}: the server ended its answer without a response"
-            ));
+            let notes: Vec<&str> = events
+                .iter()
+                .filter_map(|e| match e {
+                    McpEvent::Note(note) if !note.starts_with("notification ") => {
+                        Some(note.as_str())
+                    }
+                    _ => None,
+                })
+                .take(2)
+                .collect();
+            return Err(if notes.is_empty() {
+                format!("{method}: the server ended its answer without a response")
+            } else {
+                format!(
+                    "{method}: the server ended its answer without a response ({})",
+                    notes.join("; ")
+                )
+            });
         }
         let _ = JsFuture::from(sleep(retry_ms.unwrap_or(1000).min(30_000) as u32)).await;
         request = client.borrow().session.listen(last_event_id.as_deref());
@@ -311,6 +476,9 @@ async fn receive(client: &Shared, text: &str, events: &mut Vec<McpEvent>) {
     for message in messages {
         let new = client.borrow_mut().session.receive(message);
         for event in &new {
+            if matches!(event, McpEvent::ToolsChanged) {
+                client.borrow_mut().tools_changed = true;
+            }
             if let McpEvent::ServerRequest { id, method, params } = event {
                 let answer = answer_request(method, params.as_ref());
                 let reply = client.borrow_mut().session.reply(id, answer);

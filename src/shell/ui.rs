@@ -709,7 +709,9 @@ pub async fn check_server(request: JsValue) -> Result<JsValue, JsError> {
             let opened: std::rc::Rc<RefCell<Option<Value>>> = Default::default();
             let sink = opened.clone();
             let opening = future_to_promise(async move {
-                match super::mcp::open(config.clone(), key).await {
+                match super::mcp::open(config.clone(), key, config.timeout_ms.unwrap_or(15_000))
+                    .await
+                {
                     Ok((client, listed)) => {
                         super::mcp::close(&client).await;
                         let (tools, map) = mcp_run_tools(&config, &listed);
