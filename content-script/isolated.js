@@ -1,13 +1,71 @@
 // WebMCP Host page bridge, isolated world, every frame.
 //
 // Answers the extension's worker, and only it: lists this frame's WebMCP tools and runs one.
-// It listens to nothing the page can send (no window messages, no DOM events), so a page
-// cannot make it call a tool; and it answers no message that does not come from this
-// extension's own worker.
+// It takes no request from the page (no window messages; the only DOM events it hears are
+// answers from the MAIN-world companion, on event types named after a secret the page does
+// not know), so a page cannot make it call a tool; and it answers no message that does not
+// come from this extension's own worker.
+//
+// Native WebMCP is used directly. Where the page has none, the MAIN-world companion
+// (main.js) lists and runs the tools of a polyfilled `document.modelContext`.
 (() => {
   'use strict';
   const KEY = 'webmcpHost';
   const VERSION = 1;
+  const PARSE_FAILURE = 'Failed to parse input arguments';
+
+  // Pairing with the MAIN-world companion (see main.js). Both scripts run at document_start,
+  // before any page script, in either order: whichever runs second completes the pairing.
+  const main = (() => {
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    const secret = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+    const pending = new Map();
+    let paired = false;
+    let readySeen = false;
+    let next = 0;
+    const hello = () => document.dispatchEvent(new CustomEvent('webmcp-host:hello', { detail: secret }));
+    document.addEventListener(`webmcp-host:${secret}:paired`, () => {
+      paired = true;
+    }, true);
+    document.addEventListener(`webmcp-host:${secret}:response`, (event) => {
+      let answer;
+      try {
+        answer = JSON.parse(event.detail);
+      } catch {
+        return;
+      }
+      const resolve = pending.get(answer?.id);
+      if (!resolve) return;
+      pending.delete(answer.id);
+      delete answer.id;
+      resolve(answer);
+    }, true);
+    // The companion ran first: its ready went unheard, and this hello pairs at once. Otherwise
+    // its ready (the first one, before any page script) asks for the hello.
+    const onReady = () => {
+      if (paired || readySeen) return;
+      readySeen = true;
+      document.removeEventListener('webmcp-host:main-ready', onReady, true);
+      hello();
+    };
+    document.addEventListener('webmcp-host:main-ready', onReady, true);
+    hello();
+    if (paired) document.removeEventListener('webmcp-host:main-ready', onReady, true);
+    return {
+      get paired() {
+        return paired;
+      },
+      ask(request) {
+        const id = `r${++next}`;
+        return new Promise((resolve) => {
+          pending.set(id, resolve);
+          document.dispatchEvent(new CustomEvent(`webmcp-host:${secret}:request`, {
+            detail: JSON.stringify({ ...request, id }),
+          }));
+        });
+      },
+    };
+  })();
 
   const modelContext = () => {
     const context = document.modelContext;
@@ -46,20 +104,36 @@
   const listTools = async () => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin };
-    if (!context) return { ok: true, supported: false, ...frame, tools: [] };
-    return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
+    if (context) return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
+    if (main.paired) return main.ask({ op: 'listTools' });
+    return { ok: true, supported: false, ...frame, tools: [] };
+  };
+
+  // Native executeTool takes an object; a polyfill wants a JSON string and says so before the
+  // tool runs, so the string is tried only after that refusal (no tool runs twice).
+  const execute = async (context, tool, args) => {
+    try {
+      return await context.executeTool(tool, args);
+    } catch (error) {
+      if (String(error?.message ?? '').includes(PARSE_FAILURE)) return context.executeTool(tool, JSON.stringify(args));
+      throw error;
+    }
   };
 
   const callTool = async (name, args, confirmText) => {
     const context = modelContext();
-    if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
-    const tool = (await ownTools(context)).find((t) => t.name === name);
-    if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    if (!context && !main.paired) return failure('NotSupportedError', 'this frame has no document.modelContext');
+    if (context && !(await ownTools(context)).some((t) => t.name === name)) {
+      return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    }
     // The browser's own dialog, shown by this script: the page can neither see nor answer it.
     if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
       return failure('NotAllowedError', 'declined: the person did not allow this call');
     }
-    const result = await context.executeTool(tool, args);
+    if (!context) return main.ask({ op: 'callTool', name, args });
+    const tool = (await ownTools(context)).find((t) => t.name === name);
+    if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    const result = await execute(context, tool, args);
     if (result === null) return { ok: true, result: null, url: location.href };
     return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
   };

@@ -46,6 +46,9 @@ pub struct CallToolRequest {
     /// Which frame's tool, when several frames offer the name.
     pub frame_id: Option<i64>,
     pub timeout_ms: u32,
+    /// The tool as a run was given it: a tool found otherwise (another origin, another
+    /// definition) is not called. Never read from JSON.
+    pub expect: Option<Box<PageTool>>,
 }
 
 fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, RequestError> {
@@ -123,6 +126,7 @@ impl CallToolRequest {
             args,
             frame_id,
             timeout_ms,
+            expect: None,
         })
     }
 }
@@ -521,37 +525,64 @@ fn frontend_tool(value: &Value) -> Result<crate::core::toolset::ToolSpec, String
     })
 }
 
-/// The page tools of a tab as run tools: untrusted content wrapped as data, and a name
-/// offered by two frames kept for the first frame only (the other is reported).
+/// A page tool as a run knows it: the name the model calls it by, and the tool itself (its
+/// frame, its origin and its definition when the run began).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageBinding {
+    pub run_name: String,
+    pub tool: PageTool,
+}
+
+/// The page tools of a run. Equal names in different frames stay distinct: the first frame's
+/// tool keeps its name, the others become `name__frameN`, and each such tool's description
+/// says which frame and origin it belongs to.
 pub fn page_run_tools(
     tools: &TabTools,
 ) -> (
     Vec<crate::core::run::RunTool>,
+    Vec<PageBinding>,
     Vec<crate::core::run::SourceError>,
 ) {
     use crate::core::run::{RunTool, SourceError, ToolKind};
     let mut out: Vec<RunTool> = Vec::new();
+    let mut bindings: Vec<PageBinding> = Vec::new();
     let mut errors = Vec::new();
     for tool in &tools.tools {
-        if out.iter().any(|t| t.spec.name == tool.name) {
+        let shared = tools.tools.iter().filter(|t| t.name == tool.name).count() > 1;
+        let run_name = if bindings.iter().any(|b| b.tool.name == tool.name) {
+            format!("{}__frame{}", tool.name, tool.frame_id)
+        } else {
+            tool.name.clone()
+        };
+        if !crate::core::tool::is_valid_name(&run_name, 128)
+            || bindings.iter().any(|b| b.run_name == run_name)
+        {
             errors.push(SourceError {
                 source: format!("page frame {} ({})", tool.frame_id, tool.origin),
                 message: format!(
-                    "`{}` is also offered by another frame; this frame's tool is left out",
+                    "`{}` is also offered by another frame, and no distinct name is left for it; this frame's tool is left out",
                     tool.name
                 ),
             });
             continue;
         }
-        let description = match &tool.title {
+        let mut description = match &tool.title {
             Some(title) if !tool.description.contains(title.as_str()) => {
                 format!("{title}. {}", tool.description)
             }
             _ => tool.description.clone(),
         };
+        if shared {
+            let frame = if tool.frame_id == 0 {
+                "the top frame".to_owned()
+            } else {
+                format!("frame {}", tool.frame_id)
+            };
+            description = format!("(In {frame}, {}.) {description}", tool.origin);
+        }
         out.push(RunTool {
             spec: crate::core::toolset::ToolSpec {
-                name: tool.name.clone(),
+                name: run_name.clone(),
                 description,
                 input_schema: tool.input_schema.clone(),
             },
@@ -561,6 +592,10 @@ pub fn page_run_tools(
                 .untrusted_content_hint
                 .then(|| format!("page {}", tool.origin)),
         });
+        bindings.push(PageBinding {
+            run_name,
+            tool: tool.clone(),
+        });
     }
     for problem in &tools.problems {
         errors.push(SourceError {
@@ -568,7 +603,59 @@ pub fn page_run_tools(
             message: problem.message.clone(),
         });
     }
-    (out, errors)
+    (out, bindings, errors)
+}
+
+/// Whether the tool found now is the one a run was given: same frame, origin and definition.
+/// A page that navigated, or re-registered a tool with another definition, does not get the
+/// call (the person and the model agreed to the old one).
+pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), String> {
+    if given.origin != now.origin {
+        return Err(format!(
+            "`{}` now belongs to {} (the run began with it on {}); the call was not sent",
+            given.name, now.origin, given.origin
+        ));
+    }
+    if given != now {
+        return Err(format!(
+            "the page changed the definition of `{}` during this run; the call was not sent. Start a new run to use the new definition",
+            given.name
+        ));
+    }
+    Ok(())
+}
+
+/// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameState {
+    pub url: String,
+    pub document_id: Option<String>,
+}
+
+/// What became of a call whose message failed or ran out of time: the tab closed, the frame
+/// removed, the document replaced (navigation, back/forward cache: the call's answer is
+/// `{navigated, url}`), or the failure as it was.
+pub fn interrupted(
+    name: &str,
+    failure: String,
+    before: Option<&FrameState>,
+    tab_open: bool,
+    after: Option<&FrameState>,
+) -> Result<CallOutcome, String> {
+    if !tab_open {
+        return Err(format!("the tab was closed while `{name}` ran"));
+    }
+    let Some(after) = after else {
+        return Err(format!(
+            "the frame that offered `{name}` was removed while it ran"
+        ));
+    };
+    match before.and_then(|b| b.document_id.as_ref()) {
+        Some(id) if after.document_id.as_ref() != Some(id) => Ok(CallOutcome::Navigated {
+            url: Some(after.url.clone()).filter(|u| !u.is_empty()),
+        }),
+        _ => Err(failure),
+    }
 }
 
 /// What `callTool` answered, as a run's tool outcome.
@@ -582,8 +669,10 @@ pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
         (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
         (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
             let mut result = json!({"navigated": true});
-            if let Some(url) = response.get("url") {
-                result["url"] = url.clone();
+            for key in ["url", "tools", "openedTab"] {
+                if let Some(value) = response.get(key) {
+                    result[key] = value.clone();
+                }
             }
             ToolOutcome::Ok(result.to_string())
         }
@@ -643,14 +732,121 @@ mod run_request_tests {
             .unwrap()),
         };
         let tools = TabTools::from_frames(vec![frame(0), frame(4)]);
-        let (run_tools, errors) = page_run_tools(&tools);
-        assert_eq!(run_tools.len(), 2);
+        let (run_tools, bindings, errors) = page_run_tools(&tools);
+        assert!(errors.is_empty(), "{errors:?}");
+        let names: Vec<(&str, &str, i64)> = bindings
+            .iter()
+            .map(|b| (b.run_name.as_str(), b.tool.name.as_str(), b.tool.frame_id))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("read", "read", 0),
+                ("buy", "buy", 0),
+                ("read__frame4", "read", 4),
+                ("buy__frame4", "buy", 4)
+            ],
+            "equal names in two frames stay distinct"
+        );
         assert_eq!(
             run_tools[0].data_source.as_deref(),
             Some("page http://a.test")
         );
-        assert_eq!(run_tools[1].spec.description, "Buy it. Buys");
-        assert_eq!(errors.len(), 2, "both names clash in frame 4");
+        assert_eq!(
+            run_tools[1].spec.description,
+            "(In the top frame, http://a.test.) Buy it. Buys"
+        );
+        assert_eq!(
+            run_tools[3].spec.description,
+            "(In frame 4, http://a.test.) Buy it. Buys"
+        );
+        assert_eq!(run_tools[3].spec.name, "buy__frame4");
+
+        let single = TabTools::from_frames(vec![frame(0)]);
+        let (run_tools, _, _) = page_run_tools(&single);
+        assert_eq!(
+            run_tools[1].spec.description, "Buy it. Buys",
+            "no frame note without a clash"
+        );
+    }
+
+    #[test]
+    fn a_page_tool_that_changed_is_not_called() {
+        let raw = |origin: &str, description: &str| {
+            format!(
+                r#"{{"ok":true,"supported":true,"origin":"{origin}","tools":[{{"name":"buy","description":"{description}"}}]}}"#
+            )
+        };
+        let tool = |origin: &str, description: &str| {
+            crate::core::bridge::parse_listing(
+                &raw(origin, description),
+                0,
+                &crate::core::limits::Limits::DEFAULT,
+            )
+            .unwrap()
+            .tools
+            .tools
+            .remove(0)
+        };
+        let given = tool("https://shop.test", "Buys");
+        assert_eq!(
+            still_same_page_tool(&given, &tool("https://shop.test", "Buys")),
+            Ok(())
+        );
+        assert_eq!(
+            still_same_page_tool(&given, &tool("https://evil.test", "Buys")).unwrap_err(),
+            "`buy` now belongs to https://evil.test (the run began with it on https://shop.test); the call was not sent"
+        );
+        assert!(
+            still_same_page_tool(&given, &tool("https://shop.test", "Buys all"))
+                .unwrap_err()
+                .contains("changed the definition of `buy`")
+        );
+    }
+
+    #[test]
+    fn interrupted_calls() {
+        let at = |url: &str, doc: &str| FrameState {
+            url: url.into(),
+            document_id: Some(doc.into()),
+        };
+        let before = at("http://a.test/1", "D1");
+        assert_eq!(
+            interrupted(
+                "go",
+                "port closed".into(),
+                Some(&before),
+                true,
+                Some(&at("http://a.test/2", "D2"))
+            ),
+            Ok(CallOutcome::Navigated {
+                url: Some("http://a.test/2".into())
+            })
+        );
+        assert_eq!(
+            interrupted(
+                "go",
+                "port closed".into(),
+                Some(&before),
+                true,
+                Some(&before)
+            ),
+            Err("port closed".into()),
+            "the same document: the failure stands"
+        );
+        assert_eq!(
+            interrupted("go", "x".into(), Some(&before), false, None),
+            Err("the tab was closed while `go` ran".into())
+        );
+        assert_eq!(
+            interrupted("go", "x".into(), Some(&before), true, None),
+            Err("the frame that offered `go` was removed while it ran".into())
+        );
+        assert_eq!(
+            interrupted("go", "x".into(), None, true, Some(&before)),
+            Err("x".into()),
+            "nothing known before: no guess"
+        );
     }
 
     #[test]
@@ -663,6 +859,14 @@ mod run_request_tests {
         assert_eq!(
             tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2"})),
             ToolOutcome::Ok("{\"navigated\":true,\"url\":\"http://a.test/2\"}".into())
+        );
+        assert_eq!(
+            tool_outcome(
+                &json!({"ok": true, "navigated": true, "url": "http://a.test/2", "tools": ["pay"], "extra": 1})
+            ),
+            ToolOutcome::Ok(
+                "{\"navigated\":true,\"url\":\"http://a.test/2\",\"tools\":[\"pay\"]}".into()
+            )
         );
         assert_eq!(
             tool_outcome(&json!({"ok": false, "error": "boom"})),

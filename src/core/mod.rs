@@ -5,6 +5,7 @@
 //! - [`tool`]: page tools as plain data, parsed from a frame's report.
 //! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
 //! - [`sender`]: who sent a message to the worker, and what each kind of sender may ask.
+//! - [`site`]: per-site policy for page tools (filter, always confirm, wrap as data).
 //! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
 //! - [`panel`]: what the popup and side panel need: key masks, presets, connection checks,
 //!   pending items, the capped run list.
@@ -13,6 +14,7 @@ pub mod agui;
 pub mod api;
 pub mod bridge;
 pub mod conversation;
+pub mod expose;
 pub mod limits;
 pub mod local;
 pub mod mcp;
@@ -23,6 +25,7 @@ pub mod provider;
 pub mod repair;
 pub mod run;
 pub mod sender;
+pub mod site;
 pub mod stream;
 pub mod tool;
 pub mod toolset;

@@ -11,6 +11,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::api::{CallToolRequest, ListToolsRequest, RequestError};
+use super::expose::CallExposedRequest;
 use super::tool::kind;
 
 /// The fields of Chrome's `MessageSender` the checks need.
@@ -87,6 +88,10 @@ pub enum Op {
     Version,
     ListTools(ListToolsRequest),
     CallTool(CallToolRequest),
+    /// The MCP tools exposed to the sender's origin (a content script's, see `expose`).
+    ExposedTools,
+    /// Runs one of them.
+    CallExposed(CallExposedRequest),
 }
 
 impl Op {
@@ -95,6 +100,8 @@ impl Op {
             Op::Version => "version",
             Op::ListTools(_) => "listTools",
             Op::CallTool(_) => "callTool",
+            Op::ExposedTools => "exposedTools",
+            Op::CallExposed(_) => "callExposed",
         }
     }
 }
@@ -115,8 +122,10 @@ pub fn parse_op(message: &Value) -> Result<Op, RequestError> {
         "version" => Ok(Op::Version),
         "listTools" => ListToolsRequest::parse(message).map(Op::ListTools),
         "callTool" => CallToolRequest::parse(message).map(Op::CallTool),
+        "exposedTools" => Ok(Op::ExposedTools),
+        "callExposed" => CallExposedRequest::parse(message).map(Op::CallExposed),
         other => Err(RequestError(format!(
-            "unknown op `{}`; known: version, listTools, callTool",
+            "unknown op `{}`; known: version, listTools, callTool, exposedTools, callExposed",
             other.chars().take(64).collect::<String>()
         ))),
     }
@@ -132,11 +141,19 @@ impl fmt::Display for Refusal {
     }
 }
 
-/// The allow-list: extension pages may ask for everything; content scripts, for nothing yet
-/// (they answer the worker, they do not command it); unknown senders, for nothing.
+/// The allow-list: extension pages may ask for everything; content scripts, in a tab's top
+/// frame, only for the MCP tools exposed to their page's origin (`exposedTools`,
+/// `callExposed`: what they get is decided by the origin Chrome reports, never by the
+/// message); otherwise they answer the worker, they do not command it; unknown senders may
+/// ask for nothing.
 pub fn authorize(sender: &Sender, op: &Op) -> Result<(), Refusal> {
     match sender {
         Sender::ExtensionPage => Ok(()),
+        Sender::ContentScript { frame_id: 0, .. }
+            if matches!(op, Op::ExposedTools | Op::CallExposed(_)) =>
+        {
+            Ok(())
+        }
         Sender::ContentScript {
             tab_id, frame_id, ..
         } => Err(Refusal(format!(
@@ -234,8 +251,44 @@ mod tests {
         );
         assert_eq!(
             parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-            "unknown op `setKey`; known: version, listTools, callTool"
+            "unknown op `setKey`; known: version, listTools, callTool, exposedTools, callExposed"
         );
+        assert_eq!(
+            parse_op(&json!({"op": "exposedTools", "tabId": 3})),
+            Ok(Op::ExposedTools)
+        );
+        assert!(matches!(
+            parse_op(&json!({"op": "callExposed", "name": "add", "args": {"a": 1}})),
+            Ok(Op::CallExposed(call)) if call.name == "add"
+        ));
+        assert!(parse_op(&json!({"op": "callExposed", "name": "add", "args": 1})).is_err());
+    }
+
+    #[test]
+    fn a_top_frame_content_script_may_ask_only_for_exposed_tools() {
+        let top = Sender::ContentScript {
+            tab_id: 1,
+            frame_id: 0,
+            url: "http://a.test/".into(),
+        };
+        let sub = Sender::ContentScript {
+            tab_id: 1,
+            frame_id: 3,
+            url: "http://a.test/".into(),
+        };
+        let listing = parse_op(&json!({"op": "exposedTools"})).unwrap();
+        let call = parse_op(&json!({"op": "callExposed", "name": "add"})).unwrap();
+        for op in [&listing, &call] {
+            assert_eq!(authorize(&top, op), Ok(()));
+            assert_eq!(authorize(&Sender::ExtensionPage, op), Ok(()));
+            assert!(authorize(&Sender::Unknown { reason: "x".into() }, op).is_err());
+        }
+        assert_eq!(
+            authorize(&sub, &call).unwrap_err().to_string(),
+            "refused: `callExposed` may not be asked by a content script (tab 1, frame 3)"
+        );
+        let page_call = parse_op(&json!({"op": "callTool", "tabId": 1, "name": "buy"})).unwrap();
+        assert!(authorize(&top, &page_call).is_err());
     }
 
     #[test]

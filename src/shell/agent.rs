@@ -15,7 +15,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::{self, describe};
 use crate::core::agui::Message;
-use crate::core::api::{page_run_tools, tool_outcome, CallToolRequest, RunRequest, TabTools};
+use crate::core::api::{page_run_tools, tool_outcome, CallToolRequest, PageBinding, RunRequest};
 use crate::core::local::{current_time_result, local_tools, CURRENT_TIME};
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::{check_structured, McpTool};
@@ -98,6 +98,15 @@ pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
     }
     if let Some(default) = request.get("default") {
         registry.default = default.as_str().map(str::to_owned);
+    }
+    if let Some(sites) = request.get("sites") {
+        let sites: Vec<crate::core::site::SitePolicy> = serde_json::from_value(sites.clone())
+            .map_err(|e| js_err(format!("configure: `sites`: {e}")))?;
+        crate::core::site::validate(&sites).map_err(|e| js_err(format!("configure: {e}")))?;
+        let value = serde_json::to_value(&sites).expect("site policies serialize");
+        storage_set("local", super::SITES_KEY, convert::from_json(&value))
+            .await
+            .map_err(|e| js_err(describe(&e)))?;
     }
     if let Some(servers) = request.get("servers") {
         let servers: Vec<McpServerConfig> = serde_json::from_value(servers.clone())
@@ -251,14 +260,14 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     // Tool sources, read at the start of the run.
     let mut tools = local_tools();
     let mut source_errors = Vec::new();
-    let mut page = TabTools::default();
+    let mut page: Vec<PageBinding> = Vec::new();
     if let Some(tab_id) = request.tab_id {
         match super::tab_tools(tab_id).await {
             Ok(found) => {
-                let (run_tools, errors) = page_run_tools(&found);
+                let (run_tools, bindings, errors) = page_run_tools(&found);
                 tools.extend(run_tools);
                 source_errors.extend(errors);
-                page = found;
+                page = bindings;
             }
             Err(message) => source_errors.push(crate::core::run::SourceError {
                 source: format!("page (tab {tab_id})"),
@@ -395,7 +404,7 @@ async fn drive(
     run_id: &str,
     model: &ModelConfig,
     tab_id: Option<i64>,
-    page: &TabTools,
+    page: &[PageBinding],
     mcp: &[(String, McpBinding)],
 ) -> RunOutcome {
     let mut inputs: VecDeque<Input> = VecDeque::new();
@@ -789,7 +798,7 @@ async fn chrome_model(
 fn start_tool(
     invocation: ToolInvocation,
     tab_id: Option<i64>,
-    page: &TabTools,
+    page: &[PageBinding],
     mcp: &[(String, McpBinding)],
 ) -> Promise {
     let binding = mcp
@@ -797,11 +806,10 @@ fn start_tool(
         .find(|(name, _)| *name == invocation.name)
         .map(|(_, b)| b.clone());
     let call_id = invocation.call_id.clone();
-    let frame_id = page
-        .tools
+    let page_tool = page
         .iter()
-        .find(|t| t.name == invocation.name)
-        .map(|t| t.frame_id);
+        .find(|b| b.run_name == invocation.name)
+        .map(|b| b.tool.clone());
     future_to_promise(async move {
         let response = match invocation.kind {
             ToolKind::Local if invocation.name == CURRENT_TIME => {
@@ -811,10 +819,13 @@ fn start_tool(
                 Some(tab_id) => {
                     let request = CallToolRequest {
                         tab_id,
-                        name: invocation.name.clone(),
+                        name: page_tool
+                            .as_ref()
+                            .map_or_else(|| invocation.name.clone(), |t| t.name.clone()),
                         args: invocation.arguments.clone(),
-                        frame_id,
+                        frame_id: page_tool.as_ref().map(|t| t.frame_id),
                         timeout_ms: PAGE_TOOL_MS,
+                        expect: page_tool.clone().map(Box::new),
                     };
                     super::run_call(&request).await
                 }

@@ -17,6 +17,10 @@ extern "C" {
     ) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
     fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getFrame)]
+    fn web_navigation_get_frame(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
     fn console_warn(text: &str);
 }
@@ -75,4 +79,54 @@ pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
 pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
     let options = from_json(&serde_json::json!({ "frameId": frame_id }));
     tabs_send_message(tab_id as f64, message, &options).unwrap_or_else(|e| Promise::reject(&e))
+}
+
+/// Where a frame stands now (`chrome.webNavigation.getFrame`); `None` when the frame or its
+/// tab is gone.
+pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api::FrameState> {
+    let details = from_json(&serde_json::json!({ "tabId": tab_id, "frameId": frame_id }));
+    let promise = web_navigation_get_frame(&details).ok()?;
+    let frame = JsFuture::from(promise).await.ok()?;
+    if frame.is_null() || frame.is_undefined() {
+        return None;
+    }
+    let text = |key: &str| {
+        Reflect::get(&frame, &key.into())
+            .ok()
+            .and_then(|v| v.as_string())
+    };
+    Some(crate::core::api::FrameState {
+        url: text("url").unwrap_or_default(),
+        document_id: text("documentId"),
+    })
+}
+
+/// A tab as `chrome.tabs.query` reports it.
+pub struct TabInfo {
+    pub id: i64,
+    pub opener: Option<i64>,
+    pub complete: bool,
+}
+
+/// Every tab of the browser (an empty list when the API is missing).
+pub async fn tabs() -> Vec<TabInfo> {
+    let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
+        return Vec::new();
+    };
+    let Ok(list) = JsFuture::from(promise).await else {
+        return Vec::new();
+    };
+    Array::from(&list)
+        .iter()
+        .filter_map(|tab| {
+            let get = |key: &str| Reflect::get(&tab, &key.into()).ok();
+            Some(TabInfo {
+                id: get("id")?.as_f64()? as i64,
+                opener: get("openerTabId")
+                    .and_then(|v| v.as_f64())
+                    .map(|v| v as i64),
+                complete: get("status").and_then(|v| v.as_string()).as_deref() == Some("complete"),
+            })
+        })
+        .collect()
 }

@@ -9,6 +9,7 @@
 pub mod agent;
 pub mod chrome;
 pub mod convert;
+pub mod expose;
 pub mod io;
 pub mod mcp;
 pub mod timer;
@@ -18,9 +19,10 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use crate::core::api::{
-    call_response, confirmation, CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest,
-    TabTools,
+    call_response, confirmation, interrupted, still_same_page_tool, CallToolRequest, FrameAnswer,
+    FrameFailure, FrameState, ListToolsRequest, TabTools,
 };
+use crate::core::bridge::CallOutcome;
 use crate::core::bridge::{parse_call_reply, parse_listing, FrameRequest};
 use crate::core::limits::Limits;
 use crate::core::sender::{authorize, classify, parse_op, Op};
@@ -94,6 +96,7 @@ async fn dispatch(message: &JsValue, sender: &JsValue) -> Result<Value, String> 
             Ok(response)
         }
         Op::CallTool(request) => Ok(run_call(&request).await),
+        op @ (Op::ExposedTools | Op::CallExposed(_)) => Ok(expose::answer(op, &sender).await),
     }
 }
 
@@ -136,16 +139,64 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
             answer,
         });
     }
-    Ok(TabTools::from_frames(answers))
+    let mut tools = TabTools::from_frames(answers);
+    match load_sites().await {
+        Ok(policies) => {
+            crate::core::site::apply(&policies, &mut tools);
+        }
+        // Unreadable policies hide every tool rather than none: a policy only ever tightens.
+        Err(message) => {
+            tools.tools.clear();
+            tools.problems.push(crate::core::tool::ToolProblem {
+                frame_id: 0,
+                tool: None,
+                message,
+            });
+        }
+    }
+    Ok(tools)
 }
 
-/// Finds the tool a call names and runs it in its frame, within the call's timeout.
+/// Where the per-site policies live (`configure({sites})`).
+pub(crate) const SITES_KEY: &str = "webmcpHost.sites";
+
+pub(crate) async fn load_sites() -> Result<Vec<crate::core::site::SitePolicy>, String> {
+    let stored = io::storage_get("local", SITES_KEY)
+        .await
+        .map_err(|e| convert::describe(&e))?;
+    if stored.is_null() || stored.is_undefined() {
+        return Ok(Vec::new());
+    }
+    serde_json::from_value(convert::to_json(&stored)?)
+        .map_err(|e| format!("the stored site policies are unreadable: {e}"))
+}
+
+/// How long a navigation's destination may take to load before the call's answer goes without
+/// what it offers.
+const DESTINATION_MS: f64 = 5_000.0;
+/// How long a failed call waits for the browser to report a new document in its frame.
+const SETTLE_MS: f64 = 1_500.0;
+
+/// Finds the tool a call names and runs it in its frame, within the call's timeout. A call
+/// that the page's navigation, a closed tab or a removed frame interrupts ends with
+/// `{navigated, url}` or a clear error; a navigation's answer carries the tools the
+/// destination offers when it loads in time (a new tab opened by the call: that tab's).
 pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
     let outcome = async {
         let tools = tab_tools(request.tab_id).await?;
         let tool = tools
             .resolve(&request.name, request.frame_id)
             .map_err(|e| e.0)?;
+        if let Some(expected) = &request.expect {
+            still_same_page_tool(expected, tool)?;
+        }
+        let before = chrome::frame_state(request.tab_id, tool.frame_id).await;
+        let newest_tab = chrome::tabs()
+            .await
+            .iter()
+            .map(|t| t.id)
+            .max()
+            .unwrap_or(-1);
         let message = convert::from_json(
             &FrameRequest::CallTool {
                 name: tool.name.clone(),
@@ -155,17 +206,118 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
             .to_message(),
         );
         let reply = chrome::send_to_frame(request.tab_id, tool.frame_id, &message);
-        match timer::within(reply, request.timeout_ms).await? {
-            None => Err(format!(
+        let answer = match timer::within(reply, request.timeout_ms).await {
+            Ok(None) => Err(format!(
                 "`{}` did not finish within {} ms; it may still be running in the page",
                 tool.name, request.timeout_ms
             )),
-            Some(reply) => {
-                let text = convert::to_json_text(&reply)?;
+            Ok(Some(reply)) => convert::to_json_text(&reply).and_then(|text| {
                 parse_call_reply(&text, &Limits::DEFAULT).map_err(|e| e.to_string())
+            }),
+            Err(error) => Err(error),
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(failure) => {
+                // The message channel closes when the document unloads, a moment before the
+                // browser reports the new document: give it that moment.
+                let started = io::now_ms();
+                let mut after = chrome::frame_state(request.tab_id, tool.frame_id).await;
+                while io::now_ms() - started < SETTLE_MS
+                    && after.is_some()
+                    && after.as_ref().map(|a| &a.document_id)
+                        == before.as_ref().map(|b| &b.document_id)
+                {
+                    let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(50)).await;
+                    after = chrome::frame_state(request.tab_id, tool.frame_id).await;
+                }
+                let tab_open =
+                    after.is_some() || chrome::tabs().await.iter().any(|t| t.id == request.tab_id);
+                interrupted(
+                    &tool.name,
+                    failure,
+                    before.as_ref(),
+                    tab_open,
+                    after.as_ref(),
+                )?
             }
-        }
+        };
+        let destination = match &answer {
+            CallOutcome::Navigated { .. } if tool.frame_id == 0 => {
+                Some(destination(request.tab_id, before.as_ref(), newest_tab).await)
+            }
+            _ => None,
+        };
+        Ok::<_, String>((answer, destination))
     }
     .await;
-    call_response(&outcome)
+    match outcome {
+        Ok((answer, Some(destination))) => {
+            let mut response = call_response(&Ok(answer));
+            if let Some(url) = destination.url {
+                response["url"] = Value::String(url);
+            }
+            if let Some(tools) = destination.tools {
+                response["tools"] = json!(tools);
+            }
+            if let Some(tab) = destination.opened_tab {
+                response["openedTab"] = json!(tab);
+            }
+            response
+        }
+        Ok((answer, None)) => call_response(&Ok(answer)),
+        Err(error) => call_response(&Err(error)),
+    }
+}
+
+/// Where a navigation led.
+struct Destination {
+    url: Option<String>,
+    tools: Option<Vec<String>>,
+    opened_tab: Option<i64>,
+}
+
+/// Waits (up to `DESTINATION_MS`) for the tab's new document, or a tab the call opened, to
+/// load, and lists the tools it offers.
+async fn destination(tab_id: i64, before: Option<&FrameState>, newest_tab: i64) -> Destination {
+    let started = io::now_ms();
+    let before_document = before.and_then(|b| b.document_id.clone());
+    while io::now_ms() - started < DESTINATION_MS {
+        let tabs = chrome::tabs().await;
+        let opened = tabs
+            .iter()
+            .find(|t| t.id > newest_tab && t.opener == Some(tab_id));
+        let (target, opened_tab) = match opened {
+            Some(tab) => (Some(tab), Some(tab.id)),
+            None => {
+                let now = chrome::frame_state(tab_id, 0).await;
+                let moved = now
+                    .as_ref()
+                    .is_some_and(|n| n.document_id != before_document);
+                (tabs.iter().find(|t| t.id == tab_id && moved), None)
+            }
+        };
+        if let Some(tab) = target.filter(|t| t.complete) {
+            // (A tab's own URL needs the "tabs" permission; its top frame's does not.)
+            let url = chrome::frame_state(tab.id, 0)
+                .await
+                .map(|f| f.url)
+                .filter(|u| !u.is_empty());
+            let tools = tab_tools(tab.id)
+                .await
+                .ok()
+                .map(|found| found.tools.into_iter().map(|t| t.name).collect());
+            return Destination {
+                url,
+                tools,
+                opened_tab,
+            };
+        }
+        let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(100)).await;
+    }
+    Destination {
+        url: chrome::frame_state(tab_id, 0).await.map(|f| f.url),
+        tools: None,
+        opened_tab: None,
+    }
 }

@@ -61,6 +61,10 @@ globalThis.webmcpHost = Object.freeze({
   testModel: after((request) => host.testModel(request)),
   /** `({name} | {server})` → `{ok, tools, names, error?, checkedMs}`: connects, lists, closes */
   checkServer: after((request) => host.checkServer(request)),
+  /** `({server, origin, enabled, tools?})` → the exposures: an MCP server's tools offered to (or taken back from) an origin's own WebMCP */
+  expose: after((request) => host.expose(request)),
+  /** `()` → the exposures: `[{server, origins, tools?}]` */
+  exposures: after(() => host.exposures()),
   /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
   startup: () => ({ scriptStartMs, readyMs }),
 });

@@ -25,7 +25,7 @@ const QUIET = [
  * Launches Chromium with the extension. Resolves to
  * `{context, worker, extensionId, tabIdOf(page), close()}` once the host in the worker is ready.
  */
-export async function launchHost({ headless = true, extraArgs = [] } = {}) {
+export async function launchHost({ headless = true, extraArgs = [], webmcp = true } = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'webmcp-host-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -34,7 +34,8 @@ export async function launchHost({ headless = true, extraArgs = [] } = {}) {
     args: [
       `--disable-extensions-except=${EXTENSION_DIR}`,
       `--load-extension=${EXTENSION_DIR}`,
-      '--enable-features=WebMCP',
+      // WebMCP is off by default in Chromium; `webmcp: false` keeps it off (polyfilled pages).
+      webmcp ? '--enable-features=WebMCP' : '--disable-features=WebMCP',
       ...QUIET,
       ...extraArgs,
     ],

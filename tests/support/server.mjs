@@ -13,12 +13,24 @@ const TYPES = {
   '.png': 'image/png',
 };
 
-/** Serves `root` on 127.0.0.1 (port 0: any free port). Resolves to `{url, close}`. */
-export async function serve(root, port = 0) {
+/**
+ * Serves `root` on 127.0.0.1 (port 0: any free port), and each of `mounts` (`{'/vendor/': dir}`)
+ * under its prefix. Resolves to `{url, close}`; the same server also answers as `localhost`
+ * (another origin), for cross-origin frames.
+ */
+export async function serve(root, port = 0, { mounts = {} } = {}) {
   const server = createServer(async (request, response) => {
-    const path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
-    const file = normalize(join(root, path.endsWith('/') ? `${path}index.html` : path));
-    if (!file.startsWith(normalize(root) + sep)) {
+    let path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
+    let base = root;
+    for (const [prefix, dir] of Object.entries(mounts)) {
+      if (path.startsWith(prefix)) {
+        base = dir;
+        path = `/${path.slice(prefix.length)}`;
+        break;
+      }
+    }
+    const file = normalize(join(base, path.endsWith('/') ? `${path}index.html` : path));
+    if (!file.startsWith(normalize(base) + sep)) {
       response.writeHead(403).end();
       return;
     }

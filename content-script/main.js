@@ -1,0 +1,128 @@
+// WebMCP Host page bridge, MAIN-world companion, every frame, document_start.
+//
+// Pages that polyfill WebMCP (@mcp-b/webmcp-polyfill, @mcp-b/global) keep `document.modelContext`
+// as a JS object of the page's own world, which the isolated-world bridge cannot see. This
+// companion lists and runs those tools for the isolated bridge, and nothing else:
+//
+// - It runs before any page script and pairs with the isolated bridge once, over DOM events on
+//   `document`: the isolated bridge hands it a random secret, and from then on they talk only
+//   on event types named after that secret, which no page script can know. A second pairing
+//   is refused.
+// - It takes every DOM and JSON function it uses at load, before the page can replace them.
+// - It only answers: it never asks the isolated bridge or the extension for anything, so a page
+//   that learned the secret anyway could at most answer for its own tools, which it can do
+//   already. Confirmations are shown by the isolated bridge before a call gets here.
+(() => {
+  'use strict';
+  const doc = document;
+  const listen = EventTarget.prototype.addEventListener;
+  const unlisten = EventTarget.prototype.removeEventListener;
+  const dispatch = EventTarget.prototype.dispatchEvent;
+  const detailOf = Object.getOwnPropertyDescriptor(CustomEvent.prototype, 'detail').get;
+  const Custom = CustomEvent;
+  const parse = JSON.parse;
+  const stringify = JSON.stringify;
+  const from = Array.from;
+  const test = RegExp.prototype.test;
+  const SECRET = /^[0-9a-f]{32}$/;
+  const HELLO = 'webmcp-host:hello';
+  const READY = 'webmcp-host:main-ready';
+  const PARSE_FAILURE = 'Failed to parse input arguments';
+
+  let secret = null;
+
+  const plain = (value) => {
+    if (value === undefined || value === null) return null;
+    if (typeof value === 'string') return value;
+    try {
+      return parse(stringify(value));
+    } catch {
+      return null;
+    }
+  };
+
+  const modelContext = () => {
+    const context = doc.modelContext;
+    return context && typeof context.getTools === 'function' ? context : null;
+  };
+
+  const ownTools = async (context) => {
+    const tools = from((await context.getTools()) ?? []);
+    return tools.filter((tool) => !('window' in tool) || tool.window == null || tool.window === window);
+  };
+
+  const describe = (tool) => ({
+    name: typeof tool.name === 'string' ? tool.name : plain(tool.name),
+    title: plain(tool.title),
+    description: plain(tool.description),
+    inputSchema: plain(tool.inputSchema),
+    annotations: plain(tool.annotations),
+    origin: typeof tool.origin === 'string' ? tool.origin : location.origin,
+  });
+
+  const failure = (name, message) => ({ ok: false, error: { name, message } });
+
+  // Native executeTool takes an object; the polyfills take a JSON string and say so before the
+  // tool runs. The string is tried only after that refusal, so no tool runs twice.
+  const execute = async (context, tool, args) => {
+    try {
+      return await context.executeTool(tool, args);
+    } catch (error) {
+      if (String(error?.message ?? '').includes(PARSE_FAILURE)) {
+        return context.executeTool(tool, stringify(args));
+      }
+      throw error;
+    }
+  };
+
+  const handle = async (request) => {
+    const context = modelContext();
+    const frame = { url: location.href, origin: location.origin };
+    switch (request.op) {
+      case 'listTools':
+        if (!context) return { ok: true, supported: false, ...frame, tools: [] };
+        return { ok: true, supported: true, polyfilled: true, ...frame, tools: (await ownTools(context)).map(describe) };
+      case 'callTool': {
+        if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
+        const tool = (await ownTools(context)).find((t) => t.name === request.name);
+        if (!tool) return failure('NotFoundError', `this frame has no tool named "${request.name}"`);
+        const result = await execute(context, tool, request.args);
+        if (result === null) return { ok: true, result: null, url: location.href };
+        return { ok: true, result: typeof result === 'string' ? result : stringify(result ?? null) };
+      }
+      default:
+        return failure('NotSupportedError', `unknown op "${String(request.op)}"`);
+    }
+  };
+
+  const respond = (id, body) => {
+    dispatch.call(doc, new Custom(`webmcp-host:${secret}:response`, { detail: stringify({ ...body, id }) }));
+  };
+
+  const onRequest = (event) => {
+    let request;
+    try {
+      request = parse(detailOf.call(event));
+    } catch {
+      return;
+    }
+    if (!request || typeof request !== 'object' || typeof request.id !== 'string') return;
+    handle(request).then(
+      (body) => respond(request.id, body),
+      (error) => respond(request.id, failure(String(error?.name ?? 'Error'), String(error?.message ?? error))),
+    );
+  };
+
+  const onHello = (event) => {
+    const offered = detailOf.call(event);
+    if (secret !== null || typeof offered !== 'string' || !test.call(SECRET, offered)) return;
+    secret = offered;
+    unlisten.call(doc, HELLO, onHello, true);
+    listen.call(doc, `webmcp-host:${secret}:request`, onRequest, true);
+    dispatch.call(doc, new Custom(`webmcp-host:${secret}:paired`));
+  };
+
+  listen.call(doc, HELLO, onHello, true);
+  // If the isolated bridge ran first, this asks it for its hello.
+  dispatch.call(doc, new Custom(READY));
+})();

@@ -1,0 +1,163 @@
+//! Per-site policy for page tools: which tools the agent may see on a site, whether every call
+//! there is confirmed, whether every result there is wrapped as data. A policy only makes the
+//! host more careful: where several policies match a tool (its origin's and `*`), every one
+//! applies (the filters all hold, the flags add up).
+
+use serde::{Deserialize, Serialize};
+
+use super::api::TabTools;
+
+/// One site's policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SitePolicy {
+    /// An origin (`https://shop.example`, `http://127.0.0.1:8080`), or `*` for every site.
+    pub origin: String,
+    /// Only these tools (by name) are shown to the agent, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<Vec<String>>,
+    /// Every call of a tool of this site is confirmed in the page, whatever its hints say.
+    #[serde(default)]
+    pub always_confirm: bool,
+    /// Every result of a tool of this site reaches the model wrapped as data, as if the tool
+    /// said `untrustedContentHint`.
+    #[serde(default)]
+    pub untrusted: bool,
+}
+
+impl SitePolicy {
+    fn matches(&self, origin: &str) -> bool {
+        self.origin == "*" || self.origin == origin
+    }
+}
+
+/// Checks a list of policies: each origin is `*` or `scheme://host[:port]`, named once.
+pub fn validate(policies: &[SitePolicy]) -> Result<(), String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for policy in policies {
+        let origin = policy.origin.as_str();
+        if origin != "*" && !is_origin(origin) {
+            return Err(format!(
+                "site policy: `{origin}` is not an origin (scheme://host[:port], no path) or `*`"
+            ));
+        }
+        if seen.contains(&origin) {
+            return Err(format!("site policy: `{origin}` is named twice"));
+        }
+        seen.push(origin);
+    }
+    Ok(())
+}
+
+fn is_origin(text: &str) -> bool {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return false;
+    };
+    !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        && !rest.is_empty()
+        && !rest.contains(['/', '?', '#', ' ', '@'])
+}
+
+/// Applies the policies to a tab's tools: filtered tools are left out (and counted), flags
+/// become hints.
+pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
+    let before = tools.tools.len();
+    tools.tools.retain(|tool| {
+        policies
+            .iter()
+            .filter(|p| p.matches(&tool.origin))
+            .all(|p| p.filter.as_ref().is_none_or(|f| f.contains(&tool.name)))
+    });
+    for tool in &mut tools.tools {
+        for policy in policies.iter().filter(|p| p.matches(&tool.origin)) {
+            tool.annotations.consequential_hint |= policy.always_confirm;
+            tool.annotations.untrusted_content_hint |= policy.untrusted;
+        }
+    }
+    before - tools.tools.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::tool::{Annotations, PageTool};
+    use serde_json::json;
+
+    fn tool(name: &str, origin: &str) -> PageTool {
+        PageTool {
+            name: name.into(),
+            title: None,
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+            annotations: Annotations::default(),
+            origin: origin.into(),
+            frame_id: 0,
+        }
+    }
+
+    fn policies(value: serde_json::Value) -> Vec<SitePolicy> {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn filters_and_flags_apply_to_their_origin_only() {
+        let mut tools = TabTools {
+            tools: vec![
+                tool("search", "https://shop.test"),
+                tool("buy", "https://shop.test"),
+                tool("search", "https://ads.test"),
+            ],
+            problems: vec![],
+        };
+        let list = policies(json!([
+            {"origin": "https://shop.test", "filter": ["search"], "alwaysConfirm": true},
+            {"origin": "https://ads.test", "untrusted": true}
+        ]));
+        validate(&list).unwrap();
+        assert_eq!(apply(&list, &mut tools), 1);
+        let seen: Vec<_> = tools
+            .tools
+            .iter()
+            .map(|t| (t.name.as_str(), t.origin.as_str(), t.annotations))
+            .collect();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0].0, "search");
+        assert!(seen[0].2.consequential_hint && !seen[0].2.untrusted_content_hint);
+        assert_eq!(seen[1].1, "https://ads.test");
+        assert!(seen[1].2.untrusted_content_hint && !seen[1].2.consequential_hint);
+    }
+
+    #[test]
+    fn every_matching_policy_holds() {
+        let mut tools = TabTools {
+            tools: vec![tool("a", "https://x.test"), tool("b", "https://x.test")],
+            problems: vec![],
+        };
+        let list = policies(json!([
+            {"origin": "*", "filter": ["a", "b"], "untrusted": true},
+            {"origin": "https://x.test", "filter": ["b"]}
+        ]));
+        assert_eq!(apply(&list, &mut tools), 1);
+        assert_eq!(tools.tools[0].name, "b");
+        assert!(tools.tools[0].annotations.untrusted_content_hint);
+    }
+
+    #[test]
+    fn bad_policies_are_refused_clearly() {
+        let bad = policies(json!([{"origin": "https://x.test/path"}]));
+        assert!(validate(&bad).unwrap_err().contains("is not an origin"));
+        let twice = policies(json!([{"origin": "*"}, {"origin": "*"}]));
+        assert!(validate(&twice).unwrap_err().contains("named twice"));
+        assert!(serde_json::from_value::<SitePolicy>(
+            json!({"origin": "*", "alwaysconfirm": true})
+        )
+        .is_err());
+        validate(&policies(
+            json!([{"origin": "http://127.0.0.1:8080"}, {"origin": "chrome-extension://abc"}]),
+        ))
+        .unwrap();
+    }
+}

@@ -1,0 +1,326 @@
+//! MCP tools exposed to pages' own WebMCP (product.md §7), in the worker.
+//!
+//! `webmcpHost.expose` / `exposures` keep the exposures in `chrome.storage.local`; after a
+//! change the top frames of the open tabs of that origin are told to ask again. A content
+//! script asks `exposedTools` at load and `callExposed` for a call; what it gets is decided by
+//! its page's origin as Chrome reported it (the core's `expose::sender_origin`).
+//!
+//! One MCP connection per exposed server is kept while exposures use it (opened on first use,
+//! reused while the server's configuration and key are the same, closed when no exposure
+//! names the server any more, and after a call that failed, so the next one starts afresh).
+//! A worker that Chrome stops loses them; the next request opens again.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use js_sys::{Array, Promise, Reflect};
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{spawn_local, JsFuture};
+
+use super::agent::{load_servers, read_key};
+use super::convert::{self, describe};
+use super::io::{storage_get, storage_set};
+use super::{chrome, mcp, timer};
+use crate::core::bridge::FrameRequest;
+use crate::core::expose::{
+    apply, call_reply, confirmation_text, declined, for_origin, origin_of_url, page_tools,
+    parse_stored, resolve, sender_origin, tools_reply, CallExposedRequest, ExposeRequest, Exposure,
+    PageTool,
+};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::CallResult;
+use crate::core::provider::redact;
+use crate::core::sender::{Op, Sender};
+
+const EXPOSURES_KEY: &str = "webmcpHost.exposures";
+/// How long opening a server (connect and list) may take, unless it sets its own timeout.
+const OPEN_MS: u32 = 20_000;
+/// How long the person has to answer a confirmation in the page.
+const CONFIRM_MS: u32 = 5 * 60 * 1000;
+/// How long a tab has to take the news of a change.
+const NOTIFY_MS: u32 = 2_000;
+/// The message that tells a page's `expose.js` to ask again.
+const SYNC_KEY: &str = "webmcpHostExpose";
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+}
+
+/// An open connection to an exposed server.
+struct Open {
+    config: McpServerConfig,
+    key: Option<String>,
+    client: mcp::Shared,
+    tools: Rc<Vec<McpTool>>,
+}
+
+thread_local! {
+    static OPEN: RefCell<HashMap<String, Rc<Open>>> = RefCell::new(HashMap::new());
+}
+
+/// `webmcpHost.expose({server, origin, enabled, tools?})` → the exposures after the change.
+/// The open tabs of that origin are told at once.
+#[wasm_bindgen]
+pub async fn expose(request: JsValue) -> Result<JsValue, JsError> {
+    let request = ExposeRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
+        .map_err(|e| JsError::new(&e.0))?;
+    if request.enabled {
+        let servers = load_servers().await.map_err(|e| JsError::new(&e))?;
+        if !servers.iter().any(|s| s.name == request.server) {
+            return Err(JsError::new(&format!(
+                "expose: no MCP server named `{}` is configured (configure it first)",
+                request.server
+            )));
+        }
+    }
+    let exposures = apply(&load_exposures().await, &request).map_err(|e| JsError::new(&e))?;
+    let value = serde_json::to_value(&exposures).expect("exposures serialize");
+    storage_set("local", EXPOSURES_KEY, convert::from_json(&value))
+        .await
+        .map_err(|e| JsError::new(&format!("expose: storing failed: {}", describe(&e))))?;
+    close_unused(&exposures);
+    notify(&request.origin).await;
+    Ok(convert::from_json(&value))
+}
+
+/// `webmcpHost.exposures()` → `[{server, origins, tools?}]`.
+#[wasm_bindgen]
+pub async fn exposures() -> JsValue {
+    let value = serde_json::to_value(load_exposures().await).expect("exposures serialize");
+    convert::from_json(&value)
+}
+
+/// `exposedTools` and `callExposed` from a content script (the sender already authorized).
+pub(crate) async fn answer(op: Op, sender: &Sender) -> Value {
+    let Some(origin) = sender_origin(sender) else {
+        return json!({"ok": false, "error": "only an http(s) page's content script has exposed tools"});
+    };
+    match (op, sender) {
+        (Op::ExposedTools, _) => tools_reply(&tools_for(&origin).await),
+        (Op::CallExposed(request), Sender::ContentScript { tab_id, .. }) => {
+            call(&origin, *tab_id, request).await
+        }
+        (op, _) => {
+            json!({"ok": false, "error": format!("`{}` is not an exposure operation", op.name())})
+        }
+    }
+}
+
+async fn load_exposures() -> Vec<Exposure> {
+    let stored = match storage_get("local", EXPOSURES_KEY).await {
+        Ok(value) => convert::to_json(&value).unwrap_or(Value::Null),
+        Err(e) => {
+            chrome::warn(&format!("webmcp-host: exposures: {}", describe(&e)));
+            Value::Null
+        }
+    };
+    let (exposures, problems) = parse_stored(&stored);
+    for problem in problems {
+        chrome::warn(&format!("webmcp-host: exposures: {problem}"));
+    }
+    exposures
+}
+
+/// The tools exposed to an origin, from each exposed server's (kept) connection. A server
+/// that is not configured or fails is left out and logged; the page is not told why.
+async fn tools_for(origin: &str) -> Vec<PageTool> {
+    let exposures = load_exposures().await;
+    let mine = for_origin(&exposures, origin);
+    if mine.is_empty() {
+        return Vec::new();
+    }
+    let servers = match load_servers().await {
+        Ok(servers) => servers,
+        Err(e) => {
+            chrome::warn(&format!("webmcp-host: exposures: {e}"));
+            return Vec::new();
+        }
+    };
+    let mut taken = HashSet::new();
+    let mut tools = Vec::new();
+    for exposure in mine {
+        let Some(server) = servers.iter().find(|s| s.name == exposure.server) else {
+            chrome::warn(&format!(
+                "webmcp-host: the MCP server `{}` exposed to {origin} is not configured",
+                exposure.server
+            ));
+            continue;
+        };
+        match connection(server).await {
+            Ok(open) => {
+                let (found, problems) = page_tools(exposure, server, &open.tools, &mut taken);
+                for problem in problems {
+                    chrome::warn(&format!("webmcp-host: exposed to {origin}: {problem}"));
+                }
+                tools.extend(found);
+            }
+            Err(e) => chrome::warn(&format!(
+                "webmcp-host: the MCP server `{}` exposed to {origin} failed: {e}",
+                server.name
+            )),
+        }
+    }
+    tools
+}
+
+/// The kept connection to a server, opened when there is none for its current configuration
+/// and key.
+async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
+    let key = match &server.key_ref {
+        Some(reference) => read_key(reference).await?,
+        None => None,
+    };
+    let kept = OPEN.with(|open| open.borrow().get(&server.name).cloned());
+    if let Some(kept) = kept {
+        if kept.config == *server && kept.key == key {
+            return Ok(kept);
+        }
+        forget(&server.name);
+    }
+    let within = server.timeout_ms.unwrap_or(OPEN_MS);
+    let (client, tools) = mcp::open(server.clone(), key.clone(), within)
+        .await
+        .map_err(|e| redact(&e, key.as_deref()))?;
+    let opened = Rc::new(Open {
+        config: server.clone(),
+        key,
+        client,
+        tools: Rc::new(tools),
+    });
+    // Another request may have opened the same server meanwhile: keep one of the two.
+    let earlier = OPEN.with(|open| {
+        let mut open = open.borrow_mut();
+        match open.get(&server.name) {
+            Some(other) if other.config == opened.config && other.key == opened.key => {
+                Some(other.clone())
+            }
+            _ => {
+                open.insert(server.name.clone(), opened.clone());
+                None
+            }
+        }
+    });
+    match earlier {
+        Some(other) => {
+            let client = opened.client.clone();
+            spawn_local(async move { mcp::close(&client).await });
+            Ok(other)
+        }
+        None => Ok(opened),
+    }
+}
+
+/// Closes a server's kept connection, if there is one.
+fn forget(server: &str) {
+    if let Some(open) = OPEN.with(|open| open.borrow_mut().remove(server)) {
+        spawn_local(async move { mcp::close(&open.client).await });
+    }
+}
+
+fn close_unused(exposures: &[Exposure]) {
+    let unused: Vec<String> = OPEN.with(|open| {
+        open.borrow()
+            .keys()
+            .filter(|name| !exposures.iter().any(|e| &e.server == *name))
+            .cloned()
+            .collect()
+    });
+    for name in unused {
+        forget(&name);
+    }
+}
+
+/// Runs an exposed tool for a page: confirmed in the page first when it needs it.
+async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Value {
+    let tools = tools_for(origin).await;
+    let tool = match resolve(&tools, &request.name) {
+        Ok(tool) => tool.clone(),
+        Err(error) => return json!({"ok": false, "error": error}),
+    };
+    if tool.needs_confirmation {
+        let text = confirmation_text(origin, &tool, &request.args);
+        let message = convert::from_json(&FrameRequest::Confirm { text }.to_message());
+        let reply = chrome::send_to_frame(tab_id, 0, &message);
+        let confirmed = match timer::within(reply, CONFIRM_MS).await {
+            Ok(Some(reply)) => convert::to_json(&reply)
+                .ok()
+                .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
+                .unwrap_or(false),
+            _ => false,
+        };
+        if !confirmed {
+            return declined();
+        }
+        // Switched off while the person was asked: not run.
+        let exposures = load_exposures().await;
+        if !for_origin(&exposures, origin)
+            .iter()
+            .any(|e| e.server == tool.server)
+        {
+            return json!({"ok": false, "error": format!("`{}` is no longer exposed to this page", request.name)});
+        }
+    }
+    let Some(open) = OPEN.with(|open| open.borrow().get(&tool.server).cloned()) else {
+        return json!({"ok": false, "error": format!("the MCP server of `{}` is not connected any more", request.name)});
+    };
+    let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
+    let result = match result {
+        CallResult::Error(error) => {
+            // The next call starts with a fresh connection (and a fresh listing).
+            if OPEN.with(|kept| {
+                kept.borrow()
+                    .get(&tool.server)
+                    .is_some_and(|k| Rc::ptr_eq(k, &open))
+            }) {
+                forget(&tool.server);
+            }
+            CallResult::Error(redact(&error, open.key.as_deref()))
+        }
+        ok => ok,
+    };
+    call_reply(&tool.tool, &result)
+}
+
+/// Tells the top frame of every open tab of `origin` to ask for its tools again.
+async fn notify(origin: &str) {
+    let tabs = match tabs_query(&js_sys::Object::new().into()) {
+        Ok(promise) => match JsFuture::from(promise).await {
+            Ok(tabs) => Array::from(&tabs),
+            Err(e) => {
+                chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
+                return;
+            }
+        },
+        Err(e) => {
+            chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
+            return;
+        }
+    };
+    let message = convert::from_json(&json!({SYNC_KEY: 1, "op": "sync"}));
+    let mut sent = Vec::new();
+    for tab in tabs.iter() {
+        let Some(tab_id) = Reflect::get(&tab, &"id".into())
+            .ok()
+            .and_then(|id| id.as_f64())
+            .map(|id| id as i64)
+        else {
+            continue;
+        };
+        let Ok(frames) = chrome::all_frames(tab_id).await else {
+            continue;
+        };
+        let top = frames.iter().find(|f| f.frame_id == 0);
+        if top.and_then(|f| origin_of_url(&f.url)).as_deref() == Some(origin) {
+            sent.push(chrome::send_to_frame(tab_id, 0, &message));
+        }
+    }
+    for reply in sent {
+        // A tab without our content script (opened before the extension) does not answer.
+        let _ = timer::within(reply, NOTIFY_MS).await;
+    }
+}

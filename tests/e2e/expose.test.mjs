@@ -1,0 +1,197 @@
+// MCP tools exposed to a site's own WebMCP (product.md §7): the page's own JavaScript sees the
+// project MCP server's tools in document.modelContext and runs them; a destructive one is
+// confirmed in the page; switching the exposure off takes them back from the open page;
+// another origin gets nothing and its content script is refused; a page without WebMCP gets
+// nothing and throws nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startMcpServer } from '../support/mcp-server.mjs';
+
+/** Polls `probe` until `accept(value)` holds (or fails after `timeoutMs`); resolves to the value. */
+async function until(probe, accept, { timeoutMs = 10_000, what = 'the condition' } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await probe();
+    if (accept(last)) return last;
+    if (Date.now() > deadline) throw new Error(`${what} did not hold in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const toolNames = (page) =>
+  page.evaluate(async () => Array.from((await document.modelContext.getTools()) ?? [], (t) => t.name).sort());
+
+/** Runs a tool through the page's own WebMCP: `{ok, result}` or `{ok: false, error}`. */
+const execute = (page, name, input) =>
+  page.evaluate(
+    async ({ name, input }) => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+      if (!tool) return { ok: false, error: `no tool ${name}` };
+      try {
+        return { ok: true, result: await document.modelContext.executeTool(tool, input) };
+      } catch (error) {
+        return { ok: false, error: `${error?.name}: ${error?.message}` };
+      }
+    },
+    { name, input },
+  );
+
+describe('MCP tools exposed to a page’s WebMCP', () => {
+  let pages, own, host, page;
+  const expose = (request) => host.worker.evaluate((r) => webmcpHost.expose(r), request);
+
+  before(async () => {
+    pages = await serve(join(ROOT, 'tests', 'fixtures'));
+    own = await startMcpServer();
+    host = await launchHost();
+    await host.worker.evaluate((c) => webmcpHost.configure(c), {
+      servers: [{ name: 'own', url: `${own.url}/mcp`, enabled: false }],
+    });
+    const exposures = await expose({ server: 'own', origin: pages.url, enabled: true });
+    assert.deepEqual(exposures, [{ server: 'own', origins: [pages.url] }]);
+    page = await host.context.newPage();
+    await page.goto(`${pages.url}/expose.html`);
+  });
+  after(async () => {
+    await host?.close();
+    own?.close();
+    await pages?.close();
+  });
+
+  test("the page's own WebMCP lists the exposed tools and runs add", async () => {
+    const names = await until(() => toolNames(page), (n) => n.includes('add'), { what: 'add registered' });
+    assert.deepEqual(names, own.tools().map((t) => t.name).sort(), 'every tool of the server');
+    const add = await page.evaluate(async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'add');
+      return { description: tool.description, inputSchema: tool.inputSchema, annotations: tool.annotations ?? null };
+    });
+    assert.equal(add.description, 'Adds two numbers.');
+    assert.deepEqual(add.inputSchema, {
+      type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'],
+    });
+    if (add.annotations) assert.equal(add.annotations.readOnlyHint, true);
+    assert.deepEqual(await execute(page, 'add', { a: 2, b: 40 }), { ok: true, result: '2 + 40 = 42' });
+    assert.deepEqual(await host.worker.evaluate(() => webmcpHost.exposures()), [{ server: 'own', origins: [pages.url] }]);
+  });
+
+  test('an MCP tool error (isError) rejects in the page', async () => {
+    const answer = await execute(page, 'fails', {});
+    assert.equal(answer.ok, false, JSON.stringify(answer));
+    // The content script's own call through the worker says what the server said.
+    const direct = await evaluateInContentScript(
+      host.context,
+      page,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'fails', args: {}})`,
+    );
+    assert.deepEqual(direct, { ok: false, error: 'it failed' });
+  });
+
+  test('a destructive tool is confirmed in the page: declined, it does not run; accepted, it does', async () => {
+    const asked = [];
+    const answer = (accept) => async (dialog) => {
+      asked.push(dialog.message());
+      await (accept ? dialog.accept() : dialog.dismiss());
+    };
+    page.once('dialog', answer(false));
+    const declined = await execute(page, 'delete_record', { id: 'r-1' });
+    assert.equal(declined.ok, false, JSON.stringify(declined));
+    assert.deepEqual(own.deleted(), [], 'declined: not run');
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\) wants to run “delete_record” of the MCP server own with:\\n\\{\\n  "id": "r-1"\\n\\}`));
+
+    page.once('dialog', answer(true));
+    assert.deepEqual(await execute(page, 'delete_record', { id: 'r-2' }), { ok: true, result: 'deleted r-2' });
+    assert.deepEqual(own.deleted(), ['r-2']);
+    assert.equal(asked.length, 2);
+    // A read-only tool asks nothing.
+    assert.deepEqual(await execute(page, 'add', { a: 1, b: 1 }), { ok: true, result: '1 + 1 = 2' });
+    assert.equal(asked.length, 2);
+  });
+
+  test('switching the exposure off takes the tools back from the open page; on again with a list, those come back', async () => {
+    assert.deepEqual(await expose({ server: 'own', origin: pages.url, enabled: false }), []);
+    await until(() => toolNames(page), (n) => n.length === 0, { what: 'every exposed tool unregistered' });
+    const refused = await evaluateInContentScript(
+      host.context,
+      page,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'add', args: {a: 1, b: 2}})`,
+    );
+    assert.deepEqual(refused, { ok: false, error: 'no tool named `add` is exposed to this page' });
+
+    assert.deepEqual(await expose({ server: 'own', origin: `${pages.url}/`, enabled: true, tools: ['add'] }), [
+      { server: 'own', origins: [pages.url], tools: ['add'] },
+    ]);
+    assert.deepEqual(await until(() => toolNames(page), (n) => n.length > 0, { what: 'add back' }), ['add']);
+    assert.deepEqual(await execute(page, 'add', { a: 20, b: 22 }), { ok: true, result: '20 + 22 = 42' });
+  });
+
+  test('a page of another origin gets nothing, and its content script is refused', async () => {
+    const other = await host.context.newPage();
+    const otherUrl = `${pages.url.replace('127.0.0.1', 'localhost')}/expose.html`;
+    await other.goto(otherUrl);
+    assert.notEqual(new URL(otherUrl).origin, pages.url);
+    // The worker's answer to this page's own content script: no tools for this origin.
+    const listed = await evaluateInContentScript(host.context, other, `chrome.runtime.sendMessage({op: 'exposedTools'})`);
+    assert.deepEqual(listed, { ok: true, tools: [] });
+    assert.deepEqual(await toolNames(other), []);
+    const before = own.requests({ rpcMethod: 'tools/call' }).length;
+    for (const name of ['add', 'delete_record']) {
+      const answer = await evaluateInContentScript(
+        host.context,
+        other,
+        `chrome.runtime.sendMessage({op: 'callExposed', name: ${JSON.stringify(name)}, args: {a: 1, b: 2, id: 'x'}})`,
+      );
+      assert.deepEqual(answer, { ok: false, error: `no tool named \`${name}\` is exposed to this page` });
+    }
+    assert.equal(own.requests({ rpcMethod: 'tools/call' }).length, before, 'nothing reached the server');
+    assert.deepEqual(own.deleted(), ['r-2']);
+    // The other ops stay refused to content scripts.
+    const command = await evaluateInContentScript(host.context, other, `chrome.runtime.sendMessage({op: 'version'})`);
+    assert.equal(command.ok, false);
+    assert.match(command.error, /^refused: `version` may not be asked by a content script/);
+    await other.close();
+  });
+});
+
+describe('exposed tools where the page has no WebMCP', () => {
+  let pages, own, host;
+
+  before(async () => {
+    pages = await serve(join(ROOT, 'tests', 'fixtures'));
+    own = await startMcpServer();
+    host = await launchHost({ extraArgs: ['--disable-features=WebMCP'] });
+    await host.worker.evaluate((c) => webmcpHost.configure(c), { servers: [{ name: 'own', url: `${own.url}/mcp` }] });
+    await host.worker.evaluate((r) => webmcpHost.expose(r), { server: 'own', origin: pages.url, enabled: true });
+  });
+  after(async () => {
+    await host?.close();
+    own?.close();
+    await pages?.close();
+  });
+
+  test('nothing is registered and nothing is thrown', async () => {
+    const page = await host.context.newPage();
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      // (The fixture server has no favicon: its 404 is not ours.)
+      if (['error', 'warning'].includes(message.type()) && !message.text().startsWith('Failed to load resource')) {
+        errors.push(message.text());
+      }
+    });
+    await page.goto(`${pages.url}/expose.html`);
+    assert.equal(await page.evaluate(() => 'modelContext' in document), false, 'this browser has no WebMCP');
+    // The page bridge is there and answers (it reports no WebMCP) ...
+    const tabId = await host.tabIdOf(page);
+    const listed = await host.worker.evaluate((tabId) => webmcpHost.listTools({ tabId }), tabId);
+    assert.deepEqual(listed.tools, []);
+    // ... and the exposure script asked for nothing: the server was never opened.
+    assert.equal(own.requests().length, 0);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
