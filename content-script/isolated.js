@@ -111,16 +111,32 @@
 
   // Native executeTool takes an object; a polyfill wants a JSON string and says so before the
   // tool runs, so the string is tried only after that refusal (no tool runs twice).
-  const execute = async (context, tool, args) => {
+  const execute = async (context, tool, args, signal) => {
     try {
-      return await context.executeTool(tool, args);
+      return await context.executeTool(tool, args, { signal });
     } catch (error) {
-      if (String(error?.message ?? '').includes(PARSE_FAILURE)) return context.executeTool(tool, JSON.stringify(args));
+      if (String(error?.message ?? '').includes(PARSE_FAILURE)) {
+        return context.executeTool(tool, JSON.stringify(args), { signal });
+      }
       throw error;
     }
   };
 
-  const callTool = async (name, args, confirmText) => {
+  // Calls running here, by the name the worker gave them, so that it can cancel them.
+  const running = new Map();
+
+  const cancel = (call) => {
+    const controller = running.get(call);
+    if (controller) {
+      running.delete(call);
+      controller.abort(new DOMException('the agent cancelled this call', 'AbortError'));
+      return { ok: true, cancelled: true };
+    }
+    if (main.paired) return main.ask({ op: 'cancel', call });
+    return { ok: true, cancelled: false };
+  };
+
+  const callTool = async (name, args, confirmText, call) => {
     const context = modelContext();
     if (!context && !main.paired) return failure('NotSupportedError', 'this frame has no document.modelContext');
     if (context && !(await ownTools(context)).some((t) => t.name === name)) {
@@ -130,10 +146,17 @@
     if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
       return failure('NotAllowedError', 'declined: the person did not allow this call');
     }
-    if (!context) return main.ask({ op: 'callTool', name, args });
+    if (!context) return main.ask({ op: 'callTool', name, args, call });
     const tool = (await ownTools(context)).find((t) => t.name === name);
     if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
-    const result = await execute(context, tool, args);
+    const controller = new AbortController();
+    if (typeof call === 'string') running.set(call, controller);
+    let result;
+    try {
+      result = await execute(context, tool, args, controller.signal);
+    } finally {
+      if (running.get(call) === controller) running.delete(call);
+    }
     if (result === null) return { ok: true, result: null, url: location.href };
     return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
   };
@@ -146,7 +169,9 @@
         if (typeof message.name !== 'string' || !message.args || typeof message.args !== 'object') {
           return failure('TypeError', 'callTool needs a name and an object of arguments');
         }
-        return callTool(message.name, message.args, message.confirm);
+        return callTool(message.name, message.args, message.confirm, message.call);
+      case 'cancel':
+        return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
       case 'confirm':
         // Only the top frame asks, so that a call is never confirmed twice.
         if (window !== window.top) return failure('NotSupportedError', 'only the top frame confirms');

@@ -64,16 +64,20 @@
 
   // Native executeTool takes an object; the polyfills take a JSON string and say so before the
   // tool runs. The string is tried only after that refusal, so no tool runs twice.
-  const execute = async (context, tool, args) => {
+  const execute = async (context, tool, args, signal) => {
     try {
-      return await context.executeTool(tool, args);
+      return await context.executeTool(tool, args, { signal });
     } catch (error) {
       if (String(error?.message ?? '').includes(PARSE_FAILURE)) {
-        return context.executeTool(tool, stringify(args));
+        return context.executeTool(tool, stringify(args), { signal });
       }
       throw error;
     }
   };
+
+  // Calls running here, by the name the worker gave them, so that they can be cancelled.
+  const running = new Map();
+  const Controller = AbortController;
 
   const handle = async (request) => {
     const context = modelContext();
@@ -86,9 +90,24 @@
         if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
         const tool = (await ownTools(context)).find((t) => t.name === request.name);
         if (!tool) return failure('NotFoundError', `this frame has no tool named "${request.name}"`);
-        const result = await execute(context, tool, request.args);
+        const controller = new Controller();
+        const call = typeof request.call === 'string' ? request.call : null;
+        if (call !== null) running.set(call, controller);
+        let result;
+        try {
+          result = await execute(context, tool, request.args, controller.signal);
+        } finally {
+          if (running.get(call) === controller) running.delete(call);
+        }
         if (result === null) return { ok: true, result: null, url: location.href };
         return { ok: true, result: typeof result === 'string' ? result : stringify(result ?? null) };
+      }
+      case 'cancel': {
+        const controller = running.get(request.call);
+        if (!controller) return { ok: true, cancelled: false };
+        running.delete(request.call);
+        controller.abort();
+        return { ok: true, cancelled: true };
       }
       default:
         return failure('NotSupportedError', `unknown op "${String(request.op)}"`);

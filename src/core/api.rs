@@ -49,6 +49,8 @@ pub struct CallToolRequest {
     /// The tool as a run was given it: a tool found otherwise (another origin, another
     /// definition) is not called. Never read from JSON.
     pub expect: Option<Box<PageTool>>,
+    /// A name for the call, by which a run can cancel it in the page. Never read from JSON.
+    pub call: Option<String>,
 }
 
 fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, RequestError> {
@@ -127,6 +129,7 @@ impl CallToolRequest {
             frame_id,
             timeout_ms,
             expect: None,
+            call: None,
         })
     }
 }

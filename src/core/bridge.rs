@@ -31,6 +31,13 @@ pub enum FrameRequest {
         /// When set, the content script asks the person with the browser's own `confirm()`
         /// showing this text, and runs the tool only if they accept.
         confirm: Option<String>,
+        /// A name for this call, by which [`FrameRequest::Cancel`] can abort it.
+        call: Option<String>,
+    },
+    /// Abort a call still running in the page (its `executeTool` signal); the reply is
+    /// `{"ok": true, "cancelled": bool}`.
+    Cancel {
+        call: String,
     },
     /// Ask the person in the page (`confirm()`), for a call that runs elsewhere (an MCP tool
     /// in a run tied to this tab). The reply is `{"ok": true, "confirmed": bool}`.
@@ -48,6 +55,7 @@ impl FrameRequest {
                 name,
                 args,
                 confirm,
+                call,
             } => {
                 let mut message = json!({
                     PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
@@ -55,7 +63,13 @@ impl FrameRequest {
                 if let Some(text) = confirm {
                     message["confirm"] = json!(text);
                 }
+                if let Some(call) = call {
+                    message["call"] = json!(call);
+                }
                 message
+            }
+            FrameRequest::Cancel { call } => {
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "cancel", "call": call})
             }
             FrameRequest::Confirm { text } => {
                 json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "confirm", "text": text})
@@ -256,16 +270,22 @@ mod tests {
             FrameRequest::CallTool {
                 name: "find".into(),
                 args: args.clone(),
-                confirm: None
+                confirm: None,
+                call: None
             }
             .to_message(),
             json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
         );
         assert_eq!(
+            FrameRequest::Cancel { call: "c1".into() }.to_message(),
+            json!({"webmcpHost": 1, "op": "cancel", "call": "c1"})
+        );
+        assert_eq!(
             FrameRequest::CallTool {
                 name: "find".into(),
                 args,
-                confirm: Some("Allow?".into())
+                confirm: Some("Allow?".into()),
+                call: Some("c1".into())
             }
             .to_message()["confirm"],
             "Allow?"

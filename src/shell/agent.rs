@@ -411,6 +411,8 @@ async fn drive(
     let mut model_call: Option<(ModelRequest, u32)> = None;
     let mut stream: Option<(Stream, ModelRequest, u32)> = None;
     let mut tools: Vec<(String, Promise)> = Vec::new();
+    // Page calls of this run by call id, with their frame, so that they can be cancelled.
+    let mut page_calls: HashMap<String, i64> = HashMap::new();
     let key = match &model.key_ref {
         Some(reference) => read_key(reference).await,
         None => Ok(None),
@@ -424,11 +426,24 @@ async fn drive(
                     with_record(run_id, |r| r.events.push(value));
                 }
                 Output::CallModel(request) => model_call = Some((request, 0)),
-                Output::CallTool(invocation) => tools.push((
-                    invocation.call_id.clone(),
-                    start_tool(invocation, tab_id, page, mcp),
-                )),
-                Output::CancelTool { .. } => {} // the page call ends on its own timeout
+                Output::CallTool(invocation) => {
+                    if let (ToolKind::Page, Some(binding)) = (
+                        &invocation.kind,
+                        page.iter().find(|b| b.run_name == invocation.name),
+                    ) {
+                        page_calls.insert(invocation.call_id.clone(), binding.tool.frame_id);
+                    }
+                    tools.push((
+                        invocation.call_id.clone(),
+                        start_tool(invocation, tab_id, page, mcp),
+                    ))
+                }
+                // A page call still running is aborted in its frame (its executeTool signal).
+                Output::CancelTool { call_id } => {
+                    if let (Some(frame_id), Some(tab_id)) = (page_calls.remove(&call_id), tab_id) {
+                        super::cancel_in_frame(tab_id, frame_id, &call_id);
+                    }
+                }
                 Output::RepairHook(request) => inputs.push_back(Input::HookAnswer {
                     call_id: request.call_id,
                     call: None,
@@ -543,6 +558,7 @@ async fn drive(
                             let call_id = pair.get(0).as_string().unwrap_or_default();
                             let response = convert::to_json(&pair.get(1)).unwrap_or(Value::Null);
                             tools.retain(|(id, _)| *id != call_id);
+                            page_calls.remove(&call_id);
                             run.handle(Input::ToolDone {
                                 call_id,
                                 outcome: tool_outcome(&response),
@@ -825,6 +841,7 @@ fn start_tool(
                         args: invocation.arguments.clone(),
                         frame_id: page_tool.as_ref().map(|t| t.frame_id),
                         timeout_ms: PAGE_TOOL_MS,
+                        call: Some(call_id.clone()),
                         expect: page_tool.clone().map(Box::new),
                     };
                     super::run_call(&request).await

@@ -191,6 +191,10 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
             still_same_page_tool(expected, tool)?;
         }
         let before = chrome::frame_state(request.tab_id, tool.frame_id).await;
+        let call = request
+            .call
+            .clone()
+            .unwrap_or_else(|| format!("call_{}", io::random_id()));
         let newest_tab = chrome::tabs()
             .await
             .iter()
@@ -202,19 +206,28 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
                 name: tool.name.clone(),
                 args: request.args.clone(),
                 confirm: confirmation(tool, &request.args),
+                call: Some(call.clone()),
             }
             .to_message(),
         );
         let reply = chrome::send_to_frame(request.tab_id, tool.frame_id, &message);
+        // Whether the message channel failed (the frame's document may be going away).
+        let mut channel_failed = false;
         let answer = match timer::within(reply, request.timeout_ms).await {
-            Ok(None) => Err(format!(
-                "`{}` did not finish within {} ms; it may still be running in the page",
-                tool.name, request.timeout_ms
-            )),
+            Ok(None) => {
+                cancel_in_frame(request.tab_id, tool.frame_id, &call);
+                Err(format!(
+                    "`{}` did not finish within {} ms; it was cancelled in the page",
+                    tool.name, request.timeout_ms
+                ))
+            }
             Ok(Some(reply)) => convert::to_json_text(&reply).and_then(|text| {
                 parse_call_reply(&text, &Limits::DEFAULT).map_err(|e| e.to_string())
             }),
-            Err(error) => Err(error),
+            Err(error) => {
+                channel_failed = true;
+                Err(error)
+            }
         };
         let answer = match answer {
             Ok(answer) => answer,
@@ -223,7 +236,8 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
                 // browser reports the new document: give it that moment.
                 let started = io::now_ms();
                 let mut after = chrome::frame_state(request.tab_id, tool.frame_id).await;
-                while io::now_ms() - started < SETTLE_MS
+                while channel_failed
+                    && io::now_ms() - started < SETTLE_MS
                     && after.is_some()
                     && after.as_ref().map(|a| &a.document_id)
                         == before.as_ref().map(|b| &b.document_id)
@@ -268,6 +282,21 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
         Ok((answer, None)) => call_response(&Ok(answer)),
         Err(error) => call_response(&Err(error)),
     }
+}
+
+/// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.
+pub(crate) fn cancel_in_frame(tab_id: i64, frame_id: i64, call: &str) {
+    let message = convert::from_json(
+        &FrameRequest::Cancel {
+            call: call.to_owned(),
+        }
+        .to_message(),
+    );
+    let reply = chrome::send_to_frame(tab_id, frame_id, &message);
+    // Nobody needs the answer, but a rejection (frame gone) must not go unhandled.
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = wasm_bindgen_futures::JsFuture::from(reply).await;
+    });
 }
 
 /// Where a navigation led.

@@ -67,8 +67,9 @@ describe('page bridge with native WebMCP', () => {
     const { ok, errors } = await validateEvents(result.events);
     assert.ok(ok, JSON.stringify(errors, null, 2));
     assert.deepEqual(result.outcome, { type: 'completed', text: 'Both searched.' });
-    const results = result.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.content);
-    assert.deepEqual(results, ['top results for tea', 'partner results for cups']);
+    const nameOf = (id) => result.events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallId === id).toolCallName;
+    const results = Object.fromEntries(result.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => [nameOf(e.toolCallId), e.content]));
+    assert.deepEqual(results, { search: 'top results for tea', [`search__frame${partner.frameId}`]: 'partner results for cups' });
     assert.deepEqual(await callsIn(page.mainFrame()), [{ name: 'search', input: { q: 'tea' } }]);
     assert.deepEqual(await callsIn(cross), [{ name: 'search', input: { q: 'cups' } }]);
     const sourceErrors = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error');
@@ -123,6 +124,20 @@ describe('page bridge with native WebMCP', () => {
     await page.close();
   });
 
+  test('stopping a run cancels its page call in the page', async () => {
+    const { page, tabId } = await open('tools.html');
+    const transcript = [{ calls: [{ name: 'never_returns', arguments: {} }] }, { text: 'unreached' }]
+      .map((line) => JSON.stringify(line)).join('\n');
+    await configure({ models: [{ name: 'hang', provider: 'replay', transcript }], default: 'hang', servers: [] });
+    const running = host.worker.evaluate((r) => webmcpHost.run(r), { tabId, prompt: 'Wait.', runId: 'run-cancel-1' });
+    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    assert.equal(await host.worker.evaluate(() => webmcpHost.stop({ runId: 'run-cancel-1' })), true);
+    const result = await running;
+    assert.equal(result.outcome.type, 'stopped');
+    await until('toolcancel in the page', () => page.evaluate(() => window.__cancelled.includes('never_returns')));
+    await page.close();
+  });
+
   test('a closed tab and a removed frame end their calls with clear errors', async () => {
     const { page, tabId } = await open('tools.html');
     const pending = callTool({ tabId, name: 'never_returns', args: {}, timeoutMs: 20_000 });
@@ -135,7 +150,10 @@ describe('page bridge with native WebMCP', () => {
     await until('its tools', async () => (await listTools(framed.tabId)).tools.some((t) => t.name === 'wait_forever'));
     const crossFrame = framed.page.frames().find((f) => f.url().includes('localhost'));
     const inFrame = callTool({ tabId: framed.tabId, name: 'wait_forever', args: {}, timeoutMs: 20_000 });
-    await until('the call to reach the frame', async () => (await callsIn(crossFrame)).some((c) => c.name === 'wait_forever'));
+    await Promise.race([
+      until('the call to reach the frame', async () => (await callsIn(crossFrame)).some((c) => c.name === 'wait_forever')),
+      inFrame.then((answer) => { throw new Error(`the call ended early: ${JSON.stringify(answer)}`); }),
+    ]);
     await framed.page.evaluate(() => document.getElementById('cross').remove());
     assert.deepEqual(await inFrame, { ok: false, error: 'the frame that offered `wait_forever` was removed while it ran' });
     await framed.page.close();

@@ -92,8 +92,13 @@ describe('page tools through the extension', () => {
     const answer = await call({ name: 'never_returns', args: {}, timeoutMs: 400 });
     assert.deepEqual(answer, {
       ok: false,
-      error: '`never_returns` did not finish within 400 ms; it may still be running in the page',
+      error: '`never_returns` did not finish within 400 ms; it was cancelled in the page',
     });
+    // The page learns of it: the browser fires toolcancel when the host aborts executeTool.
+    for (let i = 0; i < 200 && !(await page.evaluate(() => window.__cancelled.length)); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.deepEqual(await page.evaluate(() => window.__cancelled), ['never_returns']);
   });
 
   test('a consequential tool asks the person in the page first', async () => {
