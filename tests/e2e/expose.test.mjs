@@ -1,8 +1,8 @@
-// MCP tools exposed to a site's own WebMCP (product.md §7): the page's own JavaScript sees the
-// project MCP server's tools in document.modelContext and runs them; a destructive one is
-// confirmed in the page; switching the exposure off takes them back from the open page;
-// another origin gets nothing and its content script is refused; a page without WebMCP gets
-// nothing and throws nothing.
+// MCP tools exposed to a site's own WebMCP (product.md §7): the page's own JavaScript (and
+// DevTools' WebMCP domain) sees the project MCP server's tools in document.modelContext and
+// runs them; a destructive one is confirmed in the page; switching the exposure off takes them
+// back from the open page; another origin gets nothing and its content script is refused; a
+// page without WebMCP gets nothing and throws nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
@@ -127,6 +127,32 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     ]);
     assert.deepEqual(await until(() => toolNames(page), (n) => n.length > 0, { what: 'add back' }), ['add']);
     assert.deepEqual(await execute(page, 'add', { a: 20, b: 22 }), { ok: true, result: '20 + 22 = 42' });
+  });
+
+  test("the browser's DevTools WebMCP domain sees the exposed tool and invokes it", async () => {
+    const fresh = await host.context.newPage();
+    const cdp = await host.context.newCDPSession(fresh);
+    const events = [];
+    for (const name of ['WebMCP.toolsAdded', 'WebMCP.toolResponded']) cdp.on(name, (params) => events.push({ name, params }));
+    await cdp.send('WebMCP.enable');
+    await fresh.goto(`${pages.url}/expose.html`);
+    const added = await until(
+      () => events.filter((e) => e.name === 'WebMCP.toolsAdded').flatMap((e) => e.params.tools),
+      (tools) => tools.some((t) => t.name === 'add'),
+      { what: 'WebMCP.toolsAdded with add' },
+    );
+    const add = added.find((t) => t.name === 'add');
+    assert.equal(add.annotations.readOnly, true);
+    assert.equal(add.annotations.untrustedContent, true);
+    const { invocationId } = await cdp.send('WebMCP.invokeTool', { frameId: add.frameId, toolName: 'add', input: { a: 2, b: 40 } });
+    const responded = await until(
+      () => events.find((e) => e.name === 'WebMCP.toolResponded' && e.params.invocationId === invocationId),
+      Boolean,
+      { what: 'WebMCP.toolResponded' },
+    );
+    assert.deepEqual(responded.params, { invocationId, status: 'Completed', output: '2 + 40 = 42' });
+    await cdp.detach();
+    await fresh.close();
   });
 
   test('a page of another origin gets nothing, and its content script is refused', async () => {
