@@ -7,6 +7,7 @@
 //! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. The shells perform the
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
+pub mod auth;
 pub mod jsonrpc;
 pub mod source;
 pub mod tools;
@@ -53,8 +54,13 @@ pub enum Body {
 pub enum McpError {
     /// 404 for a request that carried a session id: start a new session.
     SessionExpired,
-    /// 401: the server wants authorization.
+    /// 401: the server wants authorization (see [`auth`]).
     Unauthorized {
+        www_authenticate: Option<String>,
+    },
+    /// 403 with a Bearer `error="insufficient_scope"` challenge: authorize again with more
+    /// scope (a step-up).
+    InsufficientScope {
         www_authenticate: Option<String>,
     },
     Http {
@@ -68,10 +74,19 @@ impl std::fmt::Display for McpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             McpError::SessionExpired => write!(f, "the server ended the session (404)"),
-            McpError::Unauthorized { .. } => write!(
-                f,
-                "the server requires authorization (401); sign-in is not supported yet"
-            ),
+            McpError::Unauthorized { .. } => {
+                write!(f, "the server requires authorization (401): sign in to it")
+            }
+            McpError::InsufficientScope { www_authenticate } => {
+                let scope = auth::BearerChallenge::from_header(www_authenticate.as_deref()).scope;
+                write!(
+                    f,
+                    "the server refused the token: it needs more scope (403 insufficient_scope{})",
+                    scope
+                        .map(|s| format!(", scope \"{s}\""))
+                        .unwrap_or_default()
+                )
+            }
             McpError::Http { status, message } => write!(
                 f,
                 "the server answered {status}{}",
@@ -430,6 +445,11 @@ impl Session {
                     www_authenticate: www_authenticate.map(str::to_owned),
                 })
             }
+            403 if auth::BearerChallenge::from_header(www_authenticate).insufficient_scope() => {
+                return Err(McpError::InsufficientScope {
+                    www_authenticate: www_authenticate.map(str::to_owned),
+                })
+            }
             _ => {
                 return Err(McpError::Http {
                     status,
@@ -743,6 +763,29 @@ mod tests {
             session.answer(202, None, None, false, None),
             Ok(Body::Empty)
         );
+        let challenge = r#"Bearer error="insufficient_scope", scope="a b""#;
+        let refused = session.answer(403, None, None, true, Some(challenge));
+        assert_eq!(
+            refused,
+            Err(McpError::InsufficientScope {
+                www_authenticate: Some(challenge.into())
+            })
+        );
+        assert!(refused.unwrap_err().to_string().contains("scope \"a b\""));
+        assert!(matches!(
+            session.answer(
+                403,
+                None,
+                None,
+                true,
+                Some("Bearer error=\"invalid_token\"")
+            ),
+            Err(McpError::Http { status: 403, .. })
+        ));
+        assert!(matches!(
+            session.answer(401, None, None, true, None),
+            Err(McpError::Unauthorized { .. })
+        ));
         let events = receive(&mut session, r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
         assert!(matches!(&events[0], McpEvent::Note(_)));
     }
