@@ -52,6 +52,7 @@
     hello();
     if (paired) document.removeEventListener('webmcp-host:main-ready', onReady, true);
     return {
+      secret,
       get paired() {
         return paired;
       },
@@ -180,6 +181,20 @@
         return failure('NotSupportedError', `unknown op "${String(message.op)}"`);
     }
   };
+
+  // A page that adds or removes tools tells the person's side, at most every 250 ms. The
+  // notice carries nothing from the page: the worker lists again if anyone is looking.
+  let noticeTimer = null;
+  const toolsChanged = () => {
+    if (noticeTimer !== null) return;
+    noticeTimer = setTimeout(() => {
+      noticeTimer = null;
+      if (!chrome.runtime?.id) return; // orphaned by an extension reload
+      chrome.runtime.sendMessage({ [KEY]: VERSION, op: 'toolsChanged' }).catch(() => {});
+    }, 250);
+  };
+  modelContext()?.addEventListener?.('toolchange', toolsChanged);
+  document.addEventListener(`webmcp-host:${main.secret}:toolchange`, toolsChanged, true);
 
   chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
     // Only this extension's worker (no tab) may ask; other messages are not ours to answer.

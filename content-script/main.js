@@ -79,12 +79,24 @@
   const running = new Map();
   const Controller = AbortController;
 
+  // Once a page's polyfill has been listed, its toolchange events become notices to the
+  // isolated bridge (which tells the person's side, debounced).
+  let watched = null;
+  const watch = (context) => {
+    if (watched === context || typeof context.addEventListener !== 'function') return;
+    watched = context;
+    context.addEventListener('toolchange', () => {
+      dispatch.call(doc, new Custom(`webmcp-host:${secret}:toolchange`));
+    });
+  };
+
   const handle = async (request) => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin };
     switch (request.op) {
       case 'listTools':
         if (!context) return { ok: true, supported: false, ...frame, tools: [] };
+        watch(context);
         return { ok: true, supported: true, polyfilled: true, ...frame, tools: (await ownTools(context)).map(describe) };
       case 'callTool': {
         if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');

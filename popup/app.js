@@ -826,6 +826,8 @@ chrome.runtime.onMessage.addListener((message) => {
     catchUp();
   } else if (kind === 'pending') {
     refreshPending();
+  } else if (kind === 'toolsChanged' && message.tabId === state.tabId) {
+    loadTools();
   } else if (kind === 'started' && !state.runId && (message.run.tabId === state.tabId || SURFACE === 'sidepanel')) {
     selectRun(message.run.runId);
   }

@@ -92,6 +92,8 @@ pub enum Op {
     ExposedTools,
     /// Runs one of them.
     CallExposed(CallExposedRequest),
+    /// A frame's tools changed (its `toolchange`, debounced): the person's side lists again.
+    ToolsChanged,
 }
 
 impl Op {
@@ -102,6 +104,7 @@ impl Op {
             Op::CallTool(_) => "callTool",
             Op::ExposedTools => "exposedTools",
             Op::CallExposed(_) => "callExposed",
+            Op::ToolsChanged => "toolsChanged",
         }
     }
 }
@@ -124,8 +127,9 @@ pub fn parse_op(message: &Value) -> Result<Op, RequestError> {
         "callTool" => CallToolRequest::parse(message).map(Op::CallTool),
         "exposedTools" => Ok(Op::ExposedTools),
         "callExposed" => CallExposedRequest::parse(message).map(Op::CallExposed),
+        "toolsChanged" => Ok(Op::ToolsChanged),
         other => Err(RequestError(format!(
-            "unknown op `{}`; known: version, listTools, callTool, exposedTools, callExposed",
+            "unknown op `{}`; known: version, listTools, callTool, exposedTools, callExposed, toolsChanged",
             other.chars().take(64).collect::<String>()
         ))),
     }
@@ -154,6 +158,8 @@ pub fn authorize(sender: &Sender, op: &Op) -> Result<(), Refusal> {
         {
             Ok(())
         }
+        // A notice, not a command: it only makes the person's side list the tab's tools again.
+        Sender::ContentScript { .. } if matches!(op, Op::ToolsChanged) => Ok(()),
         Sender::ContentScript {
             tab_id, frame_id, ..
         } => Err(Refusal(format!(
@@ -251,7 +257,7 @@ mod tests {
         );
         assert_eq!(
             parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-            "unknown op `setKey`; known: version, listTools, callTool, exposedTools, callExposed"
+            "unknown op `setKey`; known: version, listTools, callTool, exposedTools, callExposed, toolsChanged"
         );
         assert_eq!(
             parse_op(&json!({"op": "exposedTools", "tabId": 3})),
@@ -306,5 +312,8 @@ mod tests {
         );
         assert!(authorize(&cs, &Op::Version).is_err());
         assert!(authorize(&Sender::Unknown { reason: "x".into() }, &Op::Version).is_err());
+        // A notice of changed tools is the one thing any frame's content script may send.
+        assert_eq!(authorize(&cs, &Op::ToolsChanged), Ok(()));
+        assert!(authorize(&Sender::Unknown { reason: "x".into() }, &Op::ToolsChanged).is_err());
     }
 }

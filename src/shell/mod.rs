@@ -97,6 +97,15 @@ async fn dispatch(message: &JsValue, sender: &JsValue) -> Result<Value, String> 
         }
         Op::CallTool(request) => Ok(run_call(&request).await),
         op @ (Op::ExposedTools | Op::CallExposed(_)) => Ok(expose::answer(op, &sender).await),
+        Op::ToolsChanged => {
+            if let crate::core::sender::Sender::ContentScript {
+                tab_id, frame_id, ..
+            } = sender
+            {
+                ui::on_tools_changed(tab_id, frame_id);
+            }
+            Ok(json!({"ok": true}))
+        }
     }
 }
 

@@ -103,6 +103,14 @@ fn push(kind: &str, body: Value) {
     broadcast(convert::from_json(&message));
 }
 
+/// A frame's tools changed: the open pages list the tab's tools again.
+pub(crate) fn on_tools_changed(tab_id: i64, frame_id: i64) {
+    push(
+        "toolsChanged",
+        json!({"tabId": tab_id, "frameId": frame_id}),
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Hooks called by `agent.rs` as a run goes.
 

@@ -159,6 +159,22 @@ describe('page bridge with native WebMCP', () => {
     await framed.page.close();
   });
 
+  test('a page that registers a tool later: the open popup lists it without being asked', async () => {
+    const { page, tabId } = await open('tools.html');
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
+    const listed = () => popup.locator('#tools').textContent();
+    await until('the first listing', async () => (await listed()).includes('never_returns'));
+    assert.ok(!(await listed()).includes('late_tool'));
+    await page.evaluate(() => document.modelContext.registerTool({
+      name: 'late_tool', description: 'Registered after load.', inputSchema: { type: 'object', properties: {} },
+      execute: async () => 'late',
+    }));
+    await until('the popup to list late_tool', async () => (await listed()).includes('late_tool'));
+    await popup.close();
+    await page.close();
+  });
+
   test('site policy: a filter hides tools, alwaysConfirm asks for every call, untrusted wraps results as data', async () => {
     const { page, tabId } = await open('tools.html');
     const origin = new URL(server.url).origin;
