@@ -37,7 +37,7 @@ test-native:
 test-agui:
 	node --test --test-reporter=spec tests/agui/
 
-## test-mcp: real MCP servers and the official MCP conformance suite (client, non-auth) against the CLI
+## test-mcp: real MCP servers and the official MCP conformance suite (client scenarios one by one, then the auth suite) against the CLI
 test-mcp:
 	cargo build --bin webmcp-host
 	node --test --test-reporter=spec tests/mcp/

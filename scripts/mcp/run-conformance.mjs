@@ -4,10 +4,13 @@
 // servers forced onto 127.0.0.1 (scripts/mcp/loopback-preload.cjs).
 //
 //   node scripts/mcp/run-conformance.mjs --command "<client command>" [--scenario NAME ...]
-//        [--timeout MS] [--output-dir DIR] [--verbose] [--list]
+//        [--suite NAME ...] [--timeout MS] [--output-dir DIR] [--verbose] [--list]
 //
-// Without --scenario it runs every client scenario that the installed suite lists, except the
-// auth/ ones. The suite appends the mock server's URL as the client's last argument, runs the
+// Without --scenario or --suite it runs every client scenario that the installed suite lists
+// except the auth/ ones, one at a time, then the suite `auth` (the suite's own `--suite auth`:
+// its scenarios in parallel, each with its mock resource server and authorization server).
+// --scenario runs the named scenarios one at a time (auth/ ones too); --suite runs a suite of
+// the conformance CLI (auth, core, metadata, backcompat, ...). The suite appends the mock server's URL as the client's last argument, runs the
 // command through /bin/sh (so prefer `exec <client> ...`), and sets MCP_CONFORMANCE_SCENARIO.
 // Results: the suite writes <output-dir>/<scenario>-<timestamp>/checks.json (and the client's
 // stdout.txt, stderr.txt); this script reads them, prints a table, and exits 1 if any scenario
@@ -16,24 +19,25 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFORMANCE_CLI, PRELOAD, killGroup, node22 } from './common.mjs';
 
 function usage(message) {
   if (message) console.error(`run-conformance: ${message}`);
   console.error('usage: node scripts/mcp/run-conformance.mjs --command "<client command>" [--scenario NAME ...] '
-    + '[--timeout MS] [--output-dir DIR] [--verbose] [--list]');
+    + '[--suite NAME ...] [--timeout MS] [--output-dir DIR] [--verbose] [--list]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { scenarios: [], timeout: 30000, verbose: false, list: false };
+  const opts = { scenarios: [], suites: [], timeout: 30000, verbose: false, list: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => (i + 1 < argv.length ? argv[++i] : usage(`${arg} needs a value`));
     if (arg === '--command') opts.command = value();
     else if (arg === '--scenario') opts.scenarios.push(value());
+    else if (arg === '--suite') opts.suites.push(value());
     else if (arg === '--timeout') opts.timeout = Number(value());
     else if (arg === '--output-dir' || arg === '-o') opts.outputDir = resolve(value());
     else if (arg === '--verbose') opts.verbose = true;
@@ -112,6 +116,59 @@ export function runScenario({ command, scenario, timeout = 30000, outputDir, ver
   });
 }
 
+/**
+ * Runs a whole suite of the conformance CLI (`client --suite NAME`, its scenarios in parallel);
+ * resolves to one result per scenario, as runScenario's (from each scenario's checks.json).
+ */
+export function runSuite({ command, suite, timeout = 30000, outputDir, verbose = false }) {
+  const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), `mcp-conformance-${suite}-`));
+  const env = { ...process.env };
+  delete env.MCP_CONFORMANCE_SCENARIO;
+  delete env.MCP_CONFORMANCE_CONTEXT;
+  const args = ['--require', PRELOAD, CONFORMANCE_CLI, 'client',
+    '--command', command, '--suite', suite, '--timeout', String(timeout), '--output-dir', resultsRoot];
+  return new Promise((resolvePromise) => {
+    const child = spawn(node22(), args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; if (verbose) process.stderr.write(d); });
+    child.stderr.on('data', (d) => { stderr += d; if (verbose) process.stderr.write(d); });
+    let killedAtDeadline = false;
+    // The scenarios run at once: the whole suite has a scenario's time, and some slack.
+    const deadline = setTimeout(() => { killedAtDeadline = true; killGroup(child, 'SIGKILL'); }, timeout + 30000);
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      clearTimeout(deadline);
+      killGroup(child, 'SIGKILL');
+      const results = findChecksFiles(resultsRoot).map((file) => {
+        const dir = dirname(file);
+        const scenario = relative(resultsRoot, dir).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
+        const read = (name) => { try { return readFileSync(join(dir, name), 'utf8'); } catch { return ''; } };
+        return {
+          scenario, exitCode: 0, checks: JSON.parse(readFileSync(file, 'utf8')),
+          stdout: read('stdout.txt'), stderr: read('stderr.txt'), error: null,
+          resultDir: outputDir ? dir : undefined, timedOut: false, clientExitedWithError: false,
+        };
+      }).sort((a, b) => a.scenario.localeCompare(b.scenario));
+      if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
+      const listed = [...stdout.matchAll(/^[✓✗] (\S+):/gm)].map((m) => m[1]);
+      for (const name of listed) {
+        if (!results.some((r) => r.scenario === name)) {
+          results.push({ scenario: name, exitCode: 1, checks: null, stdout: '', stderr: '', error: 'no checks.json written' });
+        }
+      }
+      if (killedAtDeadline || results.length === 0) {
+        results.push({
+          scenario: `suite ${suite}`, exitCode: code ?? 128, signal, checks: null, stdout, stderr,
+          error: killedAtDeadline ? `the suite did not end within ${timeout + 30000} ms` : `the suite ran no scenario (exit ${code ?? signal})`,
+        });
+      }
+      resolvePromise(results);
+    });
+  });
+}
+
 export function summarize(result) {
   const count = (status) => (result.checks ?? []).filter((c) => c.status === status).length;
   const passed = count('SUCCESS');
@@ -157,22 +214,31 @@ async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const known = listClientScenarios();
   if (opts.list) {
-    for (const s of known) console.log(`${s.name}${s.name.startsWith('auth/') ? '' : '  (default)'}`);
+    for (const s of known) console.log(`${s.name}${s.name.startsWith('auth/') ? '' : '  (default, one by one)'}`);
+    console.log('suite auth  (default, in parallel)');
     return 0;
   }
   if (!opts.command) usage('--command is required');
   const names = new Set(known.map((s) => s.name));
-  const scenarios = opts.scenarios.length ? opts.scenarios : known.map((s) => s.name).filter((n) => !n.startsWith('auth/'));
+  const chosen = opts.scenarios.length || opts.suites.length;
+  const scenarios = chosen ? opts.scenarios : known.map((s) => s.name).filter((n) => !n.startsWith('auth/'));
+  const suites = chosen ? opts.suites : ['auth'];
   for (const s of scenarios) if (!names.has(s)) usage(`unknown scenario ${s}; known: ${[...names].join(', ')}`);
   if (opts.outputDir) mkdirSync(opts.outputDir, { recursive: true });
 
   const results = [];
-  for (const scenario of scenarios) {
-    console.log(`conformance: ${scenario} ...`);
-    const result = await runScenario({ ...opts, scenario });
+  const report = (result) => {
     results.push(result);
     const s = summarize(result);
-    console.log(`conformance: ${scenario}: ${s.ok ? 'ok' : 'FAIL'} (${s.passed} passed, ${s.failed} failed, ${s.warnings} warnings)`);
+    console.log(`conformance: ${result.scenario}: ${s.ok ? 'ok' : 'FAIL'} (${s.passed} passed, ${s.failed} failed, ${s.warnings} warnings)`);
+  };
+  for (const scenario of scenarios) {
+    console.log(`conformance: ${scenario} ...`);
+    report(await runScenario({ ...opts, scenario }));
+  }
+  for (const suite of suites) {
+    console.log(`conformance: suite ${suite} ...`);
+    for (const result of await runSuite({ ...opts, suite })) report(result);
   }
   console.log('');
   const rows = results.map(summarize);

@@ -8,7 +8,8 @@
 //
 // - startEverything: @modelcontextprotocol/server-everything in `streamableHttp` mode (env PORT).
 // - startSimpleStreamableHttp: the TypeScript SDK's example server
-//   dist/esm/examples/server/simpleStreamableHttp.js (env MCP_PORT).
+//   dist/esm/examples/server/simpleStreamableHttp.js (env MCP_PORT); with { oauth: true } behind
+//   its demo OAuth authorization server (env MCP_AUTH_PORT), at http://localhost:PORT/mcp.
 // Without `port` a free one is picked. stop() sends SIGTERM (SIGKILL after 3 s) and resolves once
 // the child has exited; children still running when this process exits are killed then.
 //
@@ -92,18 +93,51 @@ export async function startEverything({ port } = {}) {
   return startNodeServer({ name: 'server-everything', args: [EVERYTHING_CLI, 'streamableHttp'], env: { PORT: String(port) }, port });
 }
 
-/** The SDK's example server simpleStreamableHttp, at http://127.0.0.1:PORT/mcp. */
-export async function startSimpleStreamableHttp({ port } = {}) {
+/**
+ * The SDK's example server simpleStreamableHttp, at http://127.0.0.1:PORT/mcp.
+ *
+ * With `oauth: true` it runs with `--oauth`: every request needs a Bearer token, and its demo
+ * authorization server (in the same process, on `authPort`) serves metadata, dynamic client
+ * registration, PKCE S256 and tokens, approving every authorization at once (a redirect to the
+ * client's redirect URI, no login page). The example names both servers
+ * `http://localhost:PORT` (resource metadata, issuer, endpoints): loopback http, and `url` is
+ * then `http://localhost:PORT/mcp`, as the tokens' resource must match. `strict: true` adds
+ * `--oauth-strict` (tokens only for that resource).
+ */
+export async function startSimpleStreamableHttp({ port, oauth = false, authPort, strict = false } = {}) {
   port ??= await freePort();
-  return startNodeServer({ name: 'sdk simpleStreamableHttp', args: [SDK_EXAMPLE_SERVER], env: { MCP_PORT: String(port) }, port });
+  if (!oauth) {
+    return startNodeServer({ name: 'sdk simpleStreamableHttp', args: [SDK_EXAMPLE_SERVER], env: { MCP_PORT: String(port) }, port });
+  }
+  authPort ??= await freePort();
+  const server = await startNodeServer({
+    name: 'sdk simpleStreamableHttp --oauth',
+    args: [SDK_EXAMPLE_SERVER, '--oauth', ...(strict ? ['--oauth-strict'] : [])],
+    env: { MCP_PORT: String(port), MCP_AUTH_PORT: String(authPort) },
+    port,
+  });
+  // The authorization server listens a moment after the MCP server, in the same process.
+  const deadline = Date.now() + 10000;
+  while (!(await canConnect(authPort))) {
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(`the demo authorization server did not listen on ${authPort}:\n${server.output()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { ...server, url: `http://localhost:${port}/mcp`, authPort, authUrl: `http://localhost:${authPort}` };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const which = process.argv[2];
   const port = process.argv[3] ? Number(process.argv[3]) : undefined;
-  const start = { everything: startEverything, simple: startSimpleStreamableHttp }[which];
+  const start = {
+    everything: startEverything,
+    simple: startSimpleStreamableHttp,
+    'simple-oauth': (o) => startSimpleStreamableHttp({ ...o, oauth: true }),
+  }[which];
   if (!start) {
-    console.error('usage: node scripts/mcp/start-server.mjs everything|simple [PORT]');
+    console.error('usage: node scripts/mcp/start-server.mjs everything|simple|simple-oauth [PORT]');
     process.exit(2);
   }
   const server = await start({ port });

@@ -81,7 +81,7 @@ describe('webmcp-host mcp against the project server', () => {
     ['malformed', /tools\/list: the server sent JSON-RPC that is not JSON/],
     ['oddSessionId', /invalid Mcp-Session-Id/],
     ['redirect', /redirect/],
-    ['unauthorized', /requires authorization \(401\)/],
+    ['unauthorized', /initialize: the server requires authorization \(401\), and signing in failed: no authorization server metadata was found \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server: 404/],
   ];
   for (const [name, message] of misbehaviours) {
     test(`${name} is a clear error`, async () => {
@@ -157,5 +157,29 @@ describe('webmcp-host mcp against real servers', () => {
   test('the SDK example server', async () => {
     const r = await cli(['mcp', simple.url, 'call', 'greet', '{"name": "Ann"}']);
     assert.deepEqual([r.code, JSON.parse(r.stdout)], [0, { ok: true, result: 'Hello, Ann!' }]);
+  });
+});
+
+describe('webmcp-host mcp signs in (MCP authorization)', () => {
+  let server;
+  before(async () => {
+    server = await startSimpleStreamableHttp({ oauth: true, strict: true });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  test('the SDK example behind its OAuth server: discovery, registration, PKCE, token, then the call', async () => {
+    const r = await cli(['mcp', server.url, 'call', 'greet', '{"name": "Ann"}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), { ok: true, result: 'Hello, Ann!' });
+    assert.match(r.stderr, new RegExp(`signed in at http://localhost:${server.authPort}/ \\(scope mcp:tools\\)`));
+    assert.doesNotMatch(r.stderr + r.stdout, /Bearer|access_token|code_verifier/);
+  });
+
+  test('with --no-sign-in the 401 is a clean error', async () => {
+    const r = await cli(['mcp', server.url, 'tools', '--no-sign-in']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /initialize: the server requires authorization \(401\): sign in to it/);
   });
 });

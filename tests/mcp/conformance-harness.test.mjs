@@ -28,7 +28,7 @@ test('the installed suite lists the four non-auth client scenarios, the rest are
 
 test('the SDK reference client passes every non-auth scenario with no warning', { timeout: 180000 }, async () => {
   const command = `exec ${quote(node22())} tests/mcp/reference-client.mjs`;
-  const { code, out } = await runHarness(['--command', command]);
+  const { code, out } = await runHarness(['--command', command, ...NON_AUTH.flatMap((n) => ['--scenario', n])]);
   assert.equal(code, 0, out);
   for (const [name, passed] of [['initialize', 1], ['tools_call', 1], ['elicitation-sep1034-client-defaults', 5], ['sse-retry', 3]]) {
     assert.match(out, new RegExp(`^${name} +${passed} +0 +0  ok$`, 'm'), out);
@@ -37,8 +37,17 @@ test('the SDK reference client passes every non-auth scenario with no warning', 
 });
 
 test('a client that does nothing fails every scenario', { timeout: 120000 }, async () => {
-  const { code, out } = await runHarness(['--command', 'true']);
+  const { code, out } = await runHarness(['--command', 'true', ...NON_AUTH.flatMap((n) => ['--scenario', n])]);
   assert.equal(code, 1, out);
   assert.match(out, /^initialize +0 +0 +0  FAIL: no passing check/m, out);
   assert.match(out, /^conformance: 0 passed, 4 failed$/m);
+});
+
+test('the auth suite runs in parallel, and a client that does not sign in fails every scenario of it', { timeout: 120000 }, async () => {
+  const { code, out } = await runHarness(['--command', 'true', '--suite', 'auth']);
+  assert.equal(code, 1, out);
+  assert.match(out, /^auth\/metadata-default +0 +[1-9]\d* +0  FAIL/m, out);
+  assert.match(out, /^auth\/pre-registration +0 +[1-9]\d* +0  FAIL/m, out);
+  const failed = Number(/^conformance: 0 passed, (\d+) failed$/m.exec(out)?.[1]);
+  assert.ok(failed >= 14, out);
 });

@@ -9,6 +9,9 @@ use std::io::Read;
 #[cfg(not(target_arch = "wasm32"))]
 mod mcp;
 
+#[cfg(not(target_arch = "wasm32"))]
+use webmcp_host::core::mcp::auth::ClientCredentials;
+
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run;
@@ -34,6 +37,15 @@ USAGE:
     webmcp-host mcp URL call NAME JSON [--header K:V]… [--namespace NS] [--timeout MS]
                                call one tool and print {"ok":true,"result":…} or
                                {"ok":false,"error":…}
+    webmcp-host mcp … [--client-id ID] [--client-metadata-url URL] [--no-sign-in]
+                               a server that answers 401 is signed in to (MCP
+                               authorization: OAuth 2.1 with PKCE): with the given client
+                               id (its secret, if any, from env WEBMCP_HOST_CLIENT_SECRET),
+                               else the client metadata document URL where the server
+                               supports it, else dynamic registration. An authorization
+                               server that approves at once is followed without a browser;
+                               otherwise the URL to open is printed and the redirect comes
+                               back to a loopback port (5 minutes at most)
     webmcp-host mcp --conformance URL
                                the client of the MCP conformance suite (the scenario comes
                                from MCP_CONFORMANCE_SCENARIO)
@@ -254,6 +266,9 @@ fn mcp_command(args: &[&str]) -> ExitCode {
     let mut namespace: Option<String> = None;
     let mut trusted = false;
     let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut sign_in = true;
+    let mut client_id: Option<String> = None;
+    let mut metadata_document: Option<String> = None;
     let mut positional: Vec<&str> = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -271,6 +286,19 @@ fn mcp_command(args: &[&str]) -> ExitCode {
                 trusted = true;
                 Ok(())
             }
+            "--no-sign-in" => {
+                sign_in = false;
+                Ok(())
+            }
+            "--client-id" => rest
+                .next()
+                .map(|c| client_id = Some((*c).to_owned()))
+                .ok_or("--client-id needs an id".to_owned()),
+            "--client-metadata-url" => rest
+                .next()
+                .filter(|u| u.starts_with("https://"))
+                .map(|u| metadata_document = Some((*u).to_owned()))
+                .ok_or("--client-metadata-url needs an https URL".to_owned()),
             "--timeout" => rest
                 .next()
                 .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
@@ -295,10 +323,23 @@ fn mcp_command(args: &[&str]) -> ExitCode {
         return usage_error(&message.replace("base URL", "server URL"));
     }
     let mut driver = mcp::Driver::new(url, headers, timeout_ms);
+    if sign_in {
+        driver.auth = Some(mcp::AuthSetup {
+            preregistered: client_id.map(|client_id| ClientCredentials {
+                client_id,
+                client_secret: std::env::var("WEBMCP_HOST_CLIENT_SECRET")
+                    .ok()
+                    .filter(|s| !s.is_empty()),
+                auth_method: None,
+            }),
+            metadata_document,
+            interactive_timeout: std::time::Duration::from_secs(300),
+        });
+    }
     let code = match run_mcp(&mut driver, action, namespace.as_deref(), trusted) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("webmcp-host: {url}: {message}");
+            eprintln!("webmcp-host: {url}: {}", driver.redact(&message));
             ExitCode::from(2)
         }
     };
@@ -354,11 +395,37 @@ fn run_mcp(
     })
 }
 
+/// The client id metadata document URL the conformance suite's `auth/basic-cimd` expects.
+#[cfg(not(target_arch = "wasm32"))]
+const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
+
 /// The conformance suite's client: the scenario names what to do.
 #[cfg(not(target_arch = "wasm32"))]
 fn conformance(url: &str) -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let mut driver = mcp::Driver::new(url, Vec::new(), webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS);
+    // The suite's authorization server approves at once; some scenarios give pre-registered
+    // credentials in MCP_CONFORMANCE_CONTEXT, and the metadata document scenario expects this
+    // client id URL.
+    let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |name: &str| {
+        context
+            .get(name)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    driver.auth = Some(mcp::AuthSetup {
+        preregistered: text("client_id").map(|client_id| ClientCredentials {
+            client_id,
+            client_secret: text("client_secret"),
+            auth_method: None,
+        }),
+        metadata_document: Some(CONFORMANCE_CLIENT_METADATA.into()),
+        interactive_timeout: std::time::Duration::from_secs(10),
+    });
     let outcome = (|| -> Result<(), String> {
         driver.connect()?;
         if scenario == "initialize" {
@@ -380,7 +447,10 @@ fn conformance(url: &str) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprintln!("webmcp-host: conformance scenario {scenario:?}: {message}");
+            eprintln!(
+                "webmcp-host: conformance scenario {scenario:?}: {}",
+                driver.redact(&message)
+            );
             ExitCode::from(1)
         }
     }

@@ -7,12 +7,25 @@
 //! either). A broken SSE stream is resumed with `Last-Event-ID` after the server's `retry`, a
 //! 404 starts a new session, a request without an answer in time is cancelled, and `DELETE`
 //! ends the session.
+//!
+//! Authorization: a 401 (or a 403 `insufficient_scope`) runs the core's sign-in [`Flow`]
+//! (discovery, client registration, authorization code with PKCE, token), then the request is
+//! sent again with the Bearer token, at most [`MAX_AUTHORIZATIONS`] times per request. The
+//! authorization URL is fetched without following its redirect: an authorization server that
+//! approves at once (as the conformance suite's does) redirects straight to the redirect URI,
+//! whose `code` and `state` are read from the `Location`; otherwise the URL is printed for the
+//! person to open, and the redirect arrives at a loopback listener.
 
-use std::io::Read;
+use std::io::{Read, Write};
+use std::net::TcpListener;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
+use webmcp_host::core::mcp::auth::{
+    base64url, AuthRecord, BearerChallenge, ClientCredentials, Flow, FlowConfig, FlowSecrets, Step,
+    TokenState, MAX_AUTHORIZATIONS, MAX_AUTH_BODY_BYTES,
+};
 use webmcp_host::core::mcp::jsonrpc::{parse_messages, Message, RpcError};
 use webmcp_host::core::mcp::tools::{check_structured, namespaced, McpTool};
 use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, ToolListing};
@@ -58,6 +71,8 @@ enum Frame {
 pub struct Driver {
     session: Session,
     agent: ureq::Agent,
+    /// For the sign-in's requests: the same, with a total time per request.
+    auth_agent: ureq::Agent,
     headers: Vec<(String, String)>,
     timeout: Duration,
     client: (String, String),
@@ -70,6 +85,23 @@ pub struct Driver {
     listen: Option<u64>,
     trace: bool,
     pub log: Vec<String>,
+    /// Sign-in when the server asks (None: a 401 is an error).
+    pub auth: Option<AuthSetup>,
+    /// The sign-in's result, while it holds.
+    record: Option<AuthRecord>,
+    /// The loopback listener of the redirect URI (one for the whole run: a registered
+    /// client's redirect URI stays the same).
+    redirect: Option<(TcpListener, String)>,
+}
+
+/// What a sign-in starts from.
+#[derive(Debug, Clone, Default)]
+pub struct AuthSetup {
+    pub preregistered: Option<ClientCredentials>,
+    /// This client's metadata document URL, its client id where the server supports that.
+    pub metadata_document: Option<String>,
+    /// How long the person has to sign in in a browser.
+    pub interactive_timeout: Duration,
 }
 
 impl Driver {
@@ -80,9 +112,16 @@ impl Driver {
             .max_redirects(0)
             .build();
         let (tx, rx) = channel();
+        let auth_config = ureq::Agent::config_builder()
+            .timeout_connect(Some(Duration::from_secs(10)))
+            .timeout_global(Some(Duration::from_millis(u64::from(timeout_ms))))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build();
         Driver {
             session: Session::new(url),
             agent: config.into(),
+            auth_agent: auth_config.into(),
             headers,
             timeout: Duration::from_millis(u64::from(timeout_ms)),
             client: ("webmcp-host".into(), webmcp_host::VERSION.into()),
@@ -94,7 +133,213 @@ impl Driver {
             listen: None,
             trace: std::env::var_os("WEBMCP_HOST_TRACE").is_some(),
             log: Vec::new(),
+            auth: None,
+            record: None,
+            redirect: None,
         }
+    }
+
+    /// `text` without any secret of the sign-in.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.record {
+            Some(record) => record.redact(text),
+            None => text.to_owned(),
+        }
+    }
+
+    /// Signs in after a challenge (`www_authenticate`): a refresh when the token just
+    /// expired and can be refreshed, else the whole flow.
+    fn authorize(&mut self, www_authenticate: Option<&str>) -> Result<(), String> {
+        let Some(setup) = self.auth.clone() else {
+            return Err("sign-in is off".into());
+        };
+        let challenge = BearerChallenge::from_header(www_authenticate);
+        if !challenge.insufficient_scope() && self.refresh() {
+            return Ok(());
+        }
+        let redirect_uri = self.redirect_uri()?;
+        let config = FlowConfig {
+            server_url: self.session.url().to_owned(),
+            redirect_uri: redirect_uri.clone(),
+            client_name: "webmcp-host".into(),
+            preregistered: setup.preregistered.clone(),
+            metadata_document: setup.metadata_document.clone(),
+            challenge,
+            previous: self.record.clone(),
+        };
+        let secrets = FlowSecrets {
+            verifier: base64url(&random_bytes(32)?),
+            state: base64url(&random_bytes(16)?),
+        };
+        let mut flow = Flow::new(config, secrets);
+        loop {
+            match flow.step() {
+                Step::Fetch(request) => {
+                    if self.trace {
+                        eprintln!(
+                            "webmcp-host: → {} {} (sign-in)",
+                            request.method,
+                            strip(&request.url)
+                        );
+                    }
+                    let (status, body, _) = self.http_once(&request);
+                    flow.response(status, &body, now_ms());
+                }
+                Step::Authorize { url } => {
+                    match self.follow(&url, &redirect_uri, setup.interactive_timeout) {
+                        Ok(redirect) => flow.redirected(&redirect),
+                        Err(why) => flow.abandoned(&why),
+                    }
+                }
+                Step::Done(record) => {
+                    self.log.push(format!(
+                        "signed in at {} (scope {})",
+                        record.issuer,
+                        record
+                            .tokens
+                            .scope
+                            .as_deref()
+                            .or(record.scope.as_deref())
+                            .unwrap_or("none")
+                    ));
+                    self.record = Some(record);
+                    return Ok(());
+                }
+                Step::Failed(why) => return Err(why),
+            }
+        }
+    }
+
+    /// Refreshes the token when it can; whether it did.
+    fn refresh(&mut self) -> bool {
+        let Some(request) = self.record.as_ref().and_then(AuthRecord::refresh_request) else {
+            return false;
+        };
+        let (status, body, _) = self.http_once(&request);
+        let record = self.record.as_mut().expect("checked above");
+        match record.refreshed(status, &body, now_ms()) {
+            Ok(()) => {
+                self.log.push("refreshed the access token".into());
+                true
+            }
+            Err(why) => {
+                self.log
+                    .push(format!("the token could not be refreshed: {why}"));
+                false
+            }
+        }
+    }
+
+    /// Refreshes a token about to expire before it is used (a failure is left to the 401).
+    fn keep_fresh(&mut self) {
+        if self
+            .record
+            .as_ref()
+            .is_some_and(|r| r.token_state(now_ms()) == TokenState::Refresh)
+        {
+            self.refresh();
+        }
+    }
+
+    fn redirect_uri(&mut self) -> Result<String, String> {
+        if let Some((_, uri)) = &self.redirect {
+            return Ok(uri.clone());
+        }
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("no loopback port for the sign-in's redirect: {e}"))?;
+        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+        let uri = format!("http://127.0.0.1:{port}/callback");
+        self.redirect = Some((listener, uri.clone()));
+        Ok(uri)
+    }
+
+    /// One request, no redirect followed: status (0 when unreachable), body (capped) and
+    /// `Location`.
+    fn http_once(&self, request: &HttpRequest) -> (u16, String, Option<String>) {
+        let mut builder = ureq::http::Request::builder()
+            .method(request.method.as_str())
+            .uri(request.url.as_str());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let built = match builder.body(request.body.clone()) {
+            Ok(built) => built,
+            Err(e) => return (0, format!("bad request: {e}"), None),
+        };
+        match self.auth_agent.run(built) {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                let location = response
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let mut text = String::new();
+                let _ = response
+                    .into_body()
+                    .as_reader()
+                    .take(MAX_AUTH_BODY_BYTES as u64 + 1)
+                    .read_to_string(&mut text);
+                (status, text, location)
+            }
+            Err(e) => (0, format!("{e}"), None),
+        }
+    }
+
+    /// The authorization step: the URL fetched without following its redirect; a redirect to
+    /// `redirect_uri` is the answer. Otherwise the person signs in in a browser and the
+    /// redirect comes to the loopback listener.
+    fn follow(&self, url: &str, redirect_uri: &str, wait: Duration) -> Result<String, String> {
+        let request = HttpRequest {
+            method: "GET".into(),
+            url: url.to_owned(),
+            headers: vec![("accept".into(), "text/html".into())],
+            body: String::new(),
+        };
+        let (status, _, location) = self.http_once(&request);
+        if (300..400).contains(&status) {
+            if let Some(location) = location.filter(|l| l.starts_with(redirect_uri)) {
+                return Ok(location);
+            }
+        }
+        let Some((listener, _)) = &self.redirect else {
+            return Err("no redirect listener".into());
+        };
+        eprintln!("webmcp-host: sign in to continue: open {url}");
+        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            match listener.accept() {
+                Ok((mut socket, _)) => {
+                    let _ = socket.set_nonblocking(false);
+                    let _ = socket.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut head = [0u8; 8192];
+                    let n = socket.read(&mut head).unwrap_or(0);
+                    let text = String::from_utf8_lossy(&head[..n]);
+                    let target = text
+                        .lines()
+                        .next()
+                        .and_then(|line| line.split(' ').nth(1))
+                        .unwrap_or("")
+                        .to_owned();
+                    let page = "<!doctype html><title>webmcp-host</title><p>Signed in: you can close this page.</p>";
+                    let _ = write!(
+                        socket,
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                        page.len()
+                    );
+                    if target.starts_with("/callback") {
+                        let origin = redirect_uri.trim_end_matches("/callback");
+                        return Ok(format!("{origin}{target}"));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(format!("the redirect listener failed: {e}")),
+            }
+        }
+        Err(format!("no sign-in within {} s", wait.as_secs()))
     }
 
     /// `initialize` and `notifications/initialized`, then the GET stream for server messages.
@@ -214,7 +459,10 @@ impl Driver {
             eprintln!("webmcp-host: → {} {} {what}", request.method, request.url);
         }
         let agent = self.agent.clone();
-        let headers = self.headers.clone();
+        let mut headers = self.headers.clone();
+        if let Some(record) = &self.record {
+            headers.push(record.bearer());
+        }
         let tx = self.tx.clone();
         std::thread::spawn(move || read_exchange(agent, request, headers, stream, tx));
         stream
@@ -230,10 +478,12 @@ impl Driver {
     ) -> Result<Vec<McpEvent>, String> {
         let had_session = self.session.session_id().is_some();
         let method = method_of(&outgoing);
+        self.keep_fresh();
         let mut stream = self.start(outgoing.request.clone());
-        let deadline = Instant::now() + self.timeout;
+        let mut deadline = Instant::now() + self.timeout;
         let mut events = Vec::new();
         let mut resumes = 0;
+        let mut authorizations = 0;
         loop {
             let frame = match self
                 .rx
@@ -281,6 +531,32 @@ impl Driver {
                                 self.log.push(format!("a side stream failed: {error}"));
                             }
                         }
+                        Err(
+                            McpError::Unauthorized { www_authenticate }
+                            | McpError::InsufficientScope { www_authenticate },
+                        ) if self.auth.is_some() => {
+                            authorizations += 1;
+                            if authorizations > MAX_AUTHORIZATIONS {
+                                let challenge =
+                                    BearerChallenge::from_header(www_authenticate.as_deref());
+                                return Err(format!(
+                                    "{method}: the server still refuses after {MAX_AUTHORIZATIONS} sign-ins ({status}{}); giving up",
+                                    challenge
+                                        .error_description
+                                        .or(challenge.error)
+                                        .map(|e| format!(": {e}"))
+                                        .unwrap_or_default()
+                                ));
+                            }
+                            if let Err(why) = self.authorize(www_authenticate.as_deref()) {
+                                return Err(format!(
+                                    "{method}: the server requires authorization ({status}), and signing in failed: {}",
+                                    self.redact(&why)
+                                ));
+                            }
+                            stream = self.start(outgoing.request.clone());
+                            deadline = Instant::now() + self.timeout;
+                        }
                         Err(McpError::SessionExpired) if retry_on_404 => {
                             self.log
                                 .push("the session expired (404); starting a new one".into());
@@ -291,7 +567,7 @@ impl Driver {
                         Err(McpError::Http { status, message }) if message.is_empty() => {
                             return Err(format!("the server answered {status} to {method}"))
                         }
-                        Err(error) => return Err(format!("{method}: {error}")),
+                        Err(error) => return Err(self.redact(&format!("{method}: {error}"))),
                     }
                 }
                 Frame::Message { message, .. } => {
@@ -530,6 +806,26 @@ fn send_messages(tx: &Sender<Frame>, stream: u64, text: &str) {
             let _ = tx.send(Frame::Skipped { stream, error });
         }
     }
+}
+
+fn now_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0)
+}
+
+/// Bytes from the operating system's random source.
+fn random_bytes(n: usize) -> Result<Vec<u8>, String> {
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("no random source for the sign-in: {e}"))?;
+    Ok(bytes)
+}
+
+fn strip(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
 }
 
 fn method_of(outgoing: &Outgoing) -> String {

@@ -1163,7 +1163,7 @@ impl Flow {
                             }
                         } else {
                             State::Failed(format!(
-                                "the server requires authorization, but no authorization server metadata was found ({})",
+                                "no authorization server metadata was found ({})",
                                 self.misses.join("; ")
                             ))
                         }
