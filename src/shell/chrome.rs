@@ -19,6 +19,8 @@ extern "C" {
     fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getFrame)]
     fn web_navigation_get_frame(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = executeScript)]
+    fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
@@ -129,4 +131,29 @@ pub async fn tabs() -> Vec<TabInfo> {
             })
         })
         .collect()
+}
+
+/// Injects the page bridge (both worlds, every frame) into a tab whose content scripts are
+/// gone: a tab opened before the extension was installed, reloaded or updated keeps the old,
+/// orphaned scripts, which no longer hear the worker.
+pub async fn inject_bridge(tab_id: i64) -> Result<(), String> {
+    for (file, world) in [
+        ("content-script/isolated.js", "ISOLATED"),
+        ("content-script/main.js", "MAIN"),
+    ] {
+        let injection = from_json(&serde_json::json!({
+            "target": {"tabId": tab_id, "allFrames": true},
+            "files": [file],
+            "world": world,
+        }));
+        let promise = scripting_execute_script(&injection)
+            .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
+        JsFuture::from(promise).await.map_err(|e| {
+            format!(
+                "tab {tab_id}: the page bridge could not be injected: {}",
+                describe(&e)
+            )
+        })?;
+    }
+    Ok(())
 }

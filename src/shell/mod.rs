@@ -117,6 +117,36 @@ fn tools_response(tools: &TabTools) -> Value {
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
+    let mut answers = frame_listings(tab_id).await?;
+    // No content script in the top frame: the tab predates this worker's extension (installed,
+    // reloaded or updated since), so its scripts are orphaned. Inject the bridge once, ask again.
+    let orphaned = answers.iter().any(|a| {
+        a.frame_id == 0
+            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
+    });
+    if orphaned && chrome::inject_bridge(tab_id).await.is_ok() {
+        answers = frame_listings(tab_id).await?;
+    }
+    let mut tools = TabTools::from_frames(answers);
+    match load_sites().await {
+        Ok(policies) => {
+            crate::core::site::apply(&policies, &mut tools);
+        }
+        // Unreadable policies hide every tool rather than none: a policy only ever tightens.
+        Err(message) => {
+            tools.tools.clear();
+            tools.problems.push(crate::core::tool::ToolProblem {
+                frame_id: 0,
+                tool: None,
+                message,
+            });
+        }
+    }
+    Ok(tools)
+}
+
+/// Every frame's answer to `listTools`, asked all at once.
+async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let frames = chrome::all_frames(tab_id).await?;
     let request = convert::from_json(&FrameRequest::ListTools.to_message());
     // Start every frame's request before awaiting any of them.
@@ -148,22 +178,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
             answer,
         });
     }
-    let mut tools = TabTools::from_frames(answers);
-    match load_sites().await {
-        Ok(policies) => {
-            crate::core::site::apply(&policies, &mut tools);
-        }
-        // Unreadable policies hide every tool rather than none: a policy only ever tightens.
-        Err(message) => {
-            tools.tools.clear();
-            tools.problems.push(crate::core::tool::ToolProblem {
-                frame_id: 0,
-                tool: None,
-                message,
-            });
-        }
-    }
-    Ok(tools)
+    Ok(answers)
 }
 
 /// Where the per-site policies live (`configure({sites})`).
