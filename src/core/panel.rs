@@ -119,11 +119,9 @@ pub fn model_presets() -> Vec<ModelPreset> {
     ]
 }
 
-/// The header that carries Context7's key. Context7 takes `CONTEXT7_API_KEY: <key>` or
-/// `Authorization: Bearer <key>`; the server check in `mcp::source` accepts only letters,
-/// digits and `-` in header names, so the preset uses the second.
-// FIXME: `CONTEXT7_API_KEY` once header names may contain `_` (a valid HTTP token character).
-pub const CONTEXT7_KEY_HEADER: &str = "authorization";
+/// The header that carries Context7's key, as Context7 documents it (it also takes
+/// `Authorization: Bearer <key>`).
+pub const CONTEXT7_KEY_HEADER: &str = "CONTEXT7_API_KEY";
 
 /// The Context7 server as the "Use Context7" switch adds it, with its key (optional) under
 /// the reference `context7`.

@@ -88,7 +88,8 @@ impl McpServerConfig {
             || !self
                 .key_header
                 .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                // An HTTP token (RFC 9110 §5.6.2): `CONTEXT7_API_KEY` is one.
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
         {
             return Err(format!(
                 "MCP server `{}`: `{}` is not a header name",
@@ -193,6 +194,29 @@ mod tests {
         .validate()
         .is_err());
         assert_eq!(McpServerConfig::context7(None).validate(), Ok(()));
+        // Header names are HTTP tokens: `_` is fine, `:` or a space is not.
+        let context7 = McpServerConfig {
+            key_header: "CONTEXT7_API_KEY".into(),
+            ..server.clone()
+        };
+        assert_eq!(context7.validate(), Ok(()));
+        assert_eq!(
+            context7.key_header("k1"),
+            ("context7_api_key".into(), "k1".into())
+        );
+        for bad in ["X-Key:", "X Key", "", "Ключ"] {
+            let config = McpServerConfig {
+                key_header: bad.into(),
+                ..server.clone()
+            };
+            assert!(
+                config
+                    .validate()
+                    .unwrap_err()
+                    .contains("is not a header name"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
