@@ -19,6 +19,9 @@
   const VERSION = 1;
   // name → {controller, signature}
   const registered = new Map();
+  // isolated.js (same world; the page cannot see this) leaves these out of the page's tools:
+  // they are the host's own, and runs reach them as MCP tools already.
+  globalThis.webmcpHostExposed = registered;
 
   const domReady = new Promise((resolve) => {
     if (document.readyState !== 'loading') resolve();

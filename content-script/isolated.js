@@ -88,7 +88,10 @@
   // other frames that exposed themselves to us; those are reported by their own frame.
   const ownTools = async (context) => {
     const tools = Array.from((await context.getTools()) ?? []);
-    return tools.filter((tool) => !('window' in tool) || tool.window == null || tool.window === window);
+    // The MCP tools expose.js registered for the browser's agents are the host's, not the page's.
+    const exposed = globalThis.webmcpHostExposed;
+    return tools.filter((tool) => (!('window' in tool) || tool.window == null || tool.window === window)
+      && !(exposed instanceof Map && exposed.has(tool.name)));
   };
 
   const describe = (tool) => ({

@@ -76,6 +76,11 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     if (add.annotations) assert.equal(add.annotations.readOnlyHint, true);
     assert.deepEqual(await execute(page, 'add', { a: 2, b: 40 }), { ok: true, result: '2 + 40 = 42' });
     assert.deepEqual(await host.worker.evaluate(() => webmcpHost.exposures()), [{ server: 'own', origins: [pages.url] }]);
+    // The host's own page bridge does not take them for the page's tools (a run reaches them as
+    // MCP tools, and a destructive one would otherwise be confirmed twice).
+    const tabId = await host.tabIdOf(page);
+    const listed = await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
+    assert.deepEqual(listed.tools.map((t) => t.name), []);
   });
 
   test('an MCP tool error (isError) rejects in the page', async () => {

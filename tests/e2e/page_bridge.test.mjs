@@ -175,6 +175,23 @@ describe('page bridge with native WebMCP', () => {
     await page.close();
   });
 
+  test('the page cannot answer a confirmation: its own confirm() and forged events change nothing', async () => {
+    const { page, tabId } = await open('tools.html');
+    await page.evaluate(() => {
+      window.confirm = () => true;
+      window.alert = () => {};
+      document.dispatchEvent(new CustomEvent('webmcp-host:main-ready'));
+    });
+    const dialogs = [];
+    page.once('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
+    assert.deepEqual(await callTool({ tabId, name: 'delete_everything', args: { confirm: true } }), {
+      ok: false, error: 'NotAllowedError: declined: the person did not allow this call',
+    });
+    assert.equal(dialogs.length, 1, "the browser's dialog was shown all the same");
+    assert.deepEqual(await page.evaluate(() => window.__calls), [], 'declined: not run');
+    await page.close();
+  });
+
   test('site policy: a filter hides tools, alwaysConfirm asks for every call, untrusted wraps results as data', async () => {
     const { page, tabId } = await open('tools.html');
     const origin = new URL(server.url).origin;
@@ -283,6 +300,37 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
     } finally {
       await host.worker.evaluate((c) => webmcpHost.configure(c), { sites: [] });
     }
+    await page.close();
+  });
+});
+
+describe('page bridge and the back/forward cache', () => {
+  let server, host;
+
+  before(async () => {
+    server = await serve(FIXTURES);
+    host = await launchHost({ bfcache: true });
+  });
+  after(async () => {
+    await host?.close();
+    await server?.close();
+  });
+
+  test('a page that enters the cache mid-call ends the call with {navigated}; restored, it answers again', async () => {
+    const page = await host.context.newPage();
+    await page.goto(`${server.url}/tools.html`);
+    const tabId = await host.tabIdOf(page);
+    const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), { tabId, ...request });
+    const pending = callTool({ name: 'never_returns', args: {}, timeoutMs: 20_000 });
+    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    await page.goto(`${server.url}/results.html?away=1`);
+    const answer = await pending;
+    assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?away=1`, tools: ['pick_result'] });
+    await page.goBack({ waitUntil: 'commit' });
+    // Restored from the cache, not loaded again: the page's state is still there.
+    await until('the restored page', async () => (await page.evaluate(() => window.__calls?.length ?? 0)) > 0);
+    assert.deepEqual(await callTool({ name: 'add', args: { a: 1, b: 1 } }), { ok: true, result: '2' });
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['never_returns', 'add']);
     await page.close();
   });
 });

@@ -25,12 +25,14 @@ const QUIET = [
  * Launches Chromium with the extension. Resolves to
  * `{context, worker, extensionId, tabIdOf(page), close()}` once the host in the worker is ready.
  */
-export async function launchHost({ headless = true, extraArgs = [], webmcp = true } = {}) {
+export async function launchHost({ headless = true, extraArgs = [], webmcp = true, bfcache = false } = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'webmcp-host-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless,
     viewport: { width: 1000, height: 720 },
+    // Playwright turns the back/forward cache off; `bfcache: true` leaves Chromium's default.
+    ignoreDefaultArgs: bfcache ? ['--disable-back-forward-cache'] : [],
     args: [
       `--disable-extensions-except=${EXTENSION_DIR}`,
       `--load-extension=${EXTENSION_DIR}`,
