@@ -17,6 +17,7 @@ export function js(source) { return (0, eval)(`(${source})`); }
 export function install_chrome(replies) {
   globalThis.chrome = {
     runtime: { id: 'testextensionid' },
+    storage: { local: { get: async () => ({}) } },
     webNavigation: {
       getAllFrames: async ({ tabId }) =>
         tabId === 1 ? Object.keys(replies).map((id) => ({ frameId: Number(id), url: `http://a.test/${id}` })) : null,
@@ -173,8 +174,19 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         json!({"ok": true, "result": "called nine {\"q\":1}"})
     );
     let sent = js("globalThis.chrome.tabs.sent.filter((s) => s.message.op === 'callTool')");
+    let mut sent = convert::to_json(&sent).unwrap();
+    // Each call is named, so that it can be cancelled in the page.
+    let call = sent[0]["message"]
+        .as_object_mut()
+        .unwrap()
+        .remove("call")
+        .unwrap();
+    assert!(
+        call.as_str().is_some_and(|c| c.starts_with("call_")),
+        "{call}"
+    );
     assert_eq!(
-        convert::to_json(&sent).unwrap(),
+        sent,
         json!([{"tabId": 1, "frameId": 9, "message": {"webmcpHost": 1, "op": "callTool", "name": "nine", "args": {"q": 1}}}])
     );
 
