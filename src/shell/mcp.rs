@@ -5,6 +5,11 @@
 //! with `Last-Event-ID` after the server's `retry`; a 404 starts a new session once; a request
 //! without an answer in time is cancelled (`notifications/cancelled`). Redirects are refused
 //! (fetch's `redirect: "error"`), so a key header never follows one.
+//!
+//! A server signed in to ([`super::auth`]) gets its Bearer token on every request (refreshed
+//! before it expires, and once after a 401 when it can be). A 401 without a usable sign-in,
+//! or a 403 `insufficient_scope`, is the request's error: the person signs in (again) with
+//! `signIn`; a run never opens a sign-in window by itself.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,6 +21,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::describe;
 use super::timer;
+use crate::core::mcp::auth::{AuthRecord, BearerChallenge};
 use crate::core::mcp::jsonrpc::{parse_messages, RpcError};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{still_same, McpTool};
@@ -38,6 +44,8 @@ pub struct McpClient {
     pub config: McpServerConfig,
     session: Session,
     key: Option<String>,
+    /// The sign-in whose Bearer token every request carries.
+    auth: Option<AuthRecord>,
     /// The server said `notifications/tools/list_changed`: list again before the next call.
     tools_changed: bool,
     /// The listing after the last change (in progress, or done: then `latest` holds it).
@@ -63,10 +71,12 @@ pub async fn open(
     key: Option<String>,
     within_ms: u32,
 ) -> Result<(Shared, Vec<McpTool>), String> {
+    let auth = super::auth::record_for(&config).await;
     let client = Rc::new(RefCell::new(McpClient {
         session: Session::new(config.url.clone()),
         config,
         key,
+        auth,
         tools_changed: false,
         relisting: None,
         latest: None,
@@ -277,6 +287,14 @@ fn request_headers(client: &Shared, request: &HttpRequest) -> JsValue {
             &JsValue::from_str(&value),
         );
     }
+    if let Some(record) = &client.auth {
+        let (name, value) = record.bearer();
+        let _ = Reflect::set(
+            &headers,
+            &JsValue::from_str(&name),
+            &JsValue::from_str(&value),
+        );
+    }
     headers.into()
 }
 
@@ -295,6 +313,7 @@ async fn exchange(
     let mut request = outgoing.request.clone();
     let mut events = Vec::new();
     let mut resumes = 0;
+    let mut refreshed = false;
     // A request has `timeout` ms in all (keep-alive pings do not extend it); progress
     // notifications extend it, up to MAX_EXTENDED_MS since the start.
     let started = now_ms();
@@ -347,6 +366,40 @@ async fn exchange(
                 Box::pin(connect(client)).await?;
                 let again = client.borrow_mut().session.again(&outgoing.request);
                 return Box::pin(exchange(client, again, false)).await;
+            }
+            Err(McpError::Unauthorized { .. }) => {
+                // A token refused: refresh it once, when it can be, and send again.
+                let (config, record) = {
+                    let c = client.borrow();
+                    (c.config.clone(), c.auth.clone())
+                };
+                if let Some(record) = record.filter(|_| !refreshed) {
+                    refreshed = true;
+                    if let Some(fresh) = super::auth::refresh_after_refusal(&config, &record).await
+                    {
+                        client.borrow_mut().auth = Some(fresh);
+                        continue;
+                    }
+                    return Err(format!(
+                        "{method}: the server refused the sign-in (401): sign in to {} again",
+                        config.name
+                    ));
+                }
+                return Err(format!(
+                    "{method}: the server requires authorization (401): sign in to {} first",
+                    config.name
+                ));
+            }
+            Err(McpError::InsufficientScope { www_authenticate }) => {
+                let name = client.borrow().config.name.clone();
+                super::auth::note_challenge(&name, www_authenticate.as_deref());
+                let scope = BearerChallenge::from_header(www_authenticate.as_deref())
+                    .scope
+                    .map(|s| format!(" (scope \"{s}\")"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{method}: the server needs more scope{scope} (403 insufficient_scope): sign in to {name} again to grant it"
+                ));
             }
             Err(error) => return Err(format!("{method}: {error}")),
         };

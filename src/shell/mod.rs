@@ -7,6 +7,7 @@
 //! (`listTools`, `callTool`) or resolve to `{ok:false,error}` (`handleMessage`).
 
 pub mod agent;
+pub mod auth;
 pub mod chrome;
 pub mod convert;
 pub mod expose;

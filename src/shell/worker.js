@@ -65,6 +65,12 @@ globalThis.webmcpHost = Object.freeze({
   expose: after((request) => host.expose(request)),
   /** `()` → the exposures: `[{server, origins, tools?}]` */
   exposures: after(() => host.exposures()),
+  /** `({server, remember?, clientId?, clientSecret?, inTab?})` → `{ok, signedIn, issuer?, scope?, expiresAtMs?, kept?, error?}`: MCP authorization (OAuth) for a configured server; never a token */
+  signIn: after((request) => host.signIn(request)),
+  /** `({server})` → `{ok, signedOut}`: the server's tokens forgotten */
+  signOut: after((request) => host.signOut(request)),
+  /** `()` → each configured server's sign-in: `[{server, url, signedIn, kept?, issuer?, scope?, expiresAtMs?, refreshable?, state?}]` */
+  authState: after(() => host.authState()),
   /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
   startup: () => ({ scriptStartMs, readyMs }),
 });
