@@ -50,7 +50,8 @@ describe('MCP tools in runs', () => {
     await page.goto(`${pages.url}/tools.html`);
     tabId = await host.tabIdOf(page);
     await configure({
-      models: [{ name: 'm', provider: 'openai', baseUrl: `${models.url}/s/sum/v1`, model: 'x', nativeTools: true }],
+      // keyRef 'canary': the harness's canary key (launchHost) goes to this model's endpoint.
+      models: [{ name: 'm', provider: 'openai', baseUrl: `${models.url}/s/sum/v1`, model: 'x', nativeTools: true, keyRef: 'canary' }],
       default: 'm',
       servers: [
         { name: 'everything', url: everything.url, namespace: 'ev', keyRef: 'mcp', filter: ['get-sum', 'echo'] },
@@ -147,5 +148,8 @@ describe('MCP tools in runs', () => {
     const elsewhere = requests.filter((r) => !r.url().startsWith(everything.url) && JSON.stringify(r.headers()).includes(MCP_KEY));
     assert.deepEqual(elsewhere.map((r) => r.url()), []);
     assert.ok(toServer.some((r) => r.method() === 'DELETE'), 'the session is ended');
+    // The harness's canary went to its model's endpoint (and, checked at close, nowhere else).
+    const toModel = models.requests().filter((r) => r.scenario === 'sum' && r.method === 'POST');
+    assert.ok(toModel.length >= 2 && toModel.every((r) => r.headers.authorization === `Bearer ${host.canary.value}`));
   });
 });

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { addEndpoints, CANARY, CANARY_REF, findLeaks, instrumentWorker, KEY_PREFIX, leakError, PROBE } from './canary.mjs';
+
+export { CANARY } from './canary.mjs';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const EXTENSION_DIR = join(ROOT, 'extension');
@@ -23,7 +26,15 @@ const QUIET = [
 
 /**
  * Launches Chromium with the extension. Resolves to
- * `{context, worker, extensionId, tabIdOf(page), close()}` once the host in the worker is ready.
+ * `{context, worker, extensionId, tabIdOf(page), close(), canary}` once the host in the worker is
+ * ready.
+ *
+ * Every host carries the canary key (`CANARY`, stored as `keys.canary` in session storage;
+ * models and servers of a test may name it with `keyRef: 'canary'`), and everything the host
+ * does is recorded (canary.mjs says what). `close()` checks the records and throws, naming each
+ * leak, when the canary or any other key of session storage went anywhere but the headers of a
+ * request to the endpoint of a model or server whose `keyRef` names it. `canary.check()` runs
+ * the same check at any time (it throws too); `canary.records()` gives what was recorded.
  */
 export async function launchHost({ headless = true, extraArgs = [], webmcp = true, bfcache = false } = {}) {
   const profile = await mkdtemp(join(tmpdir(), 'webmcp-host-profile-'));
@@ -42,13 +53,16 @@ export async function launchHost({ headless = true, extraArgs = [], webmcp = tru
       ...extraArgs,
     ],
   });
+  const recorder = recordContext(context);
   try {
-    const isOurs = (w) => w.url().startsWith('chrome-extension://') && w.url().endsWith('/worker.js');
     const worker =
       context.serviceWorkers().find(isOurs) ??
       (await context.waitForEvent('serviceworker', { predicate: isOurs, timeout: 15_000 }));
     const extensionId = new URL(worker.url()).host;
     await worker.evaluate(() => globalThis.webmcpHost.ready);
+    await recorder.watch(worker);
+    await worker.evaluate((keys) => globalThis.webmcpHost.configure({ keys }), { [CANARY_REF]: CANARY });
+    let closed = false;
     return {
       context,
       worker,
@@ -62,9 +76,20 @@ export async function launchHost({ headless = true, extraArgs = [], webmcp = tru
           }
           throw new Error(`no tab shows ${url}`);
         }, page.url()),
+      canary: { value: CANARY, ref: CANARY_REF, check: () => recorder.check(), records: () => recorder.records },
+      /** Closes the browser; throws when a key leaked (see above), after closing. */
       close: async () => {
+        if (closed) return;
+        closed = true;
+        let failure = null;
+        try {
+          await recorder.check();
+        } catch (error) {
+          failure = error;
+        }
         await context.close();
         await rm(profile, { recursive: true, force: true });
+        if (failure) throw failure;
       },
     };
   } catch (error) {
@@ -73,6 +98,109 @@ export async function launchHost({ headless = true, extraArgs = [], webmcp = tru
     throw error;
   }
 }
+
+const isOurs = (w) => w.url().startsWith('chrome-extension://') && w.url().endsWith('/worker.js');
+
+/**
+ * Records what the context does for the canary check: requests, console messages of pages and
+ * of the extension's worker (each new worker is instrumented: see `instrumentWorker`), messages
+ * the worker sends, the stored models' and servers' endpoints. `check()` adds every kept run's
+ * log and the settings, and throws on a leak.
+ */
+function recordContext(context) {
+  const records = [];
+  const endpoints = new Map();
+  const watched = new WeakSet();
+  context.on('request', (request) => {
+    records.push({ kind: 'request', url: request.url(), headers: request.headers(), postData: request.postData() });
+  });
+  const onConsole = (where) => (message) => {
+    const text = message.text();
+    if (text.startsWith(PROBE)) {
+      let record;
+      try {
+        record = JSON.parse(text.slice(PROBE.length));
+      } catch {
+        records.push({ kind: 'console', where, text });
+        return;
+      }
+      if (record.kind === 'config') addEndpoints(endpoints, record);
+      else records.push({ kind: record.kind, where: record.where, text: record.text });
+      return;
+    }
+    records.push({ kind: 'console', where, text });
+  };
+  const watchPage = (page) => page.on('console', (message) => onConsole(`page ${message.location()?.url || page.url()}`)(message));
+  context.pages().forEach(watchPage);
+  context.on('page', watchPage);
+  const watch = async (worker) => {
+    if (watched.has(worker)) return;
+    watched.add(worker);
+    worker.on('console', onConsole(`worker ${worker.url()}`));
+    await instrumentWorker(worker).catch(() => {}); // a worker that stops at once has nothing to say
+  };
+  // A worker that Chrome stopped comes back as a new one: record it too.
+  context.on('serviceworker', (worker) => {
+    if (isOurs(worker)) watch(worker);
+  });
+
+  const check = async () => {
+    const secrets = [{ ref: CANARY_REF, value: CANARY }];
+    const extra = [];
+    const worker = context.serviceWorkers().find(isOurs);
+    if (worker) {
+      await watch(worker);
+      const seen = await withTimeout(
+        worker.evaluate(async (prefix) => {
+          const read = async (area, names) => (await chrome.storage[area].get(names)) ?? {};
+          const session = await read('session', null);
+          const local = await read('local', ['webmcpHost.models', 'webmcpHost.servers']);
+          const runs = await globalThis.webmcpHost.runs({}).catch(() => []);
+          const logs = [];
+          for (const run of runs) {
+            const log = await globalThis.webmcpHost.runLog({ runId: run.runId }).catch((e) => ({ error: String(e) }));
+            logs.push({ runId: run.runId, text: JSON.stringify({ run, log }) });
+          }
+          const settings = await globalThis.webmcpHost.settings().catch(() => null);
+          const pending = await globalThis.webmcpHost.pending().catch(() => null);
+          const keys = Object.entries(session)
+            .filter(([name, value]) => name.startsWith(prefix) && typeof value === 'string')
+            .map(([name, value]) => ({ ref: name.slice(prefix.length), value }));
+          return { keys, local, logs, settings, pending };
+        }, KEY_PREFIX),
+        10_000,
+        'reading the worker for the canary check',
+      ).catch(() => null);
+      if (seen) {
+        for (const key of seen.keys) {
+          if (!secrets.some((s) => s.value === key.value)) secrets.push(key);
+        }
+        addEndpoints(endpoints, { models: seen.local['webmcpHost.models'], servers: seen.local['webmcpHost.servers'] });
+        extra.push(...seen.logs.map((l) => ({ kind: 'run log', where: l.runId, text: l.text })));
+        extra.push({ kind: 'settings', where: 'webmcpHost.settings()', text: JSON.stringify(seen.settings) });
+        extra.push({ kind: 'pending', where: 'webmcpHost.pending()', text: JSON.stringify(seen.pending) });
+      }
+    }
+    const error = leakError(findLeaks({ secrets, records: records.concat(extra), endpoints }));
+    if (error) throw error;
+  };
+  return { records, watch, check };
+}
+
+const withTimeout = (promise, ms, what) =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 
 /**
  * Evaluates `expression` in our content script's isolated world of the page's top frame, as a
