@@ -1,22 +1,25 @@
-//! What the fuzz targets share: the golden tool set, and a guard that lets a run go on past
-//! bugs that are already known and reported (see `KNOWN`), so that fuzzing can look for new
-//! ones before those are fixed.
+//! The fuzz targets' checks, one module per family (each target in `fuzz_targets/` is one line
+//! calling its function here), and a guard that lets a run go on past bugs that are already
+//! known and reported (see `KNOWN`), so that fuzzing can look for new ones before those are
+//! fixed.
+//!
+//! The check modules use only `std`, `serde_json` and `webmcp_host`, and reach each other
+//! through `crate::`: `tests/fuzz_regressions.rs` at the root includes the same files to
+//! replay the crashing inputs with plain `cargo test`.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
 use std::sync::Once;
 
-use webmcp_host::core::toolset::ToolSet;
+pub mod call_parser;
+pub mod chunk;
+pub mod golden;
+pub mod mcp;
+pub mod page;
+pub mod repair;
+pub mod stream;
 
-/// The tools the goldens are written against.
-pub const TOOLS_JSON: &str = include_str!("../../tests/golden/tools.json");
-
-/// The golden tool set.
-pub fn golden_tools() -> ToolSet {
-    let (set, problems) = ToolSet::from_json_text(TOOLS_JSON).expect("tools.json parses");
-    assert!(problems.is_empty(), "{problems:?}");
-    set
-}
+pub use golden::{golden_tools, TOOLS_JSON};
 
 /// Known panics, as (file the panic is raised from or passes through, text in its message).
 /// Each should have an input in `fuzz/regressions/`. They are skipped only when the

@@ -23,6 +23,8 @@ pub struct SseEvent {
 #[derive(Debug)]
 pub struct SseDecoder {
     line: String,
+    /// The current line reached the cap: the rest of it is dropped, whatever the chunking.
+    line_capped: bool,
     /// A `\r` ended the last chunk: a `\n` starting the next one belongs to it.
     after_cr: bool,
     event: String,
@@ -44,6 +46,7 @@ impl SseDecoder {
     pub fn new() -> Self {
         SseDecoder {
             line: String::new(),
+            line_capped: false,
             after_cr: false,
             event: String::new(),
             data: String::new(),
@@ -63,6 +66,10 @@ impl SseDecoder {
 
     pub fn push(&mut self, chunk: &str) -> Vec<SseEvent> {
         let mut out = Vec::new();
+        if chunk.is_empty() {
+            // Nothing to read; a pending `\r` still waits for the next character.
+            return out;
+        }
         let mut rest = chunk;
         if self.after_cr {
             self.after_cr = false;
@@ -73,6 +80,7 @@ impl SseDecoder {
         while let Some(at) = rest.find(['\n', '\r']) {
             self.append(&rest[..at]);
             let line = std::mem::take(&mut self.line);
+            self.line_capped = false;
             self.line_done(&line, &mut out);
             let ending = rest.as_bytes()[at];
             rest = &rest[at + 1..];
@@ -92,6 +100,7 @@ impl SseDecoder {
     /// (servers that close right after their last `data:`), which callers may accept.
     pub fn finish(&mut self) -> Option<SseEvent> {
         let line = std::mem::take(&mut self.line);
+        self.line_capped = false;
         let mut out = Vec::new();
         if !line.is_empty() {
             self.line_done(&line, &mut out);
@@ -114,6 +123,9 @@ impl SseDecoder {
     }
 
     fn append(&mut self, text: &str) {
+        if self.line_capped {
+            return;
+        }
         let room = self.max_line.saturating_sub(self.line.len());
         if text.len() <= room {
             self.line.push_str(text);
@@ -123,6 +135,9 @@ impl SseDecoder {
                 cut -= 1;
             }
             self.line.push_str(&text[..cut]);
+            // Found by fuzzing (tests/golden/fuzz-regressions/sse): without this, a character
+            // that did not fit was dropped but a shorter one in a later chunk was kept.
+            self.line_capped = true;
         }
     }
 
@@ -226,6 +241,37 @@ mod tests {
         let mut decoder = SseDecoder::new();
         assert!(decoder.push("data: [DONE]").is_empty());
         assert_eq!(decoder.finish().map(|e| e.data), Some("[DONE]".into()));
+    }
+
+    #[test]
+    fn a_capped_line_drops_its_rest_in_any_chunking() {
+        // 6 + 3 bytes fit the cap of 11; the second U+FFFD does not, nor does what follows.
+        let input = "data: \u{FFFD}\u{FFFD}\u{1}\n\n";
+        let capped = |chunks: &[&str]| {
+            let mut decoder = SseDecoder::new().with_max_line(11);
+            let mut out: Vec<SseEvent> = chunks.iter().flat_map(|c| decoder.push(c)).collect();
+            out.extend(decoder.finish());
+            out
+        };
+        let whole = capped(&[input]);
+        assert_eq!(whole[0].data, "\u{FFFD}");
+        for i in (0..=input.len()).filter(|&i| input.is_char_boundary(i)) {
+            assert_eq!(capped(&[&input[..i], &input[i..]]), whole, "split at {i}");
+        }
+        let next_line = capped(&["data: \u{FFFD}\u{FFFD}", "\ndata: x\n\n"]);
+        assert_eq!(
+            next_line[0].data, "\u{FFFD}\nx",
+            "the cap ends with the line"
+        );
+    }
+
+    #[test]
+    fn empty_chunks_change_nothing() {
+        // An empty chunk between `\r` and `\n` must not make the `\n` a second line end
+        // (a blank line, which would dispatch the event early).
+        let whole = decode(&["data: a\r\ndata: b\n\n"]);
+        assert_eq!(whole[0].data, "a\nb");
+        assert_eq!(decode(&["data: a\r", "", "\ndata: b\n", "", "\n"]), whole);
     }
 
     #[test]

@@ -1,0 +1,6 @@
+//! The JSON-RPC decoder and an MCP session: see `src/mcp.rs`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| webmcp_host_fuzz::run(|| webmcp_host_fuzz::mcp::jsonrpc(data)));

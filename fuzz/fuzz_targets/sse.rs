@@ -1,0 +1,6 @@
+//! The SSE decoder: see `src/stream.rs`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| webmcp_host_fuzz::run(|| webmcp_host_fuzz::stream::sse(data)));

@@ -1,0 +1,100 @@
+//! Cutting a text into pieces the way a stream may deliver it, for chunking invariance.
+//!
+//! Shared by the fuzz targets and the native replay of their regressions
+//! (`tests/fuzz_regressions.rs`), so it uses nothing but `std`.
+
+/// splitmix64: a tiny deterministic generator for chunk sizes.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..below` (`below` > 0).
+    pub fn below(&mut self, below: usize) -> usize {
+        (self.next_u64() % below as u64) as usize
+    }
+}
+
+/// The text cut at the given byte positions, each moved forward to a character boundary.
+/// Positions may repeat (an empty piece) and need not be sorted (they are sorted here).
+pub fn cut_at(text: &str, positions: &[usize]) -> Vec<String> {
+    let mut at: Vec<usize> = positions
+        .iter()
+        .map(|&p| {
+            let mut p = p.min(text.len());
+            while !text.is_char_boundary(p) {
+                p += 1;
+            }
+            p
+        })
+        .collect();
+    at.sort_unstable();
+    let mut out = Vec::with_capacity(at.len() + 1);
+    let mut start = 0;
+    for p in at {
+        out.push(text[start..p].to_owned());
+        start = p;
+    }
+    out.push(text[start..].to_owned());
+    out
+}
+
+/// Pieces of `size` bytes (fixed) or of pseudo-random sizes in `0..=size` (empty pieces
+/// included), widened to character boundaries.
+pub fn pieces(text: &str, size: usize, random: bool, seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let mut positions = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let step = if random {
+            rng.below(size.max(1) + 1)
+        } else {
+            size.max(1)
+        };
+        at += step;
+        positions.push(at.min(text.len()));
+    }
+    cut_at(text, &positions)
+}
+
+/// One piece per character.
+pub fn chars(text: &str) -> Vec<String> {
+    text.chars().map(String::from).collect()
+}
+
+/// The fuzzer's bytes as text: the valid UTF-8 prefix when `prefix`, else lossy.
+pub fn text(bytes: &[u8], prefix: bool) -> String {
+    if prefix {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => s.to_owned(),
+            Err(e) => String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned(),
+        }
+    } else {
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// Panics at the first difference of two sequences, showing it.
+pub fn assert_same<T: PartialEq + std::fmt::Debug>(whole: &[T], chunked: &[T], what: &str) {
+    if whole == chunked {
+        return;
+    }
+    let at = whole
+        .iter()
+        .zip(chunked)
+        .position(|(a, b)| a != b)
+        .unwrap_or(whole.len().min(chunked.len()));
+    panic!(
+        "chunking changed the {what} at index {at} (whole has {}, chunked has {}):\n  whole:   {:?}\n  chunked: {:?}",
+        whole.len(),
+        chunked.len(),
+        whole.get(at),
+        chunked.get(at)
+    );
+}
