@@ -17,7 +17,15 @@ export function js(source) { return (0, eval)(`(${source})`); }
 export function install_chrome(replies) {
   globalThis.chrome = {
     runtime: { id: 'testextensionid' },
-    storage: { local: { get: async () => ({}) } },
+    storage: {
+      local: { get: async () => ({}) },
+      session: {
+        items: {},
+        async get(key) { return key in this.items ? { [key]: this.items[key] } : {}; },
+        async set(entries) { Object.assign(this.items, JSON.parse(JSON.stringify(entries))); },
+        async remove(key) { delete this.items[key]; },
+      },
+    },
     webNavigation: {
       getAllFrames: async ({ tabId }) =>
         tabId === 1 ? Object.keys(replies).map((id) => ({ frameId: Number(id), url: `http://a.test/${id}` })) : null,
@@ -201,6 +209,43 @@ async fn messages_and_listing_against_a_scripted_chrome() {
             .unwrap(),
         "tab 2: no such tab, or its frames are not known yet"
     );
+
+    // A run a previous worker left running, with an acting call under way: the stored log
+    // ends with a RUN_ERROR naming the call, the run's summary gets its outcome.
+    js("(() => { const items = globalThis.chrome.storage.session.items;
+        items['webmcpHost.ui.runs'] = [{runId: 'r1', threadId: 't1', prompt: 'Delete r-9', startedMs: 1, state: 'running', eventCount: 2}];
+        items['webmcpHost.ui.run.r1'] = {events: [{type: 'RUN_STARTED', threadId: 't1', runId: 'r1'},
+          {type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'own__delete_record'}], times: [1, 2], dropped: 0};
+        items['webmcpHost.intent.r1'] = [{callId: 'c1', name: 'own__delete_record', source: 'MCP server own'}];
+      })()");
+    assert_eq!(shell::ui::recover().await, 1);
+    let items = convert::to_json(&js("globalThis.chrome.storage.session.items")).unwrap();
+    let events = items["webmcpHost.ui.run.r1"]["events"].as_array().unwrap();
+    assert_eq!(events.len(), 3);
+    assert_eq!(events[2]["type"], "RUN_ERROR");
+    assert_eq!(events[2]["code"], "worker_restarted");
+    assert!(events[2]["message"]
+        .as_str()
+        .unwrap()
+        .contains("`own__delete_record` (MCP server own, call c1) was running: it may have run, and it was not run again."));
+    let run = &items["webmcpHost.ui.runs"][0];
+    assert_eq!(
+        (run["state"].as_str(), run["eventCount"].as_u64()),
+        (Some("interrupted"), Some(3))
+    );
+    assert_eq!(run["outcome"]["type"], "failed");
+    assert!(
+        items.get("webmcpHost.intent.r1").is_none(),
+        "the intents are gone"
+    );
+    assert_eq!(
+        items["webmcpHost.ui.run.r1"]["times"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+
     remove_chrome();
     assert!(!Reflect::has(&js_sys::global(), &"chrome".into()).unwrap_or(true));
 }

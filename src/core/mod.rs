@@ -23,6 +23,7 @@ pub mod panel;
 pub mod parse;
 pub mod provider;
 pub mod repair;
+pub mod restart;
 pub mod run;
 pub mod sender;
 pub mod site;

@@ -364,6 +364,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
 
     let mut run = Run::start(input);
     let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page, &mcp).await;
+    super::restart::forget(&run_id).await;
     for client in &clients {
         super::mcp::close(client).await;
     }
@@ -413,6 +414,9 @@ async fn drive(
     let mut tools: Vec<(String, Promise)> = Vec::new();
     // Page calls of this run by call id, with their frame, so that they can be cancelled.
     let mut page_calls: HashMap<String, i64> = HashMap::new();
+    // While the run works, the worker is kept from idling out (Chrome stops an idle worker
+    // after 30 s, and a model may think longer than that between two chunks).
+    let mut keep_alive = super::io::keep_alive();
     let key = match &model.key_ref {
         Some(reference) => read_key(reference).await,
         None => Ok(None),
@@ -427,6 +431,31 @@ async fn drive(
                 }
                 Output::CallModel(request) => model_call = Some((request, 0)),
                 Output::CallTool(invocation) => {
+                    // A call that acts is recorded before it starts (see `core::restart`).
+                    let acting = match &invocation.kind {
+                        ToolKind::Page => page
+                            .iter()
+                            .find(|b| b.run_name == invocation.name)
+                            .filter(|b| b.tool.annotations.consequential_hint)
+                            .map(|b| format!("page {}", b.tool.origin)),
+                        ToolKind::Mcp => mcp
+                            .iter()
+                            .find(|(name, _)| *name == invocation.name)
+                            .filter(|(_, b)| b.tool.needs_confirmation(false))
+                            .map(|(_, b)| format!("MCP server {}", b.server)),
+                        _ => None,
+                    };
+                    if let Some(source) = acting {
+                        super::restart::record(
+                            run_id,
+                            crate::core::restart::Intent {
+                                call_id: invocation.call_id.clone(),
+                                name: invocation.name.clone(),
+                                source,
+                            },
+                        )
+                        .await;
+                    }
                     if let (ToolKind::Page, Some(binding)) = (
                         &invocation.kind,
                         page.iter().find(|b| b.run_name == invocation.name),
@@ -440,6 +469,7 @@ async fn drive(
                 }
                 // A page call still running is aborted in its frame (its executeTool signal).
                 Output::CancelTool { call_id } => {
+                    super::restart::done(run_id, &call_id).await;
                     if let (Some(frame_id), Some(tab_id)) = (page_calls.remove(&call_id), tab_id) {
                         super::cancel_in_frame(tab_id, frame_id, &call_id);
                     }
@@ -448,7 +478,10 @@ async fn drive(
                     call_id: request.call_id,
                     call: None,
                 }),
-                Output::Finished(outcome) => return outcome,
+                Output::Finished(outcome) => {
+                    stop_keep_alive(&keep_alive);
+                    return outcome;
+                }
             }
         }
         if let Some(input) = inputs.pop_front() {
@@ -559,6 +592,7 @@ async fn drive(
                             let response = convert::to_json(&pair.get(1)).unwrap_or(Value::Null);
                             tools.retain(|(id, _)| *id != call_id);
                             page_calls.remove(&call_id);
+                            super::restart::done(run_id, &call_id).await;
                             run.handle(Input::ToolDone {
                                 call_id,
                                 outcome: tool_outcome(&response),
@@ -578,7 +612,11 @@ async fn drive(
             // Visitor inputs are answered from the popup or side panel (`answer`, `decline`);
             // the wait ends with answers, or with a stop.
             let pending = run.pending_inputs().to_vec();
-            for answer in super::ui::wait_for_inputs(run_id, &pending, stop_promise(run_id)).await {
+            // Waiting for the person is not work: the worker may idle meanwhile.
+            stop_keep_alive(&keep_alive);
+            let answers = super::ui::wait_for_inputs(run_id, &pending, stop_promise(run_id)).await;
+            keep_alive = super::io::keep_alive();
+            for answer in answers {
                 run.handle(answer);
             }
             continue;
@@ -928,4 +966,8 @@ async fn call_confirmed(binding: &McpBinding, arguments: serde_json::Map<String,
         }
         CallResult::Error(error) => json!({"ok": false, "error": error}),
     }
+}
+
+fn stop_keep_alive(stop: &js_sys::Function) {
+    let _ = stop.call0(&JsValue::UNDEFINED);
 }

@@ -57,6 +57,17 @@ export async function storageRemove(area, key) {
   await chrome.storage?.[area]?.remove(key);
 }
 
+/**
+ * Keeps the service worker from idling out (an extension API call every 20 s resets Chrome's
+ * 30 s idle timer) until the returned function is called.
+ */
+export function keepAlive() {
+  const timer = setInterval(() => {
+    chrome.runtime?.getPlatformInfo?.()?.catch?.(() => {});
+  }, 20_000);
+  return () => clearInterval(timer);
+}
+
 export function nowMs() {
   return Date.now();
 }

@@ -25,6 +25,9 @@ extern "C" {
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = storageRemove, catch)]
     pub(crate) async fn storage_remove(area: &str, key: &str) -> Result<JsValue, JsValue>;
+    /// Keeps the service worker from idling out until the returned function is called.
+    #[wasm_bindgen(js_name = keepAlive)]
+    pub(crate) fn keep_alive() -> js_sys::Function;
     #[wasm_bindgen(js_name = nowMs)]
     pub(crate) fn now_ms() -> f64;
     #[wasm_bindgen(js_name = utcOffsetMinutes)]

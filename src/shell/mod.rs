@@ -13,6 +13,7 @@ pub mod convert;
 pub mod expose;
 pub mod io;
 pub mod mcp;
+pub mod restart;
 pub mod timer;
 pub mod ui;
 

@@ -381,11 +381,70 @@ async fn run_list() -> Vec<RunSummary> {
         .and_then(|v| convert::to_json(&v).ok())
         .and_then(|v| serde_json::from_value(v).ok())
         .unwrap_or_default();
+    with(|s| mark_interrupted(&mut list, |id| s.runs.contains_key(id)));
+    let mut ended = false;
+    for run in list
+        .iter_mut()
+        .filter(|r| r.state == "interrupted" && r.outcome.is_none())
+    {
+        ended |= end_interrupted_run(run).await;
+    }
+    if ended {
+        let value = serde_json::to_value(&list).unwrap_or(Value::Null);
+        let _ = storage_set(AREA, LIST_KEY, convert::from_json(&value)).await;
+    }
     with(|s| {
-        mark_interrupted(&mut list, |id| s.runs.contains_key(id));
         // A concurrent read may have filled it already: keep the first.
         s.list.get_or_insert(list).clone()
     })
+}
+
+/// `webmcpHost.recover()`, run by the worker's loader at every start: the runs a previous
+/// worker left running end now, each with a `RUN_ERROR` in its stored log.
+#[wasm_bindgen]
+pub async fn recover() -> usize {
+    run_list()
+        .await
+        .iter()
+        .filter(|r| r.state == "interrupted")
+        .count()
+}
+
+/// Ends the stored log of a run a worker restart cut (see `core::restart`); whether it did.
+async fn end_interrupted_run(run: &mut RunSummary) -> bool {
+    let key = format!("{RUN_KEY}{}", run.run_id);
+    let mut stored = storage_get(AREA, &key)
+        .await
+        .ok()
+        .and_then(|v| convert::to_json(&v).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let list = |value: &Value, key: &str| {
+        value
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut events = list(&stored, "events");
+    let mut times = list(&stored, "times");
+    let intents = super::restart::stored(&run.run_id).await;
+    let before = events.len();
+    let Some(outcome) =
+        crate::core::restart::end_interrupted(&run.thread_id, &run.run_id, &mut events, &intents)
+    else {
+        run.state = "finished".into();
+        return false;
+    };
+    times.resize(events.len(), json!(now_ms()));
+    let added = events.len() - before;
+    stored["events"] = Value::Array(events);
+    stored["times"] = Value::Array(times);
+    let _ = storage_set(AREA, &key, convert::from_json(&stored)).await;
+    super::restart::forget(&run.run_id).await;
+    run.outcome = Some(outcome);
+    run.event_count += added;
+    true
 }
 
 // ---------------------------------------------------------------------------------------

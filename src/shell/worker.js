@@ -12,6 +12,8 @@ const ready = init({ module_or_path: new URL('./webmcp_host_bg.wasm', import.met
   readyMs = performance.now();
 });
 ready.catch((error) => console.error('webmcp-host: the wasm module failed to load:', error));
+// Runs a previous worker left running (Chrome stopped it mid-run) end now, with a RUN_ERROR.
+ready.then(() => host.recover()).catch((error) => console.error('webmcp-host: recovering runs failed:', error));
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
