@@ -318,8 +318,11 @@ describe('hostile sites', () => {
     console.log(`# churn: ${changes} changes in ${elapsed} ms, ${listings.length} listings (max ${Math.max(...listings)} ms), ${notices.length} notices (${perSecond.toFixed(1)}/s), worker ping max ${Math.max(...pings)} ms`);
     assert.ok(notices.length >= 1, 'the popup was told');
     assert.ok(perSecond <= 5, `${perSecond.toFixed(1)} notices a second`);
-    const gaps = notices.slice(1).map((t, i) => t - notices[i]);
-    assert.ok(gaps.every((g) => g >= 150), `notices ${gaps.map(Math.round).join(', ')} ms apart`);
+    // Debounced (250 ms in each frame's content script): no second holds more than a few,
+    // whatever the delivery jitter.
+    const busiest = Math.max(...notices.map((t) => notices.filter((u) => u >= t && u < t + 1000).length));
+    const gaps = notices.slice(1).map((t, i) => Math.round(t - notices[i]));
+    assert.ok(busiest <= 6, `${busiest} notices in one second (${gaps.join(', ')} ms apart)`);
     // After the churn, the listing settles on what is left.
     const final = await until('the churn to settle', async () => {
       const names = (await listTools(tabId)).tools.map((t) => t.name);
