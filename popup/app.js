@@ -677,11 +677,58 @@ function renderServers() {
       );
       const access = element('p', 'server-access muted');
       access.dataset.origin = originPattern(server.url);
-      li.append(actions, status, access);
+      // OAuth sign-in (MCP authorization): the state only, never a token.
+      const auth = element('p', 'server-auth', 'Sign-in: …');
+      auth.dataset.server = server.name;
+      auth.setAttribute('role', 'status');
+      const authActions = element('div', 'row');
+      authActions.append(
+        button('Sign in', async () => {
+          auth.textContent = 'Signing in… (finish in the window the browser opens)';
+          try {
+            await call('signIn', { server: server.name });
+          } catch (error) {
+            auth.textContent = `Sign-in failed: ${errorText(error)}`;
+            return;
+          }
+          await refreshAuth();
+        }),
+        button('Sign out', async () => {
+          try {
+            await call('signOut', { server: server.name });
+          } catch (error) {
+            auth.textContent = `Sign-out failed: ${errorText(error)}`;
+            return;
+          }
+          await refreshAuth();
+        }),
+      );
+      li.append(actions, status, access, auth, authActions);
       describeAccess(server.url, access);
       return li;
     }),
   );
+  refreshAuth();
+}
+
+/** Each server's sign-in state, as `authState` reports it (no token ever reaches this page). */
+async function refreshAuth() {
+  let states = [];
+  try {
+    states = await call('authState');
+  } catch (error) {
+    for (const node of document.querySelectorAll('.server-auth')) node.textContent = `Sign-in: unknown (${errorText(error)})`;
+    return;
+  }
+  for (const node of document.querySelectorAll('.server-auth')) {
+    const known = states.find((s) => s.server === node.dataset.server);
+    if (!known?.signedIn) {
+      node.textContent = 'Not signed in (only needed when the server asks for it).';
+      continue;
+    }
+    const until = known.expiresAtMs ? ` · token until ${new Date(known.expiresAtMs).toLocaleTimeString()}` : '';
+    node.textContent = `Signed in${known.issuer ? ` at ${known.issuer}` : ''}${known.scope ? ` · scope ${known.scope}` : ''}${until}.`;
+  }
 }
 
 /** The host permission pattern of a server's origin (any port). */

@@ -828,7 +828,7 @@ pub async fn handle_ui_message(message: JsValue, sender: JsValue) -> JsValue {
         .ok()
         .and_then(|o| o.as_string())
         .unwrap_or_default();
-    const OPS: [&str; 14] = [
+    const OPS: [&str; 19] = [
         "startRun",
         "runs",
         "runLog",
@@ -843,6 +843,11 @@ pub async fn handle_ui_message(message: JsValue, sender: JsValue) -> JsValue {
         "events",
         "listRuns",
         "presets",
+        "signIn",
+        "signOut",
+        "authState",
+        "expose",
+        "exposures",
     ];
     if !OPS.contains(&op.as_str()) {
         return super::handle_message(message, sender).await;
@@ -872,6 +877,11 @@ pub async fn handle_ui_message(message: JsValue, sender: JsValue) -> JsValue {
         "checkServer" => check_server(message).await,
         "configure" => super::agent::configure(message).await,
         "stop" => super::agent::stop(message).map(JsValue::from),
+        "signIn" => super::auth::sign_in(message).await,
+        "signOut" => super::auth::sign_out(message).await,
+        "authState" => super::auth::auth_state().await,
+        "expose" => super::expose::expose(message).await,
+        "exposures" => Ok(super::expose::exposures().await),
         _ => super::agent::events(message),
     };
     let answer = match result {

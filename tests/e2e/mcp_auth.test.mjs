@@ -167,8 +167,29 @@ describe('MCP authorization (OAuth) in the extension', () => {
     assert.deepEqual(sourceErrors(result), ['initialize: the server requires authorization (401): sign in to sdk first']);
   });
 
+  test('the popup shows the sign-in state and signs in and out', async () => {
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html`);
+    await popup.click('button[data-view="servers"]');
+    const auth = popup.locator('.server-auth[data-server="sdk"]');
+    await auth.filter({ hasText: 'Not signed in' }).waitFor();
+    const card = popup.locator('#servers li[data-server="sdk"]');
+    await card.getByRole('button', { name: 'Sign in' }).click();
+    await auth.filter({ hasText: /^Signed in/ }).waitFor();
+    const [state] = await op(() => webmcpHost.authState());
+    assert.equal(state.signedIn, true);
+    const stored = await host.worker.evaluate(() => chrome.storage.session.get('webmcpHostAuth'));
+    const popupToken = stored.webmcpHostAuth.sdk.tokens.accessToken;
+    assert.ok(popupToken && !tokens.includes(popupToken), 'a new token');
+    tokens.push(popupToken);
+    assert.ok(!(await popup.content()).includes(popupToken), 'the popup never shows a token');
+    await card.getByRole('button', { name: 'Sign out' }).click();
+    await auth.filter({ hasText: 'Not signed in' }).waitFor();
+    await popup.close();
+  });
+
   test('the token is in no answer, event, console line, message or URL, and went only to the MCP server', async () => {
-    assert.equal(tokens.length, 2);
+    assert.equal(tokens.length, 3);
     for (const token of tokens) {
       assert.ok(!JSON.stringify(seen).includes(token), 'an operation answered with the token');
       assert.ok(!consoleLines.join('\n').includes(token), 'a console line has the token');
