@@ -65,7 +65,7 @@ fn streams_of(prefix: &str) -> Vec<(String, String)> {
 }
 
 /// Every chunking of the module's doc, for `input`.
-fn chunkings(input: &str, seed: u64) -> Vec<Vec<String>> {
+fn chunkings(input: &str, seed: u64) -> Vec<Vec<&str>> {
     let mut out = vec![chars(input)];
     // Every position of a short input; of a long one, every position near its ends and every
     // fifth in between.
@@ -74,7 +74,7 @@ fn chunkings(input: &str, seed: u64) -> Vec<Vec<String>> {
         .filter(|&i| input.len() <= 1024 || i < 256 || input.len() - i < 256 || i % 5 == 0)
         .collect();
     for &i in &bounds {
-        out.push(vec![input[..i].to_owned(), input[i..].to_owned()]);
+        out.push(vec![&input[..i], &input[i..]]);
     }
     let breaks: Vec<usize> = input
         .match_indices(['\n', '\r'])
@@ -104,9 +104,9 @@ fn chunkings(input: &str, seed: u64) -> Vec<Vec<String>> {
 fn invariant<T: PartialEq + Debug>(
     name: &str,
     input: &str,
-    decode: impl Fn(&[String]) -> Vec<T>,
+    decode: impl Fn(&[&str]) -> Vec<T>,
 ) -> Vec<T> {
-    let whole = decode(&[input.to_owned()]);
+    let whole = decode(&[input]);
     let seed = name
         .bytes()
         .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
@@ -116,7 +116,7 @@ fn invariant<T: PartialEq + Debug>(
         assert_eq!(chunking.concat(), input);
         let events = decode(&chunking);
         if events != whole {
-            let sizes: Vec<usize> = chunking.iter().map(String::len).collect();
+            let sizes: Vec<usize> = chunking.iter().map(|p| p.len()).collect();
             chunk::assert_same(
                 &whole,
                 &events,
@@ -226,7 +226,7 @@ fn call_parser_one_character_and_empty_pieces() {
         let whole = parse_run(&tools, [input.as_str()], cut);
         let one = chars(&input);
         assert_eq!(
-            parse_run(&tools, one.iter().map(String::as_str), cut),
+            parse_run(&tools, one.iter().copied(), cut),
             whole,
             "{}: one character at a time",
             path.display()
@@ -234,7 +234,7 @@ fn call_parser_one_character_and_empty_pieces() {
         for _ in 0..20 {
             let parts = pieces(&input, 1 + rng.below(8), true, rng.next_u64());
             assert_eq!(
-                parse_run(&tools, parts.iter().map(String::as_str), cut),
+                parse_run(&tools, parts.iter().copied(), cut),
                 whole,
                 "{}: random pieces with empty ones",
                 path.display()

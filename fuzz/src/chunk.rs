@@ -23,7 +23,7 @@ impl Rng {
 
 /// The text cut at the given byte positions, each moved forward to a character boundary.
 /// Positions may repeat (an empty piece) and need not be sorted (they are sorted here).
-pub fn cut_at(text: &str, positions: &[usize]) -> Vec<String> {
+pub fn cut_at<'a>(text: &'a str, positions: &[usize]) -> Vec<&'a str> {
     let mut at: Vec<usize> = positions
         .iter()
         .map(|&p| {
@@ -38,16 +38,16 @@ pub fn cut_at(text: &str, positions: &[usize]) -> Vec<String> {
     let mut out = Vec::with_capacity(at.len() + 1);
     let mut start = 0;
     for p in at {
-        out.push(text[start..p].to_owned());
+        out.push(&text[start..p]);
         start = p;
     }
-    out.push(text[start..].to_owned());
+    out.push(&text[start..]);
     out
 }
 
 /// Pieces of `size` bytes (fixed) or of pseudo-random sizes in `0..=size` (empty pieces
 /// included), widened to character boundaries.
-pub fn pieces(text: &str, size: usize, random: bool, seed: u64) -> Vec<String> {
+pub fn pieces(text: &str, size: usize, random: bool, seed: u64) -> Vec<&str> {
     let mut rng = Rng(seed);
     let mut positions = Vec::new();
     let mut at = 0;
@@ -64,8 +64,10 @@ pub fn pieces(text: &str, size: usize, random: bool, seed: u64) -> Vec<String> {
 }
 
 /// One piece per character.
-pub fn chars(text: &str) -> Vec<String> {
-    text.chars().map(String::from).collect()
+pub fn chars(text: &str) -> Vec<&str> {
+    text.char_indices()
+        .map(|(at, c)| &text[at..at + c.len_utf8()])
+        .collect()
 }
 
 /// The fuzzer's bytes as text: the valid UTF-8 prefix when `prefix`, else lossy.
