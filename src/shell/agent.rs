@@ -480,6 +480,10 @@ async fn drive(
                 }),
                 Output::Finished(outcome) => {
                     stop_keep_alive(&keep_alive);
+                    // A run that ended mid-stream (a cap, a failure) drops the model's stream.
+                    if let Some((Stream::Http { handle, .. }, ..)) = &stream {
+                        abort_fetch(handle);
+                    }
                     return outcome;
                 }
             }

@@ -34,6 +34,8 @@ use crate::core::provider::{redact, HttpRequest};
 use super::io::{abort_fetch, call_method, now_ms, random_id, sleep, start_fetch};
 
 const MAX_RESUMES: u32 = 5;
+/// Bytes of one JSON answer (an SSE stream is capped per event by its decoder).
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// How long progress notifications can keep one request going.
 const MAX_EXTENDED_MS: u32 = 10 * 60 * 1000;
 
@@ -453,6 +455,12 @@ async fn exchange(
                 }
             } else {
                 text.push_str(&piece);
+                if text.len() > MAX_ANSWER_BYTES {
+                    let _ = call_method(&handle, "abort");
+                    return Err(format!(
+                        "{method}: the server's answer passed {MAX_ANSWER_BYTES} bytes (max_answer_bytes)"
+                    ));
+                }
             }
         }
         if is_sse {

@@ -31,7 +31,7 @@ describe('misbehaving MCP servers in runs', () => {
 
   before(async () => {
     pages = await serve(join(ROOT, 'tests', 'fixtures'));
-    own = await startMcpServer({ behaviours: { big: { oversized: 5 * 1024 * 1024 } } });
+    own = await startMcpServer({ behaviours: { big: { oversized: 5 * 1024 * 1024 }, huge: { oversized: 17 * 1024 * 1024 } } });
     models = await startModelServer({
       scenarios: {
         mixed: {
@@ -41,6 +41,7 @@ describe('misbehaving MCP servers in runs', () => {
                 { name: 'ok__add', arguments: { a: 1, b: 2 } },
                 { name: 'end__add', arguments: { a: 3, b: 4 } },
                 { name: 'big__add', arguments: { a: 5, b: 6 } },
+                { name: 'huge__add', arguments: { a: 7, b: 8 } },
               ],
             },
             { text: 'Done with what worked.' },
@@ -84,6 +85,7 @@ describe('misbehaving MCP servers in runs', () => {
       { name: 'unauthorized', url: at('unauthorized~w'), namespace: 'auth', trusted: true },
       { name: 'endless', url: at('endless~w'), namespace: 'end', trusted: true, timeoutMs: 1500 },
       { name: 'big', url: at('big'), namespace: 'big', trusted: true },
+      { name: 'huge', url: at('huge'), namespace: 'huge', trusted: true },
     ];
     await configure({
       models: [{ name: 'm', provider: 'openai', baseUrl: `${models.url}/s/mixed/v1`, model: 'x', nativeTools: true }],
@@ -114,7 +116,7 @@ describe('misbehaving MCP servers in runs', () => {
     assert.ok(!JSON.stringify(result.events).includes('redirect-secret-5d1f'), 'the key is in no event');
 
     const offered = models.requests().find((r) => r.method === 'POST').body.tools.map((t) => t.function.name);
-    for (const name of ['ok__add', 'end__add', 'big__add']) assert.ok(offered.includes(name), name);
+    for (const name of ['ok__add', 'end__add', 'big__add', 'huge__add']) assert.ok(offered.includes(name), name);
     assert.ok(!offered.some((n) => /^(mal|wid|odd|red|auth)__/.test(n)), offered.join(','));
 
     const results = Object.fromEntries(result.events
@@ -123,6 +125,7 @@ describe('misbehaving MCP servers in runs', () => {
     assert.match(results.ok__add, /1 \+ 2 = 3/);
     assert.match(results.end__add, /tools\/call: no answer within 1500 ms \(cancelled\)/);
     assert.match(results.big__add, /is 5242880 bytes, over the cap of 4194304 \(max_result_bytes\)/);
+    assert.match(results.huge__add, /tools\/call: the server's answer passed 16777216 bytes \(max_answer_bytes\)/);
     assert.ok(own.cancellations().length >= 1, 'notifications/cancelled was sent for the endless call');
 
     // The redirect was refused, so the key header never travelled to where it pointed.

@@ -165,6 +165,8 @@ pub struct ToolListing {
 impl ToolListing {
     /// Pages read at most (a server that never stops paging).
     pub const MAX_PAGES: usize = 1000;
+    /// Tools one server may list (`max_mcp_tools`).
+    pub const MAX_TOOLS: usize = 20_000;
 
     /// The request for the next page.
     pub fn request(&mut self, session: &mut Session) -> Result<Outgoing, String> {
@@ -191,6 +193,12 @@ impl ToolListing {
                 } => {
                     self.tools.extend(tools);
                     self.problems.extend(problems);
+                    if self.tools.len() > Self::MAX_TOOLS {
+                        return Err(format!(
+                            "tools/list: the server lists more than {} tools (max_mcp_tools)",
+                            Self::MAX_TOOLS
+                        ));
+                    }
                     next = next_cursor;
                     answered = true;
                 }
@@ -726,6 +734,25 @@ mod tests {
             .unwrap_err()
             .contains("same cursor twice"));
         assert!(ToolListing::default().absorb(Vec::new()).is_err());
+
+        // Pages of 10,000 tools: the third passes max_mcp_tools.
+        let (many, _) = tools::parse_tools(
+            &(0..10_000)
+                .map(|i| serde_json::json!({"name": format!("t{i}")}))
+                .collect::<Vec<_>>(),
+        );
+        let mut big = ToolListing::default();
+        let full = |cursor: &str| McpEvent::Tools {
+            tools: many.clone(),
+            problems: Vec::new(),
+            next_cursor: Some(cursor.to_owned()),
+        };
+        assert_eq!(big.absorb(vec![full("a")]), Ok(false));
+        assert_eq!(big.absorb(vec![full("b")]), Ok(false), "exactly at the cap");
+        assert!(big
+            .absorb(vec![full("c")])
+            .unwrap_err()
+            .contains("more than 20000 tools (max_mcp_tools)"));
     }
 
     #[test]

@@ -76,6 +76,37 @@ fn parse_tool(entry: &Value) -> Result<McpTool, String> {
             name.chars().take(60).collect::<String>()
         ));
     }
+    // The caps of page tools hold for MCP tools too (core::limits).
+    let limits = crate::core::limits::Limits::DEFAULT;
+    let description = map
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if description.len() > limits.max_description_bytes {
+        return Err(format!(
+            "tool `{name}` left out: its description is {} bytes, over the cap of {} (max_description_bytes)",
+            description.len(),
+            limits.max_description_bytes
+        ));
+    }
+    for key in ["inputSchema", "outputSchema"] {
+        if let Some(schema) = map.get(key) {
+            let bytes = serde_json::to_string(schema).map_or(0, |s| s.len());
+            if bytes > limits.max_schema_bytes {
+                return Err(format!(
+                    "tool `{name}` left out: its {key} is {bytes} bytes, over the cap of {} (max_schema_bytes)",
+                    limits.max_schema_bytes
+                ));
+            }
+            let depth = crate::core::limits::json_depth(schema);
+            if depth > limits.max_schema_depth {
+                return Err(format!(
+                    "tool `{name}` left out: its {key} is nested {depth} deep, over the cap of {} (max_schema_depth)",
+                    limits.max_schema_depth
+                ));
+            }
+        }
+    }
     let input_schema = match map.get("inputSchema") {
         Some(Value::Object(schema)) => Value::Object(schema.clone()),
         None => json!({"type": "object", "properties": {}}),
@@ -94,11 +125,7 @@ fn parse_tool(entry: &Value) -> Result<McpTool, String> {
     Ok(McpTool {
         name: name.to_owned(),
         title: map.get("title").and_then(Value::as_str).map(str::to_owned),
-        description: map
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned(),
+        description: description.to_owned(),
         input_schema,
         output_schema: map.get("outputSchema").filter(|s| s.is_object()).cloned(),
         annotations: McpAnnotations {
@@ -246,6 +273,34 @@ pub fn check_structured(tool: &McpTool, structured: Option<&Value>) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_over_the_caps_are_left_out_naming_the_cap() {
+        let deep = (0..40).fold(
+            json!({"type": "string"}),
+            |inner, _| json!({"type": "object", "properties": {"x": inner}}),
+        );
+        let (tools, problems) = parse_tools(&[
+            json!({"name": "fine", "description": "ok"}),
+            json!({"name": "wordy", "description": "w".repeat(16 * 1024 + 1)}),
+            json!({"name": "huge", "inputSchema": {"type": "object", "description": "x".repeat(64 * 1024)}}),
+            json!({"name": "deep", "inputSchema": deep}),
+        ]);
+        assert_eq!(
+            tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            ["fine"]
+        );
+        assert!(
+            problems[0].contains("`wordy` left out")
+                && problems[0].contains("max_description_bytes")
+        );
+        assert!(
+            problems[1].contains("`huge` left out") && problems[1].contains("max_schema_bytes")
+        );
+        assert!(
+            problems[2].contains("`deep` left out") && problems[2].contains("max_schema_depth")
+        );
+    }
 
     #[test]
     fn a_result_over_the_cap_is_an_error() {
