@@ -407,18 +407,17 @@ describe('hostile sites', () => {
       assert.ok(!(await page.evaluate(() => window.__calls.map((c) => c.name))).includes('own__add'), 'the page tool did not run');
     });
 
-    // Bug (src/shell/agent.rs `run` + src/core/run.rs `Run::start`): the page tool that loses
-    // `own__add` to the MCP tool is dropped without a word (no webmcp_host.tool_source_error).
-    test.todo('a page tool that loses its name to an MCP tool is reported, not dropped silently', () => {
+    // A name clash is settled by source (client, host, MCP, page, in that order; Run::start)
+    // and the tool left out is reported.
+    test('a page tool that loses its name to an MCP tool is reported, not dropped silently', () => {
       const dropped = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error' && e.value.message.includes('own__add'));
       assert.equal(dropped.length, 1);
     });
 
-    // Security bug (src/shell/agent.rs `run` puts local_tools() first, then the page's tools;
-    // src/core/run.rs `Run::start` keeps the last definition of each name): the top frame's
-    // `current_time` replaces the host's own in the run. The model is offered the page's
-    // description and the page's tool runs when it asks for the time.
-    test.todo('the host’s own current_time keeps its name: a page cannot replace it', async () => {
+    // Found by this suite and fixed: a page's `current_time` used to replace the host's own.
+    test('the host’s own current_time keeps its name: a page cannot replace it', async () => {
+      const dropped = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error' && e.value.message.startsWith('`current_time` is also the name of a host tool'));
+      assert.equal(dropped.length, 1, 'and the page tool left out is reported');
       const offered = sent('shadow')[0].body.tools.filter((t) => t.function.name === 'current_time');
       assert.equal(offered.length, 1);
       assert.match(offered[0].function.description, /^The current date and time where the person is/, 'the host’s description');
