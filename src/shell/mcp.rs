@@ -431,6 +431,13 @@ async fn exchange(
             let Some(piece) = piece else { break };
             if is_sse {
                 for event in decoder.push(&piece) {
+                    if event.truncated {
+                        let _ = call_method(&handle, "abort");
+                        return Err(format!(
+                            "{method}: an SSE event of the server passed {} bytes (max_sse_event_bytes)",
+                            crate::core::provider::sse::MAX_SSE_EVENT_BYTES
+                        ));
+                    }
                     if event.id.is_some() {
                         last_event_id = event.id.clone();
                     }

@@ -773,6 +773,18 @@ fn read_exchange(
             decoder.push(&text)
         };
         for event in events {
+            if event.truncated {
+                let _ = tx.send(Frame::End {
+                    stream,
+                    last_event_id: None,
+                    retry_ms: None,
+                    error: Some(format!(
+                        "an SSE event of the server passed {} bytes (max_sse_event_bytes)",
+                        webmcp_host::core::provider::sse::MAX_SSE_EVENT_BYTES
+                    )),
+                });
+                return;
+            }
             if event.id.is_some() {
                 last_event_id = event.id.clone();
             }

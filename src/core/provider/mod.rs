@@ -231,13 +231,15 @@ pub trait SseEvents {
 pub struct SseStream<P> {
     sse: sse::SseDecoder,
     events: P,
+    /// An event passed the SSE cap: the stream was ended with an error.
+    failed: bool,
 }
 
 impl<P: SseEvents> Decoder for SseStream<P> {
     fn push(&mut self, text: &str) -> Vec<ModelEvent> {
         let mut out = Vec::new();
         for event in self.sse.push(text) {
-            self.events.event(&event.event, &event.data, &mut out);
+            self.take(event, &mut out);
         }
         out
     }
@@ -246,10 +248,29 @@ impl<P: SseEvents> Decoder for SseStream<P> {
         let mut out = Vec::new();
         // A last event the server did not end with a blank line still counts.
         if let Some(event) = self.sse.finish() {
-            self.events.event(&event.event, &event.data, &mut out);
+            self.take(event, &mut out);
         }
-        self.events.end(&mut out);
+        if !self.failed {
+            self.events.end(&mut out);
+        }
         out
+    }
+}
+
+impl<P: SseEvents> SseStream<P> {
+    fn take(&mut self, event: sse::SseEvent, out: &mut Vec<ModelEvent>) {
+        if self.failed {
+            return;
+        }
+        if event.truncated {
+            self.failed = true;
+            out.push(ModelEvent::Error(ProviderError::fatal(format!(
+                "an event of the model's stream passed {} bytes (max_sse_event_bytes)",
+                sse::MAX_SSE_EVENT_BYTES
+            ))));
+            return;
+        }
+        self.events.event(&event.event, &event.data, out);
     }
 }
 
@@ -410,6 +431,28 @@ pub fn redact(text: &str, key: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_sse_event_over_the_cap_ends_the_stream_naming_the_cap() {
+        let mut decoder = openai::OpenAiDecoder::default();
+        let big = format!(
+            "data: {{\"choices\":[{{\"delta\":{{\"content\":\"{}\"}}}}]}}\n\n",
+            "x".repeat(sse::MAX_SSE_EVENT_BYTES)
+        );
+        let mut events = decoder.push(&big);
+        events.extend(decoder.push("data: [DONE]\n\n"));
+        events.extend(decoder.finish());
+        assert_eq!(events.len(), 1, "one error and nothing after it");
+        let ModelEvent::Error(error) = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert!(
+            error.message.contains("max_sse_event_bytes"),
+            "{}",
+            error.message
+        );
+        assert!(!error.retryable);
+    }
 
     fn model(provider: Provider) -> ModelConfig {
         ModelConfig {

@@ -15,7 +15,13 @@ pub struct SseEvent {
     pub id: Option<String>,
     /// A `retry:` reconnection time in milliseconds.
     pub retry: Option<u64>,
+    /// A line or the data of this event passed the cap, and what did not fit was dropped
+    /// (`max_sse_event_bytes`): the event is not what the server sent.
+    pub truncated: bool,
 }
+
+/// The default cap of one SSE line and of one event's data (`max_sse_event_bytes`).
+pub const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 /// The decoder. Feed it with [`SseDecoder::push`]; call [`SseDecoder::finish`] at the end of
 /// the stream (an event not followed by a blank line is not dispatched, as the spec says, but
@@ -34,6 +40,8 @@ pub struct SseDecoder {
     retry: Option<u64>,
     /// Bytes in the current line and event, for the caps.
     max_line: usize,
+    /// Something of the current event was dropped at the cap.
+    truncated: bool,
 }
 
 impl Default for SseDecoder {
@@ -53,7 +61,8 @@ impl SseDecoder {
             has_data: false,
             last_id: None,
             retry: None,
-            max_line: 16 * 1024 * 1024,
+            max_line: MAX_SSE_EVENT_BYTES,
+            truncated: false,
         }
     }
 
@@ -112,6 +121,7 @@ impl SseDecoder {
                 data: std::mem::take(&mut self.data),
                 id: self.last_id.clone(),
                 retry: self.retry,
+                truncated: std::mem::take(&mut self.truncated),
             });
         }
         None
@@ -135,6 +145,7 @@ impl SseDecoder {
                 cut -= 1;
             }
             self.line.push_str(&text[..cut]);
+            self.truncated = true;
             // Found by fuzzing (tests/golden/fuzz-regressions/sse): without this, a character
             // that did not fit was dropped but a shorter one in a later chunk was kept.
             self.line_capped = true;
@@ -149,10 +160,12 @@ impl SseDecoder {
                     data: std::mem::take(&mut self.data),
                     id: self.last_id.clone(),
                     retry: self.retry,
+                    truncated: std::mem::take(&mut self.truncated),
                 });
                 self.has_data = false;
             } else {
                 self.event.clear();
+                self.truncated = false;
             }
             return;
         }
@@ -173,6 +186,8 @@ impl SseDecoder {
                 }
                 if self.data.len() + value.len() <= self.max_line {
                     self.data.push_str(value);
+                } else {
+                    self.truncated = true;
                 }
                 self.has_data = true;
             }
@@ -208,6 +223,16 @@ mod tests {
     }
 
     #[test]
+    fn an_event_over_the_cap_says_it_was_cut() {
+        let mut decoder = SseDecoder::new().with_max_line(8);
+        let mut events = decoder.push("data: 0123456789\n\ndata: ok\n\n");
+        events.extend(decoder.finish());
+        assert_eq!(events.len(), 2);
+        assert!(events[0].truncated && events[0].data == "01");
+        assert!(!events[1].truncated && events[1].data == "ok");
+    }
+
+    #[test]
     fn events_fields_and_comments() {
         let events = every_split(
             ": hello\nevent: delta\ndata: {\"a\":1}\nid: 7\n\ndata: x\ndata:  y\nretry: 1500\n\n",
@@ -219,7 +244,8 @@ mod tests {
                 event: "delta".into(),
                 data: "{\"a\":1}".into(),
                 id: Some("7".into()),
-                retry: None
+                retry: None,
+                truncated: false
             }
         );
         assert_eq!(events[1].data, "x\n y");
