@@ -31,7 +31,14 @@ describe('misbehaving MCP servers in runs', () => {
 
   before(async () => {
     pages = await serve(join(ROOT, 'tests', 'fixtures'));
-    own = await startMcpServer({ behaviours: { big: { oversized: 5 * 1024 * 1024 }, huge: { oversized: 17 * 1024 * 1024 } } });
+    own = await startMcpServer({
+      behaviours: {
+        big: { oversized: 5 * 1024 * 1024 },
+        huge: { oversized: 17 * 1024 * 1024 },
+        slow200: { slowStream: 200 },
+        slow2000: { slowStream: 2000 },
+      },
+    });
     models = await startModelServer({
       scenarios: {
         mixed: {
@@ -45,6 +52,17 @@ describe('misbehaving MCP servers in runs', () => {
               ],
             },
             { text: 'Done with what worked.' },
+          ],
+        },
+        asking: {
+          steps: [
+            {
+              calls: [
+                { name: 'ask__add', arguments: { a: 2, b: 3 } },
+                { name: 'slow__add', arguments: { a: 4, b: 5 } },
+              ],
+            },
+            { text: 'Asked.' },
           ],
         },
         rugpull: {
@@ -140,6 +158,40 @@ describe('misbehaving MCP servers in runs', () => {
     await until('every session ended', () => open().length === 0)
       .catch((e) => assert.fail(`${e.message}: ${JSON.stringify(open())}`));
     assert.ok(own.sessions().length >= 5, `${own.sessions().length} sessions`);
+  });
+
+  test('unrequested sampling is refused and an elicitation declined while the call goes on; slow streams end in time', async () => {
+    await configure({
+      models: [{ name: 'a', provider: 'openai', baseUrl: `${models.url}/s/asking/v1`, model: 'x', nativeTools: true }],
+      default: 'a',
+      servers: [
+        { name: 'ask', url: `${own.url}/s/sampling+elicitation~w/mcp`, namespace: 'ask', trusted: true },
+        // Every SSE event 200 ms after the last: slow, but within the default time.
+        { name: 'slow', url: `${own.url}/s/slow200/mcp`, namespace: 'slow', trusted: true },
+        // Every event 2 s after the last: initialize and tools/list cannot both come in 3 s.
+        { name: 'slower', url: `${own.url}/s/slow2000/mcp`, namespace: 'slower', trusted: true, timeoutMs: 3000 },
+      ],
+    });
+    const started = Date.now();
+    const result = await run({ prompt: 'Ask, slowly.' });
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'Asked.' });
+    const nameOf = (id) => result.events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallId === id).toolCallName;
+    const results = Object.fromEntries(result.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => [nameOf(e.toolCallId), e.content]));
+    assert.match(results.ask__add, /2 \+ 3 = 5/, 'the call went on after the server asked');
+    assert.match(results.slow__add, /4 \+ 5 = 9/);
+    const sourceErrors = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source_error');
+    assert.deepEqual(sourceErrors.map((e) => e.value.source), ['MCP server slower']);
+    assert.match(sourceErrors[0].value.message, /no answer (in time|within)/);
+    assert.ok(Date.now() - started < 30_000, `took ${Date.now() - started} ms`);
+    const answers = own.clientAnswers();
+    const sampling = answers.find((a) => a.method === 'sampling/createMessage');
+    assert.equal(sampling.answered, true);
+    assert.equal(sampling.error.code, -32601, 'sampling is not supported: refused, not ignored');
+    const elicitation = answers.find((a) => a.method === 'elicitation/create');
+    assert.equal(elicitation.answered, true);
+    assert.equal(elicitation.result.action, 'decline');
   });
 
   test('a tool whose definition changes during a run (list_changed) is not called', async () => {
