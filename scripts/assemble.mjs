@@ -29,6 +29,13 @@ copy('target/bindgen/webmcp_host_bg.wasm', 'webmcp_host_bg.wasm');
 if (existsSync(join(bindgen, 'snippets'))) copy('target/bindgen/snippets', 'snippets');
 copy('content-script', 'content-script');
 for (const file of readdirSync(join(root, 'popup'))) copy(join('popup', file), file);
+// The side panel is the popup's page on another surface: one markup, two entry points.
+const popupHtml = readFileSync(join(root, 'popup', 'popup.html'), 'utf8');
+const sidePanelHtml = popupHtml
+  .replace('<title>WebMCP Host</title>', '<title>WebMCP Host: side panel</title>')
+  .replace('<body data-surface="popup">', '<body data-surface="sidepanel">');
+if (!sidePanelHtml.includes('data-surface="sidepanel"')) throw new Error('popup.html: no <body data-surface="popup"> to turn into the side panel');
+writeFileSync(join(out, 'sidepanel.html'), sidePanelHtml);
 
 const size = readFileSync(join(bindgen, 'webmcp_host_bg.wasm')).length;
 console.log(`extension/ assembled: version ${version}, webmcp_host_bg.wasm ${size} bytes`);
