@@ -22,13 +22,13 @@ pub mod stream;
 pub use golden::{golden_tools, TOOLS_JSON};
 
 /// Known panics, as (file the panic is raised from or passes through, text in its message).
-/// Each should have an input in `fuzz/regressions/`. They are skipped only when the
+/// Each should have an input in `tests/golden/fuzz-regressions/`. They are skipped only when the
 /// environment variable `FUZZ_SKIP_KNOWN` is set; by default every panic is a crash. With
 /// `FUZZ_KNOWN_LOG` also set, each skipped panic prints where it came from. Remove an entry
 /// once its bug is fixed.
 ///
 /// Empty now. It held `("src/core/repair/name.rs", "is not a char boundary")` while the two
-/// name-repair panics (`regressions/*-name-*`) were open; they were fixed in `resolve_name`.
+/// name-repair panics (`fuzz-regressions/*/name-*`) were open; they were fixed in `resolve_name`.
 pub const KNOWN: &[(&str, &str)] = &[];
 
 thread_local! {
