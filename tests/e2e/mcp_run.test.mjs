@@ -124,13 +124,19 @@ describe('MCP tools in runs', () => {
       servers: [{ name: 'sdk', url: simple.url, namespace: 'sdk', trusted: true }],
     });
     const running = run({ prompt: 'Greet Ann.' });
-    // While the model thinks, end the run's MCP session behind its back.
-    let sessionId;
-    for (let i = 0; i < 100 && !sessionId; i++) {
-      sessionId = requests.filter((r) => r.url() === simple.url).map((r) => r.headers()['mcp-session-id']).find(Boolean);
-      if (!sessionId) await new Promise((r) => setTimeout(r, 20));
+    // While the model thinks (it answers 2 s after it is asked), end the run's MCP session
+    // behind its back. The model is asked only once every source is open, so by then the
+    // session's requests have been seen.
+    const sessionOf = () => requests.filter((r) => r.url() === simple.url).map((r) => r.headers()['mcp-session-id']).find(Boolean);
+    for (let i = 0; i < 750 && !models.requests().some((r) => r.scenario === 'greet'); i++) {
+      await new Promise((r) => setTimeout(r, 20));
     }
-    assert.ok(sessionId, 'the run opened a session');
+    let sessionId = sessionOf();
+    for (let i = 0; i < 50 && !sessionId; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      sessionId = sessionOf();
+    }
+    assert.ok(sessionId, `the run opened a session: ${JSON.stringify(requests.filter((r) => r.url() === simple.url).map((r) => [r.method(), r.headers()]))}`);
     const ended = await fetch(simple.url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } });
     assert.equal(ended.status, 200);
     const result = await running;
