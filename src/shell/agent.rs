@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 
-use js_sys::{Array, Object, Promise, Reflect};
+use js_sys::{Array, Promise, Reflect};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -662,14 +662,7 @@ async fn open_model(
             .map(|events| Stream::Events(events.into())),
         _ => {
             let http = build_request(model, request, key).map_err(ProviderError::fatal)?;
-            let headers = Object::new();
-            for (name, value) in &http.headers {
-                let _ = Reflect::set(
-                    &headers,
-                    &JsValue::from_str(name),
-                    &JsValue::from_str(value),
-                );
-            }
+            let headers = convert::headers(&http.headers);
             let stop = stop_promise(run_id);
             let start = future_to_promise(async move {
                 race_stop(
@@ -942,17 +935,7 @@ async fn call_mcp(
             "WebMCP Host\n\nThe agent wants to run “{}” of the MCP server {} with:\n{shown}\n\nAllow it?",
             binding.tool.name, binding.server
         );
-        let message =
-            convert::from_json(&crate::core::bridge::FrameRequest::Confirm { text }.to_message());
-        let reply = super::chrome::send_to_frame(tab_id, 0, &message);
-        let confirmed = match super::timer::within(reply, 5 * 60 * 1000).await {
-            Ok(Some(reply)) => convert::to_json(&reply)
-                .ok()
-                .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
-                .unwrap_or(false),
-            _ => false,
-        };
-        if !confirmed {
+        if !super::confirm_in_page(tab_id, text).await {
             return json!({"ok": false, "error": "declined: the person did not allow this call"});
         }
     }

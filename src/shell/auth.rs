@@ -167,10 +167,7 @@ pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
 
 /// One request of a sign-in: status (0 when there was no answer) and body.
 async fn http(request: &HttpRequest) -> (u16, String) {
-    let headers = Object::new();
-    for (name, value) in &request.headers {
-        let _ = Reflect::set(&headers, &name.into(), &value.into());
-    }
+    let headers = convert::headers(&request.headers);
     let sent = request.clone();
     let start = future_to_promise(async move {
         start_fetch(&sent.url, &sent.method, headers.into(), &sent.body).await
@@ -406,10 +403,7 @@ async fn server_named(name: &str) -> Result<McpServerConfig, String> {
 async fn probe(config: &McpServerConfig) -> Result<Option<String>, String> {
     let mut session = Session::new(config.url.clone());
     let init = session.initialize("webmcp-host", crate::VERSION, json!({}));
-    let headers = Object::new();
-    for (name, value) in &init.request.headers {
-        let _ = Reflect::set(&headers, &name.into(), &value.into());
-    }
+    let headers = convert::headers(&init.request.headers);
     let request = init.request;
     let start = future_to_promise(async move {
         start_fetch(&request.url, &request.method, headers.into(), &request.body).await

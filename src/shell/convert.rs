@@ -20,6 +20,19 @@ pub fn to_json(value: &JsValue) -> Result<Value, String> {
     serde_json::from_str(&to_json_text(value)?).map_err(|e| format!("the value is not JSON: {e}"))
 }
 
+/// Request headers as the plain object `fetch` takes.
+pub fn headers(pairs: &[(String, String)]) -> js_sys::Object {
+    let headers = js_sys::Object::new();
+    for (name, value) in pairs {
+        let _ = Reflect::set(
+            &headers,
+            &JsValue::from_str(name),
+            &JsValue::from_str(value),
+        );
+    }
+    headers
+}
+
 /// A JSON value as a JS value.
 pub fn from_json(value: &Value) -> JsValue {
     // Our own serde_json output is always valid JSON for JSON.parse.

@@ -23,7 +23,6 @@ use super::agent::{load_servers, read_key};
 use super::convert::{self, describe};
 use super::io::{storage_get, storage_set};
 use super::{chrome, mcp, timer};
-use crate::core::bridge::FrameRequest;
 use crate::core::expose::{
     apply, call_reply, confirmation_text, declined, for_origin, origin_of_url, page_tools,
     parse_stored, resolve, sender_origin, tools_reply, CallExposedRequest, ExposeRequest, Exposure,
@@ -38,8 +37,6 @@ use crate::core::sender::{Op, Sender};
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";
 /// How long opening a server (connect and list) may take, unless it sets its own timeout.
 const OPEN_MS: u32 = 20_000;
-/// How long the person has to answer a confirmation in the page.
-const CONFIRM_MS: u32 = 5 * 60 * 1000;
 /// How long a tab has to take the news of a change.
 const NOTIFY_MS: u32 = 2_000;
 /// The message that tells a page's `expose.js` to ask again.
@@ -244,16 +241,7 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Value {
     };
     if tool.needs_confirmation {
         let text = confirmation_text(origin, &tool, &request.args);
-        let message = convert::from_json(&FrameRequest::Confirm { text }.to_message());
-        let reply = chrome::send_to_frame(tab_id, 0, &message);
-        let confirmed = match timer::within(reply, CONFIRM_MS).await {
-            Ok(Some(reply)) => convert::to_json(&reply)
-                .ok()
-                .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
-                .unwrap_or(false),
-            _ => false,
-        };
-        if !confirmed {
+        if !super::confirm_in_page(tab_id, text).await {
             return declined();
         }
         // Switched off while the person was asked: not run.

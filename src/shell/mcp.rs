@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Object, Promise, Reflect};
+use js_sys::{Promise, Reflect};
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -272,14 +272,7 @@ pub async fn close(client: &Shared) {
 }
 
 fn request_headers(client: &Shared, request: &HttpRequest) -> JsValue {
-    let headers = Object::new();
-    for (name, value) in &request.headers {
-        let _ = Reflect::set(
-            &headers,
-            &JsValue::from_str(name),
-            &JsValue::from_str(value),
-        );
-    }
+    let headers = super::convert::headers(&request.headers);
     let client = client.borrow();
     if let Some(key) = &client.key {
         let (name, value) = client.config.key_header(key);

@@ -310,6 +310,24 @@ pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
     }
 }
 
+/// How long the person has to answer a confirmation in the page.
+const CONFIRM_MS: u32 = 5 * 60 * 1000;
+
+/// Asks the person in the tab's top frame, with the browser's own `confirm()` shown by the
+/// content script (the page can neither see nor answer it). False when declined, unanswered
+/// within 5 minutes, or the tab is gone.
+pub(crate) async fn confirm_in_page(tab_id: i64, text: String) -> bool {
+    let message = convert::from_json(&FrameRequest::Confirm { text }.to_message());
+    let reply = chrome::send_to_frame(tab_id, 0, &message);
+    match timer::within(reply, CONFIRM_MS).await {
+        Ok(Some(reply)) => convert::to_json(&reply)
+            .ok()
+            .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
+            .unwrap_or(false),
+        _ => false,
+    }
+}
+
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.
 pub(crate) fn cancel_in_frame(tab_id: i64, frame_id: i64, call: &str) {
     let message = convert::from_json(

@@ -701,14 +701,7 @@ pub async fn test_model(request: JsValue) -> Result<JsValue, JsError> {
                 None => None,
             };
             let http = connection_check(&model, key.as_deref()).expect("an HTTP provider");
-            let headers = Object::new();
-            for (name, value) in &http.headers {
-                let _ = Reflect::set(
-                    &headers,
-                    &JsValue::from_str(name),
-                    &JsValue::from_str(value),
-                );
-            }
+            let headers = convert::headers(&http.headers);
             let fetching = future_to_promise(async move {
                 let handle = start_fetch(&http.url, &http.method, headers.into(), "").await?;
                 let status = Reflect::get(&handle, &"status".into())?;
