@@ -72,18 +72,21 @@ function findChecksFiles(dir) {
 const running = new Set(); // suites under way, killed with their clients if this process ends
 process.on('exit', () => { for (const child of running) killGroup(child, 'SIGKILL'); });
 
-/** Runs one scenario; resolves to { scenario, exitCode, checks, stdout, stderr, resultDir, error }. */
-export function runScenario({ command, scenario, timeout = 30000, outputDir, verbose = false }) {
-  const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), 'mcp-conformance-'));
+/**
+ * Runs the conformance CLI's `client` command with `selection` (`['--scenario', NAME]` or
+ * `['--suite', NAME]`), its results written under `resultsRoot`; resolves to
+ * { code, signal, stdout, stderr, killedAtDeadline }. Its own process group: the suite runs the
+ * client through /bin/sh and on timeout kills only the shell, so a hung client would keep the
+ * suite waiting; the whole group goes at `deadlineMs`, and whatever is left when it ends.
+ */
+function runCli({ command, selection, timeout, resultsRoot, deadlineMs, verbose }) {
   const env = { ...process.env };
   // The suite copies its environment into the client's: don't let a stale context leak in.
   delete env.MCP_CONFORMANCE_SCENARIO;
   delete env.MCP_CONFORMANCE_CONTEXT;
   const args = ['--require', PRELOAD, CONFORMANCE_CLI, 'client',
-    '--command', command, '--scenario', scenario, '--timeout', String(timeout), '--output-dir', resultsRoot];
+    '--command', command, ...selection, '--timeout', String(timeout), '--output-dir', resultsRoot];
   return new Promise((resolvePromise) => {
-    // Own process group: the suite runs the client through /bin/sh and on timeout kills only the
-    // shell, so a hung client would keep the suite waiting; the whole group goes at the deadline.
     const child = spawn(node22(), args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     running.add(child);
     let stdout = '';
@@ -91,82 +94,76 @@ export function runScenario({ command, scenario, timeout = 30000, outputDir, ver
     child.stdout.on('data', (d) => { stdout += d; if (verbose) process.stderr.write(d); });
     child.stderr.on('data', (d) => { stderr += d; if (verbose) process.stderr.write(d); });
     let killedAtDeadline = false;
-    const deadline = setTimeout(() => { killedAtDeadline = true; killGroup(child, 'SIGKILL'); }, timeout + 15000);
+    const deadline = setTimeout(() => { killedAtDeadline = true; killGroup(child, 'SIGKILL'); }, deadlineMs);
     child.on('close', (code, signal) => {
       running.delete(child);
       clearTimeout(deadline);
       killGroup(child, 'SIGKILL'); // whatever the client left running
-      const files = findChecksFiles(resultsRoot);
-      let checks = null;
-      let error = null;
-      if (killedAtDeadline) error = `the suite did not end within ${timeout + 15000} ms (a hung client?)`;
-      if (files.length === 1) {
-        checks = JSON.parse(readFileSync(files[0], 'utf8'));
-      } else if (!error) {
-        error = `suite wrote ${files.length} checks.json files (exit ${code ?? signal})`;
-      }
-      if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
-      resolvePromise({
-        scenario, exitCode: code ?? 128, signal, checks, stdout, stderr, error,
-        resultDir: outputDir && files[0] ? files[0].slice(0, -'/checks.json'.length) : undefined,
-        timedOut: /CLIENT TIMED OUT/.test(stderr),
-        clientExitedWithError: /CLIENT EXITED WITH ERROR/.test(stderr),
-      });
+      resolvePromise({ code, signal, stdout, stderr, killedAtDeadline });
     });
   });
+}
+
+/** Runs one scenario; resolves to { scenario, exitCode, checks, stdout, stderr, resultDir, error }. */
+export async function runScenario({ command, scenario, timeout = 30000, outputDir, verbose = false }) {
+  const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), 'mcp-conformance-'));
+  const deadlineMs = timeout + 15000;
+  const { code, signal, stdout, stderr, killedAtDeadline } = await runCli({
+    command, selection: ['--scenario', scenario], timeout, resultsRoot, deadlineMs, verbose,
+  });
+  const files = findChecksFiles(resultsRoot);
+  let checks = null;
+  let error = null;
+  if (killedAtDeadline) error = `the suite did not end within ${deadlineMs} ms (a hung client?)`;
+  if (files.length === 1) {
+    checks = JSON.parse(readFileSync(files[0], 'utf8'));
+  } else if (!error) {
+    error = `suite wrote ${files.length} checks.json files (exit ${code ?? signal})`;
+  }
+  if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
+  return {
+    scenario, exitCode: code ?? 128, signal, checks, stdout, stderr, error,
+    resultDir: outputDir && files[0] ? files[0].slice(0, -'/checks.json'.length) : undefined,
+    timedOut: /CLIENT TIMED OUT/.test(stderr),
+    clientExitedWithError: /CLIENT EXITED WITH ERROR/.test(stderr),
+  };
 }
 
 /**
  * Runs a whole suite of the conformance CLI (`client --suite NAME`, its scenarios in parallel);
  * resolves to one result per scenario, as runScenario's (from each scenario's checks.json).
  */
-export function runSuite({ command, suite, timeout = 30000, outputDir, verbose = false }) {
+export async function runSuite({ command, suite, timeout = 30000, outputDir, verbose = false }) {
   const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), `mcp-conformance-${suite}-`));
-  const env = { ...process.env };
-  delete env.MCP_CONFORMANCE_SCENARIO;
-  delete env.MCP_CONFORMANCE_CONTEXT;
-  const args = ['--require', PRELOAD, CONFORMANCE_CLI, 'client',
-    '--command', command, '--suite', suite, '--timeout', String(timeout), '--output-dir', resultsRoot];
-  return new Promise((resolvePromise) => {
-    const child = spawn(node22(), args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    running.add(child);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; if (verbose) process.stderr.write(d); });
-    child.stderr.on('data', (d) => { stderr += d; if (verbose) process.stderr.write(d); });
-    let killedAtDeadline = false;
-    // The scenarios run at once: the whole suite has a scenario's time, and some slack.
-    const deadline = setTimeout(() => { killedAtDeadline = true; killGroup(child, 'SIGKILL'); }, timeout + 30000);
-    child.on('close', (code, signal) => {
-      running.delete(child);
-      clearTimeout(deadline);
-      killGroup(child, 'SIGKILL');
-      const results = findChecksFiles(resultsRoot).map((file) => {
-        const dir = dirname(file);
-        const scenario = relative(resultsRoot, dir).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
-        const read = (name) => { try { return readFileSync(join(dir, name), 'utf8'); } catch { return ''; } };
-        return {
-          scenario, exitCode: 0, checks: JSON.parse(readFileSync(file, 'utf8')),
-          stdout: read('stdout.txt'), stderr: read('stderr.txt'), error: null,
-          resultDir: outputDir ? dir : undefined, timedOut: false, clientExitedWithError: false,
-        };
-      }).sort((a, b) => a.scenario.localeCompare(b.scenario));
-      if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
-      const listed = [...stdout.matchAll(/^[✓✗] (\S+):/gm)].map((m) => m[1]);
-      for (const name of listed) {
-        if (!results.some((r) => r.scenario === name)) {
-          results.push({ scenario: name, exitCode: 1, checks: null, stdout: '', stderr: '', error: 'no checks.json written' });
-        }
-      }
-      if (killedAtDeadline || results.length === 0) {
-        results.push({
-          scenario: `suite ${suite}`, exitCode: code ?? 128, signal, checks: null, stdout, stderr,
-          error: killedAtDeadline ? `the suite did not end within ${timeout + 30000} ms` : `the suite ran no scenario (exit ${code ?? signal})`,
-        });
-      }
-      resolvePromise(results);
-    });
+  // The scenarios run at once: the whole suite has a scenario's time, and some slack.
+  const deadlineMs = timeout + 30000;
+  const { code, signal, stdout, stderr, killedAtDeadline } = await runCli({
+    command, selection: ['--suite', suite], timeout, resultsRoot, deadlineMs, verbose,
   });
+  const results = findChecksFiles(resultsRoot).map((file) => {
+    const dir = dirname(file);
+    const scenario = relative(resultsRoot, dir).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
+    const read = (name) => { try { return readFileSync(join(dir, name), 'utf8'); } catch { return ''; } };
+    return {
+      scenario, exitCode: 0, checks: JSON.parse(readFileSync(file, 'utf8')),
+      stdout: read('stdout.txt'), stderr: read('stderr.txt'), error: null,
+      resultDir: outputDir ? dir : undefined, timedOut: false, clientExitedWithError: false,
+    };
+  }).sort((a, b) => a.scenario.localeCompare(b.scenario));
+  if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
+  const listed = [...stdout.matchAll(/^[✓✗] (\S+):/gm)].map((m) => m[1]);
+  for (const name of listed) {
+    if (!results.some((r) => r.scenario === name)) {
+      results.push({ scenario: name, exitCode: 1, checks: null, stdout: '', stderr: '', error: 'no checks.json written' });
+    }
+  }
+  if (killedAtDeadline || results.length === 0) {
+    results.push({
+      scenario: `suite ${suite}`, exitCode: code ?? 128, signal, checks: null, stdout, stderr,
+      error: killedAtDeadline ? `the suite did not end within ${deadlineMs} ms` : `the suite ran no scenario (exit ${code ?? signal})`,
+    });
+  }
+  return results;
 }
 
 export function summarize(result) {
