@@ -43,8 +43,10 @@ test-mcp:
 	node --test --test-reporter=spec tests/mcp/
 	node scripts/mcp/run-conformance.mjs --command "exec $(CURDIR)/target/debug/webmcp-host mcp --conformance"
 
+# The debug test module is ~90 MB: its first load in a fresh browser can pass the runner's
+# default 20 s, so the runner gets 180 s.
 test-wasm:
-	cargo test --target $(WASM_TARGET) --test wasm_worker
+	WASM_BINDGEN_TEST_TIMEOUT=180 cargo test --target $(WASM_TARGET) --test wasm_worker
 
 test-e2e:
 	PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS=1 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ tests/support/
