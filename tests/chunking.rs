@@ -13,6 +13,9 @@
 //! answers (multi-byte text, CRLF, keep-alive comments, thinking blocks, parallel calls, errors,
 //! cut by the token limit), and small SSE edge cases below. The chunkings come from a seeded
 //! splitmix64, so every run checks the same ones.
+//!
+//! The chunking helpers themselves (`tests/common/chunk.rs`) are checked last: every chunking
+//! gives the text back and cuts only between characters.
 
 mod common;
 // The fuzz checks below reach the chunking helpers as `crate::chunk`.
@@ -232,4 +235,34 @@ fn call_parser_one_character_and_empty_pieces() {
             );
         }
     }
+}
+
+#[test]
+fn the_chunking_helpers_lose_nothing_and_cut_between_characters() {
+    let text = "a€b\r\n😀 ü";
+    let mut rng = Rng(7);
+    let mut lcg = chunk::Lcg(7);
+    let mut all = vec![
+        chars(text),
+        chunk::fixed(text, 1),
+        chunk::fixed(text, 3),
+        chunk::random_sized(text, 4, &mut lcg),
+        pieces(text, 2, true, 9),
+        pieces(text, 2, false, 0),
+        cut_at(text, &[0, 2, 2, 9, 100]),
+    ];
+    all.extend(
+        boundaries(text)
+            .iter()
+            .map(|&i| vec![&text[..i], &text[i..]]),
+    );
+    for _ in 0..50 {
+        all.push(pieces(text, 1 + rng.below(5), true, rng.next_u64()));
+    }
+    for chunking in &all {
+        assert_eq!(chunking.concat(), text, "{chunking:?}");
+    }
+    assert_eq!(chars(text).len(), text.chars().count());
+    assert!(chunk::fixed(text, 1).iter().all(|p| !p.is_empty()));
+    assert_eq!(boundaries(text).len(), text.chars().count() + 1);
 }

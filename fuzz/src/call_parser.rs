@@ -33,7 +33,7 @@ use webmcp_host::core::parse::{CallParser, Piece};
 use webmcp_host::core::stream::parse_run;
 use webmcp_host::core::toolset::ToolSet;
 
-use crate::chunk::{assert_same, sized, text, Lcg};
+use crate::chunk::{assert_same, fixed, random_sized, text, Lcg};
 
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
@@ -243,8 +243,11 @@ pub fn call_parser(data: &[u8]) {
     let random = mode & 0x20 != 0;
     let input = text(rest, mode & 0x40 != 0);
     let tools = TOOLS.with(Rc::clone);
-    let mut rng = Lcg(rest.len() as u64 ^ u64::from(mode));
-    let parts = sized(&input, || if random { 1 + rng.next(size) } else { size });
+    let parts = if random {
+        random_sized(&input, size, &mut Lcg(rest.len() as u64 ^ u64::from(mode)))
+    } else {
+        fixed(&input, size)
+    };
 
     // The parser alone.
     let whole = merge(pieces([input.as_str()], cut));
