@@ -8,7 +8,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser test test-native test-agui test-mcp test-wasm test-e2e demo bench clean
+.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e demo bench clean
 
 ## build: assemble the unpacked extension in extension/
 build: setup
@@ -28,10 +28,14 @@ setup-browser:
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
 test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e
 
-test-native:
+## check: the fast loop: formatting, clippy (native, and the wasm shell) and the native tests
+check: setup
 	cargo fmt --check
 	cargo clippy --all-targets --quiet -- -D warnings
+	cargo clippy --lib --target $(WASM_TARGET) --quiet -- -D warnings
 	cargo test
+
+test-native: check
 
 ## test-agui: the official AG-UI validators over the core's golden event logs
 test-agui:

@@ -94,6 +94,9 @@
       && !(exposed instanceof Map && exposed.has(tool.name)));
   };
 
+  // BEGIN SHARED BLOCK: kept identical in isolated.js and main.js, which cannot share a file (one
+  // listed in both worlds is injected only into the isolated one);
+  // tests/support/content-script-shared.test.mjs fails when the two blocks differ.
   const describe = (tool) => ({
     name: typeof tool.name === 'string' ? tool.name : plain(tool.name),
     title: plain(tool.title),
@@ -104,6 +107,7 @@
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });
+  // END SHARED BLOCK
 
   const listTools = async () => {
     const context = modelContext();

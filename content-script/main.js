@@ -51,6 +51,9 @@
     return tools.filter((tool) => !('window' in tool) || tool.window == null || tool.window === window);
   };
 
+  // BEGIN SHARED BLOCK: kept identical in isolated.js and main.js, which cannot share a file (one
+  // listed in both worlds is injected only into the isolated one);
+  // tests/support/content-script-shared.test.mjs fails when the two blocks differ.
   const describe = (tool) => ({
     name: typeof tool.name === 'string' ? tool.name : plain(tool.name),
     title: plain(tool.title),
@@ -61,6 +64,7 @@
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });
+  // END SHARED BLOCK
 
   // Native executeTool takes an object; the polyfills take a JSON string and say so before the
   // tool runs. The string is tried only after that refusal, so no tool runs twice.

@@ -9,6 +9,11 @@
 //! Targets: the parser >= 100 MB/s natively; the output fed in 1–8 byte chunks takes <= 3x the
 //! time of the output fed whole; a repair that needs no reask takes <= 50 µs (median).
 
+// The chunking helpers the tests and the fuzz targets share.
+#[allow(dead_code)]
+#[path = "../tests/common/chunk.rs"]
+mod chunk;
+
 use std::hint::black_box;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -81,33 +86,9 @@ fn model_output(first: usize, bytes: usize) -> String {
     out
 }
 
-/// A small deterministic generator (the same as the parser goldens use).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % below
-    }
-}
-
-/// `input` in chunks of 1–8 bytes (widened to a char boundary).
+/// `input` in chunks of 1–8 bytes (widened to a char boundary), as the parser goldens cut theirs.
 fn chunks(input: &str, seed: u64) -> Vec<&str> {
-    let mut rng = Lcg(seed);
-    let mut out = Vec::with_capacity(input.len() / 4 + 1);
-    let mut start = 0;
-    while start < input.len() {
-        let mut end = (start + 1 + rng.next(8)).min(input.len());
-        while !input.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&input[start..end]);
-        start = end;
-    }
-    out
+    chunk::random_sized(input, 8, &mut chunk::Lcg(seed))
 }
 
 fn parser_only(chunks: &[&str]) {

@@ -8,7 +8,7 @@
 //! - `shell` (wasm32 only): the service worker of the extension. It alone touches
 //!   `wasm_bindgen`, `js_sys` and `chrome.*`; it performs what the core asks and feeds back
 //!   the answers.
-//! - `src/bin/webmcp-host.rs`: the native CLI, a second shell over the same core.
+//! - `src/bin/webmcp-host/`: the native CLI, a second shell over the same core.
 
 pub mod core;
 

@@ -13,10 +13,14 @@
 //! answers (multi-byte text, CRLF, keep-alive comments, thinking blocks, parallel calls, errors,
 //! cut by the token limit), and small SSE edge cases below. The chunkings come from a seeded
 //! splitmix64, so every run checks the same ones.
+//!
+//! The chunking helpers themselves (`tests/common/chunk.rs`) are checked last: every chunking
+//! gives the text back and cuts only between characters.
 
-#[allow(dead_code)]
-#[path = "../fuzz/src/chunk.rs"]
-mod chunk;
+mod common;
+// The fuzz checks below reach the chunking helpers as `crate::chunk`.
+use common::chunk;
+
 #[allow(dead_code)]
 #[path = "../fuzz/src/golden.rs"]
 mod golden;
@@ -28,9 +32,8 @@ mod mcp;
 mod stream;
 
 use std::fmt::Debug;
-use std::path::PathBuf;
 
-use chunk::{chars, cut_at, pieces, Rng};
+use chunk::{boundaries, chars, cut_at, pieces, Rng};
 use stream::{check_settled, model_events, sse_events, Provider};
 use webmcp_host::core::provider::ModelEvent;
 use webmcp_host::core::stream::parse_run;
@@ -38,17 +41,13 @@ use webmcp_host::core::stream::parse_run;
 const RANDOM_CHUNKINGS: usize = 240;
 
 fn streams() -> Vec<(String, String)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/streams");
-    let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "sse"))
+    let out: Vec<(String, String)> = common::files(&common::golden("streams"), Some("sse"))
+        .into_iter()
         .map(|p| {
             let name = p.file_stem().unwrap().to_str().unwrap().to_owned();
-            (name, std::fs::read_to_string(&p).unwrap())
+            (name, common::read(&p))
         })
         .collect();
-    out.sort();
     assert!(
         out.len() >= 7,
         "expected the recorded streams, found {}",
@@ -69,8 +68,9 @@ fn chunkings(input: &str, seed: u64) -> Vec<Vec<&str>> {
     let mut out = vec![chars(input)];
     // Every position of a short input; of a long one, every position near its ends and every
     // fifth in between.
-    let bounds: Vec<usize> = (1..input.len())
-        .filter(|&i| input.is_char_boundary(i))
+    let bounds: Vec<usize> = boundaries(input)
+        .into_iter()
+        .filter(|&i| 0 < i && i < input.len())
         .filter(|&i| input.len() <= 1024 || i < 256 || input.len() - i < 256 || i % 5 == 0)
         .collect();
     for &i in &bounds {
@@ -206,13 +206,7 @@ fn mcp_sse_path() {
 #[test]
 fn call_parser_one_character_and_empty_pieces() {
     let tools = std::rc::Rc::new(golden::golden_tools());
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/parse");
-    let mut inputs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-        .collect();
-    inputs.sort();
+    let inputs = common::files(&common::golden("parse"), Some("txt"));
     assert!(inputs.len() >= 20);
     let mut rng = Rng(0x5eed);
     for path in inputs {
@@ -241,4 +235,34 @@ fn call_parser_one_character_and_empty_pieces() {
             );
         }
     }
+}
+
+#[test]
+fn the_chunking_helpers_lose_nothing_and_cut_between_characters() {
+    let text = "a€b\r\n😀 ü";
+    let mut rng = Rng(7);
+    let mut lcg = chunk::Lcg(7);
+    let mut all = vec![
+        chars(text),
+        chunk::fixed(text, 1),
+        chunk::fixed(text, 3),
+        chunk::random_sized(text, 4, &mut lcg),
+        pieces(text, 2, true, 9),
+        pieces(text, 2, false, 0),
+        cut_at(text, &[0, 2, 2, 9, 100]),
+    ];
+    all.extend(
+        boundaries(text)
+            .iter()
+            .map(|&i| vec![&text[..i], &text[i..]]),
+    );
+    for _ in 0..50 {
+        all.push(pieces(text, 1 + rng.below(5), true, rng.next_u64()));
+    }
+    for chunking in &all {
+        assert_eq!(chunking.concat(), text, "{chunking:?}");
+    }
+    assert_eq!(chars(text).len(), text.chars().count());
+    assert!(chunk::fixed(text, 1).iter().all(|p| !p.is_empty()));
+    assert_eq!(boundaries(text).len(), text.chars().count() + 1);
 }

@@ -5,12 +5,13 @@
 //! Each target's seed corpus (`fuzz/corpus/<target>/`) is replayed too, so the targets' checks
 //! themselves stay true of realistic input.
 
+mod common;
+// The fuzz checks below reach the chunking helpers as `crate::chunk`.
+use common::chunk;
+
 #[allow(dead_code)]
 #[path = "../fuzz/src/call_parser.rs"]
 mod call_parser;
-#[allow(dead_code)]
-#[path = "../fuzz/src/chunk.rs"]
-mod chunk;
 #[allow(dead_code)]
 #[path = "../fuzz/src/golden.rs"]
 mod golden;
@@ -28,7 +29,7 @@ mod repair;
 mod stream;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A fuzz target's check of one input.
 type Check = fn(&[u8]);
@@ -44,22 +45,10 @@ const TARGETS: &[(&str, Check)] = &[
     ("page_message", page::page_message),
 ];
 
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
-    out.sort();
-    out
-}
-
 /// Runs `check` on every file of `dir`; returns the failures.
 fn replay(target: &str, check: Check, dir: &Path) -> (usize, Vec<String>) {
     let mut failures = Vec::new();
-    let inputs = files(dir);
+    let inputs = common::files(dir, None);
     for path in &inputs {
         let data = std::fs::read(path).unwrap();
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| check(&data))) {
@@ -74,13 +63,9 @@ fn replay(target: &str, check: Check, dir: &Path) -> (usize, Vec<String>) {
     (inputs.len(), failures)
 }
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 #[test]
 fn crashing_inputs_stay_fixed() {
-    let dir = root().join("tests/golden/fuzz-regressions");
+    let dir = common::golden("fuzz-regressions");
     let mut failures = Vec::new();
     let mut count = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
@@ -101,7 +86,11 @@ fn crashing_inputs_stay_fixed() {
 fn seed_corpora_pass_their_checks() {
     let mut failures = Vec::new();
     for (target, check) in TARGETS {
-        let (n, failed) = replay(target, *check, &root().join("fuzz/corpus").join(target));
+        let (n, failed) = replay(
+            target,
+            *check,
+            &common::root().join("fuzz/corpus").join(target),
+        );
         assert!(n > 0, "{target}: no seeds");
         failures.extend(failed);
     }

@@ -12,8 +12,10 @@
 //! - `SOURCES.md`: the report behind every `source` key.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use webmcp_host::core::repair::{repair_body, Repaired, Unrepaired};
@@ -22,18 +24,15 @@ use webmcp_host::core::toolset::ToolSet;
 const MIN_CORPUS: usize = 300;
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/repair")
+    common::golden("repair")
 }
 
 fn read(name: &str) -> String {
-    let path = dir().join(name);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    common::read(&dir().join(name))
 }
 
 fn tools() -> ToolSet {
-    let (set, problems) = ToolSet::from_json_text(&read("tools.json")).unwrap();
-    assert!(problems.is_empty(), "tools.json: {problems:?}");
-    set
+    common::tool_set(&dir().join("tools.json"))
 }
 
 /// One line of a corpus file.

@@ -33,7 +33,7 @@ use webmcp_host::core::parse::{CallParser, Piece};
 use webmcp_host::core::stream::parse_run;
 use webmcp_host::core::toolset::ToolSet;
 
-use crate::chunk::assert_same;
+use crate::chunk::{assert_same, fixed, random_sized, text, Lcg};
 
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
@@ -41,35 +41,6 @@ const TAG_CLOSE: &str = "</tool_call>";
 thread_local! {
     /// The golden tools, built once (`parse_run` shares them through an `Rc`).
     static TOOLS: Rc<ToolSet> = Rc::new(crate::golden::golden_tools());
-}
-
-/// A small deterministic generator for chunk sizes.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % below
-    }
-}
-
-fn chunks(input: &str, size: usize, random: bool, seed: u64) -> Vec<&str> {
-    let mut rng = Lcg(seed);
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < input.len() {
-        let step = if random { 1 + rng.next(size) } else { size };
-        let mut end = (start + step).min(input.len());
-        while !input.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&input[start..end]);
-        start = end;
-    }
-    out
 }
 
 fn pieces<'a>(chunks: impl IntoIterator<Item = &'a str>, cut: bool) -> Vec<Piece> {
@@ -270,18 +241,13 @@ pub fn call_parser(data: &[u8]) {
     let size = usize::from(mode & 0x0f) + 1;
     let cut = mode & 0x10 != 0;
     let random = mode & 0x20 != 0;
-    let input: String = if mode & 0x40 != 0 {
-        match std::str::from_utf8(rest) {
-            Ok(s) => s.to_owned(),
-            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()])
-                .expect("valid prefix")
-                .to_owned(),
-        }
-    } else {
-        String::from_utf8_lossy(rest).into_owned()
-    };
+    let input = text(rest, mode & 0x40 != 0);
     let tools = TOOLS.with(Rc::clone);
-    let parts = chunks(&input, size, random, rest.len() as u64 ^ u64::from(mode));
+    let parts = if random {
+        random_sized(&input, size, &mut Lcg(rest.len() as u64 ^ u64::from(mode)))
+    } else {
+        fixed(&input, size)
+    };
 
     // The parser alone.
     let whole = merge(pieces([input.as_str()], cut));

@@ -12,6 +12,8 @@ use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
 use std::sync::Once;
 
 pub mod call_parser;
+/// The chunking helpers the native tests and the benchmark share (`tests/common/chunk.rs`).
+#[path = "../../tests/common/chunk.rs"]
 pub mod chunk;
 pub mod golden;
 pub mod mcp;
