@@ -137,7 +137,7 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
     assert_eq!(
         answer,
-        json!({"ok": true, "version": env!("CARGO_PKG_VERSION")})
+        json!({"ok": true, "value": env!("CARGO_PKG_VERSION")})
     );
     let answer =
         convert::to_json(&shell::handle_message(version.clone(), page.clone()).await).unwrap();
