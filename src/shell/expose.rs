@@ -16,10 +16,8 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use js_sys::{Array, Promise, Reflect};
 use serde_json::{json, Value};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 
 use super::agent::{load_servers, read_key};
 use super::convert::{self, describe};
@@ -43,12 +41,6 @@ const NOTIFY_MS: u32 = 2_000;
 /// The message that tells a page's `expose.js` to ask again.
 const SYNC_KEY: &str = "webmcpHostExpose";
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
-}
-
 /// An open connection to an exposed server.
 struct Open {
     config: McpServerConfig,
@@ -59,46 +51,14 @@ struct Open {
 
 /// The kept connections, by server name.
 #[derive(Default)]
-struct Connections {
-    open: HashMap<String, Rc<Open>>,
-}
-
-impl Connections {
-    /// The kept connection to a server.
-    fn kept(server: &str) -> Option<Rc<Open>> {
-        CONNECTIONS.with(|c| c.borrow().open.get(server).cloned())
-    }
-
-    /// Keeps `opened`, unless another request kept one of the same configuration and key
-    /// meanwhile: that one is returned.
-    fn keep(server: &str, opened: &Rc<Open>) -> Option<Rc<Open>> {
-        CONNECTIONS.with(|c| {
-            let open = &mut c.borrow_mut().open;
-            match open.get(server) {
-                Some(other) if other.config == opened.config && other.key == opened.key => {
-                    Some(other.clone())
-                }
-                _ => {
-                    open.insert(server.to_owned(), opened.clone());
-                    None
-                }
-            }
-        })
-    }
-
-    /// Takes a server's kept connection out.
-    fn take(server: &str) -> Option<Rc<Open>> {
-        CONNECTIONS.with(|c| c.borrow_mut().open.remove(server))
-    }
-
-    /// The servers with a kept connection.
-    fn servers() -> Vec<String> {
-        CONNECTIONS.with(|c| c.borrow().open.keys().cloned().collect())
-    }
-}
+struct Connections(HashMap<String, Rc<Open>>);
 
 thread_local! {
     static CONNECTIONS: RefCell<Connections> = RefCell::new(Connections::default());
+}
+
+fn with<T>(f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
+    CONNECTIONS.with(|c| f(&mut c.borrow_mut().0))
 }
 
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
@@ -217,7 +177,7 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         Some(reference) => read_key(reference).await?,
         None => None,
     };
-    if let Some(kept) = Connections::kept(&server.name) {
+    if let Some(kept) = with(|open| open.get(&server.name).cloned()) {
         if kept.config == *server && kept.key == key {
             return Ok(kept);
         }
@@ -234,7 +194,16 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         tools: Rc::new(tools),
     });
     // Another request may have opened the same server meanwhile: keep one of the two.
-    match Connections::keep(&server.name, &opened) {
+    let earlier = with(|open| match open.get(&server.name) {
+        Some(other) if other.config == opened.config && other.key == opened.key => {
+            Some(other.clone())
+        }
+        _ => {
+            open.insert(server.name.clone(), opened.clone());
+            None
+        }
+    });
+    match earlier {
         Some(other) => {
             let client = opened.client.clone();
             spawn_local(async move { mcp::close(&client).await });
@@ -246,16 +215,18 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
 
 /// Closes a server's kept connection, if there is one.
 fn forget(server: &str) {
-    if let Some(open) = Connections::take(server) {
+    if let Some(open) = with(|open| open.remove(server)) {
         spawn_local(async move { mcp::close(&open.client).await });
     }
 }
 
 fn close_unused(exposures: &[Exposure]) {
-    for name in Connections::servers() {
-        if !exposures.iter().any(|e| e.server == name) {
-            forget(&name);
-        }
+    let unused: Vec<String> = with(|open| open.keys().cloned().collect());
+    for name in unused
+        .iter()
+        .filter(|n| !exposures.iter().any(|e| &e.server == *n))
+    {
+        forget(name);
     }
 }
 
@@ -280,7 +251,7 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
             ));
         }
     }
-    let Some(open) = Connections::kept(&tool.server) else {
+    let Some(open) = with(|open| open.get(&tool.server).cloned()) else {
         return Err(format!(
             "the MCP server of `{}` is not connected any more",
             request.name
@@ -290,7 +261,7 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
     let result = match result {
         CallResult::Error(error) => {
             // The next call starts with a fresh connection (and a fresh listing).
-            if Connections::kept(&tool.server).is_some_and(|k| Rc::ptr_eq(&k, &open)) {
+            if with(|kept| kept.get(&tool.server).is_some_and(|k| Rc::ptr_eq(k, &open))) {
                 forget(&tool.server);
             }
             CallResult::Error(redact(&error, open.key.as_deref()))
@@ -302,35 +273,15 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
 
 /// Tells the top frame of every open tab of `origin` to ask for its tools again.
 async fn notify(origin: &str) {
-    let tabs = match tabs_query(&js_sys::Object::new().into()) {
-        Ok(promise) => match JsFuture::from(promise).await {
-            Ok(tabs) => Array::from(&tabs),
-            Err(e) => {
-                chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
-                return;
-            }
-        },
-        Err(e) => {
-            chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
-            return;
-        }
-    };
     let message = convert::from_json(&json!({SYNC_KEY: 1, "op": "sync"}));
     let mut sent = Vec::new();
-    for tab in tabs.iter() {
-        let Some(tab_id) = Reflect::get(&tab, &"id".into())
-            .ok()
-            .and_then(|id| id.as_f64())
-            .map(|id| id as i64)
-        else {
-            continue;
-        };
-        let Ok(frames) = chrome::all_frames(tab_id).await else {
+    for tab in chrome::tabs().await {
+        let Ok(frames) = chrome::all_frames(tab.id).await else {
             continue;
         };
         let top = frames.iter().find(|f| f.frame_id == 0);
         if top.and_then(|f| origin_of_url(&f.url)).as_deref() == Some(origin) {
-            sent.push(chrome::send_to_frame(tab_id, 0, &message));
+            sent.push(chrome::send_to_frame(tab.id, 0, &message));
         }
     }
     for reply in sent {

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -39,14 +40,44 @@ enum Store {
     Changed,
 }
 
+/// A run's events, as kept and as stored (under `webmcpHost.ui.run.<runId>`).
+#[derive(Default, Serialize, Deserialize)]
+struct Events {
+    #[serde(default)]
+    events: Vec<Value>,
+    /// When each event was emitted (ms since the epoch).
+    #[serde(default)]
+    times: Vec<f64>,
+    /// Events past [`MAX_STORED_EVENTS`], counted only.
+    #[serde(default)]
+    dropped: usize,
+}
+
+impl Events {
+    /// A run's stored events (none when nothing readable is stored).
+    async fn stored(run_id: &str) -> Events {
+        let stored = storage_get(AREA, &format!("{RUN_KEY}{run_id}")).await.ok();
+        stored
+            .and_then(|v| convert::to_json(&v).ok())
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
+    async fn store(&self, run_id: &str) -> Result<JsValue, JsValue> {
+        let value = serde_json::to_value(self).unwrap_or(Value::Null);
+        storage_set(
+            AREA,
+            &format!("{RUN_KEY}{run_id}"),
+            convert::from_json(&value),
+        )
+        .await
+    }
+}
+
 /// What the worker keeps of a run for the person's side.
 struct Kept {
     summary: RunSummary,
-    events: Vec<Value>,
-    /// When each event was emitted (ms since the epoch).
-    times: Vec<f64>,
-    /// Events past [`MAX_STORED_EVENTS`], counted only.
-    dropped: usize,
+    log: Events,
     store: Store,
 }
 
@@ -83,9 +114,7 @@ pub(crate) fn on_start(run_id: &str, thread_id: &str, tab_id: Option<i64>, reque
             run_id.to_owned(),
             Kept {
                 summary: summary.clone(),
-                events: Vec::new(),
-                times: Vec::new(),
-                dropped: 0,
+                log: Events::default(),
                 store: Store::Saved,
             },
         )
@@ -99,12 +128,13 @@ pub(crate) fn on_event(run_id: &str, event: &Value) {
     let time = now_ms();
     let seq = with(|log| {
         let kept = log.runs.get_mut(run_id)?;
-        let seq = kept.events.len() + kept.dropped;
-        if kept.events.len() < MAX_STORED_EVENTS {
-            kept.events.push(event.clone());
-            kept.times.push(time);
+        let log = &mut kept.log;
+        let seq = log.events.len() + log.dropped;
+        if log.events.len() < MAX_STORED_EVENTS {
+            log.events.push(event.clone());
+            log.times.push(time);
         } else {
-            kept.dropped += 1;
+            log.dropped += 1;
         }
         kept.summary.event_count = seq + 1;
         Some(seq)
@@ -152,7 +182,7 @@ fn changed(run_id: &str) {
                 kept.store = Store::Saving;
                 Some((
                     kept.summary.clone(),
-                    json!({"events": kept.events, "times": kept.times, "dropped": kept.dropped}),
+                    serde_json::to_value(&kept.log).unwrap_or(Value::Null),
                 ))
             });
             let Some((summary, data)) = snapshot else {
@@ -244,35 +274,21 @@ pub async fn recover() -> usize {
 
 /// Ends the stored log of a run a worker restart cut (see `core::restart`); whether it did.
 async fn end_interrupted_run(run: &mut RunSummary) -> bool {
-    let key = format!("{RUN_KEY}{}", run.run_id);
-    let mut stored = storage_get(AREA, &key)
-        .await
-        .ok()
-        .and_then(|v| convert::to_json(&v).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
-    let list = |value: &Value, key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut events = list(&stored, "events");
-    let mut times = list(&stored, "times");
+    let mut stored = Events::stored(&run.run_id).await;
     let intents = restart::stored(&run.run_id).await;
-    let before = events.len();
-    let Some(outcome) =
-        crate::core::restart::end_interrupted(&run.thread_id, &run.run_id, &mut events, &intents)
-    else {
+    let before = stored.events.len();
+    let Some(outcome) = crate::core::restart::end_interrupted(
+        &run.thread_id,
+        &run.run_id,
+        &mut stored.events,
+        &intents,
+    ) else {
         run.state = "finished".into();
         return false;
     };
-    times.resize(events.len(), json!(now_ms()));
-    let added = events.len() - before;
-    stored["events"] = Value::Array(events);
-    stored["times"] = Value::Array(times);
-    let _ = storage_set(AREA, &key, convert::from_json(&stored)).await;
+    stored.times.resize(stored.events.len(), now_ms());
+    let added = stored.events.len() - before;
+    let _ = stored.store(&run.run_id).await;
     restart::forget(&run.run_id).await;
     run.outcome = Some(outcome);
     run.event_count += added;
@@ -301,9 +317,9 @@ pub(crate) async fn run_log(run_id: &str, since: usize) -> Result<Value, String>
         log.runs.get(run_id).map(|k| {
             (
                 k.summary.clone(),
-                k.events.get(since..).unwrap_or_default().to_vec(),
-                k.times.get(since..).unwrap_or_default().to_vec(),
-                k.events.len() + k.dropped,
+                k.log.events.get(since..).unwrap_or_default().to_vec(),
+                k.log.times.get(since..).unwrap_or_default().to_vec(),
+                k.log.events.len() + k.log.dropped,
             )
         })
     });
@@ -315,29 +331,12 @@ pub(crate) async fn run_log(run_id: &str, since: usize) -> Result<Value, String>
                 .into_iter()
                 .find(|r| r.run_id == run_id)
                 .ok_or_else(|| format!("runLog: no run `{run_id}` is kept"))?;
-            let stored = storage_get(AREA, &format!("{RUN_KEY}{run_id}"))
-                .await
-                .ok()
-                .and_then(|v| convert::to_json(&v).ok())
-                .unwrap_or(Value::Null);
-            let list = |key: &str| {
-                stored
-                    .get(key)
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default()
-            };
-            let (events, times) = (list("events"), list("times"));
-            let total = events.len();
+            let stored = Events::stored(run_id).await;
+            let total = stored.events.len();
             (
                 summary,
-                events.get(since..).unwrap_or_default().to_vec(),
-                times
-                    .get(since..)
-                    .unwrap_or_default()
-                    .iter()
-                    .filter_map(Value::as_f64)
-                    .collect(),
+                stored.events.get(since..).unwrap_or_default().to_vec(),
+                stored.times.get(since..).unwrap_or_default().to_vec(),
                 total,
             )
         }

@@ -6,8 +6,10 @@
 //! key it used.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
 
-use js_sys::{Object, Promise, Reflect};
+use js_sys::{Promise, Reflect};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -100,29 +102,19 @@ pub(crate) async fn test_model(request: &Value) -> Result<Value, String> {
             };
             let http = connection_check(&model, key.as_deref()).expect("an HTTP provider");
             let headers = convert::headers(&http.headers);
-            let fetching = future_to_promise(async move {
-                let handle = start_fetch(&http.url, &http.method, headers.into(), "").await?;
-                let status = Reflect::get(&handle, &"status".into())?;
-                let text = io::call_method(&handle, "text")?;
-                let text = JsFuture::from(Promise::from(text)).await?;
-                let answer = Object::new();
-                Reflect::set(&answer, &"status".into(), &status)?;
-                Reflect::set(&answer, &"text".into(), &text)?;
-                Ok(answer.into())
+            let fetching = within(CHECK_MS, async move {
+                let fetched = async {
+                    let handle = start_fetch(&http.url, &http.method, headers.into(), "").await?;
+                    let status = Reflect::get(&handle, &"status".into())?;
+                    let text = JsFuture::from(Promise::from(io::call_method(&handle, "text")?));
+                    Ok::<_, JsValue>((status.as_f64().unwrap_or(0.0) as u16, text.await?))
+                };
+                let (status, text) = fetched.await.map_err(|e| convert::describe(&e))?;
+                Ok((status, text.as_string().unwrap_or_default()))
             });
             let origin = extension_origin();
-            let report = match timer::within(fetching, CHECK_MS).await {
-                Ok(Some(answer)) => {
-                    let status = Reflect::get(&answer, &"status".into())
-                        .ok()
-                        .and_then(|s| s.as_f64())
-                        .unwrap_or(0.0) as u16;
-                    let text = Reflect::get(&answer, &"text".into())
-                        .ok()
-                        .and_then(|t| t.as_string())
-                        .unwrap_or_default();
-                    connection_report(&model, status, &text, None, &origin)
-                }
+            let report = match fetching.await {
+                Ok(Some((status, text))) => connection_report(&model, status, &text, None, &origin),
                 Ok(None) => {
                     connection_report(&model, 0, "", Some("no answer within 15 s"), &origin)
                 }
@@ -155,37 +147,31 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
         Some(reference) => read_key(reference).await,
         None => Ok(None),
     };
-    let state = match key {
+    let mut state = match key {
         Err(error) => {
             json!({"ok": false, "tools": 0, "names": [], "error": error})
         }
         Ok(key) => {
             let config = server.clone();
-            let opened: std::rc::Rc<RefCell<Option<Value>>> = Default::default();
-            let sink = opened.clone();
-            let opening = future_to_promise(async move {
-                match mcp::open(config.clone(), key, config.timeout_ms.unwrap_or(15_000)).await {
-                    Ok((client, listed)) => {
-                        mcp::close(&client).await;
-                        let (tools, map) = mcp_run_tools(&config, &listed);
-                        let names: Vec<Value> = tools
-                            .iter()
-                            .zip(&map)
-                            .take(200)
-                            .map(|(tool, entry)| {
-                                let description: String = tool.spec.description.chars().take(300).collect();
-                                json!({"name": tool.spec.name, "description": description, "confirm": entry.needs_confirmation})
-                            })
-                            .collect();
-                        *sink.borrow_mut() =
-                            Some(json!({"ok": true, "tools": tools.len(), "names": names}));
-                        Ok(JsValue::TRUE)
-                    }
-                    Err(message) => Err(JsValue::from_str(&message)),
-                }
+            let opening = within(server.timeout_ms.unwrap_or(CHECK_MS), async move {
+                let within = config.timeout_ms.unwrap_or(15_000);
+                let (client, listed) = mcp::open(config.clone(), key, within).await?;
+                mcp::close(&client).await;
+                let (tools, map) = mcp_run_tools(&config, &listed);
+                let names: Vec<Value> = tools
+                    .iter()
+                    .zip(&map)
+                    .take(200)
+                    .map(|(tool, entry)| {
+                        let description: String =
+                            tool.spec.description.chars().take(300).collect();
+                        json!({"name": tool.spec.name, "description": description, "confirm": entry.needs_confirmation})
+                    })
+                    .collect();
+                Ok(json!({"ok": true, "tools": tools.len(), "names": names}))
             });
-            match timer::within(opening, server.timeout_ms.unwrap_or(CHECK_MS)).await {
-                Ok(Some(_)) => opened.borrow_mut().take().unwrap_or(Value::Null),
+            match opening.await {
+                Ok(Some(state)) => state,
                 Ok(None) => {
                     json!({"ok": false, "tools": 0, "names": [], "error": "no answer in time"})
                 }
@@ -193,7 +179,6 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
             }
         }
     };
-    let mut state = state;
     state["checkedMs"] = json!(now_ms());
     let mut states = storage_get(AREA, STATES_KEY)
         .await
@@ -204,4 +189,21 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
     states[&server.name] = state.clone();
     let _ = storage_set(AREA, STATES_KEY, convert::from_json(&states)).await;
     Ok(state)
+}
+
+/// Runs `work` for at most `ms` milliseconds: its value, `None` when time ran out, or its
+/// error.
+async fn within<T: 'static>(
+    ms: u32,
+    work: impl Future<Output = Result<T, String>> + 'static,
+) -> Result<Option<T>, String> {
+    let done: Rc<RefCell<Option<T>>> = Rc::default();
+    let sink = done.clone();
+    let promise = future_to_promise(async move {
+        *sink.borrow_mut() = Some(work.await.map_err(|e| JsValue::from_str(&e))?);
+        Ok(JsValue::TRUE)
+    });
+    Ok(timer::within(promise, ms)
+        .await?
+        .and_then(|_| done.borrow_mut().take()))
 }
