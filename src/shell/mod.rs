@@ -22,8 +22,6 @@ pub mod timer;
 pub mod ui;
 pub mod waits;
 
-pub use router::handle_message;
-
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 

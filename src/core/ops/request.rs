@@ -34,17 +34,22 @@ fn bad(message: impl Into<String>) -> RequestError {
 /// `listTools({tabId})`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListToolsRequest {
+    /// The tab whose frames are asked.
     pub tab_id: i64,
 }
 
 /// `callTool({tabId, name, args, frameId?, timeoutMs?})`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallToolRequest {
+    /// The tab of the tool.
     pub tab_id: i64,
+    /// The tool's name.
     pub name: String,
+    /// The tool's input.
     pub args: Map<String, Value>,
     /// Which frame's tool, when several frames offer the name.
     pub frame_id: Option<i64>,
+    /// How long the tool may take, in ms.
     pub timeout_ms: u32,
     /// The tool as a run was given it: a tool found otherwise (another origin, another
     /// definition) is not called. Never read from JSON.
@@ -76,6 +81,7 @@ fn id_field(map: &Map<String, Value>, key: &str, what: &str) -> Result<Option<i6
 }
 
 impl ListToolsRequest {
+    /// Parses `{tabId}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         let map = object(value, "listTools")?;
         let tab_id = id_field(map, "tabId", "listTools")?
@@ -85,6 +91,7 @@ impl ListToolsRequest {
 }
 
 impl CallToolRequest {
+    /// Parses `{tabId, name, args?, frameId?, timeoutMs?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         const WHAT: &str = "callTool";
         let map = object(value, WHAT)?;
@@ -137,15 +144,21 @@ impl CallToolRequest {
 /// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
+    /// The tab whose page tools the run may use; none: a run without a page.
     pub tab_id: Option<i64>,
     /// The new messages of this turn (a prompt becomes one user message).
     pub messages: Vec<crate::core::agui::Message>,
+    /// The model registry entry to use; none: the default.
     pub model: Option<String>,
     /// The client's frontend tools.
     pub frontend_tools: Vec<crate::core::toolset::ToolSpec>,
+    /// The most tool calls of the turn.
     pub max_steps: usize,
+    /// The client's context, passed through.
     pub context: Value,
+    /// The run id to use (made up when missing).
     pub run_id: Option<String>,
+    /// The thread id to use (made up when missing).
     pub thread_id: Option<String>,
 }
 
@@ -153,6 +166,7 @@ pub struct RunRequest {
 pub const MAX_MAX_STEPS: usize = 100;
 
 impl RunRequest {
+    /// Parses a run request, with errors naming the field.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         const WHAT: &str = "run";
         let map = object(value, WHAT)?;

@@ -23,27 +23,38 @@ pub const MAX_STORED_EVENTS: usize = 5_000;
 pub enum PendingItem {
     /// A visitor tool's call: answered with a value, or declined.
     Input {
+        /// The run that waits.
         run_id: String,
+        /// The call that waits.
         call_id: String,
+        /// The visitor tool's name.
         name: String,
+        /// The call's arguments.
         args: Map<String, Value>,
     },
     /// An MCP tool that needs confirmation in a run without a tab: allowed or declined.
     Confirmation {
+        /// The run that waits.
         run_id: String,
+        /// The call that waits.
         call_id: String,
+        /// The MCP tool's name.
         name: String,
+        /// The MCP server's name.
         server: String,
+        /// The call's arguments.
         args: Map<String, Value>,
     },
 }
 
 impl PendingItem {
+    /// The run the item belongs to.
     pub fn run_id(&self) -> &str {
         match self {
             PendingItem::Input { run_id, .. } | PendingItem::Confirmation { run_id, .. } => run_id,
         }
     }
+    /// The call the item belongs to.
     pub fn call_id(&self) -> &str {
         match self {
             PendingItem::Input { call_id, .. } | PendingItem::Confirmation { call_id, .. } => {
@@ -56,7 +67,9 @@ impl PendingItem {
 /// A person's answer to a pending item, parsed from `answer`/`decline` requests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
+    /// The run answered.
     pub run_id: String,
+    /// The call answered.
     pub call_id: String,
     /// `Ok(value)` answers (for a confirmation: allows); `Err(reason)` declines.
     pub verdict: Result<String, Option<String>>,
@@ -110,19 +123,25 @@ fn ids(request: &Value, what: &str) -> Result<(String, String), String> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
+    /// The run's id.
     pub run_id: String,
+    /// The run's thread.
     pub thread_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The run's tab, when it has one.
     pub tab_id: Option<i64>,
     /// The person's prompt (the last user message), shortened.
     #[serde(default)]
     pub prompt: String,
+    /// When it started (ms since the epoch).
     pub started_ms: f64,
     /// `running`, `finished`, or (read back after the worker stopped mid-run) `interrupted`.
     pub state: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How it ended, once it did.
     pub outcome: Option<Value>,
     #[serde(default)]
+    /// How many events it emitted.
     pub event_count: usize,
 }
 

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::{Audience, OpName};
+use super::name::{Audience, OpName};
 use crate::core::expose::origin_of_url;
 
 /// The fields of Chrome's `MessageSender` the checks need.
@@ -16,9 +16,13 @@ use crate::core::expose::origin_of_url;
 pub struct SenderInfo {
     /// The sending extension's id.
     pub id: Option<String>,
+    /// The sending document's URL.
     pub url: Option<String>,
+    /// The sending document's origin, when Chrome reports it.
     pub origin: Option<String>,
+    /// The sender's tab, when it is in one.
     pub tab_id: Option<i64>,
+    /// The sender's frame in that tab.
     pub frame_id: Option<i64>,
 }
 
@@ -29,12 +33,18 @@ pub enum Sender {
     ExtensionPage,
     /// This extension's content script in a frame of a tab.
     ContentScript {
+        /// Its tab.
         tab_id: i64,
+        /// Its frame (0: the top frame).
         frame_id: i64,
+        /// Its frame's URL, as Chrome reported it.
         url: String,
     },
     /// Anything else: another extension, a context without a tab, a mismatched origin.
-    Unknown { reason: String },
+    Unknown {
+        /// Why it is not trusted.
+        reason: String,
+    },
 }
 
 /// Classifies a sender; `own_id` is this extension's id (`chrome.runtime.id`).

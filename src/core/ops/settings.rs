@@ -25,17 +25,23 @@ pub fn mask_key(key: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelPreset {
+    /// The preset's id (also the key reference it suggests).
     pub id: &'static str,
+    /// What the person reads.
     pub label: &'static str,
+    /// The provider it speaks.
     pub provider: Provider,
+    /// Its endpoint.
     pub base_url: &'static str,
     /// A model id to start from.
     pub model: &'static str,
+    /// Whether it calls tools natively.
     pub native_tools: bool,
     /// Whether the endpoint wants a key.
     pub needs_key: bool,
 }
 
+/// The model presets the popup offers.
 pub fn model_presets() -> Vec<ModelPreset> {
     let preset = |id, label, provider, base_url, model, native_tools, needs_key| ModelPreset {
         id,
@@ -182,7 +188,9 @@ pub fn connection_check(model: &ModelConfig, key: Option<&str>) -> Option<HttpRe
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckReport {
+    /// Whether the model answered as expected.
     pub ok: bool,
+    /// What to tell the person (what to do, when it failed).
     pub message: String,
     /// The model ids the endpoint lists (at most 50), when it answered with a list.
     #[serde(skip_serializing_if = "Vec::is_empty")]
