@@ -41,7 +41,7 @@ enum Store {
 }
 
 /// A run's events, as kept and as stored (under `webmcpHost.ui.run.<runId>`).
-#[derive(Default, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 struct Events {
     #[serde(default)]
     events: Vec<Value>,
@@ -180,15 +180,12 @@ fn changed(run_id: &str) {
             let snapshot = with(|log| {
                 let kept = log.runs.get_mut(&run_id)?;
                 kept.store = Store::Saving;
-                Some((
-                    kept.summary.clone(),
-                    serde_json::to_value(&kept.log).unwrap_or(Value::Null),
-                ))
+                Some((kept.summary.clone(), kept.log.clone()))
             });
-            let Some((summary, data)) = snapshot else {
+            let Some((summary, events)) = snapshot else {
                 return;
             };
-            save(summary, data).await;
+            save(summary, events).await;
             let again = with(|log| match log.runs.get_mut(&run_id) {
                 Some(kept) if kept.store == Store::Changed => true,
                 Some(kept) => {
@@ -204,19 +201,15 @@ fn changed(run_id: &str) {
     });
 }
 
-async fn save(summary: RunSummary, data: Value) {
+/// Stores a run's events and its place in the run list (dropping the oldest runs).
+async fn save(summary: RunSummary, events: Events) {
     let run_id = summary.run_id.clone();
     let mut list = run_list().await;
     let dropped = remember_run(&mut list, summary);
     with(|log| log.list = Some(list.clone()));
     let list = serde_json::to_value(&list).unwrap_or(Value::Null);
     let results = [
-        storage_set(
-            AREA,
-            &format!("{RUN_KEY}{run_id}"),
-            convert::from_json(&data),
-        )
-        .await,
+        events.store(&run_id).await,
         storage_set(AREA, LIST_KEY, convert::from_json(&list)).await,
     ];
     for result in results {

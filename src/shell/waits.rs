@@ -96,28 +96,23 @@ pub(crate) async fn wait_for_inputs(
     stop: Promise,
 ) -> Vec<Input> {
     let changed = with(|w| {
-        let before = w.pending.len();
+        let before = w.pending.clone();
         w.pending.retain(|p| {
             !matches!(p, PendingItem::Input { run_id: r, call_id, .. }
                 if r == run_id && !waiting.iter().any(|i| &i.call_id == call_id))
         });
-        let mut changed = before != w.pending.len();
         for input in waiting {
-            if !w
-                .pending
-                .iter()
-                .any(|p| p.run_id() == run_id && p.call_id() == input.call_id)
-            {
+            let listed = |p: &PendingItem| p.run_id() == run_id && p.call_id() == input.call_id;
+            if !w.pending.iter().any(listed) {
                 w.pending.push(PendingItem::Input {
                     run_id: run_id.to_owned(),
                     call_id: input.call_id.clone(),
                     name: input.name.clone(),
                     args: input.args.clone(),
                 });
-                changed = true;
             }
         }
-        changed
+        w.pending != before
     });
     if changed {
         push("pending", json!({}));
