@@ -24,7 +24,7 @@ chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
 
 // The automation surface a QA harness drives (for example through Playwright's
 // `serviceWorker.evaluate`): `webmcpHost[op](request)` for every operation the host lists
-// (`host.operations()`; docs/ has each one's request and value), resolving to its value or
+// (`host.operations()`; the docs give each one's request and value), resolving to its value or
 // throwing its error. The popup asks the same operations through runtime messages.
 const operations = ready.then(() => new Set(host.operations()));
 const operation = (name) => async (request) => {
