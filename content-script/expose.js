@@ -40,15 +40,15 @@
   const execute = (name) => async (input) => {
     const args = input && typeof input === 'object' && !Array.isArray(input) ? input : {};
     const answer = await ask({ op: 'callExposed', name, args });
-    if (answer?.ok === true && typeof answer.result === 'string') return answer.result;
+    if (answer?.ok === true && typeof answer.value === 'string') return answer.value;
     throw new Error(String(answer?.error ?? 'the host did not answer'));
   };
 
   const sync = async () => {
     const answer = await ask({ op: 'exposedTools' });
-    if (answer?.ok !== true || !Array.isArray(answer.tools)) return;
+    if (answer?.ok !== true || !Array.isArray(answer.value)) return;
     await domReady;
-    const wanted = new Map(answer.tools.map((tool) => [tool.name, tool]));
+    const wanted = new Map(answer.value.map((tool) => [tool.name, tool]));
     for (const [name, entry] of registered) {
       const now = wanted.get(name);
       if (!now || JSON.stringify(now) !== entry.signature) {
@@ -63,7 +63,7 @@
     } catch {
       // No listing: registration below still refuses duplicates.
     }
-    for (const tool of answer.tools) {
+    for (const tool of answer.value) {
       if (registered.has(tool.name) || taken.has(tool.name)) continue;
       const controller = new AbortController();
       try {

@@ -21,15 +21,12 @@ const ASK_PERSON = {
 // ------------------------------------------------------------------------------------------
 // Worker calls
 
-/** An operation of this UI: resolves to its value, or throws its error. */
-async function call(op, body = {}) {
-  const answer = await chrome.runtime.sendMessage({ op, ...body });
+/** An operation of the host: resolves to its value, or throws its error (every operation answers `{ok, value | error}`). */
+async function call(op, request = {}) {
+  const answer = await chrome.runtime.sendMessage({ op, ...request });
   if (!answer?.ok) throw new Error(answer?.error ?? `no answer to ${op}`);
   return answer.value;
 }
-
-/** The original operations (`version`, `listTools`) answer `{ok, ...fields}`. */
-const send = (message) => chrome.runtime.sendMessage(message);
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -129,9 +126,11 @@ async function loadTools() {
     say('status', 'No tab to read.');
     return;
   }
-  const answer = await send({ op: 'listTools', tabId: state.tabId });
-  if (!answer?.ok) {
-    say('status', `Could not read the tab's tools: ${answer?.error ?? 'no answer'}`, true);
+  let answer;
+  try {
+    answer = await call('listTools', { tabId: state.tabId });
+  } catch (error) {
+    say('status', `Could not read the tab's tools: ${errorText(error)}`, true);
     $('tools').replaceChildren();
     $('tool-count').textContent = '';
     return;
@@ -916,8 +915,8 @@ async function main() {
     }
   });
 
-  const version = await send({ op: 'version' });
-  $('version').textContent = version?.ok ? `v${version.version}` : '';
+  const version = await call('version').catch(() => null);
+  $('version').textContent = version ? `v${version}` : '';
   state.tabId = await findTab();
   $('tab-label').textContent = typeof state.tabId === 'number' ? `tab ${state.tabId}` : 'no tab';
   if (SURFACE === 'sidepanel' && !params.has('tab') && !params.has('tabId')) {

@@ -115,7 +115,8 @@ async fn messages_and_listing_against_a_scripted_chrome() {
 
     // Without chrome.runtime, a message is answered with an error, not a throw.
     let answer =
-        convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+        convert::to_json(&shell::router::handle_message(version.clone(), popup.clone()).await)
+            .unwrap();
     assert_eq!(
         answer,
         json!({"ok": false, "error": "chrome.runtime is not available in this context"})
@@ -134,13 +135,15 @@ async fn messages_and_listing_against_a_scripted_chrome() {
     )));
 
     let answer =
-        convert::to_json(&shell::handle_message(version.clone(), popup.clone()).await).unwrap();
+        convert::to_json(&shell::router::handle_message(version.clone(), popup.clone()).await)
+            .unwrap();
     assert_eq!(
         answer,
-        json!({"ok": true, "version": env!("CARGO_PKG_VERSION")})
+        json!({"ok": true, "value": env!("CARGO_PKG_VERSION")})
     );
     let answer =
-        convert::to_json(&shell::handle_message(version.clone(), page.clone()).await).unwrap();
+        convert::to_json(&shell::router::handle_message(version.clone(), page.clone()).await)
+            .unwrap();
     assert_eq!(answer["ok"], false);
     assert_eq!(
         answer["error"],

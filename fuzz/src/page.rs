@@ -9,7 +9,7 @@
 //! | `0xfc` | the frame id of a listing |
 //!
 //! Decoders: `bridge::parse_listing` and `bridge::parse_call_reply` (a frame's replies, raw
-//! text), and on the parsed value `sender::parse_op` with `sender::authorize` (a runtime
+//! text), and on the parsed value `ops::parse_op` with `ops::authorize` (a runtime
 //! message), `api::{ListToolsRequest, CallToolRequest, RunRequest}::parse`,
 //! `expose::CallExposedRequest::parse`, `api::tool_outcome`.
 //!
@@ -30,7 +30,7 @@ use webmcp_host::core::api::{
 use webmcp_host::core::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
 use webmcp_host::core::expose::CallExposedRequest;
 use webmcp_host::core::limits::{json_depth, Limits};
-use webmcp_host::core::sender::{authorize, parse_op, Op, Sender};
+use webmcp_host::core::ops::{authorize, parse_op, Op, Sender};
 
 use crate::chunk::text;
 
@@ -162,7 +162,7 @@ pub fn check_requests(value: &Value) {
             url: "https://site.example/".into(),
         };
         for frame_id in [0, 3] {
-            if authorize(&content(frame_id), &op).is_ok() {
+            if authorize(&content(frame_id), op.name()).is_ok() {
                 let allowed = match op {
                     Op::ToolsChanged => true,
                     Op::ExposedTools | Op::CallExposed(_) => frame_id == 0,
@@ -174,7 +174,7 @@ pub fn check_requests(value: &Value) {
                 );
             }
         }
-        assert!(authorize(&Sender::ExtensionPage, &op).is_ok());
+        assert!(authorize(&Sender::ExtensionPage, op.name()).is_ok());
     }
     if let Ok(request) = ListToolsRequest::parse(value) {
         assert!(request.tab_id >= 0);

@@ -4,11 +4,11 @@
 //! - [`limits`]: caps applied to untrusted input before it is parsed.
 //! - [`tool`]: page tools as plain data, parsed from a frame's report.
 //! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
-//! - [`sender`]: who sent a message to the worker, and what each kind of sender may ask.
 //! - [`site`]: per-site policy for page tools (filter, always confirm, wrap as data).
 //! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
-//! - [`panel`]: what the popup and side panel need: key masks, presets, connection checks,
-//!   pending items, the capped run list.
+//! - [`ops`]: the host's operations: their one list, parser and sender authorization, their
+//!   requests, the person's settings (key masks, presets, connection checks), pending items
+//!   and the capped run list.
 
 pub mod agui;
 pub mod api;
@@ -19,13 +19,12 @@ pub mod limits;
 pub mod local;
 pub mod mcp;
 pub mod native;
-pub mod panel;
+pub mod ops;
 pub mod parse;
 pub mod provider;
 pub mod repair;
 pub mod restart;
 pub mod run;
-pub mod sender;
 pub mod site;
 pub mod stream;
 pub mod tool;

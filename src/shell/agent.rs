@@ -88,7 +88,6 @@ fn js_err(message: impl AsRef<str>) -> JsError {
 
 /// `webmcpHost.configure({models?, default?, keys?})`: stores the registry (local storage)
 /// and keys (session storage only). Resolves to the registry without keys.
-#[wasm_bindgen]
 pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
     let request = convert::to_json(&request).map_err(js_err)?;
     let mut registry = load_registry().await.map_err(js_err)?;
@@ -176,7 +175,6 @@ pub(crate) async fn load_registry() -> Result<ModelRegistry, String> {
 }
 
 /// `webmcpHost.events({runId})`: the events of a run so far.
-#[wasm_bindgen]
 pub fn events(request: JsValue) -> Result<JsValue, JsError> {
     let run_id = run_id_of(&request)?;
     let events = with_record(&run_id, |r| r.events.clone())
@@ -186,7 +184,6 @@ pub fn events(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `webmcpHost.stop({runId, reason?})`: ends the run: the model stream is aborted, pending
 /// tool calls are cancelled. Resolves to whether the run was still going.
-#[wasm_bindgen]
 pub fn stop(request: JsValue) -> Result<bool, JsError> {
     let run_id = run_id_of(&request)?;
     let reason = convert::to_json(&request)
@@ -219,12 +216,11 @@ fn run_id_of(request: &JsValue) -> Result<String, JsError> {
 }
 
 /// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.
-#[wasm_bindgen]
 pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     let raw = convert::to_json(&request).map_err(js_err)?;
     let request = RunRequest::parse(&raw).map_err(|e| js_err(e.0))?;
     // Visitor tools (answered by the person in the popup or side panel).
-    let visitor_tools = crate::core::panel::visitor_tools(&raw).map_err(js_err)?;
+    let visitor_tools = crate::core::ops::request::visitor_tools(&raw).map_err(js_err)?;
     let registry = load_registry().await.map_err(js_err)?;
     let model = registry
         .resolve(request.model.as_deref())

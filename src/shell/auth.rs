@@ -437,7 +437,6 @@ async fn probe(config: &McpServerConfig) -> Result<Option<String>, String> {
 /// MCP server (`inTab`: the authorization page in a tab rather than launchWebAuthFlow's window). Resolves to `{ok: true, signedIn: true, issuer, scope, expiresAtMs, refreshable,
 /// kept, via}` (`via`: `launchWebAuthFlow` or `tab`), `{ok: true, signedIn: false, message}` when the server asks for no sign-in, or
 /// `{ok: false, error}`; never a token.
-#[wasm_bindgen(js_name = signIn)]
 pub async fn sign_in(request: JsValue) -> Result<JsValue, JsError> {
     let request = convert::to_json(&request).map_err(js_err)?;
     let name = request
@@ -541,7 +540,6 @@ async fn sign_in_to(
 
 /// `signOut({server})`: forgets the server's tokens (both storage areas). Resolves to
 /// `{ok: true, signedOut}` (`signedOut`: there was a sign-in).
-#[wasm_bindgen(js_name = signOut)]
 pub async fn sign_out(request: JsValue) -> Result<JsValue, JsError> {
     let request = convert::to_json(&request).map_err(js_err)?;
     let name = request
@@ -557,7 +555,6 @@ pub async fn sign_out(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `authState()`: each configured server's sign-in, without any token:
 /// `[{server, url, signedIn, kept?, issuer?, scope?, expiresAtMs?, refreshable?, state?}]`.
-#[wasm_bindgen(js_name = authState)]
 pub async fn auth_state() -> Result<JsValue, JsError> {
     let servers = load_servers().await.map_err(js_err)?;
     let now = now_ms();

@@ -5,7 +5,7 @@ use js_sys::{Reflect, JSON};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::core::sender::SenderInfo;
+use crate::core::ops::SenderInfo;
 
 /// A JS value as JSON text. `undefined`, functions, cycles and BigInts are errors.
 pub fn to_json_text(value: &JsValue) -> Result<String, String> {

@@ -3,21 +3,21 @@
 //! `webmcpHost.expose` / `exposures` keep the exposures in `chrome.storage.local`; after a
 //! change the top frames of the open tabs of that origin are told to ask again. A content
 //! script asks `exposedTools` at load and `callExposed` for a call; what it gets is decided by
-//! its page's origin as Chrome reported it (the core's `expose::sender_origin`).
+//! its page's origin as Chrome reported it (the core's `Sender::page_origin`).
 //!
 //! One MCP connection per exposed server is kept while exposures use it (opened on first use,
 //! reused while the server's configuration and key are the same, closed when no exposure
 //! names the server any more, and after a call that failed, so the next one starts afresh).
 //! A worker that Chrome stops loses them; the next request opens again.
+//!
+//! Invariant: at most one kept connection per server, for its current configuration and key.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use js_sys::{Array, Promise, Reflect};
 use serde_json::{json, Value};
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 
 use super::agent::{load_servers, read_key};
 use super::convert::{self, describe};
@@ -25,14 +25,13 @@ use super::io::{storage_get, storage_set};
 use super::{chrome, mcp, timer};
 use crate::core::expose::{
     apply, call_reply, confirmation_text, declined, for_origin, origin_of_url, page_tools,
-    parse_stored, resolve, sender_origin, tools_reply, CallExposedRequest, ExposeRequest, Exposure,
-    PageTool,
+    parse_stored, resolve, tools_reply, CallExposedRequest, ExposeRequest, Exposure, PageTool,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::CallResult;
+use crate::core::ops::Sender;
 use crate::core::provider::redact;
-use crate::core::sender::{Op, Sender};
 
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";
 /// How long opening a server (connect and list) may take, unless it sets its own timeout.
@@ -42,12 +41,6 @@ const NOTIFY_MS: u32 = 2_000;
 /// The message that tells a page's `expose.js` to ask again.
 const SYNC_KEY: &str = "webmcpHostExpose";
 
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
-}
-
 /// An open connection to an exposed server.
 struct Open {
     config: McpServerConfig,
@@ -56,56 +49,68 @@ struct Open {
     tools: Rc<Vec<McpTool>>,
 }
 
+/// The kept connections, by server name.
+#[derive(Default)]
+struct Connections(HashMap<String, Rc<Open>>);
+
 thread_local! {
-    static OPEN: RefCell<HashMap<String, Rc<Open>>> = RefCell::new(HashMap::new());
+    static CONNECTIONS: RefCell<Connections> = RefCell::new(Connections::default());
 }
 
-/// `webmcpHost.expose({server, origin, enabled, tools?})` → the exposures after the change.
-/// The open tabs of that origin are told at once.
-#[wasm_bindgen]
-pub async fn expose(request: JsValue) -> Result<JsValue, JsError> {
-    let request = ExposeRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
-        .map_err(|e| JsError::new(&e.0))?;
+fn with<T>(f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
+    CONNECTIONS.with(|c| f(&mut c.borrow_mut().0))
+}
+
+/// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
+/// tabs of that origin are told at once.
+pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {
     if request.enabled {
-        let servers = load_servers().await.map_err(|e| JsError::new(&e))?;
+        let servers = load_servers().await?;
         if !servers.iter().any(|s| s.name == request.server) {
-            return Err(JsError::new(&format!(
+            return Err(format!(
                 "expose: no MCP server named `{}` is configured (configure it first)",
                 request.server
-            )));
+            ));
         }
     }
-    let exposures = apply(&load_exposures().await, &request).map_err(|e| JsError::new(&e))?;
+    let exposures = apply(&load_exposures().await, &request)?;
     let value = serde_json::to_value(&exposures).expect("exposures serialize");
     storage_set("local", EXPOSURES_KEY, convert::from_json(&value))
         .await
-        .map_err(|e| JsError::new(&format!("expose: storing failed: {}", describe(&e))))?;
+        .map_err(|e| format!("expose: storing failed: {}", describe(&e)))?;
     close_unused(&exposures);
     notify(&request.origin).await;
-    Ok(convert::from_json(&value))
+    Ok(value)
 }
 
-/// `webmcpHost.exposures()` → `[{server, origins, tools?}]`.
-#[wasm_bindgen]
-pub async fn exposures() -> JsValue {
-    let value = serde_json::to_value(load_exposures().await).expect("exposures serialize");
-    convert::from_json(&value)
+/// `exposures()` → `[{server, origins, tools?}]`.
+pub(crate) async fn exposures() -> Value {
+    serde_json::to_value(load_exposures().await).expect("exposures serialize")
 }
 
-/// `exposedTools` and `callExposed` from a content script (the sender already authorized).
-pub(crate) async fn answer(op: Op, sender: &Sender) -> Value {
-    let Some(origin) = sender_origin(sender) else {
-        return json!({"ok": false, "error": "only an http(s) page's content script has exposed tools"});
+/// The origin whose exposures a sender gets (a page's content script; nothing else).
+fn origin_of(sender: Option<&Sender>) -> Result<String, String> {
+    sender
+        .and_then(Sender::page_origin)
+        .ok_or_else(|| "only an http(s) page's content script has exposed tools".into())
+}
+
+/// `exposedTools()` from a content script (already authorized) → the registrations.
+pub(crate) async fn exposed_tools(sender: Option<&Sender>) -> Result<Value, String> {
+    Ok(tools_reply(&tools_for(&origin_of(sender)?).await))
+}
+
+/// `callExposed({name, args})` from a content script (already authorized) → the result's
+/// text.
+pub(crate) async fn call_exposed(
+    sender: Option<&Sender>,
+    request: CallExposedRequest,
+) -> Result<Value, String> {
+    let origin = origin_of(sender)?;
+    let Some(Sender::ContentScript { tab_id, .. }) = sender else {
+        return Err("only an http(s) page's content script has exposed tools".into());
     };
-    match (op, sender) {
-        (Op::ExposedTools, _) => tools_reply(&tools_for(&origin).await),
-        (Op::CallExposed(request), Sender::ContentScript { tab_id, .. }) => {
-            call(&origin, *tab_id, request).await
-        }
-        (op, _) => {
-            json!({"ok": false, "error": format!("`{}` is not an exposure operation", op.name())})
-        }
-    }
+    call(&origin, *tab_id, request).await.map(Value::String)
 }
 
 async fn load_exposures() -> Vec<Exposure> {
@@ -172,8 +177,7 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         Some(reference) => read_key(reference).await?,
         None => None,
     };
-    let kept = OPEN.with(|open| open.borrow().get(&server.name).cloned());
-    if let Some(kept) = kept {
+    if let Some(kept) = with(|open| open.get(&server.name).cloned()) {
         if kept.config == *server && kept.key == key {
             return Ok(kept);
         }
@@ -190,16 +194,13 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         tools: Rc::new(tools),
     });
     // Another request may have opened the same server meanwhile: keep one of the two.
-    let earlier = OPEN.with(|open| {
-        let mut open = open.borrow_mut();
-        match open.get(&server.name) {
-            Some(other) if other.config == opened.config && other.key == opened.key => {
-                Some(other.clone())
-            }
-            _ => {
-                open.insert(server.name.clone(), opened.clone());
-                None
-            }
+    let earlier = with(|open| match open.get(&server.name) {
+        Some(other) if other.config == opened.config && other.key == opened.key => {
+            Some(other.clone())
+        }
+        _ => {
+            open.insert(server.name.clone(), opened.clone());
+            None
         }
     });
     match earlier {
@@ -214,35 +215,29 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
 
 /// Closes a server's kept connection, if there is one.
 fn forget(server: &str) {
-    if let Some(open) = OPEN.with(|open| open.borrow_mut().remove(server)) {
+    if let Some(open) = with(|open| open.remove(server)) {
         spawn_local(async move { mcp::close(&open.client).await });
     }
 }
 
 fn close_unused(exposures: &[Exposure]) {
-    let unused: Vec<String> = OPEN.with(|open| {
-        open.borrow()
-            .keys()
-            .filter(|name| !exposures.iter().any(|e| &e.server == *name))
-            .cloned()
-            .collect()
-    });
-    for name in unused {
-        forget(&name);
+    let unused: Vec<String> = with(|open| open.keys().cloned().collect());
+    for name in unused
+        .iter()
+        .filter(|n| !exposures.iter().any(|e| &e.server == *n))
+    {
+        forget(name);
     }
 }
 
 /// Runs an exposed tool for a page: confirmed in the page first when it needs it.
-async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Value {
+async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<String, String> {
     let tools = tools_for(origin).await;
-    let tool = match resolve(&tools, &request.name) {
-        Ok(tool) => tool.clone(),
-        Err(error) => return json!({"ok": false, "error": error}),
-    };
+    let tool = resolve(&tools, &request.name)?.clone();
     if tool.needs_confirmation {
         let text = confirmation_text(origin, &tool, &request.args);
         if !super::confirm_in_page(tab_id, text).await {
-            return declined();
+            return Err(declined());
         }
         // Switched off while the person was asked: not run.
         let exposures = load_exposures().await;
@@ -250,21 +245,23 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Value {
             .iter()
             .any(|e| e.server == tool.server)
         {
-            return json!({"ok": false, "error": format!("`{}` is no longer exposed to this page", request.name)});
+            return Err(format!(
+                "`{}` is no longer exposed to this page",
+                request.name
+            ));
         }
     }
-    let Some(open) = OPEN.with(|open| open.borrow().get(&tool.server).cloned()) else {
-        return json!({"ok": false, "error": format!("the MCP server of `{}` is not connected any more", request.name)});
+    let Some(open) = with(|open| open.get(&tool.server).cloned()) else {
+        return Err(format!(
+            "the MCP server of `{}` is not connected any more",
+            request.name
+        ));
     };
     let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
     let result = match result {
         CallResult::Error(error) => {
             // The next call starts with a fresh connection (and a fresh listing).
-            if OPEN.with(|kept| {
-                kept.borrow()
-                    .get(&tool.server)
-                    .is_some_and(|k| Rc::ptr_eq(k, &open))
-            }) {
+            if with(|kept| kept.get(&tool.server).is_some_and(|k| Rc::ptr_eq(k, &open))) {
                 forget(&tool.server);
             }
             CallResult::Error(redact(&error, open.key.as_deref()))
@@ -276,35 +273,15 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Value {
 
 /// Tells the top frame of every open tab of `origin` to ask for its tools again.
 async fn notify(origin: &str) {
-    let tabs = match tabs_query(&js_sys::Object::new().into()) {
-        Ok(promise) => match JsFuture::from(promise).await {
-            Ok(tabs) => Array::from(&tabs),
-            Err(e) => {
-                chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
-                return;
-            }
-        },
-        Err(e) => {
-            chrome::warn(&format!("webmcp-host: exposures: tabs: {}", describe(&e)));
-            return;
-        }
-    };
     let message = convert::from_json(&json!({SYNC_KEY: 1, "op": "sync"}));
     let mut sent = Vec::new();
-    for tab in tabs.iter() {
-        let Some(tab_id) = Reflect::get(&tab, &"id".into())
-            .ok()
-            .and_then(|id| id.as_f64())
-            .map(|id| id as i64)
-        else {
-            continue;
-        };
-        let Ok(frames) = chrome::all_frames(tab_id).await else {
+    for tab in chrome::tabs().await {
+        let Ok(frames) = chrome::all_frames(tab.id).await else {
             continue;
         };
         let top = frames.iter().find(|f| f.frame_id == 0);
         if top.and_then(|f| origin_of_url(&f.url)).as_deref() == Some(origin) {
-            sent.push(chrome::send_to_frame(tab_id, 0, &message));
+            sent.push(chrome::send_to_frame(tab.id, 0, &message));
         }
     }
     for reply in sent {

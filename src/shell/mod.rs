@@ -2,9 +2,9 @@
 //! `chrome.*`. It converts JS values to JSON at its edge, asks the core what to do, performs
 //! the messaging and timers the core cannot, and hands the core's answers back to JS.
 //!
-//! Exported to the worker's loader (`worker.js`): `version`, `listTools`, `callTool`,
-//! `handleMessage`. None of them panics on bad input: bad requests reject with an `Error`
-//! (`listTools`, `callTool`) or resolve to `{ok:false,error}` (`handleMessage`).
+//! Exported to the worker's loader (`worker.js`): the router's `handleMessage`, `call` and
+//! `operations` ([`router`]), and `recover` ([`ui`]). None of them panics on bad input: every
+//! operation resolves to `{ok: true, value}` or `{ok: false, error}`.
 
 pub mod agent;
 pub mod auth;
@@ -13,9 +13,14 @@ pub mod convert;
 pub mod expose;
 pub mod io;
 pub mod mcp;
+pub mod pages;
 pub mod restart;
+pub mod router;
+pub mod runlog;
+pub mod settings;
 pub mod timer;
 pub mod ui;
+pub mod waits;
 
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
@@ -27,19 +32,16 @@ use crate::core::api::{
 use crate::core::bridge::CallOutcome;
 use crate::core::bridge::{parse_call_reply, parse_listing, FrameRequest};
 use crate::core::limits::Limits;
-use crate::core::sender::{authorize, classify, parse_op, Op};
 
 /// How long one frame may take to list its tools.
 const LIST_TIMEOUT_MS: u32 = 5_000;
 
 /// The host's version.
-#[wasm_bindgen]
 pub fn version() -> String {
     crate::VERSION.to_owned()
 }
 
 /// `webmcpHost.listTools({tabId})` → `{tools, problems}`.
-#[wasm_bindgen(js_name = listTools)]
 pub async fn list_tools(request: JsValue) -> Result<JsValue, JsError> {
     let request =
         ListToolsRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
@@ -52,7 +54,6 @@ pub async fn list_tools(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `webmcpHost.callTool({tabId, name, args, frameId?, timeoutMs?})` →
 /// `{ok:true,result}` | `{ok:true,navigated:true,url?}` | `{ok:false,error}`.
-#[wasm_bindgen(js_name = callTool)]
 pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
     let request =
         CallToolRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
@@ -60,58 +61,8 @@ pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
     Ok(convert::from_json(&run_call(&request).await))
 }
 
-/// The worker's `chrome.runtime.onMessage` handler: checks the sender, then runs the
-/// operation. Always resolves, to `{ok:true,…}` or `{ok:false,error}`.
-#[wasm_bindgen(js_name = handleMessage)]
-pub async fn handle_message(message: JsValue, sender: JsValue) -> JsValue {
-    convert::from_json(&match dispatch(&message, &sender).await {
-        Ok(value) => value,
-        Err(error) => json!({"ok": false, "error": error}),
-    })
-}
-
-async fn dispatch(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
-    let own_id = chrome::runtime_id().ok_or("chrome.runtime is not available in this context")?;
-    let sender = classify(&own_id, &convert::sender_info(sender));
-    let text = convert::to_json_text(message)?;
-    let limits = Limits::DEFAULT;
-    if text.len() > limits.max_message_bytes {
-        return Err(format!(
-            "the message is {} bytes, over the cap of {} (max_message_bytes)",
-            text.len(),
-            limits.max_message_bytes
-        ));
-    }
-    let message: Value =
-        serde_json::from_str(&text).map_err(|e| format!("the message is not JSON: {e}"))?;
-    let op = parse_op(&message).map_err(|e| e.0)?;
-    if let Err(refusal) = authorize(&sender, &op) {
-        chrome::warn(&format!("webmcp-host: {refusal}"));
-        return Err(refusal.to_string());
-    }
-    match op {
-        Op::Version => Ok(json!({"ok": true, "version": crate::VERSION})),
-        Op::ListTools(request) => {
-            let tools = tab_tools(request.tab_id).await?;
-            let mut response = tools_response(&tools);
-            response["ok"] = Value::Bool(true);
-            Ok(response)
-        }
-        Op::CallTool(request) => Ok(run_call(&request).await),
-        op @ (Op::ExposedTools | Op::CallExposed(_)) => Ok(expose::answer(op, &sender).await),
-        Op::ToolsChanged => {
-            if let crate::core::sender::Sender::ContentScript {
-                tab_id, frame_id, ..
-            } = sender
-            {
-                ui::on_tools_changed(tab_id, frame_id);
-            }
-            Ok(json!({"ok": true}))
-        }
-    }
-}
-
-fn tools_response(tools: &TabTools) -> Value {
+/// `listTools`' value: `{tools, problems}`.
+pub(crate) fn tools_response(tools: &TabTools) -> Value {
     serde_json::to_value(tools).unwrap_or_else(
         |e| json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]}),
     )

@@ -17,62 +17,37 @@ ready.then(() => host.recover()).catch((error) => console.error('webmcp-host: re
 
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
-    .then(() => host.handleUiMessage(message, sender))
+    .then(() => host.handleMessage(message, sender))
     .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error?.message ?? error) }));
   return true; // the answer comes asynchronously
 });
 
 // The automation surface a QA harness drives (for example through Playwright's
-// `serviceWorker.evaluate`). The popup uses the same operations through runtime messages.
-const after = (operation) => async (request) => {
-  await ready;
-  return operation(request);
+// `serviceWorker.evaluate`): `webmcpHost[op](request)` for every operation the host lists
+// (`host.operations()`; the docs give each one's request and value), resolving to its value or
+// throwing its error. The popup asks the same operations through runtime messages.
+const operations = ready.then(() => new Set(host.operations()));
+const operation = (name) => async (request) => {
+  if (!(await operations).has(name)) throw new TypeError(`webmcpHost.${name} is not an operation`);
+  const answer = await host.call(name, request ?? {});
+  if (answer?.ok) return answer.value;
+  throw new Error(answer?.error ?? `no answer to ${name}`);
 };
-
-globalThis.webmcpHost = Object.freeze({
-  /** Resolves once the host is loaded. */
-  ready,
-  version: after(() => host.version()),
-  /** `({tabId})` → `{tools, problems}` */
-  listTools: after((request) => host.listTools(request)),
-  /** `({tabId, name, args, frameId?, timeoutMs?})` → `{ok, result | navigated, url | error}` */
-  callTool: after((request) => host.callTool(request)),
-  /** `({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})` → `{runId, threadId, outcome, events, messages}` */
-  run: after((request) => host.run(request)),
-  /** `({runId})` → the run's AG-UI events so far */
-  events: after((request) => host.events(request)),
-  /** `({runId, reason?})` → whether the run was still going */
-  stop: after((request) => host.stop(request)),
-  /** `({models?, default?, keys?})` → the model registry (keys go to session storage only) */
-  configure: after((request) => host.configure(request)),
-  /** `({tabId?, prompt | messages, visitorTools?, …as run})` → `{runId, threadId}` at once; the run goes on */
-  startRun: after((request) => host.startRun(request)),
-  /** `({tabId?})` → the kept runs, newest first: `{runId, threadId, tabId?, prompt, startedMs, state, outcome?, eventCount}` */
-  runs: after((request) => host.runs(request ?? {})),
-  /** `({runId, since?})` → `{run, events, times, since, total}`, also after a worker restart */
-  runLog: after((request) => host.runLog(request)),
-  /** `()` → the items waiting for the person: visitor inputs and confirmations of runs without a tab */
-  pending: after(() => host.pending()),
-  /** `({runId, callId, value})` → whether it was waiting: answers an input or allows a confirmation */
-  answer: after((request) => host.answer(request)),
-  /** `({runId, callId, reason?})` → whether it was waiting: declines an input or a confirmation */
-  decline: after((request) => host.decline(request)),
-  /** `()` → `{models, default, servers, keys: [{ref, masked}], serverStates, presets, context7, extensionOrigin}` */
-  settings: after(() => host.settings()),
-  /** `({name} | {model})` → `{ok, message, models?}`: the model's endpoint and key, checked */
-  testModel: after((request) => host.testModel(request)),
-  /** `({name} | {server})` → `{ok, tools, names, error?, checkedMs}`: connects, lists, closes */
-  checkServer: after((request) => host.checkServer(request)),
-  /** `({server, origin, enabled, tools?})` → the exposures: an MCP server's tools offered to (or taken back from) an origin's own WebMCP */
-  expose: after((request) => host.expose(request)),
-  /** `()` → the exposures: `[{server, origins, tools?}]` */
-  exposures: after(() => host.exposures()),
-  /** `({server, remember?, clientId?, clientSecret?, inTab?})` → `{ok, signedIn, issuer?, scope?, expiresAtMs?, kept?, error?}`: MCP authorization (OAuth) for a configured server; never a token */
-  signIn: after((request) => host.signIn(request)),
-  /** `({server})` → `{ok, signedOut}`: the server's tokens forgotten */
-  signOut: after((request) => host.signOut(request)),
-  /** `()` → each configured server's sign-in: `[{server, url, signedIn, kept?, issuer?, scope?, expiresAtMs?, refreshable?, state?}]` */
-  authState: after(() => host.authState()),
-  /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
-  startup: () => ({ scriptStartMs, readyMs }),
-});
+// The operations are known once the module is loaded; until then any name may be one.
+let known = null;
+operations.then((names) => { known = names; }, () => {});
+globalThis.webmcpHost = new Proxy(
+  Object.freeze({
+    /** Resolves once the host is loaded. */
+    ready,
+    /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
+    startup: () => ({ scriptStartMs, readyMs }),
+  }),
+  {
+    get: (fixed, name) => {
+      if (Object.hasOwn(fixed, name)) return fixed[name];
+      if (typeof name !== 'string' || name === 'then' || (known && !known.has(name))) return undefined;
+      return operation(name);
+    },
+  },
+);

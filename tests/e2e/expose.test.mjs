@@ -167,7 +167,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     assert.notEqual(new URL(otherUrl).origin, pages.url);
     // The worker's answer to this page's own content script: no tools for this origin.
     const listed = await evaluateInContentScript(host.context, other, `chrome.runtime.sendMessage({op: 'exposedTools'})`);
-    assert.deepEqual(listed, { ok: true, tools: [] });
+    assert.deepEqual(listed, { ok: true, value: [] });
     assert.deepEqual(await toolNames(other), []);
     const before = own.requests({ rpcMethod: 'tools/call' }).length;
     for (const name of ['add', 'delete_record']) {

@@ -73,7 +73,7 @@ describe('forged messages', () => {
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     const answer = await popup.evaluate((tabId) => chrome.runtime.sendMessage({ op: 'listTools', tabId }), tabId);
     assert.equal(answer.ok, true);
-    assert.ok(answer.tools.some((t) => t.name === 'delete_everything'));
+    assert.ok(answer.value.tools.some((t) => t.name === 'delete_everything'));
     await popup.close();
   });
 });

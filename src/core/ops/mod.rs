@@ -1,0 +1,179 @@
+//! The host's operations: the one closed list of what the worker can be asked ([`OpName`]),
+//! who may ask each ([`Audience`], checked by [`sender::authorize`]), and the one parser from
+//! an operation's name and request to a typed [`Op`].
+//!
+//! Both the runtime messages (`{op, ...request}` from the extension's pages and content
+//! scripts) and the automation surface (`globalThis.webmcpHost[op](request)`) go through it;
+//! every operation answers `{ok: true, value}` or `{ok: false, error}` in the shell.
+//!
+//! Invariant: an operation's name is written once, in [`OpName::as_str`]; a message is
+//! authorized by its name before its request is parsed, so an unauthorized sender learns
+//! nothing about the request's shape.
+
+#![warn(missing_docs)]
+
+mod name;
+pub mod request;
+pub mod runs;
+pub mod sender;
+pub mod settings;
+
+#[cfg(test)]
+mod tests;
+
+use serde_json::{Map, Value};
+
+use crate::core::expose::{CallExposedRequest, ExposeRequest};
+pub use name::{Audience, OpName};
+pub use request::{CallToolRequest, ListToolsRequest, RequestError, RunRequest};
+use runs::Answer;
+pub use sender::{authorize, classify, Refusal, Sender, SenderInfo};
+
+/// An operation with its request, parsed. The requests of the operations another area
+/// performs with its own parser (a run's driver, the MCP sign-in, the settings checks) stay
+/// JSON values here.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// `version()`.
+    Version,
+    /// `listTools({tabId})`.
+    ListTools(ListToolsRequest),
+    /// `callTool({tabId, name, args, frameId?, timeoutMs?})`.
+    CallTool(CallToolRequest),
+    /// `run({...})`, parsed by the run's driver.
+    Run(Value),
+    /// `startRun({...as run, visitorTools?})`, checked as a run request.
+    StartRun(Map<String, Value>),
+    /// `events({runId})`.
+    Events(Value),
+    /// `stop({runId, reason?})`.
+    Stop(Value),
+    /// `configure({models?, default?, keys?, servers?, sites?})`.
+    Configure(Value),
+    /// `runs({tabId?})`.
+    Runs {
+        /// Only the runs of this tab.
+        tab_id: Option<i64>,
+    },
+    /// `runLog({runId, since?})`.
+    RunLog {
+        /// The run.
+        run_id: String,
+        /// The index of the first event wanted.
+        since: usize,
+    },
+    /// `pending()`.
+    Pending,
+    /// `answer({runId, callId, value})` or `decline({runId, callId, reason?})`.
+    Answer(Answer),
+    /// `settings()`.
+    Settings,
+    /// `testModel({name} | {model})`.
+    TestModel(Value),
+    /// `checkServer({name} | {server})`.
+    CheckServer(Value),
+    /// `signIn({server, ...})`.
+    SignIn(Value),
+    /// `signOut({server})`.
+    SignOut(Value),
+    /// `authState()`.
+    AuthState,
+    /// `expose({server, origin, enabled, tools?})`.
+    Expose(ExposeRequest),
+    /// `exposures()`.
+    Exposures,
+    /// `exposedTools()` from a page's content script.
+    ExposedTools,
+    /// `callExposed({name, args})` from a page's content script.
+    CallExposed(CallExposedRequest),
+    /// `toolsChanged()` from a frame's content script.
+    ToolsChanged,
+}
+
+impl Op {
+    /// Parses an operation's request (a runtime message's other fields are ignored).
+    pub fn parse(name: OpName, request: &Value) -> Result<Op, RequestError> {
+        let error = RequestError;
+        Ok(match name {
+            OpName::Version => Op::Version,
+            OpName::ListTools => Op::ListTools(ListToolsRequest::parse(request)?),
+            OpName::CallTool => Op::CallTool(CallToolRequest::parse(request)?),
+            OpName::Run => Op::Run(request.clone()),
+            OpName::StartRun => {
+                let map = request
+                    .as_object()
+                    .ok_or_else(|| error("startRun: the request must be an object".into()))?;
+                // Checked here so that a bad request is an error of this call, not a run
+                // that fails.
+                RunRequest::parse(request)?;
+                request::visitor_tools(request).map_err(error)?;
+                Op::StartRun(map.clone())
+            }
+            OpName::Events => Op::Events(request.clone()),
+            OpName::Stop => Op::Stop(request.clone()),
+            OpName::Configure => Op::Configure(request.clone()),
+            OpName::Runs => Op::Runs {
+                tab_id: request.get("tabId").and_then(Value::as_i64),
+            },
+            OpName::RunLog => Op::RunLog {
+                run_id: request
+                    .get("runId")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| error("runLog: `runId` is required".into()))?
+                    .to_owned(),
+                since: request.get("since").and_then(Value::as_u64).unwrap_or(0) as usize,
+            },
+            OpName::Pending => Op::Pending,
+            OpName::Answer => Op::Answer(Answer::parse_answer(request).map_err(error)?),
+            OpName::Decline => Op::Answer(Answer::parse_decline(request).map_err(error)?),
+            OpName::Settings => Op::Settings,
+            OpName::TestModel => Op::TestModel(request.clone()),
+            OpName::CheckServer => Op::CheckServer(request.clone()),
+            OpName::SignIn => Op::SignIn(request.clone()),
+            OpName::SignOut => Op::SignOut(request.clone()),
+            OpName::AuthState => Op::AuthState,
+            OpName::Expose => Op::Expose(ExposeRequest::parse(request).map_err(error)?),
+            OpName::Exposures => Op::Exposures,
+            OpName::ExposedTools => Op::ExposedTools,
+            OpName::CallExposed => {
+                Op::CallExposed(CallExposedRequest::parse(request).map_err(error)?)
+            }
+            OpName::ToolsChanged => Op::ToolsChanged,
+        })
+    }
+
+    /// The operation's name.
+    pub fn name(&self) -> OpName {
+        match self {
+            Op::Version => OpName::Version,
+            Op::ListTools(_) => OpName::ListTools,
+            Op::CallTool(_) => OpName::CallTool,
+            Op::Run(_) => OpName::Run,
+            Op::StartRun(_) => OpName::StartRun,
+            Op::Events(_) => OpName::Events,
+            Op::Stop(_) => OpName::Stop,
+            Op::Configure(_) => OpName::Configure,
+            Op::Runs { .. } => OpName::Runs,
+            Op::RunLog { .. } => OpName::RunLog,
+            Op::Pending => OpName::Pending,
+            Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
+            Op::Answer(_) => OpName::Decline,
+            Op::Settings => OpName::Settings,
+            Op::TestModel(_) => OpName::TestModel,
+            Op::CheckServer(_) => OpName::CheckServer,
+            Op::SignIn(_) => OpName::SignIn,
+            Op::SignOut(_) => OpName::SignOut,
+            Op::AuthState => OpName::AuthState,
+            Op::Expose(_) => OpName::Expose,
+            Op::Exposures => OpName::Exposures,
+            Op::ExposedTools => OpName::ExposedTools,
+            Op::CallExposed(_) => OpName::CallExposed,
+            Op::ToolsChanged => OpName::ToolsChanged,
+        }
+    }
+}
+
+/// Parses a runtime message `{op, ...request}` into an operation (name, then request).
+pub fn parse_op(message: &Value) -> Result<Op, RequestError> {
+    Op::parse(OpName::of_message(message)?, message)
+}

@@ -1,0 +1,318 @@
+//! The requests of the host's operations, parsed from JSON with clear errors: `listTools`,
+//! `callTool`, `run` (and `startRun`'s visitor tools).
+//!
+//! Invariant: a parsed request is within its caps (ids ≥ 0, a call's timeout within
+//! 1..=[`MAX_CALL_TIMEOUT_MS`], a run's `maxSteps` within 1..=[`MAX_MAX_STEPS`]).
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use crate::core::tool::{kind, PageTool};
+
+/// Default time a page tool may take before its call ends with a timeout error.
+pub const DEFAULT_CALL_TIMEOUT_MS: u32 = 30_000;
+/// The longest a caller may let a page tool run.
+pub const MAX_CALL_TIMEOUT_MS: u32 = 10 * 60 * 1000;
+
+/// A request that cannot be carried out as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError(pub String);
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+fn bad(message: impl Into<String>) -> RequestError {
+    RequestError(message.into())
+}
+
+/// `listTools({tabId})`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListToolsRequest {
+    /// The tab whose frames are asked.
+    pub tab_id: i64,
+}
+
+/// `callTool({tabId, name, args, frameId?, timeoutMs?})`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallToolRequest {
+    /// The tab of the tool.
+    pub tab_id: i64,
+    /// The tool's name.
+    pub name: String,
+    /// The tool's input.
+    pub args: Map<String, Value>,
+    /// Which frame's tool, when several frames offer the name.
+    pub frame_id: Option<i64>,
+    /// How long the tool may take, in ms.
+    pub timeout_ms: u32,
+    /// The tool as a run was given it: a tool found otherwise (another origin, another
+    /// definition) is not called. Never read from JSON.
+    pub expect: Option<Box<PageTool>>,
+    /// A name for the call, by which a run can cancel it in the page. Never read from JSON.
+    pub call: Option<String>,
+}
+
+fn object<'a>(value: &'a Value, what: &str) -> Result<&'a Map<String, Value>, RequestError> {
+    value
+        .as_object()
+        .ok_or_else(|| bad(format!("{what} takes an object, not {}", kind(value))))
+}
+
+fn id_field(map: &Map<String, Value>, key: &str, what: &str) -> Result<Option<i64>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(id) if id >= 0 => Ok(Some(id)),
+            _ => Err(bad(format!(
+                "{what}: `{key}` must be a whole number ≥ 0, not {n}"
+            ))),
+        },
+        Some(other) => Err(bad(format!(
+            "{what}: `{key}` must be a number, not {}",
+            kind(other)
+        ))),
+    }
+}
+
+impl ListToolsRequest {
+    /// Parses `{tabId}`.
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        let map = object(value, "listTools")?;
+        let tab_id = id_field(map, "tabId", "listTools")?
+            .ok_or_else(|| bad("listTools: `tabId` is required"))?;
+        Ok(ListToolsRequest { tab_id })
+    }
+}
+
+impl CallToolRequest {
+    /// Parses `{tabId, name, args?, frameId?, timeoutMs?}`.
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        const WHAT: &str = "callTool";
+        let map = object(value, WHAT)?;
+        let tab_id =
+            id_field(map, "tabId", WHAT)?.ok_or_else(|| bad("callTool: `tabId` is required"))?;
+        let name = match map.get("name") {
+            Some(Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                return Err(bad("callTool: `name` is required"))
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "callTool: `name` must be a string, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let args = match map.get("args") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            Some(other) => {
+                return Err(bad(format!(
+                    "callTool: `args` must be an object (the tool's input), not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let frame_id = id_field(map, "frameId", WHAT)?;
+        let timeout_ms = match id_field(map, "timeoutMs", WHAT)? {
+            None => DEFAULT_CALL_TIMEOUT_MS,
+            Some(ms) if ms >= 1 && ms <= i64::from(MAX_CALL_TIMEOUT_MS) => ms as u32,
+            Some(ms) => {
+                return Err(bad(format!(
+                    "callTool: `timeoutMs` must be between 1 and {MAX_CALL_TIMEOUT_MS}, not {ms}"
+                )))
+            }
+        };
+        Ok(CallToolRequest {
+            tab_id,
+            name,
+            args,
+            frame_id,
+            timeout_ms,
+            expect: None,
+            call: None,
+        })
+    }
+}
+
+/// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    /// The tab whose page tools the run may use; none: a run without a page.
+    pub tab_id: Option<i64>,
+    /// The new messages of this turn (a prompt becomes one user message).
+    pub messages: Vec<crate::core::agui::Message>,
+    /// The model registry entry to use; none: the default.
+    pub model: Option<String>,
+    /// The client's frontend tools.
+    pub frontend_tools: Vec<crate::core::toolset::ToolSpec>,
+    /// The most tool calls of the turn.
+    pub max_steps: usize,
+    /// The client's context, passed through.
+    pub context: Value,
+    /// The run id to use (made up when missing).
+    pub run_id: Option<String>,
+    /// The thread id to use (made up when missing).
+    pub thread_id: Option<String>,
+}
+
+/// The most tool calls a caller may allow in one turn.
+pub const MAX_MAX_STEPS: usize = 100;
+
+impl RunRequest {
+    /// Parses a run request, with errors naming the field.
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        const WHAT: &str = "run";
+        let map = object(value, WHAT)?;
+        let tab_id = id_field(map, "tabId", WHAT)?;
+        let string = |key: &str| -> Result<Option<String>, RequestError> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+                Some(other) => Err(bad(format!(
+                    "run: `{key}` must be a non-empty string, not {}",
+                    kind(other)
+                ))),
+            }
+        };
+        let messages = match (map.get("prompt"), map.get("messages")) {
+            (Some(Value::String(prompt)), None) if !prompt.trim().is_empty() => {
+                vec![crate::core::agui::Message::User {
+                    id: String::new(),
+                    content: prompt.clone(),
+                }]
+            }
+            (None, Some(Value::Array(items))) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    serde_json::from_value(m.clone()).map_err(|e| {
+                        bad(format!("run: messages[{i}] is not an AG-UI message: {e}"))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+            (Some(_), Some(_)) => return Err(bad("run: give `prompt` or `messages`, not both")),
+            (Some(_), None) => return Err(bad("run: `prompt` must be a non-empty string")),
+            (None, Some(_)) => {
+                return Err(bad(
+                    "run: `messages` must be a non-empty array of AG-UI messages",
+                ))
+            }
+            (None, None) => return Err(bad("run: `prompt` or `messages` is required")),
+        };
+        let frontend_tools = match map.get("tools") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, t)| frontend_tool(t).map_err(|e| bad(format!("run: tools[{i}]: {e}"))))
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `tools` must be an array, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let max_steps = match map.get("maxSteps") {
+            None | Some(Value::Null) => crate::core::run::DEFAULT_MAX_STEPS,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(steps) if (1..=MAX_MAX_STEPS as u64).contains(&steps) => steps as usize,
+                _ => {
+                    return Err(bad(format!(
+                        "run: `maxSteps` must be between 1 and {MAX_MAX_STEPS}, not {n}"
+                    )))
+                }
+            },
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `maxSteps` must be a number, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        Ok(RunRequest {
+            tab_id,
+            messages,
+            model: string("model")?,
+            frontend_tools,
+            max_steps,
+            context: map.get("context").cloned().unwrap_or(Value::Null),
+            run_id: string("runId")?,
+            thread_id: string("threadId")?,
+        })
+    }
+}
+
+/// An AG-UI tool (`{name, description, parameters}`; `inputSchema` is accepted too).
+fn frontend_tool(value: &Value) -> Result<crate::core::toolset::ToolSpec, String> {
+    let map = value
+        .as_object()
+        .ok_or_else(|| format!("a tool is {}, not an object", kind(value)))?;
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("a tool needs a `name`")?;
+    let description = map
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let schema = map
+        .get("parameters")
+        .or_else(|| map.get("inputSchema"))
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    Ok(crate::core::toolset::ToolSpec {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        input_schema: schema,
+    })
+}
+
+/// Visitor tools of a run request (`visitorTools`: AG-UI tools, `{name, description,
+/// parameters}`): answered by the person in the popup or side panel.
+pub fn visitor_tools(request: &Value) -> Result<Vec<crate::core::toolset::ToolSpec>, String> {
+    let Some(items) = request.get("visitorTools") else {
+        return Ok(Vec::new());
+    };
+    let items = match items {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        _ => return Err("run: `visitorTools` must be an array".into()),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let name = tool
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| {
+                    !n.is_empty()
+                        && n.len() <= 128
+                        && n.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                })
+                .ok_or_else(|| format!("run: visitorTools[{i}] needs a `name` of [a-zA-Z0-9_-]"))?;
+            Ok(crate::core::toolset::ToolSpec {
+                name: name.to_owned(),
+                description: tool
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+                input_schema: tool
+                    .get("parameters")
+                    .or_else(|| tool.get("inputSchema"))
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+            })
+        })
+        .collect()
+}

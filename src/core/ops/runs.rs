@@ -1,0 +1,191 @@
+//! Runs as the person's side sees them: the items waiting for the person (visitor inputs,
+//! confirmations of runs without a tab) and their answers, and the capped list of run
+//! summaries the worker keeps so that a closed popup or a restarted worker can still show a
+//! run's log.
+//!
+//! Invariant: the run list holds at most [`MAX_STORED_RUNS`] runs, newest first.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// How many runs the worker keeps (oldest dropped first).
+pub const MAX_STORED_RUNS: usize = 20;
+/// How many events of one run the worker keeps; later events are counted, not kept.
+pub const MAX_STORED_EVENTS: usize = 5_000;
+
+/// An item waiting for the person.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum PendingItem {
+    /// A visitor tool's call: answered with a value, or declined.
+    Input {
+        /// The run that waits.
+        run_id: String,
+        /// The call that waits.
+        call_id: String,
+        /// The visitor tool's name.
+        name: String,
+        /// The call's arguments.
+        args: Map<String, Value>,
+    },
+    /// An MCP tool that needs confirmation in a run without a tab: allowed or declined.
+    Confirmation {
+        /// The run that waits.
+        run_id: String,
+        /// The call that waits.
+        call_id: String,
+        /// The MCP tool's name.
+        name: String,
+        /// The MCP server's name.
+        server: String,
+        /// The call's arguments.
+        args: Map<String, Value>,
+    },
+}
+
+impl PendingItem {
+    /// The run the item belongs to.
+    pub fn run_id(&self) -> &str {
+        match self {
+            PendingItem::Input { run_id, .. } | PendingItem::Confirmation { run_id, .. } => run_id,
+        }
+    }
+    /// The call the item belongs to.
+    pub fn call_id(&self) -> &str {
+        match self {
+            PendingItem::Input { call_id, .. } | PendingItem::Confirmation { call_id, .. } => {
+                call_id
+            }
+        }
+    }
+}
+
+/// A person's answer to a pending item, parsed from `answer`/`decline` requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The run answered.
+    pub run_id: String,
+    /// The call answered.
+    pub call_id: String,
+    /// `Ok(value)` answers (for a confirmation: allows); `Err(reason)` declines.
+    pub verdict: Result<String, Option<String>>,
+}
+
+impl Answer {
+    /// `{runId, callId, value}`: a string value is taken as is, anything else as JSON.
+    pub fn parse_answer(request: &Value) -> Result<Answer, String> {
+        let (run_id, call_id) = ids(request, "answer")?;
+        let value = match request.get("value") {
+            None => return Err("answer: `value` is required".into()),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        };
+        Ok(Answer {
+            run_id,
+            call_id,
+            verdict: Ok(value),
+        })
+    }
+
+    /// `{runId, callId, reason?}`.
+    pub fn parse_decline(request: &Value) -> Result<Answer, String> {
+        let (run_id, call_id) = ids(request, "decline")?;
+        let reason = request
+            .get("reason")
+            .and_then(Value::as_str)
+            .map(|s| s.chars().take(2_000).collect::<String>())
+            .filter(|s| !s.trim().is_empty());
+        Ok(Answer {
+            run_id,
+            call_id,
+            verdict: Err(reason),
+        })
+    }
+}
+
+fn ids(request: &Value, what: &str) -> Result<(String, String), String> {
+    let field = |key: &str| {
+        request
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("{what}: `{key}` is required"))
+    };
+    Ok((field("runId")?, field("callId")?))
+}
+
+/// The summary of a run in the worker's list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// The run's id.
+    pub run_id: String,
+    /// The run's thread.
+    pub thread_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The run's tab, when it has one.
+    pub tab_id: Option<i64>,
+    /// The person's prompt (the last user message), shortened.
+    #[serde(default)]
+    pub prompt: String,
+    /// When it started (ms since the epoch).
+    pub started_ms: f64,
+    /// `running`, `finished`, or (read back after the worker stopped mid-run) `interrupted`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How it ended, once it did.
+    pub outcome: Option<Value>,
+    #[serde(default)]
+    /// How many events it emitted.
+    pub event_count: usize,
+}
+
+/// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`]. Returns the ids of
+/// the runs dropped from it (whose stored events the shell removes).
+pub fn remember_run(list: &mut Vec<RunSummary>, summary: RunSummary) -> Vec<String> {
+    list.retain(|r| r.run_id != summary.run_id);
+    list.insert(0, summary);
+    if list.len() > MAX_STORED_RUNS {
+        list.drain(MAX_STORED_RUNS..).map(|r| r.run_id).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A stored list read back by a worker that does not hold these runs: those still
+/// `running` were cut by a worker restart.
+pub fn mark_interrupted(list: &mut [RunSummary], live: impl Fn(&str) -> bool) {
+    for run in list.iter_mut() {
+        if run.state == "running" && !live(&run.run_id) {
+            run.state = "interrupted".into();
+        }
+    }
+}
+
+/// The prompt a run summary shows: the last user message of the request, at most 200
+/// characters.
+pub fn prompt_of(request: &Value) -> String {
+    let text = match request.get("prompt").and_then(Value::as_str) {
+        Some(prompt) => prompt.to_owned(),
+        None => request
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|m| {
+                m.iter()
+                    .rev()
+                    .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+            })
+            .and_then(|m| m.get("content").and_then(Value::as_str))
+            .unwrap_or_default()
+            .to_owned(),
+    };
+    text.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,74 @@
+//! Answers, the run list and prompts.
+
+use super::*;
+use serde_json::json;
+
+#[test]
+fn answers_parse_and_decline_defaults() {
+    let a = Answer::parse_answer(&json!({"runId": "r", "callId": "c", "value": {"x": 1}})).unwrap();
+    assert_eq!(a.verdict, Ok("{\"x\":1}".into()));
+    let a = Answer::parse_answer(&json!({"runId": "r", "callId": "c", "value": "yes"})).unwrap();
+    assert_eq!(a.verdict, Ok("yes".into()));
+    assert!(Answer::parse_answer(&json!({"runId": "r", "callId": "c"})).is_err());
+    assert!(Answer::parse_answer(&json!({"callId": "c", "value": 1})).is_err());
+    let d = Answer::parse_decline(&json!({"runId": "r", "callId": "c", "reason": "  "})).unwrap();
+    assert_eq!(d.verdict, Err(None));
+    let d = Answer::parse_decline(&json!({"runId": "r", "callId": "c", "reason": "no"})).unwrap();
+    assert_eq!(d.verdict, Err(Some("no".into())));
+}
+
+fn summary(id: &str, state: &str) -> RunSummary {
+    RunSummary {
+        run_id: id.into(),
+        thread_id: "t".into(),
+        tab_id: None,
+        prompt: String::new(),
+        started_ms: 0.0,
+        state: state.into(),
+        outcome: None,
+        event_count: 0,
+    }
+}
+
+#[test]
+fn the_run_list_is_capped_newest_first() {
+    let mut list = Vec::new();
+    let mut dropped = Vec::new();
+    for i in 0..MAX_STORED_RUNS + 3 {
+        dropped.extend(remember_run(
+            &mut list,
+            summary(&format!("r{i}"), "running"),
+        ));
+    }
+    assert_eq!(list.len(), MAX_STORED_RUNS);
+    assert_eq!(list[0].run_id, format!("r{}", MAX_STORED_RUNS + 2));
+    assert_eq!(dropped, ["r0", "r1", "r2"]);
+    // Updating a run moves it to the front without a duplicate.
+    remember_run(&mut list, summary("r5", "finished"));
+    assert_eq!(list.len(), MAX_STORED_RUNS);
+    assert_eq!(
+        (list[0].run_id.as_str(), list[0].state.as_str()),
+        ("r5", "finished")
+    );
+    mark_interrupted(&mut list, |id| id == "r6");
+    assert_eq!(
+        list.iter().find(|r| r.run_id == "r6").unwrap().state,
+        "running"
+    );
+    assert_eq!(
+        list.iter().find(|r| r.run_id == "r7").unwrap().state,
+        "interrupted"
+    );
+    assert_eq!(list[0].state, "finished");
+}
+
+#[test]
+fn prompts_come_from_the_request() {
+    assert_eq!(prompt_of(&json!({"prompt": "Hi"})), "Hi");
+    assert_eq!(
+        prompt_of(
+            &json!({"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]})
+        ),
+        "c"
+    );
+}

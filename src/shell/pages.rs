@@ -1,0 +1,28 @@
+//! The extension's open pages (popup, side panel) as the worker reaches them: the push of a
+//! run's news to every open page, and the I/O primitives of `ui.js` the person's side needs
+//! (a storage area's whole content, the extension's origin).
+//!
+//! Invariant: a push is fire-and-forget; nobody listening is fine, and nothing waits for it.
+
+use serde_json::{json, Value};
+use wasm_bindgen::prelude::*;
+
+use super::convert;
+
+#[wasm_bindgen(module = "/src/shell/ui.js")]
+extern "C" {
+    fn broadcast(message: JsValue);
+    #[wasm_bindgen(js_name = storageAll, catch)]
+    pub(crate) async fn storage_all(area: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_name = extensionOrigin)]
+    pub(crate) fn extension_origin() -> String;
+}
+
+/// Pushes `{webmcpHostUi: kind, ...body}` to every open page of the extension.
+pub(crate) fn push(kind: &str, body: Value) {
+    let mut message = json!({"webmcpHostUi": kind});
+    if let (Value::Object(target), Value::Object(body)) = (&mut message, body) {
+        target.extend(body);
+    }
+    broadcast(convert::from_json(&message));
+}

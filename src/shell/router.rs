@@ -1,0 +1,160 @@
+//! The one router of the worker's operations, for both of their callers: runtime messages
+//! (`handleMessage`: the extension's pages and the content scripts, each message's sender
+//! classified and authorized by the core first) and the automation surface (`call`: the
+//! worker's own `globalThis.webmcpHost`, built by `worker.js` from [`operations`]).
+//!
+//! Invariants: every operation answers one shape, `{ok: true, value}` or `{ok: false,
+//! error}`, and never panics on bad input; this is the one module that calls into every area
+//! of the shell (page tools, runs, the person's side, settings, MCP sign-in, exposures).
+
+use js_sys::Array;
+use serde_json::{json, Map, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::spawn_local;
+
+use super::convert::{self, describe};
+use super::io::random_id;
+use super::pages::push;
+use super::{agent, auth, chrome, expose, runlog, settings, ui, waits};
+use crate::core::limits::Limits;
+use crate::core::ops::{authorize, classify, Op, OpName, Sender};
+
+/// The names of the operations of the automation surface (`globalThis.webmcpHost`).
+#[wasm_bindgen]
+pub fn operations() -> Array {
+    OpName::ALL
+        .into_iter()
+        .filter(|op| op.automated())
+        .map(|op| JsValue::from_str(op.as_str()))
+        .collect()
+}
+
+/// `webmcpHost[op](request)`: runs an operation for the worker itself (no sender to check).
+/// Resolves to `{ok: true, value}` or `{ok: false, error}`.
+#[wasm_bindgen]
+pub async fn call(op: String, request: JsValue) -> JsValue {
+    let outcome = async {
+        let name = OpName::parse(&op).map_err(|e| e.0)?;
+        let request = convert::to_json(&request)?;
+        perform(Op::parse(name, &request).map_err(|e| e.0)?, None).await
+    };
+    answer(outcome.await)
+}
+
+/// The worker's `chrome.runtime.onMessage` handler: classifies the sender, authorizes the
+/// operation it names, then parses and runs it. Resolves to `{ok: true, value}` or `{ok:
+/// false, error}`.
+#[wasm_bindgen(js_name = handleMessage)]
+pub async fn handle_message(message: JsValue, sender: JsValue) -> JsValue {
+    answer(receive(&message, &sender).await)
+}
+
+fn answer(outcome: Result<Value, String>) -> JsValue {
+    convert::from_json(&match outcome {
+        Ok(value) => json!({"ok": true, "value": value}),
+        Err(error) => json!({"ok": false, "error": error}),
+    })
+}
+
+async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
+    let own_id = chrome::runtime_id().ok_or("chrome.runtime is not available in this context")?;
+    let sender = classify(&own_id, &convert::sender_info(sender));
+    let text = convert::to_json_text(message)?;
+    let limits = Limits::DEFAULT;
+    if text.len() > limits.max_message_bytes {
+        return Err(format!(
+            "the message is {} bytes, over the cap of {} (max_message_bytes)",
+            text.len(),
+            limits.max_message_bytes
+        ));
+    }
+    let message: Value =
+        serde_json::from_str(&text).map_err(|e| format!("the message is not JSON: {e}"))?;
+    let name = OpName::of_message(&message).map_err(|e| e.0)?;
+    if let Err(refusal) = authorize(&sender, name) {
+        chrome::warn(&format!("webmcp-host: {refusal}"));
+        return Err(refusal.to_string());
+    }
+    perform(Op::parse(name, &message).map_err(|e| e.0)?, Some(&sender)).await
+}
+
+/// Runs an authorized operation; `sender` is the message's (none for the automation surface).
+async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
+    let given = |request: &Value| convert::from_json(request);
+    match op {
+        Op::Version => Ok(json!(crate::VERSION)),
+        Op::ListTools(request) => Ok(super::tools_response(
+            &super::tab_tools(request.tab_id).await?,
+        )),
+        Op::CallTool(request) => Ok(super::run_call(&request).await),
+        Op::Run(request) => js(agent::run(given(&request)).await),
+        Op::StartRun(request) => start_run(request).await,
+        Op::Events(request) => js(agent::events(given(&request))),
+        Op::Stop(request) => js(agent::stop(given(&request)).map(JsValue::from)),
+        Op::Configure(request) => js(agent::configure(given(&request)).await),
+        Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
+        Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
+        Op::Pending => Ok(waits::pending()),
+        Op::Answer(answer) => Ok(Value::Bool(waits::deliver(answer))),
+        Op::Settings => settings::settings().await,
+        Op::TestModel(request) => settings::test_model(&request).await,
+        Op::CheckServer(request) => settings::check_server(&request).await,
+        Op::SignIn(request) => js(auth::sign_in(given(&request)).await),
+        Op::SignOut(request) => js(auth::sign_out(given(&request)).await),
+        Op::AuthState => js(auth::auth_state().await),
+        Op::Expose(request) => expose::expose(request).await,
+        Op::Exposures => Ok(expose::exposures().await),
+        Op::ExposedTools => expose::exposed_tools(sender).await,
+        Op::CallExposed(request) => expose::call_exposed(sender, request).await,
+        Op::ToolsChanged => {
+            if let Some(Sender::ContentScript {
+                tab_id, frame_id, ..
+            }) = sender
+            {
+                ui::on_tools_changed(*tab_id, *frame_id);
+            }
+            Ok(Value::Null)
+        }
+    }
+}
+
+/// The outcome of an area's operation that speaks JS values.
+fn js(outcome: Result<JsValue, JsError>) -> Result<Value, String> {
+    outcome
+        .map(|value| convert::to_json(&value).unwrap_or(Value::Null))
+        .map_err(|error| describe(&JsValue::from(error)))
+}
+
+/// `startRun(request)` (already checked as a run request) → `{runId, threadId}` at once; the
+/// run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
+async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
+    agent::load_registry()
+        .await?
+        .resolve(request.get("model").and_then(Value::as_str))
+        .map_err(|e| format!("startRun: {e}"))?;
+    let mut id = |key: &str, prefix: &str| {
+        request
+            .entry(key)
+            .or_insert_with(|| json!(format!("{prefix}_{}", random_id())))
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let run_id = id("runId", "run");
+    let thread_id = id("threadId", "thread");
+    let given = convert::from_json(&Value::Object(request));
+    let started = run_id.clone();
+    spawn_local(async move {
+        if let Err(error) = agent::run(given).await {
+            let message = describe(&JsValue::from(error));
+            chrome::warn(&format!(
+                "webmcp-host: run {started} did not start: {message}"
+            ));
+            push(
+                "finished",
+                json!({"runId": started, "outcome": {"type": "failed", "message": message}}),
+            );
+        }
+    });
+    Ok(json!({"runId": run_id, "threadId": thread_id}))
+}
