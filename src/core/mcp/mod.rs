@@ -8,12 +8,14 @@
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
 pub mod auth;
+pub mod exchange;
 pub mod jsonrpc;
 pub mod source;
 pub mod tools;
 
 use serde_json::{json, Map, Value};
 
+use self::auth::AuthRecord;
 use self::jsonrpc::{Id, Message};
 use self::tools::{parse_tools, McpTool};
 use super::provider::HttpRequest;
@@ -231,6 +233,10 @@ pub struct Session {
     next_id: i64,
     pending: Vec<(i64, Purpose)>,
     server: String,
+    /// Headers every request carries (an API key, `--header`), before the Bearer token.
+    extra: Vec<(String, String)>,
+    /// The sign-in whose Bearer token every request carries.
+    auth: Option<AuthRecord>,
 }
 
 impl Session {
@@ -242,7 +248,44 @@ impl Session {
             next_id: 0,
             pending: Vec::new(),
             server: String::new(),
+            extra: Vec::new(),
+            auth: None,
         }
+    }
+
+    /// Headers every request carries from now on (an API key header, the CLI's `--header`).
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.extra = headers;
+        self
+    }
+
+    /// The sign-in whose Bearer token every request carries from now on.
+    pub fn set_auth(&mut self, record: Option<AuthRecord>) {
+        self.auth = record;
+    }
+
+    /// The sign-in in use, if any.
+    pub fn auth(&self) -> Option<&AuthRecord> {
+        self.auth.as_ref()
+    }
+
+    /// `request` with this session's current credentials (after a refresh or a new sign-in).
+    pub fn restamp(&self, mut request: HttpRequest) -> HttpRequest {
+        let names: Vec<String> = self.credentials().into_iter().map(|(k, _)| k).collect();
+        request.headers.retain(|(k, _)| !names.contains(k));
+        request.headers.extend(self.credentials());
+        request
+    }
+
+    /// The extra headers, then the Bearer token (which replaces an extra header of its name).
+    fn credentials(&self) -> Vec<(String, String)> {
+        let mut headers = self.extra.clone();
+        if let Some(record) = &self.auth {
+            let bearer = record.bearer();
+            headers.retain(|(k, _)| *k != bearer.0);
+            headers.push(bearer);
+        }
+        headers
     }
 
     pub fn url(&self) -> &str {
@@ -281,6 +324,7 @@ impl Session {
         if let Some(protocol) = &self.protocol {
             headers.push(("mcp-protocol-version".to_owned(), protocol.clone()));
         }
+        headers.extend(self.credentials());
         headers
     }
 
