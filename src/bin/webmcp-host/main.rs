@@ -10,7 +10,7 @@ use std::io::Read;
 mod mcp;
 
 #[cfg(not(target_arch = "wasm32"))]
-use webmcp_host::core::mcp::auth::ClientCredentials;
+use webmcp_host::core::mcp::{auth::ClientCredentials, tools};
 
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
@@ -276,7 +276,7 @@ fn mcp_command(args: &[&str]) -> ExitCode {
             "--header" => rest
                 .next()
                 .ok_or("--header needs K:V".to_owned())
-                .and_then(|h| mcp::parse_header(h))
+                .and_then(|h| parse_header(h))
                 .map(|h| headers.push(h)),
             "--namespace" => rest
                 .next()
@@ -364,7 +364,7 @@ fn run_mcp(
     }
     let Some((name, json)) = action else {
         for tool in &tools {
-            println!("{}", mcp::tool_line(tool, namespace, trusted));
+            println!("{}", tools::listing_line(tool, namespace, trusted));
         }
         return Ok(ExitCode::SUCCESS);
     };
@@ -386,7 +386,7 @@ fn run_mcp(
         ));
     }
     let result = driver.call(name, &arguments)?;
-    let (ok, line) = mcp::result_line(tool, &result);
+    let (ok, line) = tools::result_line(tool, &result);
     println!("{line}");
     Ok(if ok {
         ExitCode::SUCCESS
@@ -433,9 +433,9 @@ fn conformance(url: &str) -> ExitCode {
         }
         let (tools, _) = driver.tools()?;
         for tool in &tools {
-            let arguments = example_arguments(&tool.input_schema);
+            let arguments = tools::example_arguments(&tool.input_schema);
             let result = driver.call(&tool.name, &arguments)?;
-            let (_, line) = mcp::result_line(Some(tool), &result);
+            let (_, line) = tools::result_line(Some(tool), &result);
             println!("{line}");
         }
         Ok(())
@@ -456,32 +456,15 @@ fn conformance(url: &str) -> ExitCode {
     }
 }
 
-/// Arguments for a tool from its schema: defaults, else a plain value of each required type.
+/// Parses `--header K:V` values.
 #[cfg(not(target_arch = "wasm32"))]
-fn example_arguments(schema: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::{json, Value};
-    let mut out = serde_json::Map::new();
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (key, property) in properties {
-            let value = match (
-                property.get("default"),
-                property.get("type").and_then(Value::as_str),
-            ) {
-                (Some(default), _) => default.clone(),
-                (None, _) if !required.contains(&key.as_str()) => continue,
-                (None, Some("number" | "integer")) => json!(1),
-                (None, Some("boolean")) => json!(true),
-                (None, Some("array")) => json!([]),
-                (None, Some("object")) => json!({}),
-                (None, _) => json!("test"),
-            };
-            out.insert(key.clone(), value);
-        }
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("--header takes K:V, not `{text}`"))?;
+    let name = name.trim().to_ascii_lowercase();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(format!("`{name}` is not a header name"));
     }
-    out
+    Ok((name, value.trim().to_owned()))
 }
