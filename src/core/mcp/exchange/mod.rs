@@ -322,6 +322,11 @@ impl Exchange {
         self.job.is_some()
     }
 
+    /// The JSON-RPC method (or HTTP method) of the job under way.
+    pub fn job_method(&self) -> Option<&str> {
+        self.job.as_ref().map(|j| j.method.as_str())
+    }
+
     /// The next thing to do.
     pub fn poll(&mut self) -> Option<Output> {
         self.outputs.pop_front()
@@ -740,10 +745,7 @@ impl Exchange {
     }
 
     fn method(&self) -> String {
-        self.job
-            .as_ref()
-            .map(|j| j.method.clone())
-            .unwrap_or_default()
+        self.job_method().unwrap_or_default().to_owned()
     }
 
     fn log(&mut self, line: String) {
