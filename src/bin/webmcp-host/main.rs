@@ -10,7 +10,7 @@ use std::io::Read;
 mod mcp;
 
 #[cfg(not(target_arch = "wasm32"))]
-use webmcp_host::core::mcp::{auth::ClientCredentials, tools};
+use webmcp_host::core::mcp::tools;
 
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
@@ -262,53 +262,29 @@ fn mcp_command(args: &[&str]) -> ExitCode {
     if let ["--conformance", .., url] = args {
         return conformance(url);
     }
-    let mut headers = Vec::new();
-    let mut namespace: Option<String> = None;
-    let mut trusted = false;
+    let (mut headers, mut namespace, mut trusted, mut sign_in) = (Vec::new(), None, false, true);
+    let (mut client_id, mut metadata_document) = (None, None);
     let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
-    let mut sign_in = true;
-    let mut client_id: Option<String> = None;
-    let mut metadata_document: Option<String> = None;
     let mut positional: Vec<&str> = Vec::new();
-    let mut rest = args.iter();
+    let mut rest = args.iter().copied();
     while let Some(arg) = rest.next() {
-        let result = match *arg {
-            "--header" => rest
-                .next()
-                .ok_or("--header needs K:V".to_owned())
-                .and_then(|h| parse_header(h))
-                .map(|h| headers.push(h)),
-            "--namespace" => rest
-                .next()
-                .map(|n| namespace = Some((*n).to_owned()))
-                .ok_or("--namespace needs a name".to_owned()),
-            "--trusted" => {
-                trusted = true;
-                Ok(())
-            }
-            "--no-sign-in" => {
-                sign_in = false;
-                Ok(())
-            }
-            "--client-id" => rest
-                .next()
-                .map(|c| client_id = Some((*c).to_owned()))
-                .ok_or("--client-id needs an id".to_owned()),
-            "--client-metadata-url" => rest
-                .next()
+        let mut value = |what: &str| rest.next().ok_or(format!("{arg} needs {what}"));
+        let result = match arg {
+            "--trusted" => Ok(true).map(|t| trusted = t),
+            "--no-sign-in" => Ok(false).map(|s| sign_in = s),
+            "--header" => value("K:V").and_then(parse_header).map(|h| headers.push(h)),
+            "--namespace" => value("a name").map(|n| namespace = Some(n)),
+            "--client-id" => value("an id").map(|c| client_id = Some(c.to_owned())),
+            "--client-metadata-url" => (value("an https URL").ok())
                 .filter(|u| u.starts_with("https://"))
-                .map(|u| metadata_document = Some((*u).to_owned()))
+                .map(|u| metadata_document = Some(u.to_owned()))
                 .ok_or("--client-metadata-url needs an https URL".to_owned()),
-            "--timeout" => rest
-                .next()
+            "--timeout" => (value("milliseconds").ok())
                 .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
                 .map(|t| timeout_ms = t)
                 .ok_or("--timeout takes milliseconds".to_owned()),
             other if other.starts_with("--") => Err(format!("unknown option `{other}`")),
-            other => {
-                positional.push(other);
-                Ok(())
-            }
+            other => Ok(other).map(|p| positional.push(p)),
         };
         if let Err(message) = result {
             return usage_error(&message);
@@ -322,32 +298,11 @@ fn mcp_command(args: &[&str]) -> ExitCode {
     if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
         return usage_error(&message.replace("base URL", "server URL"));
     }
-    let mut driver = mcp::Driver::new(url, headers, timeout_ms);
-    if sign_in {
-        driver.auth = Some(mcp::AuthSetup {
-            preregistered: client_id.map(|client_id| ClientCredentials {
-                client_id,
-                client_secret: std::env::var("WEBMCP_HOST_CLIENT_SECRET")
-                    .ok()
-                    .filter(|s| !s.is_empty()),
-                auth_method: None,
-            }),
-            metadata_document,
-            interactive_timeout: std::time::Duration::from_secs(300),
-        });
-    }
-    let code = match run_mcp(&mut driver, action, namespace.as_deref(), trusted) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("webmcp-host: {url}: {}", driver.redact(&message));
-            ExitCode::from(2)
-        }
-    };
-    driver.close();
-    for line in &driver.log {
-        eprintln!("webmcp-host: {line}");
-    }
-    code
+    let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();
+    let setup = sign_in.then(|| mcp::AuthSetup::new(client_id, secret, metadata_document, 300));
+    let mut driver = mcp::Driver::new(url, headers, timeout_ms, setup);
+    let outcome = run_mcp(&mut driver, action, namespace, trusted);
+    driver.finish(outcome, url, ExitCode::from(2))
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -368,25 +323,22 @@ fn run_mcp(
         }
         return Ok(ExitCode::SUCCESS);
     };
-    let name = match namespace {
-        Some(ns) => name.strip_prefix(&format!("{ns}__")).unwrap_or(name),
-        None => name,
-    };
+    let name = namespace
+        .and_then(|ns| name.strip_prefix(&format!("{ns}__")))
+        .unwrap_or(name);
     let arguments = match serde_json::from_str::<serde_json::Value>(json) {
         Ok(serde_json::Value::Object(map)) => map,
         Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
         Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
     };
-    let tool = tools.iter().find(|t| t.name == name);
-    if tool.is_none() {
+    let Some(tool) = tools.iter().find(|t| t.name == name) else {
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         return Err(format!(
             "no tool `{name}`; the server offers: {}",
             names.join(", ")
         ));
-    }
-    let result = driver.call(name, &arguments)?;
-    let (ok, line) = tools::result_line(tool, &result);
+    };
+    let (ok, line) = tools::result_line(Some(tool), &driver.call(name, &arguments)?);
     println!("{line}");
     Ok(if ok {
         ExitCode::SUCCESS
@@ -395,18 +347,13 @@ fn run_mcp(
     })
 }
 
-/// The client id metadata document URL the conformance suite's `auth/basic-cimd` expects.
-#[cfg(not(target_arch = "wasm32"))]
-const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
-
-/// The conformance suite's client: the scenario names what to do.
+/// The conformance suite's client: the scenario (`MCP_CONFORMANCE_SCENARIO`) names what to
+/// do. Its authorization server approves at once; some scenarios give pre-registered
+/// credentials in `MCP_CONFORMANCE_CONTEXT`, and `auth/basic-cimd` expects this client's
+/// metadata document URL.
 #[cfg(not(target_arch = "wasm32"))]
 fn conformance(url: &str) -> ExitCode {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let mut driver = mcp::Driver::new(url, Vec::new(), webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS);
-    // The suite's authorization server approves at once; some scenarios give pre-registered
-    // credentials in MCP_CONFORMANCE_CONTEXT, and the metadata document scenario expects this
-    // client id URL.
     let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
@@ -414,46 +361,26 @@ fn conformance(url: &str) -> ExitCode {
     let text = |name: &str| {
         context
             .get(name)
-            .and_then(serde_json::Value::as_str)
+            .and_then(|v| v.as_str())
             .map(str::to_owned)
     };
-    driver.auth = Some(mcp::AuthSetup {
-        preregistered: text("client_id").map(|client_id| ClientCredentials {
-            client_id,
-            client_secret: text("client_secret"),
-            auth_method: None,
-        }),
-        metadata_document: Some(CONFORMANCE_CLIENT_METADATA.into()),
-        interactive_timeout: std::time::Duration::from_secs(10),
-    });
-    let outcome = (|| -> Result<(), String> {
+    let metadata = Some("https://conformance-test.local/client-metadata.json".to_owned());
+    let setup = mcp::AuthSetup::new(text("client_id"), text("client_secret"), metadata, 10);
+    let timeout = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut driver = mcp::Driver::new(url, Vec::new(), timeout, Some(setup));
+    let outcome = (|| -> Result<ExitCode, String> {
         driver.connect()?;
-        if scenario == "initialize" {
-            return Ok(());
+        if scenario != "initialize" {
+            for tool in &driver.tools()?.0 {
+                let result =
+                    driver.call(&tool.name, &tools::example_arguments(&tool.input_schema))?;
+                println!("{}", tools::result_line(Some(tool), &result).1);
+            }
         }
-        let (tools, _) = driver.tools()?;
-        for tool in &tools {
-            let arguments = tools::example_arguments(&tool.input_schema);
-            let result = driver.call(&tool.name, &arguments)?;
-            let (_, line) = tools::result_line(Some(tool), &result);
-            println!("{line}");
-        }
-        Ok(())
+        Ok(ExitCode::SUCCESS)
     })();
-    driver.close();
-    for line in &driver.log {
-        eprintln!("webmcp-host: {line}");
-    }
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!(
-                "webmcp-host: conformance scenario {scenario:?}: {}",
-                driver.redact(&message)
-            );
-            ExitCode::from(1)
-        }
-    }
+    let what = format!("conformance scenario {scenario:?}");
+    driver.finish(outcome, &what, ExitCode::from(1))
 }
 
 /// Parses `--header K:V` values.

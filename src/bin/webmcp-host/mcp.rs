@@ -15,13 +15,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::process::ExitCode;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use webmcp_host::core::mcp::auth::{
-    base64url, BearerChallenge, ClientCredentials, Flow, FlowConfig, FlowSecrets, Step, TokenState,
-    MAX_AUTH_BODY_BYTES,
+    base64url, loopback_redirect, loopback_response, BearerChallenge, ClientCredentials, Flow,
+    FlowConfig, FlowSecrets, Step, TokenState, MAX_AUTH_BODY_BYTES,
 };
 use webmcp_host::core::mcp::exchange::{
     Deadline, Elicitation, Exchange, Failure, Head, Listening, Output, Refusal, Settings, StreamId,
@@ -45,9 +46,9 @@ pub struct Driver {
     tx: Sender<Frame>,
     rx: Receiver<Frame>,
     trace: bool,
-    pub log: Vec<String>,
+    log: Vec<String>,
     /// Sign-in when the server asks (None: a 401 is an error).
-    pub auth: Option<AuthSetup>,
+    auth: Option<AuthSetup>,
     /// The loopback listener of the redirect URI (one for the whole run: a registered
     /// client's redirect URI stays the same).
     redirect: Option<(TcpListener, String)>,
@@ -63,8 +64,34 @@ pub struct AuthSetup {
     pub interactive_timeout: Duration,
 }
 
+impl AuthSetup {
+    /// A client id (its secret, if any), this client's metadata document URL, and how many
+    /// seconds the person has to sign in in a browser.
+    pub fn new(
+        client_id: Option<String>,
+        secret: Option<String>,
+        metadata_document: Option<String>,
+        wait_s: u64,
+    ) -> Self {
+        AuthSetup {
+            preregistered: client_id.map(|client_id| ClientCredentials {
+                client_id,
+                client_secret: secret.filter(|s| !s.is_empty()),
+                auth_method: None,
+            }),
+            metadata_document,
+            interactive_timeout: Duration::from_secs(wait_s),
+        }
+    }
+}
+
 impl Driver {
-    pub fn new(url: &str, headers: Vec<(String, String)>, timeout_ms: u32) -> Self {
+    pub fn new(
+        url: &str,
+        headers: Vec<(String, String)>,
+        timeout_ms: u32,
+        auth: Option<AuthSetup>,
+    ) -> Self {
         let agent = |total: Option<Duration>| -> ureq::Agent {
             ureq::Agent::config_builder()
                 .timeout_connect(Some(Duration::from_secs(10)))
@@ -91,17 +118,33 @@ impl Driver {
             rx,
             trace: std::env::var_os("WEBMCP_HOST_TRACE").is_some(),
             log: Vec::new(),
-            auth: None,
+            auth,
             redirect: None,
         }
     }
 
+    /// Ends the session and prints the log; the exit code, or `failed` after the error (said
+    /// of `what`, without secrets).
+    pub fn finish(
+        mut self,
+        outcome: Result<ExitCode, String>,
+        what: &str,
+        failed: ExitCode,
+    ) -> ExitCode {
+        let code = outcome.unwrap_or_else(|message| {
+            eprintln!("webmcp-host: {what}: {}", self.redact(&message));
+            failed
+        });
+        self.close();
+        for line in &self.log {
+            eprintln!("webmcp-host: {line}");
+        }
+        code
+    }
+
     /// `text` without any secret of the sign-in.
     pub fn redact(&self, text: &str) -> String {
-        match self.session.auth() {
-            Some(record) => record.redact(text),
-            None => text.to_owned(),
-        }
+        self.session.redact(text)
     }
 
     /// `initialize` and `notifications/initialized`, then the GET stream for server messages,
@@ -258,23 +301,11 @@ impl Driver {
     /// Answers the machine's sign-in request: a refresh when the token just expired and can
     /// be refreshed, else the whole flow.
     fn authorize(&mut self, refusal: Refusal) {
-        let (status, challenge) = match refusal {
-            Refusal::Unauthorized { challenge } => (401, challenge),
-            Refusal::InsufficientScope { challenge } => (403, challenge),
-        };
+        let status = refusal.status();
         let Some(setup) = self.auth.clone() else {
-            let error = if status == 401 {
-                McpError::Unauthorized {
-                    www_authenticate: challenge,
-                }
-            } else {
-                McpError::InsufficientScope {
-                    www_authenticate: challenge,
-                }
-            };
-            return self.machine.unauthorized(error.to_string());
+            return self.machine.unauthorized(refusal.error().to_string());
         };
-        let challenge = BearerChallenge::from_header(challenge.as_deref());
+        let challenge = BearerChallenge::from_header(refusal.challenge());
         let outcome = if !challenge.insufficient_scope() && self.refresh() {
             Ok(())
         } else {
@@ -431,24 +462,10 @@ impl Driver {
                     let _ = socket.set_read_timeout(Some(Duration::from_secs(5)));
                     let mut head = [0u8; 8192];
                     let n = socket.read(&mut head).unwrap_or(0);
+                    let _ = socket.write_all(loopback_response().as_bytes());
                     let text = String::from_utf8_lossy(&head[..n]);
-                    let target = text
-                        .lines()
-                        .next()
-                        .and_then(|l| l.split(' ').nth(1))
-                        .unwrap_or("")
-                        .to_owned();
-                    let page = "<!doctype html><title>webmcp-host</title><p>Signed in: you can close this page.</p>";
-                    let _ = write!(
-                        socket,
-                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
-                        page.len()
-                    );
-                    if target.starts_with("/callback") {
-                        return Ok(format!(
-                            "{}{target}",
-                            redirect_uri.trim_end_matches("/callback")
-                        ));
+                    if let Some(redirect) = loopback_redirect(&text, redirect_uri) {
+                        return Ok(redirect);
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {

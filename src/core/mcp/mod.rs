@@ -264,6 +264,14 @@ impl Session {
         self.auth = record;
     }
 
+    /// `text` without any secret of the sign-in in use.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.auth {
+            Some(record) => record.redact(text),
+            None => text.to_owned(),
+        }
+    }
+
     /// The sign-in in use, if any.
     pub fn auth(&self) -> Option<&AuthRecord> {
         self.auth.as_ref()

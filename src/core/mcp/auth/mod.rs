@@ -15,7 +15,7 @@
 //! Its secrets never go into a URL, and [`AuthRecord::redact`] takes them out of any text.
 //!
 //! The sections live in their own modules and are re-exported here: [`challenge`],
-//! [`url`], [`encoding`], [`metadata`], [`token`] and [`flow`].
+//! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`] and [`loopback`].
 
 /// Authorizations at most for one request: the first one, then two step-ups (403
 /// `insufficient_scope`); a server that still refuses is an error, not a loop.
@@ -28,6 +28,7 @@ pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
 pub mod challenge;
 pub mod encoding;
 pub mod flow;
+pub mod loopback;
 pub mod metadata;
 pub mod token;
 pub mod url;
@@ -35,6 +36,7 @@ pub mod url;
 pub use challenge::*;
 pub use encoding::*;
 pub use flow::*;
+pub use loopback::*;
 pub use metadata::*;
 pub use token::*;
 pub use url::*;

@@ -672,3 +672,18 @@ fn no_scope_when_nothing_names_one() {
     };
     assert_eq!(query_param(&url, "scope"), None);
 }
+
+#[test]
+fn the_loopback_listener_reads_the_callback() {
+    let uri = "http://127.0.0.1:4321/callback";
+    assert_eq!(
+        loopback_redirect("GET /callback?code=c&state=s HTTP/1.1\r\nhost: x\r\n", uri),
+        Some("http://127.0.0.1:4321/callback?code=c&state=s".into())
+    );
+    assert_eq!(
+        loopback_redirect("GET /favicon.ico HTTP/1.1\r\n", uri),
+        None
+    );
+    assert_eq!(loopback_redirect("", uri), None);
+    assert!(loopback_response().starts_with("HTTP/1.1 200 OK\r\n"));
+}

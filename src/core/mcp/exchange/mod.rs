@@ -16,10 +16,10 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use super::auth::{BearerChallenge, MAX_AUTHORIZATIONS};
-use super::jsonrpc::{parse_messages, RpcError};
+use super::auth::MAX_AUTHORIZATIONS;
+use super::jsonrpc::parse_messages;
 use super::{Body, McpError, McpEvent, Outgoing, Session};
 use crate::core::provider::sse::{SseDecoder, MAX_SSE_EVENT_BYTES};
 use crate::core::provider::HttpRequest;
@@ -33,19 +33,11 @@ pub const MAX_EXTENDED_MS: f64 = 10.0 * 60.0 * 1000.0;
 /// The wait before resuming a stream when the server named none (`retry`), and the longest.
 const RETRY_MS: (u64, u64) = (1000, 30_000);
 
-/// One HTTP exchange the machine asked for; the shell feeds its answer back under this id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct StreamId(pub u64);
+mod output;
+mod reply;
 
-/// An answer's status line and the headers the machine reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Head {
-    pub status: u16,
-    pub content_type: Option<String>,
-    pub session_id: Option<String>,
-    pub www_authenticate: Option<String>,
-    pub location: Option<String>,
-}
+pub use output::{Failure, Head, Listening, Output, Refusal, StreamId};
+pub use reply::{answer, Elicitation};
 
 /// Whether progress notifications extend a request's deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,155 +48,21 @@ pub enum Deadline {
     ExtendedByProgress,
 }
 
-/// How an `elicitation/create` of the server is answered (no person is asked yet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Elicitation {
-    Decline,
-    /// Accepted with the schema's defaults when they cover every required field.
-    Defaults,
-}
-
 /// What the machine is told once: who the client is and its policies.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// `clientInfo.name` of `initialize`.
     pub client_name: String,
+    /// `clientInfo.version` of `initialize`.
     pub client_version: String,
+    /// The client's capabilities (`{"elicitation": {}}`).
     pub capabilities: Value,
     /// Time for one request, in ms.
     pub timeout_ms: u32,
+    /// Whether progress extends the deadline.
     pub deadline: Deadline,
+    /// How the server's `elicitation/create` is answered.
     pub elicitation: Elicitation,
-}
-
-/// Why the server refused a request's credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// 401: sign in, or refresh the token.
-    Unauthorized { challenge: Option<String> },
-    /// 403 `insufficient_scope`: sign in again for more scope (a step-up).
-    InsufficientScope { challenge: Option<String> },
-}
-
-/// The next thing the shell does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Output {
-    /// Send `request` (every header decided) and feed its answer back under `stream`.
-    Send {
-        stream: StreamId,
-        request: HttpRequest,
-    },
-    /// Send `request` and do not read its answer (a reply to the server, a cancellation).
-    Post(HttpRequest),
-    /// Stop reading `stream`; what still comes of it is ignored.
-    Abort(StreamId),
-    /// A server message for the caller as it comes (progress, `tools/list_changed`).
-    Event(McpEvent),
-    /// A line for the client's log.
-    Log(String),
-    /// The server refused the credentials (`attempt` counts from 1): sign in or refresh, then
-    /// [`Exchange::authorized`], or [`Exchange::unauthorized`] with why not.
-    Authorize { refusal: Refusal, attempt: u32 },
-    /// A 404 ended the session and a new one was started: a client that keeps a GET stream
-    /// opens it again.
-    Reconnected,
-    /// The job's end: every message read meanwhile, or why there is no answer.
-    Done(Result<Vec<McpEvent>, Failure>),
-}
-
-/// Why a job ended without its answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Failure {
-    /// No answer before the deadline; the request was cancelled.
-    Timeout { method: String, ms: u32 },
-    /// The request could not be sent, or its answer not read.
-    Unreachable { method: String, error: String },
-    /// A JSON answer broke off.
-    Broken { method: String, error: String },
-    /// The server answered with a redirect, which is not followed.
-    Redirect { method: String, location: String },
-    /// The server refused (an HTTP status, a bad session id, an unknown content type).
-    Refused { method: String, error: McpError },
-    /// A JSON answer passed [`MAX_ANSWER_BYTES`].
-    AnswerCap { method: String },
-    /// An SSE event passed [`MAX_SSE_EVENT_BYTES`].
-    EventCap { method: String },
-    /// A JSON answer that is not JSON-RPC.
-    Malformed { method: String, error: String },
-    /// The answer ended (and could not be resumed) without the response.
-    NoResponse { method: String, notes: Vec<String> },
-    /// The server answered the request with an error.
-    Rejected(String),
-    /// Signing in (or refreshing) failed, as the shell says.
-    SignIn { method: String, why: String },
-    /// The server still refused after [`MAX_AUTHORIZATIONS`] sign-ins.
-    StillRefused {
-        method: String,
-        status: u16,
-        challenge: Option<String>,
-    },
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Timeout { method, ms } => {
-                write!(f, "{method}: no answer within {ms} ms (cancelled)")
-            }
-            Failure::Unreachable { method, error } => {
-                write!(f, "{method}: the server could not be reached: {error}")
-            }
-            Failure::Broken { method, error } => write!(f, "{method}: the answer broke: {error}"),
-            Failure::Redirect { method, location } => write!(
-                f,
-                "the server answered {method} with a redirect to {location}; redirects are not followed"
-            ),
-            Failure::Refused { method, error } => write!(f, "{method}: {error}"),
-            Failure::AnswerCap { method } => write!(
-                f,
-                "{method}: the server's answer passed {MAX_ANSWER_BYTES} bytes (max_answer_bytes)"
-            ),
-            Failure::EventCap { method } => write!(
-                f,
-                "{method}: an SSE event of the server passed {MAX_SSE_EVENT_BYTES} bytes (max_sse_event_bytes)"
-            ),
-            Failure::Malformed { method, error } => write!(f, "{method}: {error}"),
-            Failure::NoResponse { method, notes } if notes.is_empty() => {
-                write!(f, "{method}: the server ended its answer without a response")
-            }
-            Failure::NoResponse { method, notes } => write!(
-                f,
-                "{method}: the server ended its answer without a response ({})",
-                notes.join("; ")
-            ),
-            Failure::Rejected(error) => write!(f, "{error}"),
-            Failure::SignIn { method, why } => write!(f, "{method}: {why}"),
-            Failure::StillRefused {
-                method,
-                status,
-                challenge,
-            } => {
-                let challenge = BearerChallenge::from_header(challenge.as_deref());
-                write!(
-                    f,
-                    "{method}: the server still refuses after {MAX_AUTHORIZATIONS} sign-ins ({status}{}); giving up",
-                    challenge
-                        .error_description
-                        .or(challenge.error)
-                        .map(|e| format!(": {e}"))
-                        .unwrap_or_default()
-                )
-            }
-        }
-    }
-}
-
-/// Whether the GET stream for server messages is open.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listening {
-    Off,
-    /// Sent; its status not yet known.
-    Opening,
-    Open,
 }
 
 /// What a job is for.
@@ -271,6 +129,13 @@ enum Reader {
         retry_ms: Option<u64>,
     },
     Empty,
+}
+
+/// Which cap a body passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cap {
+    Answer,
+    Event,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -485,9 +350,7 @@ impl Exchange {
             Reader::Json(text) => {
                 text.extend_from_slice(bytes);
                 if text.len() > MAX_ANSWER_BYTES {
-                    capped = Some(Failure::AnswerCap {
-                        method: String::new(),
-                    });
+                    capped = Some(Cap::Answer);
                 }
             }
             Reader::Sse {
@@ -505,9 +368,7 @@ impl Exchange {
                 carry.drain(..valid);
                 for event in decoder.push(&text) {
                     if event.truncated {
-                        capped = Some(Failure::EventCap {
-                            method: String::new(),
-                        });
+                        capped = Some(Cap::Event);
                         break;
                     }
                     if event.id.is_some() {
@@ -523,13 +384,19 @@ impl Exchange {
             }
             Reader::Head | Reader::Empty => {}
         }
-        if let Some(failure) = capped {
+        if let Some(cap) = capped {
             self.drop_stream(stream);
             if role == Role::Job {
                 let method = self.method();
-                self.fail(match failure {
-                    Failure::AnswerCap { .. } => Failure::AnswerCap { method },
-                    _ => Failure::EventCap { method },
+                self.fail(match cap {
+                    Cap::Answer => Failure::AnswerCap {
+                        method,
+                        cap: MAX_ANSWER_BYTES,
+                    },
+                    Cap::Event => Failure::EventCap {
+                        method,
+                        cap: MAX_SSE_EVENT_BYTES,
+                    },
                 });
             }
             return;
@@ -886,47 +753,6 @@ fn reader(body: Body) -> Reader {
             retry_ms: None,
         },
         Body::Empty => Reader::Empty,
-    }
-}
-
-/// The answer to a server request: `ping`; an elicitation as `policy` says; sampling, roots
-/// and the rest are not supported (-32601).
-pub fn answer(
-    policy: Elicitation,
-    method: &str,
-    params: Option<&Value>,
-) -> Result<Value, (i64, String)> {
-    match (method, policy) {
-        ("ping", _) => Ok(json!({})),
-        ("elicitation/create", Elicitation::Decline) => Ok(json!({"action": "decline"})),
-        ("elicitation/create", Elicitation::Defaults) => {
-            let schema = params
-                .and_then(|p| p.get("requestedSchema"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            let mut content = Map::new();
-            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-                for (key, property) in properties {
-                    if let Some(default) = property.get("default") {
-                        content.insert(key.clone(), default.clone());
-                    }
-                }
-            }
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if required.iter().all(|r| content.contains_key(*r)) {
-                Ok(json!({"action": "accept", "content": content}))
-            } else {
-                Ok(json!({"action": "decline"}))
-            }
-        }
-        (other, _) => Err((
-            RpcError::METHOD_NOT_FOUND,
-            format!("{other} is not supported by this client"),
-        )),
     }
 }
 

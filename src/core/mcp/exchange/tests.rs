@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 use super::*;
 use crate::core::mcp::auth::{AuthRecord, ClientCredentials, Tokens};
 use crate::core::mcp::CallResult;
+use crate::core::provider::sse::MAX_SSE_EVENT_BYTES;
 
 const URL: &str = "http://127.0.0.1:9/mcp";
 
