@@ -158,21 +158,13 @@ pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>)
         .borrow_mut()
         .session
         .call_tool(&name, &arguments, progress);
-    match exchange(&client, request).await {
-        Ok(events) => events
-            .into_iter()
-            .find_map(|e| match e {
-                // By name: after a 404 the call was sent again with a new id.
-                McpEvent::CallDone {
-                    name: done, result, ..
-                } if done == name => Some(result),
-                McpEvent::Failed { error, .. } => Some(CallResult::Error(error)),
-                _ => None,
-            })
-            .unwrap_or_else(|| {
-                CallResult::Error(format!("the server did not answer tools/call `{name}`"))
-            }),
-        Err(error) => CallResult::Error(error),
+    let outcome = exchange(&client, request)
+        .await
+        .map(|events| McpEvent::call_outcome(events, &name));
+    match outcome {
+        Ok(Some(Ok(result))) => result,
+        Ok(Some(Err(error))) | Err(error) => CallResult::Error(error),
+        Ok(None) => CallResult::Error(format!("the server did not answer tools/call `{name}`")),
     }
 }
 

@@ -299,7 +299,7 @@ fn mcp_command(args: &[&str]) -> ExitCode {
         return usage_error(&message.replace("base URL", "server URL"));
     }
     let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();
-    let setup = sign_in.then(|| mcp::AuthSetup::new(client_id, secret, metadata_document, 300));
+    let setup = sign_in.then(|| mcp::sign_in_setup(client_id, secret, metadata_document, 300));
     let mut driver = mcp::Driver::new(url, headers, timeout_ms, setup);
     let outcome = run_mcp(&mut driver, action, namespace, trusted);
     driver.finish(outcome, url, ExitCode::from(2))
@@ -365,7 +365,7 @@ fn conformance(url: &str) -> ExitCode {
             .map(str::to_owned)
     };
     let metadata = Some("https://conformance-test.local/client-metadata.json".to_owned());
-    let setup = mcp::AuthSetup::new(text("client_id"), text("client_secret"), metadata, 10);
+    let setup = mcp::sign_in_setup(text("client_id"), text("client_secret"), metadata, 10);
     let timeout = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
     let mut driver = mcp::Driver::new(url, Vec::new(), timeout, Some(setup));
     let outcome = (|| -> Result<ExitCode, String> {

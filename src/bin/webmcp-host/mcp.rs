@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 use webmcp_host::core::mcp::auth::{
-    base64url, loopback_redirect, loopback_response, BearerChallenge, ClientCredentials, Flow,
-    FlowConfig, FlowSecrets, Step, TokenState, MAX_AUTH_BODY_BYTES,
+    loopback_redirect, loopback_response, BearerChallenge, ClientCredentials, Flow, FlowConfig,
+    FlowSecrets, Step, TokenState, MAX_AUTH_BODY_BYTES,
 };
 use webmcp_host::core::mcp::exchange::{
     Deadline, Elicitation, Exchange, Failure, Head, Listening, Output, Refusal, Settings, StreamId,
@@ -47,42 +47,30 @@ pub struct Driver {
     rx: Receiver<Frame>,
     trace: bool,
     log: Vec<String>,
-    /// Sign-in when the server asks (None: a 401 is an error).
-    auth: Option<AuthSetup>,
+    /// Sign-in when the server asks (None: a 401 is an error): the client's part of the
+    /// flow's configuration, and how long the person has to sign in in a browser.
+    auth: Option<(FlowConfig, Duration)>,
     /// The loopback listener of the redirect URI (one for the whole run: a registered
     /// client's redirect URI stays the same).
     redirect: Option<(TcpListener, String)>,
 }
 
-/// What a sign-in starts from.
-#[derive(Debug, Clone, Default)]
-pub struct AuthSetup {
-    pub preregistered: Option<ClientCredentials>,
-    /// This client's metadata document URL, its client id where the server supports that.
-    pub metadata_document: Option<String>,
-    /// How long the person has to sign in in a browser.
-    pub interactive_timeout: Duration,
-}
-
-impl AuthSetup {
-    /// A client id (its secret, if any), this client's metadata document URL, and how many
-    /// seconds the person has to sign in in a browser.
-    pub fn new(
-        client_id: Option<String>,
-        secret: Option<String>,
-        metadata_document: Option<String>,
-        wait_s: u64,
-    ) -> Self {
-        AuthSetup {
-            preregistered: client_id.map(|client_id| ClientCredentials {
-                client_id,
-                client_secret: secret.filter(|s| !s.is_empty()),
-                auth_method: None,
-            }),
-            metadata_document,
-            interactive_timeout: Duration::from_secs(wait_s),
-        }
-    }
+/// How the CLI signs in: with a given client (id, secret), else this client's metadata
+/// document URL where the server supports it, else registration; `wait_s` is how long the
+/// person has to sign in in a browser.
+pub fn sign_in_setup(
+    client_id: Option<String>,
+    secret: Option<String>,
+    metadata_document: Option<String>,
+    wait_s: u64,
+) -> (FlowConfig, Duration) {
+    let config = FlowConfig {
+        client_name: "webmcp-host".into(),
+        preregistered: ClientCredentials::given(client_id, secret),
+        metadata_document,
+        ..FlowConfig::default()
+    };
+    (config, Duration::from_secs(wait_s))
 }
 
 impl Driver {
@@ -90,7 +78,7 @@ impl Driver {
         url: &str,
         headers: Vec<(String, String)>,
         timeout_ms: u32,
-        auth: Option<AuthSetup>,
+        auth: Option<(FlowConfig, Duration)>,
     ) -> Self {
         let agent = |total: Option<Duration>| -> ureq::Agent {
             ureq::Agent::config_builder()
@@ -177,17 +165,8 @@ impl Driver {
     ) -> Result<CallResult, String> {
         let progress = Some(json!(format!("progress-{name}")));
         let request = self.session.call_tool(name, arguments, progress);
-        for event in self.run(Some(request))? {
-            match event {
-                // By name: after a 404 the call was sent again with a new id.
-                McpEvent::CallDone {
-                    name: done, result, ..
-                } if done == name => return Ok(result),
-                McpEvent::Failed { error, .. } => return Err(error),
-                _ => {}
-            }
-        }
-        Err(format!("the server did not answer tools/call `{name}`"))
+        McpEvent::call_outcome(self.run(Some(request))?, name)
+            .unwrap_or_else(|| Err(format!("the server did not answer tools/call `{name}`")))
     }
 
     /// `DELETE` the session (errors are only logged: the session ends either way).
@@ -321,22 +300,20 @@ impl Driver {
     }
 
     /// The whole sign-in: the core's flow, its requests performed here.
-    fn sign_in(&mut self, setup: &AuthSetup, challenge: BearerChallenge) -> Result<(), String> {
+    fn sign_in(
+        &mut self,
+        setup: &(FlowConfig, Duration),
+        challenge: BearerChallenge,
+    ) -> Result<(), String> {
         let redirect_uri = self.redirect_uri()?;
         let config = FlowConfig {
             server_url: self.session.url().to_owned(),
             redirect_uri: redirect_uri.clone(),
-            client_name: "webmcp-host".into(),
-            preregistered: setup.preregistered.clone(),
-            metadata_document: setup.metadata_document.clone(),
             challenge,
             previous: self.session.auth().cloned(),
+            ..setup.0.clone()
         };
-        let secrets = FlowSecrets {
-            verifier: base64url(&random_bytes(32)?),
-            state: base64url(&random_bytes(16)?),
-        };
-        let mut flow = Flow::new(config, secrets);
+        let mut flow = Flow::new(config, FlowSecrets::from_random(&random_bytes()?));
         loop {
             match flow.step() {
                 Step::Fetch(request) => {
@@ -347,19 +324,12 @@ impl Driver {
                     let (status, body, _) = self.http_once(&request);
                     flow.response(status, &body, now_ms());
                 }
-                Step::Authorize { url } => {
-                    match self.follow(&url, &redirect_uri, setup.interactive_timeout) {
-                        Ok(redirect) => flow.redirected(&redirect),
-                        Err(why) => flow.abandoned(&why),
-                    }
-                }
+                Step::Authorize { url } => match self.follow(&url, &redirect_uri, setup.1) {
+                    Ok(redirect) => flow.redirected(&redirect),
+                    Err(why) => flow.abandoned(&why),
+                },
                 Step::Done(record) => {
-                    let scope = record.tokens.scope.as_deref().or(record.scope.as_deref());
-                    self.log.push(format!(
-                        "signed in at {} (scope {})",
-                        record.issuer,
-                        scope.unwrap_or("none")
-                    ));
+                    self.log.push(record.note());
                     self.session.set_auth(Some(record));
                     return Ok(());
                 }
@@ -377,18 +347,14 @@ impl Driver {
             return false;
         };
         let (status, body, _) = self.http_once(&request);
-        match record.refreshed(status, &body, now_ms()) {
-            Ok(()) => {
-                self.log.push("refreshed the access token".into());
-                self.session.set_auth(Some(record));
-                true
-            }
-            Err(why) => {
-                self.log
-                    .push(format!("the token could not be refreshed: {why}"));
-                false
-            }
+        if let Err(why) = record.refreshed(status, &body, now_ms()) {
+            let line = format!("the token could not be refreshed: {why}");
+            self.log.push(line);
+            return false;
         }
+        self.session.set_auth(Some(record));
+        self.log.push("refreshed the access token".into());
+        true
     }
 
     /// Refreshes a token about to expire before it is used (a failure is left to the 401).
@@ -562,9 +528,9 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Bytes from the operating system's random source.
-fn random_bytes(n: usize) -> Result<Vec<u8>, String> {
-    let mut bytes = vec![0u8; n];
+/// Bytes from the operating system's random source, for the sign-in's secrets.
+fn random_bytes() -> Result<[u8; 48], String> {
+    let mut bytes = [0u8; 48];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(|e| format!("no random source for the sign-in: {e}"))?;

@@ -154,6 +154,21 @@ pub enum McpEvent {
     Note(String),
 }
 
+impl McpEvent {
+    /// The outcome of `tools/call` `name` among a request's events: its result, the request's
+    /// failure, or `None` when the server did not answer it. By name: after a 404 the call was
+    /// sent again with a new id.
+    pub fn call_outcome(events: Vec<McpEvent>, name: &str) -> Option<Result<CallResult, String>> {
+        events.into_iter().find_map(|event| match event {
+            McpEvent::CallDone {
+                name: done, result, ..
+            } if done == name => Some(Ok(result)),
+            McpEvent::Failed { error, .. } => Some(Err(error)),
+            _ => None,
+        })
+    }
+}
+
 /// `tools/list` over all its pages: ask [`ToolListing::request`], feed the answer's events to
 /// [`ToolListing::absorb`] until it says the list is complete.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::challenge::BearerChallenge;
-use super::encoding::{form_encode, pkce_challenge, query_param, valid_verifier};
+use super::encoding::{base64url, form_encode, pkce_challenge, query_param, valid_verifier};
 use super::metadata::{
     json_object, parse_resource_metadata, parse_server_metadata, select_scope, ResourceMetadata,
     ServerMetadata,
@@ -44,6 +44,16 @@ pub struct FlowSecrets {
     pub verifier: String,
     /// The `state` parameter.
     pub state: String,
+}
+
+impl FlowSecrets {
+    /// The verifier from 32 random bytes and the state from the 16 after them.
+    pub fn from_random(bytes: &[u8; 48]) -> Self {
+        FlowSecrets {
+            verifier: base64url(&bytes[..32]),
+            state: base64url(&bytes[32..]),
+        }
+    }
 }
 
 /// What the shell does next.

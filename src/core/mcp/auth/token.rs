@@ -65,6 +65,17 @@ pub struct ClientCredentials {
     pub auth_method: Option<TokenAuth>,
 }
 
+impl ClientCredentials {
+    /// Credentials given to the client (a `--client-id`, its secret if any and not empty).
+    pub fn given(client_id: Option<String>, secret: Option<String>) -> Option<Self> {
+        Some(ClientCredentials {
+            client_id: client_id?,
+            client_secret: secret.filter(|s| !s.is_empty()),
+            auth_method: None,
+        })
+    }
+}
+
 /// The tokens of a sign-in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -211,6 +222,16 @@ impl AuthRecord {
     }
 
     /// Takes the refresh answer in; an error means: sign in again.
+    /// What a client notes of the sign-in: the issuer and the scope granted.
+    pub fn note(&self) -> String {
+        let scope = self.tokens.scope.as_deref().or(self.scope.as_deref());
+        format!(
+            "signed in at {} (scope {})",
+            self.issuer,
+            scope.unwrap_or("none")
+        )
+    }
+
     pub fn refreshed(&mut self, status: u16, body: &str, now_ms: f64) -> Result<(), String> {
         let mut tokens = parse_token_response(status, body, now_ms).map_err(|e| self.redact(&e))?;
         if tokens.refresh_token.is_none() {
