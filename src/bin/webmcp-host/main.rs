@@ -9,9 +9,6 @@ use std::io::Read;
 #[cfg(not(target_arch = "wasm32"))]
 mod mcp;
 
-#[cfg(not(target_arch = "wasm32"))]
-use webmcp_host::core::mcp::tools;
-
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run;
@@ -73,40 +70,19 @@ fn main() -> ExitCode {
         ["parse", rest @ ..] => parse(rest),
         ["mcp", rest @ ..] => mcp_command(rest),
         ["repair", rest @ ..] => repair(rest),
-        [command, ..] => {
-            let known = matches!(*command, "mcp");
-            if known {
-                eprintln!(
-                    "webmcp-host: `{command}` is not part of version {} yet",
-                    webmcp_host::VERSION
-                );
-            } else {
-                eprintln!("webmcp-host: unknown command `{command}`");
-            }
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
-        }
+        [command, ..] => usage_error(&format!("unknown command `{command}`")),
     }
 }
 
 fn tools(file: &str) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
-        Err(e) => {
-            eprintln!("webmcp-host: cannot read {file}: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(2, &format!("cannot read {file}: {e}")),
     };
     let entries = match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Array(entries)) => entries,
-        Ok(_) => {
-            eprintln!("webmcp-host: {file}: a tools file is a JSON array");
-            return ExitCode::from(1);
-        }
-        Err(e) => {
-            eprintln!("webmcp-host: {file}: not JSON: {e}");
-            return ExitCode::from(1);
-        }
+        Ok(_) => return fail(1, &format!("{file}: a tools file is a JSON array")),
+        Err(e) => return fail(1, &format!("{file}: not JSON: {e}")),
     };
     let parsed = parse_tools(&entries, 0, "file", &Limits::DEFAULT);
     let mut out = std::io::stdout().lock();
@@ -120,18 +96,17 @@ fn tools(file: &str) -> ExitCode {
         }
     }
     for problem in &parsed.problems {
-        let name = problem
-            .tool
-            .as_deref()
-            .map(|n| format!(" `{n}`"))
-            .unwrap_or_default();
-        eprintln!("webmcp-host: {file}: skipped{name}: {}", problem.message);
+        let name = problem.tool.as_deref().map(|n| format!(" `{n}`"));
+        let (name, message) = (name.unwrap_or_default(), &problem.message);
+        eprintln!("webmcp-host: {file}: skipped{name}: {message}");
     }
-    if parsed.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    ExitCode::from(u8::from(!parsed.problems.is_empty()))
+}
+
+/// Says `message` and exits with `code`.
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("webmcp-host: {message}");
+    ExitCode::from(code)
 }
 
 /// Options of `parse` and `repair`.
@@ -258,140 +233,4 @@ fn mcp_command(_: &[&str]) -> ExitCode {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn mcp_command(args: &[&str]) -> ExitCode {
-    if let ["--conformance", .., url] = args {
-        return conformance(url);
-    }
-    let (mut headers, mut namespace, mut trusted, mut sign_in) = (Vec::new(), None, false, true);
-    let (mut client_id, mut metadata_document) = (None, None);
-    let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
-    let mut positional: Vec<&str> = Vec::new();
-    let mut rest = args.iter().copied();
-    while let Some(arg) = rest.next() {
-        let mut value = |what: &str| rest.next().ok_or(format!("{arg} needs {what}"));
-        let result = match arg {
-            "--trusted" => Ok(true).map(|t| trusted = t),
-            "--no-sign-in" => Ok(false).map(|s| sign_in = s),
-            "--header" => value("K:V").and_then(parse_header).map(|h| headers.push(h)),
-            "--namespace" => value("a name").map(|n| namespace = Some(n)),
-            "--client-id" => value("an id").map(|c| client_id = Some(c.to_owned())),
-            "--client-metadata-url" => (value("an https URL").ok())
-                .filter(|u| u.starts_with("https://"))
-                .map(|u| metadata_document = Some(u.to_owned()))
-                .ok_or("--client-metadata-url needs an https URL".to_owned()),
-            "--timeout" => (value("milliseconds").ok())
-                .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
-                .map(|t| timeout_ms = t)
-                .ok_or("--timeout takes milliseconds".to_owned()),
-            other if other.starts_with("--") => Err(format!("unknown option `{other}`")),
-            other => Ok(other).map(|p| positional.push(p)),
-        };
-        if let Err(message) = result {
-            return usage_error(&message);
-        }
-    }
-    let (url, action) = match positional.as_slice() {
-        [url, "tools"] => (*url, None),
-        [url, "call", name, json] => (*url, Some((*name, *json))),
-        _ => return usage_error("mcp takes URL tools, or URL call NAME JSON"),
-    };
-    if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
-        return usage_error(&message.replace("base URL", "server URL"));
-    }
-    let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();
-    let setup = sign_in.then(|| mcp::sign_in_setup(client_id, secret, metadata_document, 300));
-    let mut driver = mcp::Driver::new(url, headers, timeout_ms, setup);
-    let outcome = run_mcp(&mut driver, action, namespace, trusted);
-    driver.finish(outcome, url, ExitCode::from(2))
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn run_mcp(
-    driver: &mut mcp::Driver,
-    action: Option<(&str, &str)>,
-    namespace: Option<&str>,
-    trusted: bool,
-) -> Result<ExitCode, String> {
-    driver.connect()?;
-    let (tools, problems) = driver.tools()?;
-    for problem in &problems {
-        eprintln!("webmcp-host: skipped: {problem}");
-    }
-    let Some((name, json)) = action else {
-        for tool in &tools {
-            println!("{}", tools::listing_line(tool, namespace, trusted));
-        }
-        return Ok(ExitCode::SUCCESS);
-    };
-    let name = namespace
-        .and_then(|ns| name.strip_prefix(&format!("{ns}__")))
-        .unwrap_or(name);
-    let arguments = match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
-        Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
-    };
-    let Some(tool) = tools.iter().find(|t| t.name == name) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(format!(
-            "no tool `{name}`; the server offers: {}",
-            names.join(", ")
-        ));
-    };
-    let (ok, line) = tools::result_line(Some(tool), &driver.call(name, &arguments)?);
-    println!("{line}");
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// The conformance suite's client: the scenario (`MCP_CONFORMANCE_SCENARIO`) names what to
-/// do. Its authorization server approves at once; some scenarios give pre-registered
-/// credentials in `MCP_CONFORMANCE_CONTEXT`, and `auth/basic-cimd` expects this client's
-/// metadata document URL.
-#[cfg(not(target_arch = "wasm32"))]
-fn conformance(url: &str) -> ExitCode {
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
-    let text = |name: &str| {
-        context
-            .get(name)
-            .and_then(|v| v.as_str())
-            .map(str::to_owned)
-    };
-    let metadata = Some("https://conformance-test.local/client-metadata.json".to_owned());
-    let setup = mcp::sign_in_setup(text("client_id"), text("client_secret"), metadata, 10);
-    let timeout = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
-    let mut driver = mcp::Driver::new(url, Vec::new(), timeout, Some(setup));
-    let outcome = (|| -> Result<ExitCode, String> {
-        driver.connect()?;
-        if scenario != "initialize" {
-            for tool in &driver.tools()?.0 {
-                let result =
-                    driver.call(&tool.name, &tools::example_arguments(&tool.input_schema))?;
-                println!("{}", tools::result_line(Some(tool), &result).1);
-            }
-        }
-        Ok(ExitCode::SUCCESS)
-    })();
-    let what = format!("conformance scenario {scenario:?}");
-    driver.finish(outcome, &what, ExitCode::from(1))
-}
-
-/// Parses `--header K:V` values.
-#[cfg(not(target_arch = "wasm32"))]
-fn parse_header(text: &str) -> Result<(String, String), String> {
-    let (name, value) = text
-        .split_once(':')
-        .ok_or_else(|| format!("--header takes K:V, not `{text}`"))?;
-    let name = name.trim().to_ascii_lowercase();
-    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(format!("`{name}` is not a header name"));
-    }
-    Ok((name, value.trim().to_owned()))
-}
+use mcp::command as mcp_command;

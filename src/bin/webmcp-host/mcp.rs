@@ -27,6 +27,7 @@ use webmcp_host::core::mcp::auth::{
 use webmcp_host::core::mcp::exchange::{
     Deadline, Elicitation, Exchange, Failure, Head, Listening, Output, Refusal, Settings, StreamId,
 };
+use webmcp_host::core::mcp::tools::{self, McpTool};
 use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, ToolListing};
 use webmcp_host::core::provider::HttpRequest;
 
@@ -203,20 +204,15 @@ impl Driver {
         loop {
             while let Some(output) = self.machine.poll() {
                 match output {
-                    Output::Send { stream, request } => self.start(Some(stream), request),
-                    Output::Post(request) => self.start(None, request),
+                    Output::Send { stream, request } => self.start(stream, request),
+                    // Read like any answer, under an id the machine never gave: it ignores it.
+                    Output::Post(request) => self.start(StreamId(0), request),
                     Output::Abort(_) => {} // the thread's frames are ignored from now on
-                    Output::Event(McpEvent::Progress {
-                        progress,
-                        total,
-                        message,
-                        ..
-                    }) => {
-                        let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-                        let message = message.map(|m| format!(" {m}")).unwrap_or_default();
-                        eprintln!("webmcp-host: progress {progress}{total}{message}");
+                    Output::Event(event) => {
+                        if let Some(line) = event.progress_text() {
+                            eprintln!("webmcp-host: {line}");
+                        }
                     }
-                    Output::Event(_) => {}
                     Output::Log(line) => self.log.push(line),
                     Output::Authorize { refusal, .. } => self.authorize(refusal),
                     Output::Reconnected => self.machine.listen(&self.session),
@@ -265,9 +261,8 @@ impl Driver {
         }
     }
 
-    /// Starts one HTTP exchange on its own thread; with a stream, its frames come to the
-    /// channel.
-    fn start(&mut self, stream: Option<StreamId>, request: HttpRequest) {
+    /// Starts one HTTP exchange on its own thread; its frames come to the channel.
+    fn start(&mut self, stream: StreamId, request: HttpRequest) {
         if self.trace {
             let what = method_of(&request.body);
             eprintln!("webmcp-host: → {} {} {what}", request.method, request.url);
@@ -444,7 +439,141 @@ impl Driver {
     }
 }
 
-use webmcp_host::core::mcp::tools::McpTool;
+/// `webmcp-host mcp …`: lists a server's tools or calls one, or runs a conformance scenario.
+pub fn command(args: &[&str]) -> ExitCode {
+    if let ["--conformance", .., url] = args {
+        return conformance(url);
+    }
+    let (mut headers, mut namespace, mut trusted, mut sign_in) = (Vec::new(), None, false, true);
+    let (mut client_id, mut metadata_document) = (None, None);
+    let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut positional: Vec<&str> = Vec::new();
+    let mut rest = args.iter().copied();
+    while let Some(arg) = rest.next() {
+        let mut value = |what: &str| rest.next().ok_or(format!("{arg} needs {what}"));
+        let result = match arg {
+            "--trusted" => Ok(true).map(|t| trusted = t),
+            "--no-sign-in" => Ok(false).map(|s| sign_in = s),
+            "--header" => value("K:V").and_then(parse_header).map(|h| headers.push(h)),
+            "--namespace" => value("a name").map(|n| namespace = Some(n)),
+            "--client-id" => value("an id").map(|c| client_id = Some(c.to_owned())),
+            "--client-metadata-url" => (value("an https URL").ok())
+                .filter(|u| u.starts_with("https://"))
+                .map(|u| metadata_document = Some(u.to_owned()))
+                .ok_or("--client-metadata-url needs an https URL".to_owned()),
+            "--timeout" => (value("milliseconds").ok())
+                .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
+                .map(|t| timeout_ms = t)
+                .ok_or("--timeout takes milliseconds".to_owned()),
+            other if other.starts_with("--") => Err(format!("unknown option `{other}`")),
+            other => Ok(other).map(|p| positional.push(p)),
+        };
+        if let Err(message) = result {
+            return crate::usage_error(&message);
+        }
+    }
+    let (url, action) = match positional.as_slice() {
+        [url, "tools"] => (*url, None),
+        [url, "call", name, json] => (*url, Some((*name, *json))),
+        _ => return crate::usage_error("mcp takes URL tools, or URL call NAME JSON"),
+    };
+    if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
+        return crate::usage_error(&message.replace("base URL", "server URL"));
+    }
+    let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();
+    let setup = sign_in.then(|| sign_in_setup(client_id, secret, metadata_document, 300));
+    let mut driver = Driver::new(url, headers, timeout_ms, setup);
+    let outcome = run_mcp(&mut driver, action, namespace, trusted);
+    driver.finish(outcome, url, ExitCode::from(2))
+}
+
+fn run_mcp(
+    driver: &mut Driver,
+    action: Option<(&str, &str)>,
+    namespace: Option<&str>,
+    trusted: bool,
+) -> Result<ExitCode, String> {
+    driver.connect()?;
+    let (tools, problems) = driver.tools()?;
+    for problem in &problems {
+        eprintln!("webmcp-host: skipped: {problem}");
+    }
+    let Some((name, json)) = action else {
+        for tool in &tools {
+            println!("{}", tools::listing_line(tool, namespace, trusted));
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let name = namespace
+        .and_then(|ns| name.strip_prefix(&format!("{ns}__")))
+        .unwrap_or(name);
+    let arguments = match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(map)) => map,
+        Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
+        Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
+    };
+    let Some(tool) = tools.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "no tool `{name}`; the server offers: {}",
+            names.join(", ")
+        ));
+    };
+    let (ok, line) = tools::result_line(Some(tool), &driver.call(name, &arguments)?);
+    println!("{line}");
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The conformance suite's client: the scenario (`MCP_CONFORMANCE_SCENARIO`) names what to
+/// do. Its authorization server approves at once; some scenarios give pre-registered
+/// credentials in `MCP_CONFORMANCE_CONTEXT`, and `auth/basic-cimd` expects this client's
+/// metadata document URL.
+fn conformance(url: &str) -> ExitCode {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |name: &str| {
+        context
+            .get(name)
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let metadata = Some("https://conformance-test.local/client-metadata.json".to_owned());
+    let setup = sign_in_setup(text("client_id"), text("client_secret"), metadata, 10);
+    let timeout = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut driver = Driver::new(url, Vec::new(), timeout, Some(setup));
+    let outcome = (|| -> Result<ExitCode, String> {
+        driver.connect()?;
+        if scenario != "initialize" {
+            for tool in &driver.tools()?.0 {
+                let result =
+                    driver.call(&tool.name, &tools::example_arguments(&tool.input_schema))?;
+                println!("{}", tools::result_line(Some(tool), &result).1);
+            }
+        }
+        Ok(ExitCode::SUCCESS)
+    })();
+    let what = format!("conformance scenario {scenario:?}");
+    driver.finish(outcome, &what, ExitCode::from(1))
+}
+
+/// Parses `--header K:V` values.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("--header takes K:V, not `{text}`"))?;
+    let name = name.trim().to_ascii_lowercase();
+    if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Err(format!("`{name}` is not a header name"));
+    }
+    Ok((name, value.trim().to_owned()))
+}
 
 /// Sends one request as the core built it (no redirect followed).
 fn send(
@@ -471,22 +600,9 @@ fn header(response: &ureq::http::Response<ureq::Body>, name: &str) -> Option<Str
         .map(str::to_owned)
 }
 
-/// Performs one request and sends what it reads to `tx` (runs on its own thread); without a
-/// stream its answer is read and dropped.
-fn read_exchange(
-    agent: &ureq::Agent,
-    request: &HttpRequest,
-    stream: Option<StreamId>,
-    tx: &Sender<Frame>,
-) {
-    let response = send(agent, request);
-    let Some(stream) = stream else {
-        if let Ok(response) = response {
-            let _ = std::io::copy(&mut response.into_body().as_reader(), &mut std::io::sink());
-        }
-        return;
-    };
-    let response = match response {
+/// Performs one request and sends what it reads to `tx` (runs on its own thread).
+fn read_exchange(agent: &ureq::Agent, request: &HttpRequest, stream: StreamId, tx: &Sender<Frame>) {
+    let response = match send(agent, request) {
         Ok(response) => response,
         Err(error) => {
             let _ = tx.send(Frame::End(stream, Some(error)));

@@ -155,6 +155,25 @@ pub enum McpEvent {
 }
 
 impl McpEvent {
+    /// A progress notification as a line for a person (`progress 1/3 message`).
+    pub fn progress_text(&self) -> Option<String> {
+        let McpEvent::Progress {
+            progress,
+            total,
+            message,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let total = total.map(|t| format!("/{t}")).unwrap_or_default();
+        let message = message
+            .as_deref()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
+        Some(format!("progress {progress}{total}{message}"))
+    }
+
     /// The outcome of `tools/call` `name` among a request's events: its result, the request's
     /// failure, or `None` when the server did not answer it. By name: after a 404 the call was
     /// sent again with a new id.
