@@ -21,9 +21,8 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::convert::describe;
 use super::io::{abort_fetch, call_method, now_ms, random_id, sleep, start_fetch};
 use super::timer;
-use crate::core::mcp::auth::BearerChallenge;
 use crate::core::mcp::exchange::{
-    Deadline, Elicitation, Exchange, Head, Listening, Output, Refusal, Settings, StreamId,
+    Deadline, Elicitation, Exchange, Head, Listening, Output, Recourse, Refusal, Settings, StreamId,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{still_same, McpTool};
@@ -270,41 +269,31 @@ async fn drive(client: &Shared, mut machine: Exchange) -> Result<Vec<McpEvent>, 
     }
 }
 
-/// Answers the machine's sign-in request: a 401 with a sign-in is refreshed once, when it can
-/// be; anything else is the request's error, for the person to sign in (again).
+/// Answers the machine's sign-in request as the core says: a refresh, or the error.
 async fn authorize(client: &Shared, machine: &mut Exchange, refusal: Refusal, attempt: u32) {
     let (config, record) = {
         let c = client.borrow();
         (c.config.clone(), c.session.auth().cloned())
     };
-    let name = &config.name;
-    match refusal {
-        Refusal::Unauthorized { .. } => match record.filter(|_| attempt == 1) {
-            Some(record) => match super::auth::refresh_after_refusal(&config, &record).await {
-                Some(fresh) => {
-                    let mut c = client.borrow_mut();
-                    c.session.set_auth(Some(fresh));
-                    machine.authorized(&mut c.session, now_ms());
-                }
-                None => machine.unauthorized(format!(
-                    "the server refused the sign-in (401): sign in to {name} again"
-                )),
-            },
-            None => machine.unauthorized(format!(
-                "the server requires authorization (401): sign in to {name} first"
-            )),
-        },
-        Refusal::InsufficientScope { challenge } => {
-            super::auth::note_challenge(name, challenge.as_deref());
-            let scope = BearerChallenge::from_header(challenge.as_deref())
-                .scope
-                .map(|s| format!(" (scope \"{s}\")"))
-                .unwrap_or_default();
-            machine.unauthorized(format!(
-                "the server needs more scope{scope} (403 insufficient_scope): sign in to {name} again to grant it"
-            ));
-        }
+    if let Refusal::InsufficientScope { challenge } = &refusal {
+        super::auth::note_challenge(&config.name, challenge.as_deref());
     }
+    let why = match Recourse::after(&refusal, attempt, record.is_some(), &config.name) {
+        Recourse::GiveUp(why) => why,
+        Recourse::Refresh => {
+            let fresh = match &record {
+                Some(record) => super::auth::refresh_after_refusal(&config, record).await,
+                None => None,
+            };
+            if let Some(fresh) = fresh {
+                let mut c = client.borrow_mut();
+                c.session.set_auth(Some(fresh));
+                return machine.authorized(&mut c.session, now_ms());
+            }
+            Recourse::refresh_failed(&config.name)
+        }
+    };
+    machine.unauthorized(why);
 }
 
 /// The outputs that need no waiting: a request whose answer is not read, a note of a change.

@@ -36,7 +36,7 @@ const RETRY_MS: (u64, u64) = (1000, 30_000);
 mod output;
 mod reply;
 
-pub use output::{Failure, Head, Listening, Output, Refusal, StreamId};
+pub use output::{Failure, Head, Listening, Output, Recourse, Refusal, StreamId};
 pub use reply::{answer, Elicitation};
 
 /// Whether progress notifications extend a request's deadline.

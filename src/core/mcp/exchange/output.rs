@@ -64,6 +64,44 @@ impl Refusal {
     }
 }
 
+/// What a client that never opens a sign-in by itself (the extension during a run) does
+/// about a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recourse {
+    /// Refresh the token, then [`super::Exchange::authorized`]; when that fails, give up with
+    /// [`Recourse::refresh_failed`].
+    Refresh,
+    /// Give up: [`super::Exchange::unauthorized`] with this text.
+    GiveUp(String),
+}
+
+impl Recourse {
+    /// A 401 is refreshed once when the client is signed in; anything else asks the person to
+    /// sign in (again) to `server`.
+    pub fn after(refusal: &Refusal, attempt: u32, signed_in: bool, server: &str) -> Recourse {
+        match refusal {
+            Refusal::Unauthorized { .. } if attempt == 1 && signed_in => Recourse::Refresh,
+            Refusal::Unauthorized { .. } => Recourse::GiveUp(format!(
+                "the server requires authorization (401): sign in to {server} first"
+            )),
+            Refusal::InsufficientScope { challenge } => {
+                let scope = BearerChallenge::from_header(challenge.as_deref())
+                    .scope
+                    .map(|s| format!(" (scope \"{s}\")"))
+                    .unwrap_or_default();
+                Recourse::GiveUp(format!(
+                    "the server needs more scope{scope} (403 insufficient_scope): sign in to {server} again to grant it"
+                ))
+            }
+        }
+    }
+
+    /// Why a refresh after a 401 did not help.
+    pub fn refresh_failed(server: &str) -> String {
+        format!("the server refused the sign-in (401): sign in to {server} again")
+    }
+}
+
 /// The next thing the shell does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {

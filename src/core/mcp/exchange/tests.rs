@@ -598,3 +598,27 @@ fn elicitation_with_defaults() {
     );
     assert_eq!(answer(Elicitation::Decline, "ping", None), Ok(json!({})));
 }
+
+#[test]
+fn the_recourse_of_a_client_that_never_opens_a_sign_in() {
+    let unauthorized = Refusal::Unauthorized { challenge: None };
+    assert_eq!(
+        Recourse::after(&unauthorized, 1, true, "sdk"),
+        Recourse::Refresh
+    );
+    assert_eq!(
+        Recourse::after(&unauthorized, 2, true, "sdk"),
+        Recourse::GiveUp("the server requires authorization (401): sign in to sdk first".into())
+    );
+    assert_eq!(
+        Recourse::after(&unauthorized, 1, false, "sdk"),
+        Recourse::after(&unauthorized, 2, true, "sdk")
+    );
+    let scope = Refusal::InsufficientScope {
+        challenge: Some(r#"Bearer error="insufficient_scope", scope="a b""#.into()),
+    };
+    assert_eq!(
+        Recourse::after(&scope, 1, true, "sdk"),
+        Recourse::GiveUp("the server needs more scope (scope \"a b\") (403 insufficient_scope): sign in to sdk again to grant it".into())
+    );
+}
