@@ -4,7 +4,9 @@
 use serde_json::Value;
 
 use super::url::{check_endpoint_url, strip_query};
-use super::MAX_AUTH_BODY_BYTES;
+
+/// Metadata, registration and token answers larger than this are refused.
+pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
 
 /// Protected resource metadata (RFC 9728), what this client uses of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -20,10 +20,6 @@
 /// Authorizations at most for one request: the first one, then two step-ups (403
 /// `insufficient_scope`); a server that still refuses is an error, not a loop.
 pub const MAX_AUTHORIZATIONS: u32 = 3;
-/// A token this close to its expiry is refreshed before use.
-pub const REFRESH_MARGIN_MS: f64 = 60_000.0;
-/// Metadata, registration and token answers larger than this are refused.
-pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
 
 pub mod challenge;
 pub mod encoding;

@@ -6,8 +6,10 @@ use serde_json::{json, Value};
 
 use super::encoding::{base64_standard, form_encode, percent_encode};
 use super::metadata::json_object;
-use super::REFRESH_MARGIN_MS;
 use crate::core::provider::HttpRequest;
+
+/// A token this close to its expiry is refreshed before use.
+pub const REFRESH_MARGIN_MS: f64 = 60_000.0;
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
