@@ -35,7 +35,7 @@ const lines = (text) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l
 describe('webmcp-host mcp against the project server', () => {
   let server;
   before(async () => {
-    server = await startMcpServer({ tools: 'many', behaviour: {} });
+    server = await startMcpServer({ tools: 'many', behaviour: {}, behaviours: { huge: { oversized: 17 * 1024 * 1024 } } });
   });
   after(() => server?.close());
   const at = (name) => `${server.url}/s/${name}/mcp`;
@@ -81,6 +81,7 @@ describe('webmcp-host mcp against the project server', () => {
     ['malformed', /tools\/list: the server sent JSON-RPC that is not JSON/],
     ['oddSessionId', /invalid Mcp-Session-Id/],
     ['redirect', /redirect/],
+    ['huge', /tools\/call: the server's answer passed 16777216 bytes \(max_answer_bytes\)/],
     ['unauthorized', /initialize: the server requires authorization \(401\), and signing in failed: no authorization server metadata was found \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server: 404/],
   ];
   for (const [name, message] of misbehaviours) {

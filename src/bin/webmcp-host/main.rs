@@ -9,9 +9,6 @@ use std::io::Read;
 #[cfg(not(target_arch = "wasm32"))]
 mod mcp;
 
-#[cfg(not(target_arch = "wasm32"))]
-use webmcp_host::core::mcp::auth::ClientCredentials;
-
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run;
@@ -73,40 +70,19 @@ fn main() -> ExitCode {
         ["parse", rest @ ..] => parse(rest),
         ["mcp", rest @ ..] => mcp_command(rest),
         ["repair", rest @ ..] => repair(rest),
-        [command, ..] => {
-            let known = matches!(*command, "mcp");
-            if known {
-                eprintln!(
-                    "webmcp-host: `{command}` is not part of version {} yet",
-                    webmcp_host::VERSION
-                );
-            } else {
-                eprintln!("webmcp-host: unknown command `{command}`");
-            }
-            eprintln!("{USAGE}");
-            ExitCode::from(2)
-        }
+        [command, ..] => usage_error(&format!("unknown command `{command}`")),
     }
 }
 
 fn tools(file: &str) -> ExitCode {
     let text = match std::fs::read_to_string(file) {
         Ok(text) => text,
-        Err(e) => {
-            eprintln!("webmcp-host: cannot read {file}: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return fail(2, &format!("cannot read {file}: {e}")),
     };
     let entries = match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Array(entries)) => entries,
-        Ok(_) => {
-            eprintln!("webmcp-host: {file}: a tools file is a JSON array");
-            return ExitCode::from(1);
-        }
-        Err(e) => {
-            eprintln!("webmcp-host: {file}: not JSON: {e}");
-            return ExitCode::from(1);
-        }
+        Ok(_) => return fail(1, &format!("{file}: a tools file is a JSON array")),
+        Err(e) => return fail(1, &format!("{file}: not JSON: {e}")),
     };
     let parsed = parse_tools(&entries, 0, "file", &Limits::DEFAULT);
     let mut out = std::io::stdout().lock();
@@ -120,18 +96,17 @@ fn tools(file: &str) -> ExitCode {
         }
     }
     for problem in &parsed.problems {
-        let name = problem
-            .tool
-            .as_deref()
-            .map(|n| format!(" `{n}`"))
-            .unwrap_or_default();
-        eprintln!("webmcp-host: {file}: skipped{name}: {}", problem.message);
+        let name = problem.tool.as_deref().map(|n| format!(" `{n}`"));
+        let (name, message) = (name.unwrap_or_default(), &problem.message);
+        eprintln!("webmcp-host: {file}: skipped{name}: {message}");
     }
-    if parsed.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    ExitCode::from(u8::from(!parsed.problems.is_empty()))
+}
+
+/// Says `message` and exits with `code`.
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("webmcp-host: {message}");
+    ExitCode::from(code)
 }
 
 /// Options of `parse` and `repair`.
@@ -258,230 +233,4 @@ fn mcp_command(_: &[&str]) -> ExitCode {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn mcp_command(args: &[&str]) -> ExitCode {
-    if let ["--conformance", .., url] = args {
-        return conformance(url);
-    }
-    let mut headers = Vec::new();
-    let mut namespace: Option<String> = None;
-    let mut trusted = false;
-    let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
-    let mut sign_in = true;
-    let mut client_id: Option<String> = None;
-    let mut metadata_document: Option<String> = None;
-    let mut positional: Vec<&str> = Vec::new();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let result = match *arg {
-            "--header" => rest
-                .next()
-                .ok_or("--header needs K:V".to_owned())
-                .and_then(|h| mcp::parse_header(h))
-                .map(|h| headers.push(h)),
-            "--namespace" => rest
-                .next()
-                .map(|n| namespace = Some((*n).to_owned()))
-                .ok_or("--namespace needs a name".to_owned()),
-            "--trusted" => {
-                trusted = true;
-                Ok(())
-            }
-            "--no-sign-in" => {
-                sign_in = false;
-                Ok(())
-            }
-            "--client-id" => rest
-                .next()
-                .map(|c| client_id = Some((*c).to_owned()))
-                .ok_or("--client-id needs an id".to_owned()),
-            "--client-metadata-url" => rest
-                .next()
-                .filter(|u| u.starts_with("https://"))
-                .map(|u| metadata_document = Some((*u).to_owned()))
-                .ok_or("--client-metadata-url needs an https URL".to_owned()),
-            "--timeout" => rest
-                .next()
-                .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
-                .map(|t| timeout_ms = t)
-                .ok_or("--timeout takes milliseconds".to_owned()),
-            other if other.starts_with("--") => Err(format!("unknown option `{other}`")),
-            other => {
-                positional.push(other);
-                Ok(())
-            }
-        };
-        if let Err(message) = result {
-            return usage_error(&message);
-        }
-    }
-    let (url, action) = match positional.as_slice() {
-        [url, "tools"] => (*url, None),
-        [url, "call", name, json] => (*url, Some((*name, *json))),
-        _ => return usage_error("mcp takes URL tools, or URL call NAME JSON"),
-    };
-    if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
-        return usage_error(&message.replace("base URL", "server URL"));
-    }
-    let mut driver = mcp::Driver::new(url, headers, timeout_ms);
-    if sign_in {
-        driver.auth = Some(mcp::AuthSetup {
-            preregistered: client_id.map(|client_id| ClientCredentials {
-                client_id,
-                client_secret: std::env::var("WEBMCP_HOST_CLIENT_SECRET")
-                    .ok()
-                    .filter(|s| !s.is_empty()),
-                auth_method: None,
-            }),
-            metadata_document,
-            interactive_timeout: std::time::Duration::from_secs(300),
-        });
-    }
-    let code = match run_mcp(&mut driver, action, namespace.as_deref(), trusted) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("webmcp-host: {url}: {}", driver.redact(&message));
-            ExitCode::from(2)
-        }
-    };
-    driver.close();
-    for line in &driver.log {
-        eprintln!("webmcp-host: {line}");
-    }
-    code
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn run_mcp(
-    driver: &mut mcp::Driver,
-    action: Option<(&str, &str)>,
-    namespace: Option<&str>,
-    trusted: bool,
-) -> Result<ExitCode, String> {
-    driver.connect()?;
-    let (tools, problems) = driver.tools()?;
-    for problem in &problems {
-        eprintln!("webmcp-host: skipped: {problem}");
-    }
-    let Some((name, json)) = action else {
-        for tool in &tools {
-            println!("{}", mcp::tool_line(tool, namespace, trusted));
-        }
-        return Ok(ExitCode::SUCCESS);
-    };
-    let name = match namespace {
-        Some(ns) => name.strip_prefix(&format!("{ns}__")).unwrap_or(name),
-        None => name,
-    };
-    let arguments = match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
-        Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
-    };
-    let tool = tools.iter().find(|t| t.name == name);
-    if tool.is_none() {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(format!(
-            "no tool `{name}`; the server offers: {}",
-            names.join(", ")
-        ));
-    }
-    let result = driver.call(name, &arguments)?;
-    let (ok, line) = mcp::result_line(tool, &result);
-    println!("{line}");
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
-}
-
-/// The client id metadata document URL the conformance suite's `auth/basic-cimd` expects.
-#[cfg(not(target_arch = "wasm32"))]
-const CONFORMANCE_CLIENT_METADATA: &str = "https://conformance-test.local/client-metadata.json";
-
-/// The conformance suite's client: the scenario names what to do.
-#[cfg(not(target_arch = "wasm32"))]
-fn conformance(url: &str) -> ExitCode {
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let mut driver = mcp::Driver::new(url, Vec::new(), webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS);
-    // The suite's authorization server approves at once; some scenarios give pre-registered
-    // credentials in MCP_CONFORMANCE_CONTEXT, and the metadata document scenario expects this
-    // client id URL.
-    let context: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-        .ok()
-        .and_then(|c| serde_json::from_str(&c).ok())
-        .unwrap_or_default();
-    let text = |name: &str| {
-        context
-            .get(name)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    driver.auth = Some(mcp::AuthSetup {
-        preregistered: text("client_id").map(|client_id| ClientCredentials {
-            client_id,
-            client_secret: text("client_secret"),
-            auth_method: None,
-        }),
-        metadata_document: Some(CONFORMANCE_CLIENT_METADATA.into()),
-        interactive_timeout: std::time::Duration::from_secs(10),
-    });
-    let outcome = (|| -> Result<(), String> {
-        driver.connect()?;
-        if scenario == "initialize" {
-            return Ok(());
-        }
-        let (tools, _) = driver.tools()?;
-        for tool in &tools {
-            let arguments = example_arguments(&tool.input_schema);
-            let result = driver.call(&tool.name, &arguments)?;
-            let (_, line) = mcp::result_line(Some(tool), &result);
-            println!("{line}");
-        }
-        Ok(())
-    })();
-    driver.close();
-    for line in &driver.log {
-        eprintln!("webmcp-host: {line}");
-    }
-    match outcome {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!(
-                "webmcp-host: conformance scenario {scenario:?}: {}",
-                driver.redact(&message)
-            );
-            ExitCode::from(1)
-        }
-    }
-}
-
-/// Arguments for a tool from its schema: defaults, else a plain value of each required type.
-#[cfg(not(target_arch = "wasm32"))]
-fn example_arguments(schema: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::{json, Value};
-    let mut out = serde_json::Map::new();
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (key, property) in properties {
-            let value = match (
-                property.get("default"),
-                property.get("type").and_then(Value::as_str),
-            ) {
-                (Some(default), _) => default.clone(),
-                (None, _) if !required.contains(&key.as_str()) => continue,
-                (None, Some("number" | "integer")) => json!(1),
-                (None, Some("boolean")) => json!(true),
-                (None, Some("array")) => json!([]),
-                (None, Some("object")) => json!({}),
-                (None, _) => json!("test"),
-            };
-            out.insert(key.clone(), value);
-        }
-    }
-    out
-}
+use mcp::command as mcp_command;

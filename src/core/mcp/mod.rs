@@ -8,12 +8,14 @@
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
 pub mod auth;
+pub mod exchange;
 pub mod jsonrpc;
 pub mod source;
 pub mod tools;
 
 use serde_json::{json, Map, Value};
 
+use self::auth::AuthRecord;
 use self::jsonrpc::{Id, Message};
 use self::tools::{parse_tools, McpTool};
 use super::provider::HttpRequest;
@@ -152,6 +154,40 @@ pub enum McpEvent {
     Note(String),
 }
 
+impl McpEvent {
+    /// A progress notification as a line for a person (`progress 1/3 message`).
+    pub fn progress_text(&self) -> Option<String> {
+        let McpEvent::Progress {
+            progress,
+            total,
+            message,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        let total = total.map(|t| format!("/{t}")).unwrap_or_default();
+        let message = message
+            .as_deref()
+            .map(|m| format!(" {m}"))
+            .unwrap_or_default();
+        Some(format!("progress {progress}{total}{message}"))
+    }
+
+    /// The outcome of `tools/call` `name` among a request's events: its result, the request's
+    /// failure, or `None` when the server did not answer it. By name: after a 404 the call was
+    /// sent again with a new id.
+    pub fn call_outcome(events: Vec<McpEvent>, name: &str) -> Option<Result<CallResult, String>> {
+        events.into_iter().find_map(|event| match event {
+            McpEvent::CallDone {
+                name: done, result, ..
+            } if done == name => Some(Ok(result)),
+            McpEvent::Failed { error, .. } => Some(Err(error)),
+            _ => None,
+        })
+    }
+}
+
 /// `tools/list` over all its pages: ask [`ToolListing::request`], feed the answer's events to
 /// [`ToolListing::absorb`] until it says the list is complete.
 #[derive(Debug, Default)]
@@ -231,6 +267,10 @@ pub struct Session {
     next_id: i64,
     pending: Vec<(i64, Purpose)>,
     server: String,
+    /// Headers every request carries (an API key, `--header`), before the Bearer token.
+    extra: Vec<(String, String)>,
+    /// The sign-in whose Bearer token every request carries.
+    auth: Option<AuthRecord>,
 }
 
 impl Session {
@@ -242,7 +282,52 @@ impl Session {
             next_id: 0,
             pending: Vec::new(),
             server: String::new(),
+            extra: Vec::new(),
+            auth: None,
         }
+    }
+
+    /// Headers every request carries from now on (an API key header, the CLI's `--header`).
+    pub fn with_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.extra = headers;
+        self
+    }
+
+    /// The sign-in whose Bearer token every request carries from now on.
+    pub fn set_auth(&mut self, record: Option<AuthRecord>) {
+        self.auth = record;
+    }
+
+    /// `text` without any secret of the sign-in in use.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.auth {
+            Some(record) => record.redact(text),
+            None => text.to_owned(),
+        }
+    }
+
+    /// The sign-in in use, if any.
+    pub fn auth(&self) -> Option<&AuthRecord> {
+        self.auth.as_ref()
+    }
+
+    /// `request` with this session's current credentials (after a refresh or a new sign-in).
+    pub fn restamp(&self, mut request: HttpRequest) -> HttpRequest {
+        let names: Vec<String> = self.credentials().into_iter().map(|(k, _)| k).collect();
+        request.headers.retain(|(k, _)| !names.contains(k));
+        request.headers.extend(self.credentials());
+        request
+    }
+
+    /// The extra headers, then the Bearer token (which replaces an extra header of its name).
+    fn credentials(&self) -> Vec<(String, String)> {
+        let mut headers = self.extra.clone();
+        if let Some(record) = &self.auth {
+            let bearer = record.bearer();
+            headers.retain(|(k, _)| *k != bearer.0);
+            headers.push(bearer);
+        }
+        headers
     }
 
     pub fn url(&self) -> &str {
@@ -281,6 +366,7 @@ impl Session {
         if let Some(protocol) = &self.protocol {
             headers.push(("mcp-protocol-version".to_owned(), protocol.clone()));
         }
+        headers.extend(self.credentials());
         headers
     }
 
@@ -636,231 +722,4 @@ fn describe(purpose: &Purpose) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::mcp::jsonrpc::parse_messages;
-
-    fn receive(session: &mut Session, text: &str) -> Vec<McpEvent> {
-        parse_messages(text)
-            .unwrap()
-            .into_iter()
-            .flat_map(|m| session.receive(m))
-            .collect()
-    }
-
-    fn header<'a>(request: &'a HttpRequest, name: &str) -> Option<&'a str> {
-        request
-            .headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    #[test]
-    fn a_session_from_initialize_to_delete() {
-        let mut session = Session::new("http://127.0.0.1:3901/mcp");
-        let init = session.initialize("webmcp-host", "0.1.0", json!({}));
-        let body: Value = serde_json::from_str(&init.request.body).unwrap();
-        assert_eq!(body["params"]["protocolVersion"], LATEST_PROTOCOL);
-        assert_eq!(
-            header(&init.request, "accept"),
-            Some("application/json, text/event-stream")
-        );
-        assert_eq!(header(&init.request, "mcp-session-id"), None);
-        assert_eq!(
-            session.answer(200, Some("text/event-stream"), Some("abc-123"), false, None),
-            Ok(Body::Sse)
-        );
-        let events = receive(
-            &mut session,
-            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","serverInfo":{"name":"everything"}}}"#,
-        );
-        assert_eq!(
-            events,
-            vec![McpEvent::Initialized {
-                protocol: "2025-06-18".into(),
-                server: "everything".into()
-            }]
-        );
-        let list = session.list_tools(Some("page2"));
-        assert_eq!(header(&list.request, "mcp-session-id"), Some("abc-123"));
-        assert_eq!(
-            header(&list.request, "mcp-protocol-version"),
-            Some("2025-06-18")
-        );
-        let events = receive(
-            &mut session,
-            r#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],"nextCursor":"page3"}}"#,
-        );
-        assert!(
-            matches!(&events[0], McpEvent::Tools { tools, next_cursor: Some(c), .. } if tools.len() == 1 && c == "page3")
-        );
-        assert_eq!(session.terminate().unwrap().method, "DELETE");
-        session.reset();
-        let again = session.again(&list.request);
-        let body: Value = serde_json::from_str(&again.request.body).unwrap();
-        assert_eq!(
-            (body["method"].clone(), body["params"]["cursor"].clone()),
-            (json!("tools/list"), json!("page2"))
-        );
-        assert_ne!(again.id, list.id, "a new id");
-        assert_eq!(
-            session.listen(Some("ev-7")).headers.last().unwrap(),
-            &("last-event-id".to_owned(), "ev-7".to_owned())
-        );
-    }
-
-    #[test]
-    fn listing_pages_to_the_end_and_refusing_a_loop() {
-        let mut session = Session::new("http://x/mcp");
-        let mut listing = ToolListing::default();
-        let page = |cursor: Option<&str>| McpEvent::Tools {
-            tools: Vec::new(),
-            problems: vec!["p".into()],
-            next_cursor: cursor.map(str::to_owned),
-        };
-        listing.request(&mut session).unwrap();
-        assert_eq!(listing.absorb(vec![page(Some("c1"))]), Ok(false));
-        let second = listing.request(&mut session).unwrap();
-        assert!(second.request.body.contains("\"cursor\":\"c1\""));
-        assert_eq!(listing.absorb(vec![page(None)]), Ok(true));
-        assert_eq!(listing.problems.len(), 2);
-        let mut looping = ToolListing::default();
-        looping.request(&mut session).unwrap();
-        looping.absorb(vec![page(Some("same"))]).unwrap();
-        looping.request(&mut session).unwrap();
-        assert!(looping
-            .absorb(vec![page(Some("same"))])
-            .unwrap_err()
-            .contains("same cursor twice"));
-        assert!(ToolListing::default().absorb(Vec::new()).is_err());
-
-        // Pages of 10,000 tools: the third passes max_mcp_tools.
-        let (many, _) = tools::parse_tools(
-            &(0..10_000)
-                .map(|i| serde_json::json!({"name": format!("t{i}")}))
-                .collect::<Vec<_>>(),
-        );
-        let mut big = ToolListing::default();
-        let full = |cursor: &str| McpEvent::Tools {
-            tools: many.clone(),
-            problems: Vec::new(),
-            next_cursor: Some(cursor.to_owned()),
-        };
-        assert_eq!(big.absorb(vec![full("a")]), Ok(false));
-        assert_eq!(big.absorb(vec![full("b")]), Ok(false), "exactly at the cap");
-        assert!(big
-            .absorb(vec![full("c")])
-            .unwrap_err()
-            .contains("more than 20000 tools (max_mcp_tools)"));
-    }
-
-    #[test]
-    fn unsupported_versions_and_odd_answers() {
-        let mut session = Session::new("http://x/mcp");
-        session.initialize("c", "1", json!({}));
-        let events = receive(
-            &mut session,
-            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05"}}"#,
-        );
-        assert!(
-            matches!(&events[0], McpEvent::Failed { error, .. } if error.contains("2024-11-05"))
-        );
-        assert!(!session.is_initialized());
-        assert_eq!(
-            session.answer(404, None, None, true, None),
-            Err(McpError::SessionExpired)
-        );
-        assert_eq!(
-            session.answer(404, None, None, false, None),
-            Err(McpError::Http {
-                status: 404,
-                message: String::new()
-            })
-        );
-        assert!(matches!(
-            session.answer(200, Some("application/json"), Some("bad id\n"), false, None),
-            Err(McpError::Protocol(_))
-        ));
-        assert!(matches!(
-            session.answer(200, Some("text/html"), None, false, None),
-            Err(McpError::Protocol(_))
-        ));
-        assert_eq!(
-            session.answer(202, None, None, false, None),
-            Ok(Body::Empty)
-        );
-        let challenge = r#"Bearer error="insufficient_scope", scope="a b""#;
-        let refused = session.answer(403, None, None, true, Some(challenge));
-        assert_eq!(
-            refused,
-            Err(McpError::InsufficientScope {
-                www_authenticate: Some(challenge.into())
-            })
-        );
-        assert!(refused.unwrap_err().to_string().contains("scope \"a b\""));
-        assert!(matches!(
-            session.answer(
-                403,
-                None,
-                None,
-                true,
-                Some("Bearer error=\"invalid_token\"")
-            ),
-            Err(McpError::Http { status: 403, .. })
-        ));
-        assert!(matches!(
-            session.answer(401, None, None, true, None),
-            Err(McpError::Unauthorized { .. })
-        ));
-        let events = receive(&mut session, r#"{"jsonrpc":"2.0","id":99,"result":{}}"#);
-        assert!(matches!(&events[0], McpEvent::Note(_)));
-    }
-
-    #[test]
-    fn calls_progress_cancellation_and_server_requests() {
-        let mut session = Session::new("http://x/mcp");
-        let call = session.call_tool("long", &Map::new(), Some(json!("p1")));
-        let body: Value = serde_json::from_str(&call.request.body).unwrap();
-        assert_eq!(body["params"]["_meta"]["progressToken"], "p1");
-        let events = receive(
-            &mut session,
-            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":2,"total":5}}"#,
-        );
-        assert_eq!(
-            events[0],
-            McpEvent::Progress {
-                token: json!("p1"),
-                progress: 2.0,
-                total: Some(5.0),
-                message: None
-            }
-        );
-        let cancel = session.cancel(call.id.unwrap(), "timed out");
-        assert!(cancel.request.body.contains("notifications/cancelled"));
-        assert_eq!(session.pending().count(), 0);
-        let events = receive(
-            &mut session,
-            r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}"#,
-        );
-        assert!(
-            matches!(&events[0], McpEvent::ServerRequest { method, .. } if method == "elicitation/create")
-        );
-        let reply = session.reply(
-            &Id::Text("s1".into()),
-            Err((-32601, "not supported".into())),
-        );
-        assert!(reply.request.body.contains("-32601"));
-        let call = session.call_tool("echo", &Map::new(), None);
-        let events = receive(
-            &mut session,
-            &format!(
-                r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":-32602,"message":"bad args"}}}}"#,
-                call.id.unwrap()
-            ),
-        );
-        assert!(
-            matches!(&events[0], McpEvent::CallDone { result: CallResult::Error(e), .. } if e.contains("bad args"))
-        );
-    }
-}
+mod tests;

@@ -270,6 +270,67 @@ pub fn check_structured(tool: &McpTool, structured: Option<&Value>) -> Result<()
     }
 }
 
+/// A tool as a client lists it: its name in `namespace`, what the server said of it, and
+/// whether a call needs confirmation.
+pub fn listing_line(tool: &McpTool, namespace: Option<&str>, trusted: bool) -> Value {
+    json!({
+        "name": namespaced(namespace, &tool.name),
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "annotations": tool.annotations,
+        "needsConfirmation": tool.needs_confirmation(trusted),
+    })
+}
+
+/// A call result as a client reports it (`{"ok": …}`), structured content checked against
+/// the tool's output schema; whether it is a success.
+pub fn result_line(tool: Option<&McpTool>, result: &super::CallResult) -> (bool, Value) {
+    match result {
+        super::CallResult::Ok { text, structured } => {
+            if let Some(error) = tool.and_then(|t| check_structured(t, structured.as_ref()).err()) {
+                return (false, json!({"ok": false, "error": error}));
+            }
+            let mut line = json!({"ok": true, "result": text});
+            if let Some(structured) = structured {
+                line["structuredContent"] = structured.clone();
+            }
+            (true, line)
+        }
+        super::CallResult::Error(error) => (false, json!({"ok": false, "error": error})),
+    }
+}
+
+/// Arguments for a tool from its input schema, for a test client: the defaults, else a plain
+/// value of each required property's type.
+pub fn example_arguments(schema: &Value) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return out;
+    };
+    for (key, property) in properties {
+        let value = match (
+            property.get("default"),
+            property.get("type").and_then(Value::as_str),
+        ) {
+            (Some(default), _) => default.clone(),
+            (None, _) if !required.contains(&key.as_str()) => continue,
+            (None, Some("number" | "integer")) => json!(1),
+            (None, Some("boolean")) => json!(true),
+            (None, Some("array")) => json!([]),
+            (None, Some("object")) => json!({}),
+            (None, _) => json!("test"),
+        };
+        out.insert(key.clone(), value);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
