@@ -234,17 +234,9 @@ impl TabTools {
 /// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
 /// confirmed.
 pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Option<String> {
-    if !tool.annotations.consequential_hint {
-        return None;
-    }
-    let mut shown = serde_json::to_string_pretty(&Value::Object(args.clone())).unwrap_or_default();
-    if shown.chars().count() > 600 {
-        shown = shown.chars().take(600).collect::<String>() + "…";
-    }
-    Some(format!(
-        "WebMCP Host\n\nThe agent wants to run “{}” on {} with:\n{shown}\n\nAllow it?",
-        tool.name, tool.origin
-    ))
+    tool.annotations
+        .consequential_hint
+        .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
 }
 
 /// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or

@@ -13,6 +13,7 @@
 pub mod agui;
 pub mod api;
 pub mod bridge;
+pub mod confirm;
 pub mod conversation;
 pub mod expose;
 pub mod limits;
