@@ -20,6 +20,7 @@ pub mod limits;
 pub mod local;
 pub mod mcp;
 pub mod native;
+pub mod page;
 pub mod panel;
 pub mod parse;
 pub mod provider;

@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{describe, from_json};
+use crate::core::page::call::Tab;
 
 #[wasm_bindgen]
 extern "C" {
@@ -103,15 +104,8 @@ pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api:
     })
 }
 
-/// A tab as `chrome.tabs.query` reports it.
-pub struct TabInfo {
-    pub id: i64,
-    pub opener: Option<i64>,
-    pub complete: bool,
-}
-
 /// Every tab of the browser (an empty list when the API is missing).
-pub async fn tabs() -> Vec<TabInfo> {
+pub async fn tabs() -> Vec<Tab> {
     let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
         return Vec::new();
     };
@@ -122,7 +116,7 @@ pub async fn tabs() -> Vec<TabInfo> {
         .iter()
         .filter_map(|tab| {
             let get = |key: &str| Reflect::get(&tab, &key.into()).ok();
-            Some(TabInfo {
+            Some(Tab {
                 id: get("id")?.as_f64()? as i64,
                 opener: get("openerTabId")
                     .and_then(|v| v.as_f64())
