@@ -20,6 +20,8 @@
 //! - middleware wraps every call: global layers first, then the conversation's; built in are
 //!   observe, redact, block and the data-not-instructions wrapper.
 
+pub mod drive;
+
 use std::collections::VecDeque;
 use std::rc::Rc;
 
