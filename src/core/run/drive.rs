@@ -779,11 +779,18 @@ impl Drive {
 
     fn start_tool(&mut self, invocation: ToolInvocation) {
         let call_id = invocation.call_id.clone();
+        // A page tool and an MCP tool may share a name; the run's kind says which is called.
         let binding = self
             .setup
             .bindings
             .iter()
-            .find(|(name, _)| *name == invocation.name)
+            .find(|(name, binding)| {
+                *name == invocation.name
+                    && matches!(
+                        (binding, invocation.kind),
+                        (Binding::Page(_), ToolKind::Page) | (Binding::Mcp { .. }, ToolKind::Mcp)
+                    )
+            })
             .map(|(_, binding)| binding.clone());
         // A call that acts is recorded before it starts (see `core::restart`).
         let acting = match (&invocation.kind, &binding) {

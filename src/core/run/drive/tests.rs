@@ -394,14 +394,18 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             model: model(Provider::Replay, Some(transcript)),
             key: Ok(None),
             tab_id: Some(7),
-            bindings: vec![(
-                "delete".into(),
-                Binding::Mcp {
-                    server: "own".into(),
-                    tool,
-                    needs_confirmation: true,
-                },
-            )],
+            // A page tool of the same name (left out of the run) does not take the call.
+            bindings: vec![
+                ("delete".into(), Binding::Page(page_tool("delete", true))),
+                (
+                    "delete".into(),
+                    Binding::Mcp {
+                        server: "own".into(),
+                        tool,
+                        needs_confirmation: true,
+                    },
+                ),
+            ],
         },
     );
     let actions = drain(&mut drive);
