@@ -25,11 +25,12 @@
 
 use serde_json::Value;
 use webmcp_host::core::api::{
-    tool_outcome, CallToolRequest, ListToolsRequest, RunRequest, MAX_CALL_TIMEOUT_MS, MAX_MAX_STEPS,
+    CallToolRequest, ListToolsRequest, RunRequest, MAX_CALL_TIMEOUT_MS, MAX_MAX_STEPS,
 };
 use webmcp_host::core::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
 use webmcp_host::core::expose::CallExposedRequest;
 use webmcp_host::core::limits::{json_depth, Limits};
+use webmcp_host::core::run::page::tool_outcome;
 use webmcp_host::core::sender::{authorize, parse_op, Op, Sender};
 
 use crate::chunk::text;

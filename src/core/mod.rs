@@ -12,7 +12,6 @@
 
 pub mod agui;
 pub mod api;
-pub mod bridge;
 pub mod confirm;
 pub mod conversation;
 pub mod expose;
@@ -28,7 +27,7 @@ pub mod repair;
 pub mod restart;
 pub mod run;
 pub mod sender;
-pub mod site;
 pub mod stream;
-pub mod tool;
 pub mod toolset;
+
+pub use page::{bridge, site, tool};

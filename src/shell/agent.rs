@@ -23,7 +23,7 @@ use super::io::{
     random_id, start_fetch, storage_get, storage_remove, storage_set, utc_offset_minutes,
 };
 use crate::core::agui::Message;
-use crate::core::api::{page_run_tools, RunRequest};
+use crate::core::api::RunRequest;
 use crate::core::local::{current_time_result, local_tools};
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::check_structured;
@@ -33,6 +33,7 @@ use crate::core::provider::ModelRegistry;
 use crate::core::run::drive::{
     Action, Answer, Binding, Confirm, Drive, FetchId, Setup, ToolCall, MCP_SOURCE_MS,
 };
+use crate::core::run::page::page_run_tools;
 use crate::core::run::{Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
 
 /// Where the registry and the keys live.
@@ -648,7 +649,7 @@ async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Sha
         ToolCall::CurrentTime => {
             json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
         }
-        ToolCall::Page(request) => super::run_call(&request).await,
+        ToolCall::Page(request) => super::page_call(request).await,
         ToolCall::Mcp {
             server,
             tool,

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{describe, from_json};
-use crate::core::page::call::Tab;
+use crate::core::page::call::{FrameState, Tab};
 
 #[wasm_bindgen]
 extern "C" {
@@ -86,7 +86,7 @@ pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
 
 /// Where a frame stands now (`chrome.webNavigation.getFrame`); `None` when the frame or its
 /// tab is gone.
-pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api::FrameState> {
+pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<FrameState> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id, "frameId": frame_id }));
     let promise = web_navigation_get_frame(&details).ok()?;
     let frame = JsFuture::from(promise).await.ok()?;
@@ -98,7 +98,7 @@ pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api:
             .ok()
             .and_then(|v| v.as_string())
     };
-    Some(crate::core::api::FrameState {
+    Some(FrameState {
         url: text("url").unwrap_or_default(),
         document_id: text("documentId"),
     })

@@ -20,10 +20,11 @@ pub mod ui;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::core::api::{CallToolRequest, FrameAnswer, FrameFailure, ListToolsRequest, TabTools};
+use crate::core::api::{CallToolRequest, ListToolsRequest};
 use crate::core::bridge::{parse_listing, FrameRequest};
 use crate::core::limits::Limits;
-use crate::core::page::call::{Input, PageCall, Step};
+use crate::core::page::call::{CallRequest, Input, PageCall, Step};
+use crate::core::page::tabs::{FrameAnswer, FrameFailure, TabTools};
 use crate::core::sender::{authorize, classify, parse_op, Op};
 
 /// How long one frame may take to list its tools.
@@ -197,7 +198,21 @@ pub(crate) async fn load_sites() -> Result<Vec<crate::core::site::SitePolicy>, S
 /// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
 /// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
 pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
-    let mut call = PageCall::new(request.clone(), format!("call_{}", io::random_id()));
+    page_call(CallRequest {
+        tab_id: request.tab_id,
+        name: request.name.clone(),
+        args: request.args.clone(),
+        frame_id: request.frame_id,
+        timeout_ms: request.timeout_ms,
+        call: request.call.clone(),
+        expect: request.expect.as_deref().cloned(),
+    })
+    .await
+}
+
+/// Performs a page call, step by step, as the core's [`PageCall`] asks.
+pub(crate) async fn page_call(request: CallRequest) -> Value {
+    let mut call = PageCall::new(request, format!("call_{}", io::random_id()));
     loop {
         let input = match call.step() {
             Step::Done(answer) => return answer,

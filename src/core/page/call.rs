@@ -12,13 +12,12 @@
 
 use serde_json::{json, Value};
 
-use crate::core::api::{
-    call_response, confirmation, interrupted, still_same_page_tool, CallToolRequest, FrameState,
-    TabTools,
-};
-use crate::core::bridge::{parse_call_reply, CallOutcome, FrameRequest};
+use serde_json::Map;
+
+use super::bridge::{parse_call_reply, CallOutcome, FrameRequest};
+use super::tabs::TabTools;
+use super::tool::PageTool;
 use crate::core::limits::Limits;
-use crate::core::tool::PageTool;
 
 /// How long a failed call waits, at most, for the browser to report a new document in its
 /// frame (the message channel closes a moment before).
@@ -157,10 +156,29 @@ struct Sent {
     newest: i64,
 }
 
+/// A page tool call as asked (`callTool`, or a run's page call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    /// The tab whose page offers the tool.
+    pub tab_id: i64,
+    /// The tool's name in the page.
+    pub name: String,
+    /// The arguments.
+    pub args: Map<String, Value>,
+    /// The frame, when several frames offer the name.
+    pub frame_id: Option<i64>,
+    /// How long the frame may take to answer.
+    pub timeout_ms: u32,
+    /// The call's id in the page, if the caller chose it.
+    pub call: Option<String>,
+    /// The tool as a run began with it: a tool found changed is not called.
+    pub expect: Option<PageTool>,
+}
+
 /// One page tool call.
 #[derive(Debug, Clone)]
 pub struct PageCall {
-    request: CallToolRequest,
+    request: CallRequest,
     /// The call's id in the page (for cancelling).
     call: String,
     state: State,
@@ -168,7 +186,7 @@ pub struct PageCall {
 
 impl PageCall {
     /// A call for `request`; `call` is its id in the page (the request's own, if it has one).
-    pub fn new(request: CallToolRequest, call: String) -> PageCall {
+    pub fn new(request: CallRequest, call: String) -> PageCall {
         PageCall {
             call: request.call.clone().unwrap_or(call),
             request,
@@ -334,9 +352,7 @@ impl PageCall {
 
     fn resolved(&self, tools: Result<TabTools, String>) -> State {
         let found = tools.and_then(|tools| {
-            let tool = tools
-                .resolve(&self.request.name, self.request.frame_id)
-                .map_err(|e| e.0)?;
+            let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
             if let Some(expected) = &self.request.expect {
                 still_same_page_tool(expected, tool)?;
             }
@@ -494,6 +510,83 @@ impl State {
             State::Destination { .. } => "destination",
             State::Done(_) => "done",
         }
+    }
+}
+
+/// The text of the in-page confirmation a call needs, when the tool is consequential.
+/// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
+/// confirmed.
+pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Option<String> {
+    tool.annotations
+        .consequential_hint
+        .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
+}
+
+/// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
+/// `{ok:false,error}`.
+pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
+    match outcome {
+        Ok(CallOutcome::Text(text)) => json!({"ok": true, "result": text}),
+        Ok(CallOutcome::Navigated { url: Some(url) }) => {
+            json!({"ok": true, "navigated": true, "url": url})
+        }
+        Ok(CallOutcome::Navigated { url: None }) => json!({"ok": true, "navigated": true}),
+        Ok(CallOutcome::Failed { name, message }) => {
+            json!({"ok": false, "error": format!("{name}: {message}")})
+        }
+        Err(message) => json!({"ok": false, "error": message}),
+    }
+}
+
+/// Whether the tool found now is the one a run was given: same frame, origin and definition.
+/// A page that navigated, or re-registered a tool with another definition, does not get the
+/// call (the person and the model agreed to the old one).
+pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), String> {
+    if given.origin != now.origin {
+        return Err(format!(
+            "`{}` now belongs to {} (the run began with it on {}); the call was not sent",
+            given.name, now.origin, given.origin
+        ));
+    }
+    if given != now {
+        return Err(format!(
+            "the page changed the definition of `{}` during this run; the call was not sent. Start a new run to use the new definition",
+            given.name
+        ));
+    }
+    Ok(())
+}
+
+/// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameState {
+    pub url: String,
+    pub document_id: Option<String>,
+}
+
+/// What became of a call whose message failed or ran out of time: the tab closed, the frame
+/// removed, the document replaced (navigation, back/forward cache: the call's answer is
+/// `{navigated, url}`), or the failure as it was.
+pub fn interrupted(
+    name: &str,
+    failure: String,
+    before: Option<&FrameState>,
+    tab_open: bool,
+    after: Option<&FrameState>,
+) -> Result<CallOutcome, String> {
+    if !tab_open {
+        return Err(format!("the tab was closed while `{name}` ran"));
+    }
+    let Some(after) = after else {
+        return Err(format!(
+            "the frame that offered `{name}` was removed while it ran"
+        ));
+    };
+    match before.and_then(|b| b.document_id.as_ref()) {
+        Some(id) if after.document_id.as_ref() != Some(id) => Ok(CallOutcome::Navigated {
+            url: Some(after.url.clone()).filter(|u| !u.is_empty()),
+        }),
+        _ => Err(failure),
     }
 }
 

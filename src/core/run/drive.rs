@@ -14,11 +14,13 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Map, Value};
 
+use super::page::tool_outcome;
 use super::{Input, ModelRequest, Output, PendingInput, Run, RunOutcome, ToolInvocation, ToolKind};
 use crate::core::agui::{Event, Message};
-use crate::core::api::{tool_outcome, CallToolRequest};
 use crate::core::local::CURRENT_TIME;
 use crate::core::mcp::tools::McpTool;
+use crate::core::page::call::CallRequest;
+use crate::core::page::tool::PageTool;
 use crate::core::provider::prompt::{text_conversation, Speaker};
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
 use crate::core::provider::{
@@ -26,7 +28,6 @@ use crate::core::provider::{
     ModelConfig, ModelEvent, Provider, ProviderError,
 };
 use crate::core::restart::Intent;
-use crate::core::tool::PageTool;
 
 /// The longest wait for a model's first byte (status and headers).
 pub const FIRST_BYTE_MS: u32 = 60_000;
@@ -93,7 +94,7 @@ pub enum ToolCall {
     /// The host's clock: `current_time`.
     CurrentTime,
     /// A page tool: run the page call machine for this request.
-    Page(CallToolRequest),
+    Page(CallRequest),
     /// An MCP server's tool, confirmed first as said.
     Mcp {
         server: String,
@@ -829,7 +830,7 @@ impl Drive {
                 if let Some(tool) = &tool {
                     self.page_calls.push((call_id.clone(), tool.frame_id));
                 }
-                ToolCall::Page(CallToolRequest {
+                ToolCall::Page(CallRequest {
                     tab_id,
                     name: tool
                         .as_ref()
@@ -838,7 +839,7 @@ impl Drive {
                     frame_id: tool.as_ref().map(|t| t.frame_id),
                     timeout_ms: PAGE_TOOL_MS,
                     call: Some(call_id.clone()),
-                    expect: tool.map(Box::new),
+                    expect: tool,
                 })
             }
             (

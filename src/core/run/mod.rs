@@ -23,6 +23,7 @@
 pub mod drive;
 mod exchange;
 mod middleware;
+pub mod page;
 mod tools;
 
 pub use exchange::{HookRequest, Input, ModelRequest, Output, RunInput, RunOutcome};

@@ -27,8 +27,8 @@ fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
     })
 }
 
-fn request(name: &str) -> CallToolRequest {
-    CallToolRequest {
+fn request(name: &str) -> CallRequest {
+    CallRequest {
         tab_id: 7,
         name: name.into(),
         args: Map::new(),
@@ -109,7 +109,7 @@ fn an_unknown_tool_or_a_changed_one_is_not_sent() {
         json!({"ok": false, "error": "no page tool named `sell`; the tab offers: buy"})
     );
     let mut changed = request("buy");
-    changed.expect = Some(Box::new(tool("buy", 0, true)));
+    changed.expect = Some(tool("buy", 0, true));
     let mut call = PageCall::new(changed, "c1".into());
     call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
     assert!(done(&call)["error"]
@@ -291,4 +291,106 @@ fn an_input_out_of_turn_ends_the_call() {
     assert!(done(&call)["error"]
         .as_str()
         .is_some_and(|e| e.contains("a bug in the host")));
+}
+
+#[test]
+fn call_responses() {
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Text("7".into()))),
+        json!({"ok": true, "result": "7"})
+    );
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Navigated { url: None })),
+        json!({"ok": true, "navigated": true})
+    );
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Failed {
+            name: "UnknownError".into(),
+            message: "x".into()
+        })),
+        json!({"ok": false, "error": "UnknownError: x"})
+    );
+    assert_eq!(
+        call_response(&Err("timed out".into())),
+        json!({"ok": false, "error": "timed out"})
+    );
+}
+
+#[test]
+fn interrupted_calls() {
+    let at = |url: &str, doc: &str| FrameState {
+        url: url.into(),
+        document_id: Some(doc.into()),
+    };
+    let before = at("http://a.test/1", "D1");
+    assert_eq!(
+        interrupted(
+            "go",
+            "port closed".into(),
+            Some(&before),
+            true,
+            Some(&at("http://a.test/2", "D2"))
+        ),
+        Ok(CallOutcome::Navigated {
+            url: Some("http://a.test/2".into())
+        })
+    );
+    assert_eq!(
+        interrupted(
+            "go",
+            "port closed".into(),
+            Some(&before),
+            true,
+            Some(&before)
+        ),
+        Err("port closed".into()),
+        "the same document: the failure stands"
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), Some(&before), false, None),
+        Err("the tab was closed while `go` ran".into())
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), Some(&before), true, None),
+        Err("the frame that offered `go` was removed while it ran".into())
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), None, true, Some(&before)),
+        Err("x".into()),
+        "nothing known before: no guess"
+    );
+}
+
+#[test]
+fn a_page_tool_that_changed_is_not_called() {
+    let raw = |origin: &str, description: &str| {
+        format!(
+            r#"{{"ok":true,"supported":true,"origin":"{origin}","tools":[{{"name":"buy","description":"{description}"}}]}}"#
+        )
+    };
+    let tool = |origin: &str, description: &str| {
+        crate::core::bridge::parse_listing(
+            &raw(origin, description),
+            0,
+            &crate::core::limits::Limits::DEFAULT,
+        )
+        .unwrap()
+        .tools
+        .tools
+        .remove(0)
+    };
+    let given = tool("https://shop.test", "Buys");
+    assert_eq!(
+        still_same_page_tool(&given, &tool("https://shop.test", "Buys")),
+        Ok(())
+    );
+    assert_eq!(
+        still_same_page_tool(&given, &tool("https://evil.test", "Buys")).unwrap_err(),
+        "`buy` now belongs to https://evil.test (the run began with it on https://shop.test); the call was not sent"
+    );
+    assert!(
+        still_same_page_tool(&given, &tool("https://shop.test", "Buys all"))
+            .unwrap_err()
+            .contains("changed the definition of `buy`")
+    );
 }

@@ -318,7 +318,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     assert!(store < tool);
     assert_eq!(request.timeout_ms, PAGE_TOOL_MS);
     assert_eq!(request.call.as_deref(), Some(call_id.as_str()));
-    assert_eq!(request.expect.as_deref(), Some(&page_tool("buy", true)));
+    assert_eq!(request.expect.as_ref(), Some(&page_tool("buy", true)));
     let done = feed(
         &mut drive,
         Answer::ToolDone {

@@ -9,7 +9,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::limits::{json_depth, Limits};
+use crate::core::limits::{json_depth, Limits};
 
 /// A tool offered by one frame of a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]

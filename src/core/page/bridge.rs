@@ -14,8 +14,8 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use super::limits::Limits;
 use super::tool::{kind, parse_tools, FrameTools};
+use crate::core::limits::Limits;
 
 /// The key that marks a message as ours, with the protocol version as its value.
 pub const PROTOCOL_KEY: &str = "webmcpHost";

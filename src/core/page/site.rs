@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::api::TabTools;
+use super::tabs::TabTools;
 
 /// One site's policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,7 +83,7 @@ pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::tool::{Annotations, PageTool};
+    use crate::core::page::tool::{Annotations, PageTool};
     use serde_json::json;
 
     fn tool(name: &str, origin: &str) -> PageTool {
