@@ -12,20 +12,18 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::page::tool_outcome;
-use super::{Input, ModelRequest, Output, PendingInput, Run, RunOutcome, ToolInvocation, ToolKind};
-use crate::core::agui::{Event, Message};
+use super::{Input, ModelRequest, Output, Run, ToolInvocation, ToolKind};
+use crate::core::agui::Message;
 use crate::core::local::CURRENT_TIME;
-use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::CallRequest;
-use crate::core::page::tool::PageTool;
-use crate::core::provider::prompt::{text_conversation, Speaker};
+use crate::core::provider::prompt::text_conversation;
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
 use crate::core::provider::{
-    build_request, classify_status, decoder, origin_of, redact, retry_delay, Decoder, HttpRequest,
-    ModelConfig, ModelEvent, Provider, ProviderError,
+    build_request, classify_status, decoder, origin_of, redact, retry_delay, Decoder, ModelEvent,
+    Provider, ProviderError,
 };
 use crate::core::restart::Intent;
 
@@ -40,145 +38,9 @@ pub const MCP_SOURCE_MS: u32 = 20_000;
 /// The most characters of an error answer's body read to say what went wrong.
 const ERROR_BODY_CHARS: usize = 4_000;
 
-/// A timer the drive asked for; the shell reports [`Answer::Timeout`] with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TimerId(pub u64);
+mod actions;
 
-/// A model call the drive asked for (a fetch, or Chrome's model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FetchId(pub u64);
-
-/// What a tool of the run is bound to, beyond its spec.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Binding {
-    /// A page tool as the run began with it.
-    Page(PageTool),
-    /// An MCP server's tool.
-    Mcp {
-        /// The server's name.
-        server: String,
-        /// The tool as the server listed it.
-        tool: McpTool,
-        /// Whether the person confirms each call.
-        needs_confirmation: bool,
-    },
-}
-
-/// What a drive starts from besides its run.
-#[derive(Debug, Clone)]
-pub struct Setup {
-    /// The model the run calls.
-    pub model: ModelConfig,
-    /// The model's key, or why it could not be read (the first model call then fails).
-    pub key: Result<Option<String>, String>,
-    /// The run's tab, if any.
-    pub tab_id: Option<i64>,
-    /// Page and MCP tools by the name the run gives them.
-    pub bindings: Vec<(String, Binding)>,
-}
-
-/// How an MCP call is confirmed before it runs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Confirm {
-    /// It needs no confirmation.
-    No,
-    /// With the browser's `confirm()` in the tab's top frame.
-    InPage { tab_id: i64, text: String },
-    /// In the popup or side panel (the run has no tab): asked by the turn and call.
-    Person { turn_id: String },
-}
-
-/// A tool call for the shell to carry out; it answers with [`Answer::ToolDone`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolCall {
-    /// The host's clock: `current_time`.
-    CurrentTime,
-    /// A page tool: run the page call machine for this request.
-    Page(CallRequest),
-    /// An MCP server's tool, confirmed first as said.
-    Mcp {
-        server: String,
-        tool: McpTool,
-        arguments: Map<String, Value>,
-        confirm: Confirm,
-    },
-}
-
-/// What the drive asks of the shell, or tells it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// A run event: keep it and show it.
-    Event(Event),
-    /// Start this request; answer with [`Answer::Head`] or [`Answer::FetchFailed`].
-    Fetch { id: FetchId, request: HttpRequest },
-    /// Read the next piece of the body: [`Answer::Body`] or [`Answer::FetchFailed`].
-    Read { id: FetchId },
-    /// Abort the request (its answers, if any, are ignored).
-    Abort { id: FetchId },
-    /// Ask whether Chrome's built-in model is available: [`Answer::ChromeAvailability`].
-    ChromeAvailability { id: FetchId },
-    /// Prompt Chrome's built-in model: [`Answer::ChromeOutput`].
-    ChromePrompt {
-        id: FetchId,
-        system: String,
-        turns: Vec<(Speaker, String)>,
-    },
-    /// Report [`Answer::Timeout`] after `ms`.
-    Timer { id: TimerId, ms: u32 },
-    /// The timer is no longer needed.
-    CancelTimer { id: TimerId },
-    /// Store this intent (before the next action, which starts its call).
-    StoreIntent(Intent),
-    /// The call ended or was cancelled: its intent goes.
-    RemoveIntent { call_id: String },
-    /// Run a tool call.
-    Tool {
-        call_id: String,
-        call: Box<ToolCall>,
-    },
-    /// Abort a page call still running in its frame.
-    CancelInFrame {
-        tab_id: i64,
-        frame_id: i64,
-        call_id: String,
-    },
-    /// Wait for the person to answer these visitor calls: [`Answer::Person`].
-    WaitForPerson(Vec<PendingInput>),
-    /// Keep the worker from idling out (`true`) or let it idle (`false`).
-    KeepAlive(bool),
-    /// The run ended.
-    Finished(RunOutcome),
-}
-
-/// What the shell feeds back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
-    /// A request's status and `Retry-After` header arrived.
-    Head {
-        id: FetchId,
-        status: u16,
-        retry_after: Option<String>,
-    },
-    /// The next piece of a body as text; `None` at its end.
-    Body { id: FetchId, text: Option<String> },
-    /// The request could not be made, or its body broke.
-    FetchFailed { id: FetchId, message: String },
-    /// `LanguageModel.availability()`, or why it could not be asked.
-    ChromeAvailability { id: FetchId, availability: String },
-    /// Chrome's model's output pieces, or why it failed.
-    ChromeOutput {
-        id: FetchId,
-        output: Result<Vec<String>, String>,
-    },
-    /// A timer ran out.
-    Timeout(TimerId),
-    /// A tool call ended with this `callTool`-shaped answer.
-    ToolDone { call_id: String, response: Value },
-    /// The person's answers to visitor calls (none when the wait ended otherwise).
-    Person(Vec<Input>),
-    /// The person stopped the run.
-    Stop { reason: String },
-}
+pub use actions::{Action, Answer, Binding, Confirm, FetchId, Setup, TimerId, ToolCall};
 
 /// A model call in progress.
 enum Model {

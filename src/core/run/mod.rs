@@ -22,13 +22,14 @@
 
 pub mod drive;
 mod exchange;
+mod hook;
 mod middleware;
 pub mod page;
 mod tools;
 
 pub use exchange::{HookRequest, Input, ModelRequest, Output, RunInput, RunOutcome};
 pub use middleware::{wrap_as_data, Middleware};
-use tools::kind_name;
+use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
 
 use std::collections::VecDeque;
@@ -98,62 +99,8 @@ pub struct Run {
 impl Run {
     /// Starts a run: `RUN_STARTED`, source errors, and the first model call are queued.
     pub fn start(mut input: RunInput) -> Run {
-        // Name clashes: the client's frontend tools win, then the host's own and the person's
-        // (local, visitor), then MCP servers (which the person added), then the page (which
-        // the site controls). No source takes another's name silently: each tool left out is
-        // reported as a source error.
         let given = std::mem::take(&mut input.tools);
-        let rank = |kind: ToolKind| match kind {
-            ToolKind::Frontend => 0,
-            ToolKind::Local | ToolKind::Visitor => 1,
-            ToolKind::Mcp => 2,
-            ToolKind::Page => 3,
-        };
-        let mut best: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for (i, tool) in given.iter().enumerate() {
-            let name = tool.spec.name.as_str();
-            match best.get(name) {
-                Some(&kept) if rank(given[kept].kind) <= rank(tool.kind) => {}
-                _ => {
-                    best.insert(name, i);
-                }
-            }
-        }
-        let keep: Vec<bool> = given
-            .iter()
-            .enumerate()
-            .map(|(i, t)| best[t.spec.name.as_str()] == i)
-            .collect();
-        for tool in given
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !keep[*i])
-            .map(|(_, t)| t)
-        {
-            let winner = &given[best[tool.spec.name.as_str()]];
-            input.source_errors.push(SourceError {
-                source: tool
-                    .data_source
-                    .clone()
-                    .unwrap_or_else(|| kind_name(tool.kind).to_owned()),
-                message: format!(
-                    "`{}` is also the name of {} {} tool, which keeps it; this {} tool is left out",
-                    tool.spec.name,
-                    if winner.kind == ToolKind::Mcp {
-                        "an"
-                    } else {
-                        "a"
-                    },
-                    kind_name(winner.kind),
-                    kind_name(tool.kind)
-                ),
-            });
-        }
-        let mut tools: Vec<RunTool> = given
-            .into_iter()
-            .zip(keep)
-            .filter_map(|(tool, keep)| keep.then_some(tool))
-            .collect();
+        let mut tools = distinct(given, &mut input.source_errors);
         if let Some(schema) = &input.output_schema {
             tools.retain(|t| t.spec.name != SUBMIT_RESULT);
             tools.push(RunTool {
@@ -509,87 +456,6 @@ impl Run {
     }
 
     /// A rejected call's error, in the model's view only (the client saw it rejected).
-    fn push_model_error(&mut self, call_id: &str, error: &str) {
-        let id = self.next_id("result");
-        self.model.push(Message::Tool {
-            id,
-            content: json!({ "error": error }).to_string(),
-            tool_call_id: call_id.to_owned(),
-        });
-    }
-
-    /// The hook answered: a call it proposes goes through repair again and, when valid,
-    /// streams and runs under the rejected call's id.
-    fn hook_answered(&mut self, call_id: &str, call: Option<Value>) {
-        let Some(at) = self.hooks.iter().position(|h| h.id == call_id) else {
-            return;
-        };
-        let rejected = self.hooks.remove(at);
-        let proposal = call.and_then(|c| {
-            let name = c.get("name")?.as_str()?.to_owned();
-            let arguments = c
-                .get("arguments")
-                .cloned()
-                .unwrap_or(Value::Object(Map::new()));
-            let text = match arguments {
-                Value::String(text) => text,
-                other => other.to_string(),
-            };
-            Some((name, text))
-        });
-        let repaired =
-            proposal.map(|(name, text)| super::repair::repair_native(&name, &text, &self.tools));
-        match repaired {
-            Some(Ok(repaired)) => {
-                let mut fixes = repaired.fixes.clone();
-                fixes.push(super::repair::Fix {
-                    step: super::repair::Step::Hook,
-                    detail: format!("the repair hook answered for: {}", rejected.error),
-                });
-                let arguments = Value::Object(repaired.arguments.clone()).to_string();
-                self.emit(Event::ToolCallStart {
-                    tool_call_id: rejected.id.clone(),
-                    tool_call_name: repaired.name.clone(),
-                    parent_message_id: self.last_assistant_id(),
-                });
-                self.emit(Event::ToolCallArgs {
-                    tool_call_id: rejected.id.clone(),
-                    delta: arguments.clone(),
-                });
-                self.emit(Event::Custom {
-                    name: super::stream::CUSTOM_TOOL_REPAIR.into(),
-                    value: json!({
-                        "toolCallId": rejected.id, "toolCallName": repaired.name,
-                        "writtenName": rejected.written_name, "fixes": fixes,
-                    }),
-                });
-                self.emit(Event::ToolCallEnd {
-                    tool_call_id: rejected.id.clone(),
-                });
-                let call =
-                    ToolCall::function(rejected.id.clone(), repaired.name.clone(), arguments);
-                self.attach_call(call);
-                self.dispatch(ReadyCall {
-                    id: rejected.id,
-                    name: repaired.name,
-                    arguments: repaired.arguments,
-                    fixes,
-                });
-            }
-            Some(Err(unrepaired)) => {
-                let error = format!(
-                    "{} (the repair hook's call was not valid either: {})",
-                    rejected.error, unrepaired.error
-                );
-                self.push_model_error(&rejected.id, &error);
-            }
-            None => self.push_model_error(&rejected.id, &rejected.error),
-        }
-        if !self.is_done() && !self.busy() {
-            self.after_tools(true);
-        }
-    }
-
     fn last_assistant_id(&self) -> Option<String> {
         self.model.iter().rev().find_map(|m| match m {
             Message::Assistant { id, .. } => Some(id.clone()),

@@ -82,3 +82,61 @@ pub struct PendingInput {
     pub name: String,
     pub args: Map<String, Value>,
 }
+
+/// The tools of a run with distinct names. Name clashes: the client's frontend tools win,
+/// then the host's own and the person's (local, visitor), then MCP servers (which the person
+/// added), then the page (which the site controls). No source takes another's name silently:
+/// each tool left out is reported in `errors`.
+pub(super) fn distinct(given: Vec<RunTool>, errors: &mut Vec<SourceError>) -> Vec<RunTool> {
+    let rank = |kind: ToolKind| match kind {
+        ToolKind::Frontend => 0,
+        ToolKind::Local | ToolKind::Visitor => 1,
+        ToolKind::Mcp => 2,
+        ToolKind::Page => 3,
+    };
+    let mut best: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, tool) in given.iter().enumerate() {
+        let name = tool.spec.name.as_str();
+        match best.get(name) {
+            Some(&kept) if rank(given[kept].kind) <= rank(tool.kind) => {}
+            _ => {
+                best.insert(name, i);
+            }
+        }
+    }
+    let keep: Vec<bool> = given
+        .iter()
+        .enumerate()
+        .map(|(i, t)| best[t.spec.name.as_str()] == i)
+        .collect();
+    for tool in given
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep[*i])
+        .map(|(_, t)| t)
+    {
+        let winner = &given[best[tool.spec.name.as_str()]];
+        errors.push(SourceError {
+            source: tool
+                .data_source
+                .clone()
+                .unwrap_or_else(|| kind_name(tool.kind).to_owned()),
+            message: format!(
+                "`{}` is also the name of {} {} tool, which keeps it; this {} tool is left out",
+                tool.spec.name,
+                if winner.kind == ToolKind::Mcp {
+                    "an"
+                } else {
+                    "a"
+                },
+                kind_name(winner.kind),
+                kind_name(tool.kind)
+            ),
+        });
+    }
+    given
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(tool, keep)| keep.then_some(tool))
+        .collect()
+}

@@ -4,7 +4,11 @@ use serde_json::json;
 
 use super::*;
 use crate::core::agui::Message;
+use crate::core::mcp::tools::McpTool;
+use crate::core::page::tool::PageTool;
+use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
+use crate::core::run::RunOutcome;
 use crate::core::run::{RunInput, RunTool};
 use crate::core::tool::Annotations;
 use crate::core::toolset::ToolSpec;
