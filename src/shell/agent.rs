@@ -515,8 +515,7 @@ async fn perform(
                         super::timer::cancel(&handle);
                     }
                 }
-                Action::StoreIntent(intent) => super::restart::record(run_id, intent).await,
-                Action::RemoveIntent { call_id } => super::restart::done(run_id, &call_id).await,
+                Action::Intents(intents) => super::restart::save(run_id, &intents).await,
                 Action::Tool { call_id, call } => {
                     let client = match call.as_ref() {
                         ToolCall::Mcp { server, .. } => clients

@@ -98,6 +98,8 @@ pub struct Drive {
     running: Vec<(String, bool)>,
     /// Page calls still running, with their frame (to cancel them).
     page_calls: Vec<(String, i64)>,
+    /// The acting calls under way (see `core::restart`).
+    intents: Vec<Intent>,
     waiting: bool,
     finished: bool,
     recorder: Option<Recorder>,
@@ -121,6 +123,7 @@ impl Drive {
             own: VecDeque::new(),
             running: Vec::new(),
             page_calls: Vec::new(),
+            intents: Vec::new(),
             waiting: false,
             finished: false,
             recorder: None,
@@ -261,9 +264,7 @@ impl Drive {
             Output::CallTool(invocation) => self.start_tool(invocation),
             Output::CancelTool { call_id } => {
                 self.running.retain(|(id, _)| *id != call_id);
-                self.out.push_back(Action::RemoveIntent {
-                    call_id: call_id.clone(),
-                });
+                self.intent_done(&call_id);
                 if let Some(at) = self.page_calls.iter().position(|(id, _)| *id == call_id) {
                     let (call_id, frame_id) = self.page_calls.remove(at);
                     if let Some(tab_id) = self.setup.tab_id {
@@ -668,11 +669,12 @@ impl Drive {
             _ => None,
         };
         if let Some(source) = &acting {
-            self.out.push_back(Action::StoreIntent(Intent {
+            self.intents.push(Intent {
                 call_id: call_id.clone(),
                 name: invocation.name.clone(),
                 source: source.clone(),
-            }));
+            });
+            self.out.push_back(Action::Intents(self.intents.clone()));
         }
         self.running.push((call_id.clone(), acting.is_some()));
         let refuse = |error: String| Own::ToolDone {
@@ -752,6 +754,15 @@ impl Drive {
         });
     }
 
+    /// An acting call ended or was cancelled: its intent goes.
+    fn intent_done(&mut self, call_id: &str) {
+        let before = self.intents.len();
+        self.intents.retain(|intent| intent.call_id != call_id);
+        if self.intents.len() != before {
+            self.out.push_back(Action::Intents(self.intents.clone()));
+        }
+    }
+
     fn tool_done(&mut self, call_id: String, response: Value) {
         let Some(at) = self.running.iter().position(|(id, _)| *id == call_id) else {
             return;
@@ -759,9 +770,7 @@ impl Drive {
         let (call_id, acting) = self.running.remove(at);
         self.page_calls.retain(|(id, _)| *id != call_id);
         if acting {
-            self.out.push_back(Action::RemoveIntent {
-                call_id: call_id.clone(),
-            });
+            self.intent_done(&call_id);
         }
         self.run.handle(Input::ToolDone {
             call_id,

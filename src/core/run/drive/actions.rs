@@ -99,10 +99,9 @@ pub enum Action {
     Timer { id: TimerId, ms: u32 },
     /// The timer is no longer needed.
     CancelTimer { id: TimerId },
-    /// Store this intent (before the next action, which starts its call).
-    StoreIntent(Intent),
-    /// The call ended or was cancelled: its intent goes.
-    RemoveIntent { call_id: String },
+    /// Store the intents of the run's acting calls under way, replacing those stored (none:
+    /// remove them); done before the next action, which may start the call.
+    Intents(Vec<Intent>),
     /// Run a tool call.
     Tool {
         call_id: String,

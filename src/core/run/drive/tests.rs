@@ -306,7 +306,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
     let store = first
         .iter()
-        .position(|a| matches!(a, Action::StoreIntent(i) if i.name == "buy" && i.source == "page https://shop.test"))
+        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.name == "buy" && i.source == "page https://shop.test")))
         .expect("the intent is stored");
     let (tool, call_id, request) = first
         .iter()
@@ -330,7 +330,12 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
             response: json!({"ok": true, "result": "done"}),
         },
     );
-    assert_eq!(done[0], Action::RemoveIntent { call_id });
+    assert!(first.contains(&Action::Intents(vec![Intent {
+        call_id: call_id.clone(),
+        name: "buy".into(),
+        source: "page https://shop.test".into(),
+    }])));
+    assert_eq!(done[0], Action::Intents(Vec::new()));
     assert_eq!(
         outcome(&done),
         Some(RunOutcome::Completed {
@@ -361,7 +366,8 @@ fn stop_during_a_page_call_cancels_it_in_its_frame() {
         frame_id: 0,
         call_id: call_id.clone()
     }));
-    assert!(stopped.contains(&Action::RemoveIntent { call_id }));
+    // The call's intent goes with it.
+    assert!(stopped.contains(&Action::Intents(Vec::new())));
     assert_eq!(
         outcome(&stopped),
         Some(RunOutcome::Stopped {
@@ -413,9 +419,9 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
         },
     );
     let actions = drain(&mut drive);
-    assert!(actions
-        .iter()
-        .any(|a| matches!(a, Action::StoreIntent(i) if i.source == "MCP server own")));
+    assert!(actions.iter().any(
+        |a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own"))
+    ));
     let confirm = actions
         .iter()
         .find_map(|a| match a {
