@@ -45,26 +45,40 @@ pub struct Tab {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// List the tools of the tab (every frame, site policies applied): [`Input::Tools`].
+    /// The tab to list.
     ListTools { tab_id: i64 },
     /// Read where a frame stands (`webNavigation.getFrame`): [`Input::Frame`].
-    Frame { tab_id: i64, frame_id: i64 },
+    Frame {
+        /// The tab.
+        tab_id: i64,
+        /// The frame.
+        frame_id: i64,
+    },
     /// List the browser's tabs: [`Input::Tabs`].
     Tabs,
     /// Send `message` to the frame; the reply, the channel's failure, or [`Input::Timeout`]
     /// when `timeout_ms` passes first.
     Send {
+        /// The tab of the frame.
         tab_id: i64,
+        /// The frame that offers the tool.
         frame_id: i64,
+        /// The bridge message (`callTool`).
         message: Value,
+        /// How long the frame may take.
         timeout_ms: u32,
     },
     /// Abort the call in its frame (nobody waits for the answer): [`Input::Performed`].
     Cancel {
+        /// The tab of the frame.
         tab_id: i64,
+        /// The frame where the call runs.
         frame_id: i64,
+        /// The bridge message (`cancel`).
         message: Value,
     },
     /// Wait this long: [`Input::Performed`].
+    /// How long.
     Wait { ms: u32 },
     /// The call's answer.
     Done(Value),
@@ -560,7 +574,9 @@ pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), Stri
 /// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameState {
+    /// The frame's document URL.
     pub url: String,
+    /// The document's id; a new one means the frame navigated.
     pub document_id: Option<String>,
 }
 

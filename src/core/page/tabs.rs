@@ -11,8 +11,11 @@ use super::tool::{PageTool, ToolProblem};
 /// A frame of a tab and what came of asking it for its tools.
 #[derive(Debug, Clone)]
 pub struct FrameAnswer {
+    /// The frame's id (0: the top frame).
     pub frame_id: i64,
+    /// The frame's URL.
     pub url: String,
+    /// Its listing, or why it gave none.
     pub answer: Result<FrameListing, FrameFailure>,
 }
 
@@ -29,11 +32,14 @@ pub enum FrameFailure {
 /// All tools of a tab: every frame's, in frame order, with what was skipped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TabTools {
+    /// Every frame's tools, in frame order.
     pub tools: Vec<PageTool>,
+    /// What was skipped, and why.
     pub problems: Vec<ToolProblem>,
 }
 
 impl TabTools {
+    /// Merges the frames' answers (in frame order).
     pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
         frames.sort_by_key(|f| f.frame_id);
         let mut out = TabTools::default();

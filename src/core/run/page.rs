@@ -10,7 +10,9 @@ use crate::core::page::tool::PageTool;
 /// frame, its origin and its definition when the run began).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageBinding {
+    /// The name the model calls it by.
     pub run_name: String,
+    /// The page tool it stands for.
     pub tool: PageTool,
 }
 

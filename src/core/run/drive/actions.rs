@@ -55,9 +55,17 @@ pub enum Confirm {
     /// It needs no confirmation.
     No,
     /// With the browser's `confirm()` in the tab's top frame.
-    InPage { tab_id: i64, text: String },
+    InPage {
+        /// The tab.
+        tab_id: i64,
+        /// The question shown.
+        text: String,
+    },
     /// In the popup or side panel (the run has no tab): asked by the turn and call.
-    Person { turn_id: String },
+    Person {
+        /// The turn that asks.
+        turn_id: String,
+    },
 }
 
 /// A tool call for the shell to carry out; it answers with [`Answer::ToolDone`].
@@ -69,9 +77,13 @@ pub enum ToolCall {
     Page(CallRequest),
     /// An MCP server's tool, confirmed first as said.
     Mcp {
+        /// The server's name.
         server: String,
+        /// The tool as the server listed it.
         tool: McpTool,
+        /// The call's arguments.
         arguments: Map<String, Value>,
+        /// How it is confirmed first.
         confirm: Confirm,
     },
 }
@@ -82,35 +94,65 @@ pub enum Action {
     /// A run event: keep it and show it.
     Event(Event),
     /// Start this request; answer with [`Answer::Head`] or [`Answer::FetchFailed`].
-    Fetch { id: FetchId, request: HttpRequest },
+    Fetch {
+        /// The model call.
+        id: FetchId,
+        /// What to send.
+        request: HttpRequest,
+    },
     /// Read the next piece of the body: [`Answer::Body`] or [`Answer::FetchFailed`].
-    Read { id: FetchId },
+    Read {
+        /// The model call.
+        id: FetchId,
+    },
     /// Abort the request (its answers, if any, are ignored).
-    Abort { id: FetchId },
+    Abort {
+        /// The model call.
+        id: FetchId,
+    },
     /// Ask whether Chrome's built-in model is available: [`Answer::ChromeAvailability`].
-    ChromeAvailability { id: FetchId },
+    ChromeAvailability {
+        /// The model call.
+        id: FetchId,
+    },
     /// Prompt Chrome's built-in model: [`Answer::ChromeOutput`].
     ChromePrompt {
+        /// The call's id.
         id: FetchId,
+        /// The system prompt.
         system: String,
+        /// The conversation, by speaker.
         turns: Vec<(Speaker, String)>,
     },
     /// Report [`Answer::Timeout`] after `ms`.
-    Timer { id: TimerId, ms: u32 },
+    Timer {
+        /// The timer.
+        id: TimerId,
+        /// How long, in milliseconds.
+        ms: u32,
+    },
     /// The timer is no longer needed.
-    CancelTimer { id: TimerId },
+    CancelTimer {
+        /// The timer.
+        id: TimerId,
+    },
     /// Store the intents of the run's acting calls under way, replacing those stored (none:
     /// remove them); done before the next action, which may start the call.
     Intents(Vec<Intent>),
     /// Run a tool call.
     Tool {
+        /// The run's id of the call.
         call_id: String,
+        /// What to run.
         call: Box<ToolCall>,
     },
     /// Abort a page call still running in its frame.
     CancelInFrame {
+        /// The run's tab.
         tab_id: i64,
+        /// The frame where the call runs.
         frame_id: i64,
+        /// The call's id in the page.
         call_id: String,
     },
     /// Wait for the person to answer these visitor calls: [`Answer::Person`].
@@ -126,27 +168,55 @@ pub enum Action {
 pub enum Answer {
     /// A request's status and `Retry-After` header arrived.
     Head {
+        /// The fetch.
         id: FetchId,
+        /// The HTTP status (0: none).
         status: u16,
+        /// The `Retry-After` header, if any.
         retry_after: Option<String>,
     },
     /// The next piece of a body as text; `None` at its end.
-    Body { id: FetchId, text: Option<String> },
+    Body {
+        /// The fetch.
+        id: FetchId,
+        /// The piece of text; `None` at the end of the body.
+        text: Option<String>,
+    },
     /// The request could not be made, or its body broke.
-    FetchFailed { id: FetchId, message: String },
+    FetchFailed {
+        /// The model call.
+        id: FetchId,
+        /// What went wrong.
+        message: String,
+    },
     /// `LanguageModel.availability()`, or why it could not be asked.
-    ChromeAvailability { id: FetchId, availability: String },
+    ChromeAvailability {
+        /// The model call.
+        id: FetchId,
+        /// What `LanguageModel.availability()` said.
+        availability: String,
+    },
     /// Chrome's model's output pieces, or why it failed.
     ChromeOutput {
+        /// The model call.
         id: FetchId,
+        /// The pieces of the answer, or why it failed.
         output: Result<Vec<String>, String>,
     },
     /// A timer ran out.
     Timeout(TimerId),
     /// A tool call ended with this `callTool`-shaped answer.
-    ToolDone { call_id: String, response: Value },
+    ToolDone {
+        /// The call.
+        call_id: String,
+        /// The `callTool`-shaped answer.
+        response: Value,
+    },
     /// The person's answers to visitor calls (none when the wait ended otherwise).
     Person(Vec<Input>),
     /// The person stopped the run.
-    Stop { reason: String },
+    Stop {
+        /// Why.
+        reason: String,
+    },
 }
