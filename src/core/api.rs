@@ -1,6 +1,7 @@
-//! The operations of the automation surface (`globalThis.webmcpHost`) and of the popup, as
-//! values: requests parsed from JSON with clear errors, the merge of a tab's frames into one
-//! tool list, name resolution, and the JSON shapes the shells hand back.
+//! The requests of the automation surface (`globalThis.webmcpHost`) and of the popup
+//! (`listTools`, `callTool`, `run`), parsed from JSON with clear errors. Invariant: a parsed
+//! request is within its bounds (ids ≥ 0, timeouts and step budgets capped). What a tab offers
+//! and how a page call runs live in `core::page`.
 
 use std::fmt;
 

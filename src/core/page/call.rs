@@ -46,7 +46,10 @@ pub struct Tab {
 pub enum Step {
     /// List the tools of the tab (every frame, site policies applied): [`Input::Tools`].
     /// The tab to list.
-    ListTools { tab_id: i64 },
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+    },
     /// Read where a frame stands (`webNavigation.getFrame`): [`Input::Frame`].
     Frame {
         /// The tab.
@@ -79,7 +82,10 @@ pub enum Step {
     },
     /// Wait this long: [`Input::Performed`].
     /// How long.
-    Wait { ms: u32 },
+    Wait {
+        /// How long, in milliseconds.
+        ms: u32,
+    },
     /// The call's answer.
     Done(Value),
 }

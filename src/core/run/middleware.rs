@@ -12,11 +12,22 @@ pub enum Middleware {
     /// Reports every call and its result as `CUSTOM webmcp_host.tool_observe`.
     Observe,
     /// Replaces every occurrence of these strings in arguments shown and in results.
-    Redact { secrets: Vec<String> },
+    Redact {
+        /// The strings to hide.
+        secrets: Vec<String>,
+    },
     /// Refuses calls to these tools with the reason as the error.
-    Block { tools: Vec<String>, reason: String },
+    Block {
+        /// The tools refused.
+        tools: Vec<String>,
+        /// The error the model is given.
+        reason: String,
+    },
     /// Wraps every result as data from `source` (besides tools marked untrusted).
-    DataWrap { source: String },
+    DataWrap {
+        /// Where the data comes from.
+        source: String,
+    },
 }
 
 impl Run {

@@ -45,15 +45,21 @@ use super::toolset::{ToolSet, ToolSpec};
 
 /// The reserved name of the structured-output tool.
 pub const SUBMIT_RESULT: &str = "submit_result";
+/// The tool calls a turn may make unless the request says.
 pub const DEFAULT_MAX_STEPS: usize = 10;
 /// Bytes of model output (text, call names and arguments) one step may produce: a model that
 /// writes on and on, or a hostile endpoint, ends the run with an error naming the cap.
 pub const MAX_MODEL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+/// The result of a visitor call the person declined without a reason.
 pub const VISITOR_DECLINED: &str = "The visitor declined.";
 
+/// `CUSTOM` event: a tool source failed or a tool was left out.
 pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
+/// `CUSTOM` event: a visitor call waits for the person.
 pub const CUSTOM_TOOL_INPUT: &str = "webmcp_host.tool_input";
+/// `CUSTOM` event: a call and its result (observe middleware).
 pub const CUSTOM_TOOL_OBSERVE: &str = "webmcp_host.tool_observe";
+/// `CUSTOM` event: an invalid call is asked again.
 pub const CUSTOM_TOOL_REASK: &str = "webmcp_host.tool_reask";
 
 enum Phase {
@@ -166,6 +172,7 @@ impl Run {
         self.out.pop_front()
     }
 
+    /// Whether the run ended.
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Done)
     }
@@ -180,6 +187,7 @@ impl Run {
         &self.visible
     }
 
+    /// Feeds the run what the shell learnt; then drain [`Run::poll`].
     pub fn handle(&mut self, input: Input) {
         if self.is_done() {
             return; // late input after the turn ended is dropped

@@ -35,7 +35,9 @@ pub(super) fn kind_name(kind: ToolKind) -> &'static str {
 /// A tool of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunTool {
+    /// Its name, description and input schema.
     pub spec: ToolSpec,
+    /// Who runs it.
     pub kind: ToolKind,
     /// When set, results are wrapped as data from this source (untrusted content).
     pub data_source: Option<String>,
@@ -44,19 +46,26 @@ pub struct RunTool {
 /// A tool source that failed at the start of the run; it is skipped and reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceError {
+    /// The source, as the person knows it.
     pub source: String,
+    /// What went wrong.
     pub message: String,
 }
 
 /// A tool call for the shell to carry out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolInvocation {
+    /// The call's id.
     pub call_id: String,
+    /// The turn's id.
     pub turn_id: String,
+    /// The tool's name in the run.
     pub name: String,
+    /// Who runs it.
     pub kind: ToolKind,
     /// The repaired arguments.
     pub arguments: Map<String, Value>,
+    /// The turn's context (set by the caller).
     pub context: Value,
     /// Runs of this tool in this turn, this one included.
     pub call_count: usize,
@@ -70,16 +79,25 @@ pub enum ToolOutcome {
     /// The tool threw, timed out, or was refused.
     Error(String),
     /// A terminal tool: the turn resolves at once with `outcome`.
-    EndTurn { result: String, outcome: Value },
+    EndTurn {
+        /// The result the model sees.
+        result: String,
+        /// What the turn resolves with.
+        outcome: Value,
+    },
 }
 
 /// A visitor tool call waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingInput {
+    /// The call's id.
     pub call_id: String,
+    /// The turn's id.
     pub turn_id: String,
+    /// The tool's name in the run.
     pub name: String,
+    /// The arguments.
     pub args: Map<String, Value>,
 }
 
