@@ -24,7 +24,7 @@ use crate::core::api::{CallToolRequest, ListToolsRequest};
 use crate::core::bridge::{parse_listing, FrameRequest};
 use crate::core::limits::Limits;
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
-use crate::core::page::tabs::{FrameAnswer, FrameFailure, TabTools};
+use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
 use crate::core::sender::{authorize, classify, parse_op, Op};
 
 /// How long one frame may take to list its tools.
@@ -118,30 +118,11 @@ fn tools_response(tools: &TabTools) -> Value {
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     let mut answers = frame_listings(tab_id).await?;
-    // No content script in the top frame: the tab predates this worker's extension (installed,
-    // reloaded or updated since), so its scripts are orphaned. Inject the bridge once, ask again.
-    let orphaned = answers.iter().any(|a| {
-        a.frame_id == 0
-            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
-    });
-    if orphaned && chrome::inject_bridge(tab_id).await.is_ok() {
+    if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
         answers = frame_listings(tab_id).await?;
     }
     let mut tools = TabTools::from_frames(answers);
-    match load_sites().await {
-        Ok(policies) => {
-            crate::core::site::apply(&policies, &mut tools);
-        }
-        // Unreadable policies hide every tool rather than none: a policy only ever tightens.
-        Err(message) => {
-            tools.tools.clear();
-            tools.problems.push(crate::core::tool::ToolProblem {
-                frame_id: 0,
-                tool: None,
-                message,
-            });
-        }
-    }
+    crate::core::site::apply_stored(load_sites().await, &mut tools);
     Ok(tools)
 }
 

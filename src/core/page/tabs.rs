@@ -110,5 +110,15 @@ impl TabTools {
     }
 }
 
+/// Whether the top frame has no content script that hears the worker: the tab predates this
+/// worker's extension (installed, reloaded or updated since), so its scripts are orphaned; the
+/// shell injects the bridge once and asks again.
+pub fn orphaned(answers: &[FrameAnswer]) -> bool {
+    answers.iter().any(|a| {
+        a.frame_id == 0
+            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
+    })
+}
+
 #[cfg(test)]
 mod tests;

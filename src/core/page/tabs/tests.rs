@@ -66,3 +66,16 @@ fn resolving_names_across_frames() {
         .unwrap_err()
         .contains("in frame 3"));
 }
+
+#[test]
+fn an_unreachable_top_frame_without_our_script_is_orphaned() {
+    let unreachable = |frame_id: i64, message: &str| FrameAnswer {
+        frame_id,
+        url: "https://a.test/".into(),
+        answer: Err(FrameFailure::Unreachable(message.into())),
+    };
+    let gone = "Could not establish connection. Receiving end does not exist.";
+    assert!(orphaned(&[unreachable(0, gone)]));
+    assert!(!orphaned(&[unreachable(3, gone)]));
+    assert!(!orphaned(&[unreachable(0, "no answer within 5000 ms")]));
+}
