@@ -16,7 +16,6 @@ pub mod confirm;
 pub mod conversation;
 pub mod expose;
 pub mod limits;
-pub mod local;
 pub mod mcp;
 pub mod native;
 pub mod page;

@@ -24,15 +24,15 @@ use super::io::{
 };
 use crate::core::agui::Message;
 use crate::core::api::RunRequest;
-use crate::core::local::{current_time_result, local_tools};
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
-use crate::core::mcp::tools::check_structured;
+use crate::core::mcp::tools::{check_structured, McpTool};
 use crate::core::mcp::CallResult;
 use crate::core::provider::prompt::Speaker;
 use crate::core::provider::ModelRegistry;
 use crate::core::run::drive::{
     Action, Answer, Binding, Confirm, Drive, FetchId, Setup, ToolCall, MCP_SOURCE_MS,
 };
+use crate::core::run::local::{current_time_result, local_tools};
 use crate::core::run::page::page_run_tools;
 use crate::core::run::{Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
 
@@ -326,7 +326,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     );
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::restart::forget(&run_id).await;
-    for (_, client) in &clients {
+    for (_, client, _) in &clients {
         super::mcp::close(client).await;
     }
     let events = with_record(&run_id, |r| {
@@ -357,7 +357,7 @@ struct Sources {
     tools: Vec<RunTool>,
     errors: Vec<SourceError>,
     bindings: Vec<(String, Binding)>,
-    clients: Vec<(String, super::mcp::Shared)>,
+    clients: Vec<(String, super::mcp::Shared, Vec<McpTool>)>,
 }
 
 impl Sources {
@@ -413,16 +413,16 @@ impl Sources {
                         let tool = listed
                             .iter()
                             .find(|t| t.name == entry.name)
-                            .expect("mapped from the list")
-                            .clone();
+                            .expect("mapped from the list");
                         let binding = Binding::Mcp {
                             server: server.name.clone(),
-                            tool,
+                            acting: tool.needs_confirmation(false),
+                            tool: tool.name.clone(),
                             needs_confirmation: entry.needs_confirmation,
                         };
                         self.bindings.push((entry.run_name, binding));
                     }
-                    self.clients.push((server.name.clone(), client));
+                    self.clients.push((server.name.clone(), client, listed));
                 }
                 Err(message) => self.errors.push(SourceError { source, message }),
             }
@@ -435,7 +435,7 @@ async fn perform(
     drive: &mut Drive,
     run_id: &str,
     inbox: &Rc<Inbox>,
-    clients: &[(String, super::mcp::Shared)],
+    clients: &[(String, super::mcp::Shared, Vec<McpTool>)],
 ) -> RunOutcome {
     // Fetches by id: `None` until the head arrived; gone once aborted.
     let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
@@ -518,10 +518,13 @@ async fn perform(
                 Action::Intents(intents) => super::restart::save(run_id, &intents).await,
                 Action::Tool { call_id, call } => {
                     let client = match call.as_ref() {
-                        ToolCall::Mcp { server, .. } => clients
+                        ToolCall::Mcp { server, tool, .. } => clients
                             .iter()
-                            .find(|(name, _)| name == server)
-                            .map(|(_, c)| c.clone()),
+                            .filter(|(name, ..)| name == server)
+                            .find_map(|(_, c, listed)| {
+                                let tool = listed.iter().find(|t| t.name == *tool)?;
+                                Some((c.clone(), tool.clone()))
+                            }),
                         _ => None,
                     };
                     inbox.spawn(async move {
@@ -643,7 +646,11 @@ async fn chrome_model(
 }
 
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
-async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
+async fn call_tool(
+    call_id: &str,
+    call: ToolCall,
+    client: Option<(super::mcp::Shared, McpTool)>,
+) -> Value {
     match call {
         ToolCall::CurrentTime => {
             json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
@@ -660,16 +667,14 @@ async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Sha
                 Confirm::InPage { tab_id, text } => super::confirm_in_page(tab_id, text).await,
                 // No tab to ask in: the person answers in the popup or side panel.
                 Confirm::Person { turn_id } => {
-                    super::ui::confirm_without_tab(
-                        &turn_id, call_id, &server, &tool.name, &arguments,
-                    )
-                    .await
+                    super::ui::confirm_without_tab(&turn_id, call_id, &server, &tool, &arguments)
+                        .await
                 }
             };
             if !allowed {
                 return json!({"ok": false, "error": "declined: the person did not allow this call"});
             }
-            let Some(client) = client else {
+            let Some((client, tool)) = client else {
                 return json!({"ok": false, "error": format!("the MCP server {server} is not connected")});
             };
             match super::mcp::call(client, &tool, arguments).await {

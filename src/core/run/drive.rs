@@ -14,10 +14,10 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
+use super::local::CURRENT_TIME;
 use super::page::tool_outcome;
 use super::{Input, ModelRequest, Output, Run, ToolInvocation, ToolKind};
 use crate::core::agui::Message;
-use crate::core::local::CURRENT_TIME;
 use crate::core::page::call::CallRequest;
 use crate::core::provider::prompt::text_conversation;
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
@@ -661,9 +661,7 @@ impl Drive {
             (ToolKind::Page, Some(Binding::Page(tool))) if tool.annotations.consequential_hint => {
                 Some(format!("page {}", tool.origin))
             }
-            (ToolKind::Mcp, Some(Binding::Mcp { server, tool, .. }))
-                if tool.needs_confirmation(false) =>
-            {
+            (ToolKind::Mcp, Some(Binding::Mcp { server, acting, .. })) if *acting => {
                 Some(format!("MCP server {server}"))
             }
             _ => None,
@@ -712,17 +710,14 @@ impl Drive {
                     server,
                     tool,
                     needs_confirmation,
+                    ..
                 }),
             ) => {
                 let confirm = match (needs_confirmation, self.setup.tab_id) {
                     (false, _) => Confirm::No,
                     (true, Some(tab_id)) => Confirm::InPage {
                         tab_id,
-                        text: crate::core::confirm::mcp_tool(
-                            &server,
-                            &tool.name,
-                            &invocation.arguments,
-                        ),
+                        text: crate::core::confirm::mcp_tool(&server, &tool, &invocation.arguments),
                     },
                     (true, None) => Confirm::Person {
                         turn_id: invocation.turn_id.clone(),

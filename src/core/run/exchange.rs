@@ -4,7 +4,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Middleware, RunTool, SourceError, ToolInvocation, ToolOutcome, DEFAULT_MAX_STEPS};
+use super::{
+    Middleware, ModelRequest, RunTool, SourceError, ToolInvocation, ToolOutcome, DEFAULT_MAX_STEPS,
+};
 use crate::core::agui::{Event, Message};
 use crate::core::native::NativeDelta;
 use crate::core::toolset::ToolSpec;
@@ -59,17 +61,6 @@ impl RunInput {
             hook: false,
         }
     }
-}
-
-/// What the run asks the model for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelRequest {
-    /// 1 for the first model call of the run.
-    pub step: usize,
-    /// The model's view of the conversation: rejected calls and their errors included.
-    pub messages: Vec<Message>,
-    /// The tools offered (none once the budget is spent).
-    pub tools: Vec<ToolSpec>,
 }
 
 /// What the shell feeds the run.

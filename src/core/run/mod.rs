@@ -23,11 +23,13 @@
 pub mod drive;
 mod exchange;
 mod hook;
+pub mod local;
 mod middleware;
 pub mod page;
 mod tools;
 
-pub use exchange::{HookRequest, Input, ModelRequest, Output, RunInput, RunOutcome};
+pub use crate::core::provider::ModelRequest;
+pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
 pub use middleware::{wrap_as_data, Middleware};
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};

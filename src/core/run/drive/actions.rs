@@ -4,7 +4,6 @@
 use serde_json::{Map, Value};
 
 use crate::core::agui::Event;
-use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::CallRequest;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::prompt::Speaker;
@@ -29,10 +28,13 @@ pub enum Binding {
     Mcp {
         /// The server's name.
         server: String,
-        /// The tool as the server listed it.
-        tool: McpTool,
+        /// The tool's name at the server.
+        tool: String,
         /// Whether the person confirms each call.
         needs_confirmation: bool,
+        /// Whether a call acts (is not read-only nor declared harmless), whatever the
+        /// server's trust: its intent is stored while it runs.
+        acting: bool,
     },
 }
 
@@ -79,8 +81,8 @@ pub enum ToolCall {
     Mcp {
         /// The server's name.
         server: String,
-        /// The tool as the server listed it.
-        tool: McpTool,
+        /// The tool's name at the server.
+        tool: String,
         /// The call's arguments.
         arguments: Map<String, Value>,
         /// How it is confirmed first.

@@ -4,7 +4,6 @@ use serde_json::json;
 
 use super::*;
 use crate::core::agui::Message;
-use crate::core::mcp::tools::McpTool;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
@@ -388,14 +387,6 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
         kind: ToolKind::Mcp,
         data_source: None,
     }];
-    let tool = McpTool {
-        name: "delete".into(),
-        title: None,
-        description: "Deletes".into(),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: Default::default(),
-    };
     let transcript =
         r#"{"text":"","calls":[{"name":"delete","arguments":{"a":2}}],"finish":"stop"}"#;
     let mut drive = Drive::new(
@@ -411,8 +402,9 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
                     "delete".into(),
                     Binding::Mcp {
                         server: "own".into(),
-                        tool,
+                        tool: "delete".into(),
                         needs_confirmation: true,
+                        acting: true,
                     },
                 ),
             ],
