@@ -459,14 +459,13 @@ impl Drive {
                 };
                 self.out.push_back(Action::CancelTimer { id: timer });
                 self.events(events);
-                if let Model::Streaming { id, timer, .. } = &self.model {
+                if let Model::Streaming { id, .. } = &self.model {
                     let id = *id;
                     if text.is_none() {
                         // The decoder settles every stream at its end; this one did not.
                         self.model = Model::Idle;
                         return self.fail("the model's stream ended without an end".into());
                     }
-                    let _ = timer;
                     self.out.push_back(Action::Read { id });
                     let timer = self.timer(self.idle_ms());
                     if let Model::Streaming { timer: t, .. } = &mut self.model {
