@@ -490,3 +490,79 @@ fn chrome_model_unavailable_or_answering() {
         })
     );
 }
+
+#[test]
+fn a_visitor_call_waits_for_the_person_with_the_worker_let_idle() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Ask me")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "ask".into(),
+            description: "Asks the visitor".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Visitor,
+        data_source: None,
+    }];
+    let transcript = r#"{"text":"","calls":[{"name":"ask","arguments":{}}],"finish":"stop"}
+{"text":"Thanks.","finish":"stop"}"#;
+    let mut drive = Drive::new(
+        Run::start(input),
+        Setup {
+            model: model(Provider::Replay, Some(transcript)),
+            key: Ok(None),
+            tab_id: None,
+            bindings: Vec::new(),
+        },
+    );
+    let actions = drain(&mut drive);
+    let pending = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::WaitForPerson(pending) => Some(pending.clone()),
+            _ => None,
+        })
+        .expect("a wait for the person");
+    let idle = actions
+        .iter()
+        .position(|a| *a == Action::KeepAlive(false))
+        .expect("the worker may idle");
+    assert!(idle < actions.len() - 1);
+    let done = feed(
+        &mut drive,
+        Answer::Person(vec![Input::SubmitToolResult {
+            call_id: pending[0].call_id.clone(),
+            value: "yes".into(),
+        }]),
+    );
+    assert_eq!(done[0], Action::KeepAlive(true));
+    assert_eq!(
+        outcome(&done),
+        Some(RunOutcome::Completed {
+            text: "Thanks.".into()
+        })
+    );
+}
+
+#[test]
+fn stop_during_a_retry_wait_cancels_the_wait() {
+    let (mut drive, first) = drive(model(Provider::Openai, None));
+    let id = fetch_of(&first);
+    head(&mut drive, id, 503);
+    let failed = body(&mut drive, id, None);
+    let (wait, _) = timer_of(&failed);
+    let stopped = feed(
+        &mut drive,
+        Answer::Stop {
+            reason: "enough".into(),
+        },
+    );
+    assert!(stopped.contains(&Action::CancelTimer { id: wait }));
+    assert!(!stopped.iter().any(|a| matches!(a, Action::Fetch { .. })));
+    assert_eq!(
+        outcome(&stopped),
+        Some(RunOutcome::Stopped {
+            reason: "enough".into()
+        })
+    );
+    assert!(feed(&mut drive, Answer::Timeout(wait)).is_empty());
+}
