@@ -22,13 +22,10 @@ use wasm_bindgen::prelude::*;
 
 use crate::core::api::{CallToolRequest, ListToolsRequest};
 use crate::core::bridge::{parse_listing, FrameRequest};
-use crate::core::limits::Limits;
+use crate::core::limits::{Limits, CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
 use crate::core::sender::{authorize, classify, parse_op, Op};
-
-/// How long one frame may take to list its tools.
-const LIST_TIMEOUT_MS: u32 = 5_000;
 
 /// The host's version.
 #[wasm_bindgen]
@@ -141,7 +138,7 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let limits = Limits::DEFAULT;
     let mut answers = Vec::with_capacity(pending.len());
     for (frame, reply) in pending {
-        let answer = match timer::within(reply, LIST_TIMEOUT_MS).await {
+        let answer = match timer::within(reply, FRAME_LIST_MS).await {
             Ok(Some(reply)) => match convert::to_json_text(&reply) {
                 Ok(text) => {
                     parse_listing(&text, frame.frame_id, &limits).map_err(FrameFailure::Bridge)
@@ -149,7 +146,7 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
                 Err(e) => Err(FrameFailure::Unreachable(e)),
             },
             Ok(None) => Err(FrameFailure::Unreachable(format!(
-                "no answer within {LIST_TIMEOUT_MS} ms"
+                "no answer within {FRAME_LIST_MS} ms"
             ))),
             Err(e) => Err(FrameFailure::Unreachable(e)),
         };
@@ -231,9 +228,6 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
         call.handle(input);
     }
 }
-
-/// How long the person has to answer a confirmation in the page.
-const CONFIRM_MS: u32 = 5 * 60 * 1000;
 
 /// Asks the person in the tab's top frame, with the browser's own `confirm()` shown by the
 /// content script (the page can neither see nor answer it). False when declined, unanswered

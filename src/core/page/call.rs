@@ -19,14 +19,10 @@ use super::tabs::TabTools;
 use super::tool::PageTool;
 use crate::core::limits::Limits;
 
-/// How long a failed call waits, at most, for the browser to report a new document in its
-/// frame (the message channel closes a moment before).
-pub const SETTLE_MS: u32 = 1_500;
+pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
+
 /// The pause between two looks at the frame while settling.
 pub const SETTLE_POLL_MS: u32 = 50;
-/// How long a navigation's destination may take to load before the answer goes without what
-/// it offers.
-pub const DESTINATION_MS: u32 = 5_000;
 /// The pause between two looks for the destination.
 pub const DESTINATION_POLL_MS: u32 = 100;
 

@@ -27,16 +27,8 @@ use crate::core::provider::{
 };
 use crate::core::restart::Intent;
 
-/// The longest wait for a model's first byte (status and headers).
-pub const FIRST_BYTE_MS: u32 = 60_000;
-/// The longest a model's stream may stay silent once it started (unless the model says).
-pub const STREAM_IDLE_MS: u32 = 120_000;
-/// The longest a page tool may run inside a run.
-pub const PAGE_TOOL_MS: u32 = 30_000;
-/// The longest an MCP server may take to connect and list its tools at a run's start.
-pub const MCP_SOURCE_MS: u32 = 20_000;
-/// The most characters of an error answer's body read to say what went wrong.
-const ERROR_BODY_CHARS: usize = 4_000;
+use crate::core::limits::ERROR_BODY_CHARS;
+pub use crate::core::limits::{FIRST_BYTE_MS, MCP_SOURCE_MS, PAGE_TOOL_MS, STREAM_IDLE_MS};
 
 mod actions;
 
