@@ -10,8 +10,8 @@
 //!
 //! Decoders: `bridge::parse_listing` and `bridge::parse_call_reply` (a frame's replies, raw
 //! text), and on the parsed value `ops::parse_op` with `ops::authorize` (a runtime
-//! message), `api::{ListToolsRequest, CallToolRequest, RunRequest}::parse`,
-//! `expose::CallExposedRequest::parse`, `api::tool_outcome`.
+//! message), `ops::request::{ListToolsRequest, CallToolRequest, RunRequest}::parse`,
+//! `expose::CallExposedRequest::parse`, `run::page::tool_outcome`.
 //!
 //! Invariants checked:
 //! - no panic;
@@ -24,13 +24,14 @@
 //!   `exposedTools`, `callExposed` (top frame) and `toolsChanged`.
 
 use serde_json::Value;
-use webmcp_host::core::api::{
-    tool_outcome, CallToolRequest, ListToolsRequest, RunRequest, MAX_CALL_TIMEOUT_MS, MAX_MAX_STEPS,
+use webmcp_host::core::ops::request::{
+    CallToolRequest, ListToolsRequest, RunRequest, MAX_CALL_TIMEOUT_MS, MAX_MAX_STEPS,
 };
 use webmcp_host::core::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
 use webmcp_host::core::expose::CallExposedRequest;
 use webmcp_host::core::limits::{json_depth, Limits};
 use webmcp_host::core::ops::{authorize, parse_op, Op, Sender};
+use webmcp_host::core::run::page::tool_outcome;
 
 use crate::chunk::text;
 

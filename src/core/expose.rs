@@ -444,12 +444,7 @@ pub fn resolve<'a>(tools: &'a [PageTool], name: &str) -> Result<&'a PageTool, St
 
 /// The question shown with `confirm()` in the page before a tool that needs it runs.
 pub fn confirmation_text(origin: &str, tool: &PageTool, args: &Map<String, Value>) -> String {
-    let shown = serde_json::to_string_pretty(&Value::Object(args.clone())).unwrap_or_default();
-    let shown: String = shown.chars().take(600).collect();
-    format!(
-        "WebMCP Host\n\nThis page ({origin}) wants to run “{}” of the MCP server {} with:\n{shown}\n\nAllow it?",
-        tool.tool.name, tool.server
-    )
+    crate::core::confirm::exposed_tool(origin, &tool.server, &tool.tool.name, args)
 }
 
 /// The outcome of `callExposed`: the result's text (which the content script returns as is)

@@ -1,5 +1,6 @@
-//! Caps on untrusted input. Every cap is checked before the data it guards is parsed or
-//! passed on; exceeding one is an error that names the cap.
+//! Caps on untrusted input, and the deadlines of what the host waits for. Every cap is checked
+//! before the data it guards is parsed or passed on; exceeding one is an error that names the
+//! cap. Every deadline is a timer the core asks for; the shells only report that it ran out.
 
 /// Caps for what a page (through its content script) may hand the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +38,28 @@ impl Default for Limits {
         Limits::DEFAULT
     }
 }
+
+/// The longest wait for a model's first byte (status and headers).
+pub const FIRST_BYTE_MS: u32 = 60_000;
+/// The longest a model's stream may stay silent once it started (unless the model says).
+pub const STREAM_IDLE_MS: u32 = 120_000;
+/// The longest a page tool may run inside a run.
+pub const PAGE_TOOL_MS: u32 = 30_000;
+/// The longest an MCP server may take to connect and list its tools at a run's start.
+pub const MCP_SOURCE_MS: u32 = 20_000;
+/// The most characters of a model's error answer read to say what went wrong.
+pub const ERROR_BODY_CHARS: usize = 4_000;
+/// How long a failed page call waits, at most, for the browser to report a new document in
+/// its frame (the message channel closes a moment before).
+pub const SETTLE_MS: u32 = 1_500;
+/// How long a navigation's destination may take to load before the call's answer goes
+/// without what it offers.
+pub const DESTINATION_MS: u32 = 5_000;
+
+/// How long one frame may take to list its tools.
+pub const FRAME_LIST_MS: u32 = 5_000;
+/// How long the person has to answer a confirmation.
+pub const CONFIRM_MS: u32 = 5 * 60 * 1000;
 
 /// Depth of a JSON value: a scalar is 0, `[]` and `{}` are 1, `[[1]]` is 2.
 pub fn json_depth(value: &serde_json::Value) -> usize {

@@ -11,21 +11,20 @@
 //!   and the capped run list.
 
 pub mod agui;
-pub mod api;
-pub mod bridge;
+pub mod confirm;
 pub mod conversation;
 pub mod expose;
 pub mod limits;
-pub mod local;
 pub mod mcp;
 pub mod native;
 pub mod ops;
+pub mod page;
 pub mod parse;
 pub mod provider;
 pub mod repair;
 pub mod restart;
 pub mod run;
-pub mod site;
 pub mod stream;
-pub mod tool;
 pub mod toolset;
+
+pub use page::{bridge, site, tool};

@@ -1,66 +1,62 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
-//! The core's [`Run`] decides; this module performs what it asks: model calls over fetch
-//! (streaming body, abort) or from a replay transcript or Chrome's built-in model, page tool
-//! calls through the bridge, local tools with the worker's clock. Keys are read from
-//! `chrome.storage.session` at request time and go only into the request of their model.
+//! The core's [`Drive`] decides everything of a run; this module reads the run's tool sources,
+//! then performs what the drive asks: fetches (status, headers, body text), Chrome's built-in
+//! model, timers, intents in storage, tool calls (page, MCP, the clock), the person's answers,
+//! keep-alive. Every result goes back as an [`Answer`] through the run's inbox, which `stop`
+//! feeds too. Keys are read from `chrome.storage.session` at request time and go only into the
+//! request of their model.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::rc::Rc;
 
 use js_sys::{Array, Promise, Reflect};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use super::convert::{self, describe};
+use super::io::{
+    abort_fetch, call_method, chrome_model_availability, chrome_model_prompt, deferred, now_ms,
+    random_id, start_fetch, storage_get, storage_remove, storage_set, utc_offset_minutes,
+};
 use crate::core::agui::Message;
-use crate::core::api::{page_run_tools, tool_outcome, CallToolRequest, PageBinding, RunRequest};
-use crate::core::local::{current_time_result, local_tools, CURRENT_TIME};
+use crate::core::ops::request::RunRequest;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::{check_structured, McpTool};
 use crate::core::mcp::CallResult;
-use crate::core::provider::prompt::{text_conversation, Speaker};
-use crate::core::provider::replay::{parse_transcript, replay_events};
-use crate::core::provider::{
-    build_request, classify_status, decoder, redact, retry_delay, Decoder, ModelConfig, ModelEvent,
-    ModelRegistry, Provider, ProviderError,
+use crate::core::provider::prompt::Speaker;
+use crate::core::provider::ModelRegistry;
+use crate::core::run::drive::{
+    Action, Answer, Binding, Confirm, Drive, FetchId, Setup, ToolCall, MCP_SOURCE_MS,
 };
-use crate::core::run::{
-    Input, ModelRequest, Output, Run, RunInput, RunOutcome, ToolInvocation, ToolKind,
-};
+use crate::core::run::local::{current_time_result, local_tools};
+use crate::core::run::page::page_run_tools;
+use crate::core::run::{Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
 
 /// Where the registry and the keys live.
 const REGISTRY_KEY: &str = "webmcpHost.models";
 const SERVERS_KEY: &str = "webmcpHost.servers";
-/// The longest an MCP server may take to connect and list its tools at a run's start.
-const MCP_SOURCE_MS: u32 = 20_000;
 const KEY_PREFIX: &str = "webmcpHost.key.";
-/// The longest wait for a model's first byte (status and headers).
-const FIRST_BYTE_MS: u32 = 60_000;
-/// The longest a model's stream may stay silent once it started.
-const STREAM_IDLE_MS: u32 = 120_000;
-/// The longest a page tool may run inside a run.
-const PAGE_TOOL_MS: u32 = 30_000;
 
-use super::io::{
-    abort_fetch, call_method, chrome_model_availability, chrome_model_prompt, deferred, now_ms,
-    race_stop, random_id, sleep, start_fetch, storage_get, storage_remove, storage_set,
-    utc_offset_minutes,
-};
+/// Where a run stands, for `stop`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Going {
+    Yes,
+    Stopped,
+    Finished,
+}
 
 /// What the worker keeps of a run.
 struct Record {
     events: Vec<Value>,
-    /// The model outputs of the run, as replay transcript lines.
-    transcript: Vec<String>,
-    recorder: Option<crate::core::provider::replay::Recorder>,
-    /// `{promise, resolve}`: resolved by `stop`.
+    /// `{promise, resolve}`: resolved by `stop`, for the waits that end with it (the person's
+    /// answers, Chrome's model).
     stop: JsValue,
-    stopped: Option<String>,
-    /// The fetch in flight, to abort on stop.
-    fetch: Option<JsValue>,
-    finished: bool,
+    going: Going,
+    inbox: Rc<Inbox>,
 }
 
 thread_local! {
@@ -78,12 +74,40 @@ fn stop_promise(run_id: &str) -> Promise {
         .unwrap_or_else(|| Promise::new(&mut |_, _| {}))
 }
 
-fn stopped(run_id: &str) -> Option<String> {
-    with_record(run_id, |r| r.stopped.clone()).flatten()
-}
-
 fn js_err(message: impl AsRef<str>) -> JsError {
     JsError::new(message.as_ref())
+}
+
+/// The answers of a run's effects, in the order they came, and the wake-up of its loop.
+#[derive(Default)]
+struct Inbox {
+    queue: RefCell<VecDeque<Answer>>,
+    wake: RefCell<Option<js_sys::Function>>,
+}
+
+impl Inbox {
+    fn push(&self, answer: Answer) {
+        self.queue.borrow_mut().push_back(answer);
+        if let Some(wake) = self.wake.borrow_mut().take() {
+            let _ = wake.call0(&JsValue::UNDEFINED);
+        }
+    }
+
+    async fn next(&self) -> Answer {
+        loop {
+            if let Some(answer) = self.queue.borrow_mut().pop_front() {
+                return answer;
+            }
+            let woken = Promise::new(&mut |resolve, _| *self.wake.borrow_mut() = Some(resolve));
+            let _ = JsFuture::from(woken).await;
+        }
+    }
+
+    /// Performs `effect` in the background; its answer comes back through the inbox.
+    fn spawn(self: &Rc<Self>, effect: impl Future<Output = Answer> + 'static) {
+        let inbox = self.clone();
+        spawn_local(async move { inbox.push(effect.await) });
+    }
 }
 
 /// `webmcpHost.configure({models?, default?, keys?})`: stores the registry (local storage)
@@ -153,15 +177,6 @@ pub(crate) async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
         .map_err(|e| format!("the stored MCP servers are unreadable: {e}"))
 }
 
-/// An MCP tool of a run: its server's client, its name there, and whether to confirm.
-#[derive(Clone)]
-struct McpBinding {
-    client: super::mcp::Shared,
-    server: String,
-    tool: McpTool,
-    needs_confirmation: bool,
-}
-
 pub(crate) async fn load_registry() -> Result<ModelRegistry, String> {
     let stored = storage_get("local", REGISTRY_KEY)
         .await
@@ -191,16 +206,14 @@ pub fn stop(request: JsValue) -> Result<bool, JsError> {
         .and_then(|v| v.get("reason").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_else(|| "stopped by the person".into());
     with_record(&run_id, |r| {
-        if r.finished || r.stopped.is_some() {
+        if r.going != Going::Yes {
             return false;
         }
-        r.stopped = Some(reason);
-        if let Some(handle) = r.fetch.take() {
-            abort_fetch(&handle);
-        }
+        r.going = Going::Stopped;
         if let Ok(resolve) = Reflect::get(&r.stop, &"resolve".into()) {
             let _ = js_sys::Function::from(resolve).call0(&JsValue::UNDEFINED);
         }
+        r.inbox.push(Answer::Stop { reason });
         true
     })
     .ok_or_else(|| js_err(format!("stop: no run `{run_id}` in this worker")))
@@ -237,113 +250,49 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     if with_record(&run_id, |_| ()).is_some() {
         return Err(js_err(format!("run: a run `{run_id}` exists already")));
     }
+    let inbox = Rc::new(Inbox::default());
     RUNS.with(|runs| {
         runs.borrow_mut().insert(
             run_id.clone(),
             Record {
                 events: Vec::new(),
-                transcript: Vec::new(),
-                recorder: None,
                 stop: deferred(),
-                stopped: None,
-                fetch: None,
-                finished: false,
+                going: Going::Yes,
+                inbox: inbox.clone(),
             },
         )
     });
     super::ui::on_start(&run_id, &thread_id, request.tab_id, &raw);
 
-    // Tool sources, read at the start of the run.
-    let mut tools = local_tools();
-    let mut source_errors = Vec::new();
-    let mut page: Vec<PageBinding> = Vec::new();
+    let mut sources = Sources {
+        tools: local_tools(),
+        ..Sources::default()
+    };
     if let Some(tab_id) = request.tab_id {
-        match super::tab_tools(tab_id).await {
-            Ok(found) => {
-                let (run_tools, bindings, errors) = page_run_tools(&found);
-                tools.extend(run_tools);
-                source_errors.extend(errors);
-                page = bindings;
-            }
-            Err(message) => source_errors.push(crate::core::run::SourceError {
-                source: format!("page (tab {tab_id})"),
-                message,
-            }),
-        }
+        sources.page(tab_id).await;
     }
-    // MCP servers: connect and list, each within its time; a failing one is reported.
-    let mut mcp: Vec<(String, McpBinding)> = Vec::new();
-    let mut clients: Vec<super::mcp::Shared> = Vec::new();
-    match load_servers().await {
-        Ok(servers) => {
-            for server in servers.into_iter().filter(|s| s.enabled) {
-                let source = format!("MCP server {}", server.name);
-                let key = match &server.key_ref {
-                    Some(reference) => match read_key(reference).await {
-                        Ok(key) => key,
-                        Err(message) => {
-                            source_errors.push(crate::core::run::SourceError { source, message });
-                            continue;
-                        }
-                    },
-                    None => None,
-                };
-                let name = server.name.clone();
-                let within = server.timeout_ms.unwrap_or(MCP_SOURCE_MS);
-                match super::mcp::open(server.clone(), key, within).await {
-                    Ok((client, listed)) => {
-                        let (run_tools, map) = mcp_run_tools(&server, &listed);
-                        tools.extend(run_tools);
-                        let by_name: HashMap<&str, &McpTool> =
-                            listed.iter().map(|t| (t.name.as_str(), t)).collect();
-                        for entry in map {
-                            let tool = (*by_name
-                                .get(entry.name.as_str())
-                                .expect("mapped from the list"))
-                            .clone();
-                            mcp.push((
-                                entry.run_name,
-                                McpBinding {
-                                    client: client.clone(),
-                                    server: name.clone(),
-                                    tool,
-                                    needs_confirmation: entry.needs_confirmation,
-                                },
-                            ));
-                        }
-                        clients.push(client);
-                    }
-                    Err(message) => {
-                        source_errors.push(crate::core::run::SourceError { source, message })
-                    }
-                }
-            }
+    sources.mcp().await;
+    let Sources {
+        mut tools,
+        errors,
+        bindings,
+        clients,
+    } = sources;
+    let tool = |kind: ToolKind| {
+        move |spec| RunTool {
+            spec,
+            kind,
+            data_source: None,
         }
-        Err(message) => source_errors.push(crate::core::run::SourceError {
-            source: "MCP servers".into(),
-            message,
-        }),
-    }
+    };
     tools.extend(
         request
             .frontend_tools
             .iter()
             .cloned()
-            .map(|spec| crate::core::run::RunTool {
-                spec,
-                kind: ToolKind::Frontend,
-                data_source: None,
-            }),
+            .map(tool(ToolKind::Frontend)),
     );
-    tools.extend(
-        visitor_tools
-            .into_iter()
-            .map(|spec| crate::core::run::RunTool {
-                spec,
-                kind: ToolKind::Visitor,
-                data_source: None,
-            }),
-    );
+    tools.extend(visitor_tools.into_iter().map(tool(ToolKind::Visitor)));
     let mut messages = request.messages.clone();
     for (i, message) in messages.iter_mut().enumerate() {
         if let Message::User { id, .. } = message {
@@ -354,20 +303,31 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     }
     let mut input = RunInput::new(thread_id.clone(), run_id.clone(), messages);
     input.tools = tools;
-    input.source_errors = source_errors;
+    input.source_errors = errors;
     input.max_steps = request.max_steps;
     input.context = request.context.clone();
 
-    let mut run = Run::start(input);
-    let outcome = drive(&mut run, &run_id, &model, request.tab_id, &page, &mcp).await;
+    let key = match &model.key_ref {
+        Some(reference) => read_key(reference).await,
+        None => Ok(None),
+    };
+    let mut drive = Drive::new(
+        Run::start(input),
+        Setup {
+            model,
+            key,
+            tab_id: request.tab_id,
+            bindings,
+        },
+    );
+    let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::restart::forget(&run_id).await;
-    for client in &clients {
+    for (_, client, _) in &clients {
         super::mcp::close(client).await;
     }
-    let (events, transcript) = with_record(&run_id, |r| {
-        r.finished = true;
-        r.fetch = None;
-        (r.events.clone(), r.transcript.join("\n"))
+    let events = with_record(&run_id, |r| {
+        r.going = Going::Finished;
+        r.events.clone()
     })
     .unwrap_or_default();
     super::ui::on_finish(
@@ -379,251 +339,260 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
         "threadId": thread_id,
         "outcome": outcome,
         "events": events,
-        "messages": run.messages(),
+        "messages": drive.messages(),
         // The model's outputs as a replay transcript: a `replay` model with it repeats this run.
-        "transcript": transcript,
+        "transcript": drive.transcript(),
     });
     Ok(convert::from_json(&result))
 }
 
-/// A model call in progress.
-enum Stream {
-    Http {
-        handle: JsValue,
-        decoder: Box<dyn Decoder>,
-        fed: bool,
-    },
-    Events(VecDeque<ModelEvent>),
+/// The tool sources of a run, read at its start: what they offer, what failed, and the MCP
+/// clients opened for it.
+#[derive(Default)]
+struct Sources {
+    tools: Vec<RunTool>,
+    errors: Vec<SourceError>,
+    bindings: Vec<(String, Binding)>,
+    clients: Vec<(String, super::mcp::Shared, Vec<McpTool>)>,
 }
 
-async fn drive(
-    run: &mut Run,
+impl Sources {
+    /// The tab's page tools.
+    async fn page(&mut self, tab_id: i64) {
+        match super::tab_tools(tab_id).await {
+            Ok(found) => {
+                let (run_tools, bindings, errors) = page_run_tools(&found);
+                self.tools.extend(run_tools);
+                self.errors.extend(errors);
+                let bound = bindings
+                    .into_iter()
+                    .map(|b| (b.run_name, Binding::Page(b.tool)));
+                self.bindings.extend(bound);
+            }
+            Err(message) => self.errors.push(SourceError {
+                source: format!("page (tab {tab_id})"),
+                message,
+            }),
+        }
+    }
+
+    /// The enabled MCP servers: connected and listed, each within its time; a failing one
+    /// is reported.
+    async fn mcp(&mut self) {
+        let servers = match load_servers().await {
+            Ok(servers) => servers,
+            Err(message) => {
+                return self.errors.push(SourceError {
+                    source: "MCP servers".into(),
+                    message,
+                })
+            }
+        };
+        for server in servers.into_iter().filter(|s| s.enabled) {
+            let source = format!("MCP server {}", server.name);
+            let key = match &server.key_ref {
+                Some(reference) => match read_key(reference).await {
+                    Ok(key) => key,
+                    Err(message) => {
+                        self.errors.push(SourceError { source, message });
+                        continue;
+                    }
+                },
+                None => None,
+            };
+            let within = server.timeout_ms.unwrap_or(MCP_SOURCE_MS);
+            match super::mcp::open(server.clone(), key, within).await {
+                Ok((client, listed)) => {
+                    let (run_tools, map) = mcp_run_tools(&server, &listed);
+                    self.tools.extend(run_tools);
+                    for entry in map {
+                        let tool = listed
+                            .iter()
+                            .find(|t| t.name == entry.name)
+                            .expect("mapped from the list");
+                        let binding = Binding::Mcp {
+                            server: server.name.clone(),
+                            acting: tool.needs_confirmation(false),
+                            tool: tool.name.clone(),
+                            needs_confirmation: entry.needs_confirmation,
+                        };
+                        self.bindings.push((entry.run_name, binding));
+                    }
+                    self.clients.push((server.name.clone(), client, listed));
+                }
+                Err(message) => self.errors.push(SourceError { source, message }),
+            }
+        }
+    }
+}
+
+/// Performs what the drive asks until the run ends.
+async fn perform(
+    drive: &mut Drive,
     run_id: &str,
-    model: &ModelConfig,
-    tab_id: Option<i64>,
-    page: &[PageBinding],
-    mcp: &[(String, McpBinding)],
+    inbox: &Rc<Inbox>,
+    clients: &[(String, super::mcp::Shared, Vec<McpTool>)],
 ) -> RunOutcome {
-    let mut inputs: VecDeque<Input> = VecDeque::new();
-    let mut model_call: Option<(ModelRequest, u32)> = None;
-    let mut stream: Option<(Stream, ModelRequest, u32)> = None;
-    let mut tools: Vec<(String, Promise)> = Vec::new();
-    // Page calls of this run by call id, with their frame, so that they can be cancelled.
-    let mut page_calls: HashMap<String, i64> = HashMap::new();
-    // While the run works, the worker is kept from idling out (Chrome stops an idle worker
-    // after 30 s, and a model may think longer than that between two chunks).
-    let mut keep_alive = super::io::keep_alive();
-    let key = match &model.key_ref {
-        Some(reference) => read_key(reference).await,
-        None => Ok(None),
-    };
+    // Fetches by id: `None` until the head arrived; gone once aborted.
+    let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
+    let mut timers: HashMap<u64, JsValue> = HashMap::new();
+    let mut keep_alive: Option<js_sys::Function> = None;
     loop {
-        while let Some(output) = run.poll() {
-            match output {
-                Output::Event(event) => {
+        while let Some(action) = drive.poll() {
+            match action {
+                Action::Event(event) => {
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
                     super::ui::on_event(run_id, &value);
                     with_record(run_id, |r| r.events.push(value));
                 }
-                Output::CallModel(request) => model_call = Some((request, 0)),
-                Output::CallTool(invocation) => {
-                    // A call that acts is recorded before it starts (see `core::restart`).
-                    let acting = match &invocation.kind {
-                        ToolKind::Page => page
+                Action::Fetch { id, request } => {
+                    fetches.borrow_mut().insert(id, None);
+                    let fetches = fetches.clone();
+                    let headers = convert::headers(&request.headers);
+                    inbox.spawn(async move {
+                        let started = start_fetch(
+                            &request.url,
+                            &request.method,
+                            headers.into(),
+                            &request.body,
+                        );
+                        match started.await {
+                            Ok(handle) => opened(id, handle, &fetches),
+                            Err(error) => Answer::FetchFailed {
+                                id,
+                                message: describe(&error),
+                            },
+                        }
+                    });
+                }
+                Action::Read { id } => {
+                    let handle = fetches.borrow().get(&id).cloned().flatten();
+                    if let Some(read) = handle.and_then(|h| call_method(&h, "read").ok()) {
+                        inbox.spawn(async move {
+                            match JsFuture::from(Promise::from(read)).await {
+                                Ok(piece) => Answer::Body {
+                                    id,
+                                    text: piece.as_string(),
+                                },
+                                Err(error) => Answer::FetchFailed {
+                                    id,
+                                    message: describe(&error),
+                                },
+                            }
+                        });
+                    }
+                }
+                Action::Abort { id } => {
+                    if let Some(Some(handle)) = fetches.borrow_mut().remove(&id) {
+                        abort_fetch(&handle);
+                    }
+                }
+                Action::ChromeAvailability { id } => inbox.spawn(async move {
+                    let availability = chrome_model_availability().await;
+                    Answer::ChromeAvailability {
+                        id,
+                        availability: availability.as_string().unwrap_or_default(),
+                    }
+                }),
+                Action::ChromePrompt { id, system, turns } => {
+                    let stop = stop_promise(run_id);
+                    inbox.spawn(async move {
+                        let output = chrome_model(&system, &turns, stop).await;
+                        Answer::ChromeOutput { id, output }
+                    })
+                }
+                Action::Timer { id, ms } => {
+                    let inbox = inbox.clone();
+                    let handle = super::timer::after(ms, move || inbox.push(Answer::Timeout(id)));
+                    timers.insert(id.0, handle);
+                }
+                Action::CancelTimer { id } => {
+                    if let Some(handle) = timers.remove(&id.0) {
+                        super::timer::cancel(&handle);
+                    }
+                }
+                Action::Intents(intents) => super::restart::save(run_id, &intents).await,
+                Action::Tool { call_id, call } => {
+                    let client = match call.as_ref() {
+                        ToolCall::Mcp { server, tool, .. } => clients
                             .iter()
-                            .find(|b| b.run_name == invocation.name)
-                            .filter(|b| b.tool.annotations.consequential_hint)
-                            .map(|b| format!("page {}", b.tool.origin)),
-                        ToolKind::Mcp => mcp
-                            .iter()
-                            .find(|(name, _)| *name == invocation.name)
-                            .filter(|(_, b)| b.tool.needs_confirmation(false))
-                            .map(|(_, b)| format!("MCP server {}", b.server)),
+                            .filter(|(name, ..)| name == server)
+                            .find_map(|(_, c, listed)| {
+                                let tool = listed.iter().find(|t| t.name == *tool)?;
+                                Some((c.clone(), tool.clone()))
+                            }),
                         _ => None,
                     };
-                    if let Some(source) = acting {
-                        super::restart::record(
-                            run_id,
-                            crate::core::restart::Intent {
-                                call_id: invocation.call_id.clone(),
-                                name: invocation.name.clone(),
-                                source,
-                            },
-                        )
-                        .await;
-                    }
-                    if let (ToolKind::Page, Some(binding)) = (
-                        &invocation.kind,
-                        page.iter().find(|b| b.run_name == invocation.name),
-                    ) {
-                        page_calls.insert(invocation.call_id.clone(), binding.tool.frame_id);
-                    }
-                    tools.push((
-                        invocation.call_id.clone(),
-                        start_tool(invocation, tab_id, page, mcp),
-                    ))
+                    inbox.spawn(async move {
+                        let response = call_tool(&call_id, *call, client).await;
+                        Answer::ToolDone { call_id, response }
+                    });
                 }
-                // A page call still running is aborted in its frame (its executeTool signal).
-                Output::CancelTool { call_id } => {
-                    super::restart::done(run_id, &call_id).await;
-                    if let (Some(frame_id), Some(tab_id)) = (page_calls.remove(&call_id), tab_id) {
-                        super::cancel_in_frame(tab_id, frame_id, &call_id);
+                Action::CancelInFrame {
+                    tab_id,
+                    frame_id,
+                    call_id,
+                } => super::cancel_in_frame(tab_id, frame_id, &call_id),
+                Action::WaitForPerson(pending) => {
+                    // Visitor inputs are answered from the popup or side panel (`answer`,
+                    // `decline`); the wait ends with answers, or with a stop.
+                    let (run_id, stop) = (run_id.to_owned(), stop_promise(run_id));
+                    inbox.spawn(async move {
+                        Answer::Person(super::ui::wait_for_inputs(&run_id, &pending, stop).await)
+                    });
+                }
+                // While the run works, the worker is kept from idling out (Chrome stops an idle
+                // worker after 30 s, and a model may think longer than that between two chunks).
+                Action::KeepAlive(true) => {
+                    keep_alive.get_or_insert_with(super::io::keep_alive);
+                }
+                Action::KeepAlive(false) => {
+                    if let Some(stop) = keep_alive.take() {
+                        let _ = stop.call0(&JsValue::UNDEFINED);
                     }
                 }
-                Output::RepairHook(request) => inputs.push_back(Input::HookAnswer {
-                    call_id: request.call_id,
-                    call: None,
-                }),
-                Output::Finished(outcome) => {
-                    stop_keep_alive(&keep_alive);
-                    // A run that ended mid-stream (a cap, a failure) drops the model's stream.
-                    if let Some((Stream::Http { handle, .. }, ..)) = &stream {
-                        abort_fetch(handle);
+                Action::Finished(outcome) => {
+                    for handle in timers.values() {
+                        super::timer::cancel(handle);
                     }
                     return outcome;
                 }
             }
         }
-        if let Some(input) = inputs.pop_front() {
-            run.handle(input);
-            continue;
+        let answer = inbox.next().await;
+        if let Answer::Timeout(id) = &answer {
+            timers.remove(&id.0);
         }
-        if let Some(reason) = stopped(run_id) {
-            if let Some((Stream::Http { handle, .. }, ..)) = &stream {
-                abort_fetch(handle);
-            }
-            stream = None;
-            model_call = None;
-            tools.clear();
-            run.handle(Input::Stop { reason });
-            continue;
-        }
-        if let Some((request, attempt)) = model_call.take() {
-            let key = match &key {
-                Ok(key) => key.as_deref(),
-                Err(message) => {
-                    run.handle(Input::ModelFailed {
-                        message: message.clone(),
-                    });
-                    continue;
-                }
-            };
-            match open_model(run_id, model, &request, key).await {
-                Ok(opened) => stream = Some((opened, request, attempt)),
-                Err(error) => match retry_delay(&error, attempt + 1) {
-                    Some(wait) if stopped(run_id).is_none() => {
-                        let _ = race_stop(sleep(wait as u32), stop_promise(run_id)).await;
-                        model_call = Some((request, attempt + 1));
-                    }
-                    _ => run.handle(Input::ModelFailed {
-                        message: error.message,
-                    }),
-                },
-            }
-            continue;
-        }
-        if let Some((mut current, request, attempt)) = stream.take() {
-            let events = match next_events(
-                run_id,
-                &mut current,
-                model.idle_timeout_ms.unwrap_or(STREAM_IDLE_MS),
-            )
-            .await
-            {
-                Ok(events) => events,
-                Err(message) => vec![ModelEvent::Error(ProviderError::fatal(message))],
-            };
-            let fed_before = matches!(&current, Stream::Http { fed: true, .. })
-                || matches!(&current, Stream::Events(_));
-            let mut keep = true;
-            for event in events {
-                with_record(run_id, |r| {
-                    let recorder = r.recorder.get_or_insert_with(Default::default);
-                    recorder.observe(&event);
-                    if matches!(event, ModelEvent::Done { .. }) {
-                        if let Some(done) = r.recorder.take() {
-                            r.transcript.push(done.line());
-                        }
-                    }
-                });
-                match event {
-                    ModelEvent::Text(text) => run.handle(Input::ModelText(text)),
-                    ModelEvent::Native(delta) => run.handle(Input::ModelNative(delta)),
-                    ModelEvent::Done { cut_by_limit } => {
-                        keep = false;
-                        run.handle(Input::ModelDone { cut_by_limit });
-                    }
-                    ModelEvent::Error(error) => {
-                        keep = false;
-                        let message =
-                            redact(&error.message, key.as_ref().ok().and_then(|k| k.as_deref()));
-                        match retry_delay(&error, attempt + 1) {
-                            Some(wait) if !fed_before && stopped(run_id).is_none() => {
-                                let _ = race_stop(sleep(wait as u32), stop_promise(run_id)).await;
-                                model_call = Some((request.clone(), attempt + 1));
-                            }
-                            _ => run.handle(Input::ModelFailed { message }),
-                        }
-                        break;
-                    }
-                }
-                if let Stream::Http { fed, .. } = &mut current {
-                    *fed = true;
-                }
-            }
-            if keep {
-                stream = Some((current, request, attempt));
-            } else {
-                with_record(run_id, |r| r.fetch = None);
-            }
-            continue;
-        }
-        if !tools.is_empty() {
-            let racers: Array = tools
-                .iter()
-                .map(|(_, p)| JsValue::from(p.clone()))
-                .collect();
-            match race_stop(Promise::race(&racers), stop_promise(run_id)).await {
-                Ok(answer) => {
-                    if let Ok(value) = Reflect::get(&answer, &"value".into()) {
-                        if !value.is_undefined() {
-                            let pair = Array::from(&value);
-                            let call_id = pair.get(0).as_string().unwrap_or_default();
-                            let response = convert::to_json(&pair.get(1)).unwrap_or(Value::Null);
-                            tools.retain(|(id, _)| *id != call_id);
-                            page_calls.remove(&call_id);
-                            super::restart::done(run_id, &call_id).await;
-                            run.handle(Input::ToolDone {
-                                call_id,
-                                outcome: tool_outcome(&response),
-                            });
-                        }
-                    }
-                }
-                Err(error) => {
-                    return RunOutcome::Failed {
-                        message: format!("a tool call failed in the worker: {}", describe(&error)),
-                    }
-                }
-            }
-            continue;
-        }
-        if !run.pending_inputs().is_empty() {
-            // Visitor inputs are answered from the popup or side panel (`answer`, `decline`);
-            // the wait ends with answers, or with a stop.
-            let pending = run.pending_inputs().to_vec();
-            // Waiting for the person is not work: the worker may idle meanwhile.
-            stop_keep_alive(&keep_alive);
-            let answers = super::ui::wait_for_inputs(run_id, &pending, stop_promise(run_id)).await;
-            keep_alive = super::io::keep_alive();
-            for answer in answers {
-                run.handle(answer);
-            }
-            continue;
-        }
-        run.handle(Input::ModelFailed {
-            message: "the run waits for nothing it asked for (a bug in the host)".into(),
-        });
+        drive.handle(answer);
+    }
+}
+
+/// A fetch's head arrived: kept for its body, or aborted when the drive dropped it meanwhile.
+fn opened(
+    id: FetchId,
+    handle: JsValue,
+    fetches: &RefCell<HashMap<FetchId, Option<JsValue>>>,
+) -> Answer {
+    let status = Reflect::get(&handle, &"status".into())
+        .ok()
+        .and_then(|s| s.as_f64())
+        .unwrap_or(0.0) as u16;
+    let retry_after = Reflect::get(&handle, &"header".into())
+        .ok()
+        .and_then(|f| {
+            js_sys::Function::from(f)
+                .call1(&JsValue::UNDEFINED, &"retry-after".into())
+                .ok()
+        })
+        .and_then(|v| v.as_string());
+    match fetches.borrow_mut().get_mut(&id) {
+        Some(slot) => *slot = Some(handle),
+        None => abort_fetch(&handle),
+    }
+    Answer::Head {
+        id,
+        status,
+        retry_after,
     }
 }
 
@@ -637,183 +606,23 @@ pub(crate) async fn read_key(reference: &str) -> Result<Option<String>, String> 
     }
 }
 
-/// Opens a model call: the HTTP request (status checked), or the replayed or built-in
-/// model's output.
-async fn open_model(
-    run_id: &str,
-    model: &ModelConfig,
-    request: &ModelRequest,
-    key: Option<&str>,
-) -> Result<Stream, ProviderError> {
-    match model.provider {
-        Provider::Replay => {
-            let steps = parse_transcript(model.transcript.as_deref().unwrap_or_default())
-                .map_err(ProviderError::fatal)?;
-            Ok(Stream::Events(
-                replay_events(&steps, request.step, 8).into(),
-            ))
-        }
-        Provider::Chrome => chrome_model(run_id, request)
-            .await
-            .map(|events| Stream::Events(events.into())),
-        _ => {
-            let http = build_request(model, request, key).map_err(ProviderError::fatal)?;
-            let headers = convert::headers(&http.headers);
-            let stop = stop_promise(run_id);
-            let start = future_to_promise(async move {
-                race_stop(
-                    future_to_promise(async move {
-                        start_fetch(&http.url, &http.method, headers.into(), &http.body).await
-                    }),
-                    stop,
-                )
-                .await
-            });
-            let origin = crate::core::provider::origin_of(&model.base_url).to_owned();
-            let answer = match super::timer::within(start, FIRST_BYTE_MS).await {
-                Ok(Some(answer)) => answer,
-                Ok(None) => {
-                    return Err(ProviderError {
-                        message: format!("{origin} sent nothing within {} s", FIRST_BYTE_MS / 1000),
-                        retryable: true,
-                        retry_after_ms: None,
-                    })
-                }
-                Err(error) => {
-                    return Err(ProviderError {
-                        message: redact(&format!("{origin} could not be reached: {error}"), key),
-                        retryable: true,
-                        retry_after_ms: None,
-                    })
-                }
-            };
-            if Reflect::get(&answer, &"stopped".into())
-                .ok()
-                .is_some_and(|v| v.is_truthy())
-            {
-                return Err(ProviderError::fatal("stopped"));
-            }
-            let handle = Reflect::get(&answer, &"value".into()).unwrap_or(JsValue::UNDEFINED);
-            let status = Reflect::get(&handle, &"status".into())
-                .ok()
-                .and_then(|s| s.as_f64())
-                .unwrap_or(0.0) as u16;
-            if status >= 400 || status == 0 {
-                let header = Reflect::get(&handle, &"header".into())
-                    .ok()
-                    .and_then(|f| {
-                        js_sys::Function::from(f)
-                            .call1(&JsValue::UNDEFINED, &"retry-after".into())
-                            .ok()
-                    })
-                    .and_then(|v| v.as_string());
-                let body = match call_method(&handle, "text") {
-                    Ok(promise) => JsFuture::from(Promise::from(promise))
-                        .await
-                        .ok()
-                        .and_then(|t| t.as_string())
-                        .unwrap_or_default(),
-                    Err(_) => String::new(),
-                };
-                let body: String = body.chars().take(4000).collect();
-                return Err(classify_status(
-                    status,
-                    header.as_deref(),
-                    &body,
-                    model,
-                    key,
-                ));
-            }
-            with_record(run_id, |r| r.fetch = Some(handle.clone()));
-            Ok(Stream::Http {
-                handle,
-                decoder: decoder(model),
-                fed: false,
-            })
-        }
-    }
-}
-
-/// The next events of a model call.
-async fn next_events(
-    run_id: &str,
-    stream: &mut Stream,
-    idle_ms: u32,
-) -> Result<Vec<ModelEvent>, String> {
-    match stream {
-        Stream::Events(queue) => Ok(queue.pop_front().into_iter().collect()),
-        Stream::Http {
-            handle, decoder, ..
-        } => {
-            let read = call_method(handle, "read").map_err(|e| describe(&e))?;
-            let stop = stop_promise(run_id);
-            let raced =
-                future_to_promise(async move { race_stop(Promise::from(read), stop).await });
-            // A stream that goes silent for too long is a dead connection, not a slow model.
-            let answer = match super::timer::within(raced, idle_ms).await {
-                Ok(Some(answer)) => Ok(answer),
-                Ok(None) => {
-                    abort_fetch(handle);
-                    return Ok(vec![ModelEvent::Error(ProviderError::fatal(format!(
-                        "the model's stream sent nothing for {} ms; the connection was dropped",
-                        idle_ms
-                    )))]);
-                }
-                Err(error) => Err(JsValue::from_str(&error)),
-            };
-            match answer {
-                Err(error) => Ok(vec![ModelEvent::Error(ProviderError {
-                    message: format!("the model's stream broke: {}", describe(&error)),
-                    retryable: true,
-                    retry_after_ms: None,
-                })]),
-                Ok(answer) => {
-                    if Reflect::get(&answer, &"stopped".into())
-                        .ok()
-                        .is_some_and(|v| v.is_truthy())
-                    {
-                        return Ok(Vec::new());
-                    }
-                    let value = Reflect::get(&answer, &"value".into()).unwrap_or(JsValue::NULL);
-                    match value.as_string() {
-                        Some(text) => Ok(decoder.push(&text)),
-                        None => Ok(decoder.finish()),
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Chrome's built-in model, when this browser has it.
+/// Chrome's built-in model: the pieces of its answer, or why it failed.
 async fn chrome_model(
-    run_id: &str,
-    request: &ModelRequest,
-) -> Result<Vec<ModelEvent>, ProviderError> {
-    let availability = chrome_model_availability()
-        .await
-        .as_string()
-        .unwrap_or_default();
-    if availability != "available" {
-        return Err(ProviderError::fatal(format!(
-            "Chrome's built-in model is not available in this browser (LanguageModel.availability(): {availability})"
-        )));
-    }
-    let (system, turns) = text_conversation(&request.messages, &request.tools);
+    system: &str,
+    turns: &[(Speaker, String)],
+    stop: Promise,
+) -> Result<Vec<String>, String> {
     let js_turns: Array = turns
         .iter()
         .map(|(speaker, text)| {
-            JsValue::from(Array::of2(
-                &JsValue::from_str(if *speaker == Speaker::User {
-                    "user"
-                } else {
-                    "assistant"
-                }),
-                &JsValue::from_str(text),
-            ))
+            let role = match speaker {
+                Speaker::User => "user",
+                Speaker::Assistant => "assistant",
+            };
+            JsValue::from(Array::of2(&role.into(), &JsValue::from_str(text)))
         })
         .collect();
-    let chunks: std::rc::Rc<RefCell<Vec<String>>> = Default::default();
+    let chunks: Rc<RefCell<Vec<String>>> = Default::default();
     let sink = chunks.clone();
     let on_chunk = Closure::<dyn FnMut(JsValue)>::new(move |chunk: JsValue| {
         if let Some(text) = chunk.as_string() {
@@ -821,136 +630,58 @@ async fn chrome_model(
         }
     });
     chrome_model_prompt(
-        &system,
+        system,
         js_turns.into(),
         on_chunk.as_ref().unchecked_ref(),
-        stop_promise(run_id),
+        stop,
     )
     .await
-    .map_err(|e| {
-        ProviderError::fatal(format!("Chrome's built-in model failed: {}", describe(&e)))
-    })?;
-    let mut events: Vec<ModelEvent> = chunks
-        .borrow_mut()
-        .drain(..)
-        .map(ModelEvent::Text)
-        .collect();
-    events.push(ModelEvent::Done {
-        cut_by_limit: false,
-    });
-    Ok(events)
+    .map_err(|e| describe(&e))?;
+    let pieces = chunks.borrow_mut().drain(..).collect();
+    Ok(pieces)
 }
 
-/// Starts a tool call; the promise resolves to `[callId, {ok, result | error}]`.
-fn start_tool(
-    invocation: ToolInvocation,
-    tab_id: Option<i64>,
-    page: &[PageBinding],
-    mcp: &[(String, McpBinding)],
-) -> Promise {
-    let binding = mcp
-        .iter()
-        .find(|(name, _)| *name == invocation.name)
-        .map(|(_, b)| b.clone());
-    let call_id = invocation.call_id.clone();
-    let page_tool = page
-        .iter()
-        .find(|b| b.run_name == invocation.name)
-        .map(|b| b.tool.clone());
-    future_to_promise(async move {
-        let response = match invocation.kind {
-            ToolKind::Local if invocation.name == CURRENT_TIME => {
-                json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
-            }
-            ToolKind::Page => match tab_id {
-                Some(tab_id) => {
-                    let request = CallToolRequest {
-                        tab_id,
-                        name: page_tool
-                            .as_ref()
-                            .map_or_else(|| invocation.name.clone(), |t| t.name.clone()),
-                        args: invocation.arguments.clone(),
-                        frame_id: page_tool.as_ref().map(|t| t.frame_id),
-                        timeout_ms: PAGE_TOOL_MS,
-                        call: Some(call_id.clone()),
-                        expect: page_tool.clone().map(Box::new),
-                    };
-                    super::run_call(&request).await
-                }
-                None => json!({"ok": false, "error": "this run has no tab"}),
-            },
-            ToolKind::Mcp => match binding {
-                Some(binding) => {
-                    let asked = (invocation.turn_id.as_str(), invocation.call_id.as_str());
-                    call_mcp(binding, invocation.arguments.clone(), tab_id, asked).await
-                }
-                None => {
-                    json!({"ok": false, "error": format!("`{}` is not a tool of a connected MCP server", invocation.name)})
-                }
-            },
-            _ => {
-                json!({"ok": false, "error": format!("`{}` cannot run in this host yet", invocation.name)})
-            }
-        };
-        Ok(JsValue::from(Array::of2(
-            &JsValue::from_str(&call_id),
-            &convert::from_json(&response),
-        )))
-    })
-}
-
-/// Runs an MCP tool: confirmed in the tab's page first when it needs it.
-async fn call_mcp(
-    binding: McpBinding,
-    arguments: serde_json::Map<String, Value>,
-    tab_id: Option<i64>,
-    (run_id, call_id): (&str, &str),
+/// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
+async fn call_tool(
+    call_id: &str,
+    call: ToolCall,
+    client: Option<(super::mcp::Shared, McpTool)>,
 ) -> Value {
-    if binding.needs_confirmation {
-        let Some(tab_id) = tab_id else {
-            // No tab to ask in: the person answers in the popup or side panel.
-            let allowed = super::ui::confirm_without_tab(
-                run_id,
-                call_id,
-                &binding.server,
-                &binding.tool.name,
-                &arguments,
-            )
-            .await;
-            return match allowed {
-                true => call_confirmed(&binding, arguments).await,
-                false => {
-                    json!({"ok": false, "error": "declined: the person did not allow this call"})
+    match call {
+        ToolCall::CurrentTime => {
+            json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
+        }
+        ToolCall::Page(request) => super::page_call(request).await,
+        ToolCall::Mcp {
+            server,
+            tool,
+            arguments,
+            confirm,
+        } => {
+            let allowed = match confirm {
+                Confirm::No => true,
+                Confirm::InPage { tab_id, text } => super::confirm_in_page(tab_id, text).await,
+                // No tab to ask in: the person answers in the popup or side panel.
+                Confirm::Person { turn_id } => {
+                    super::ui::confirm_without_tab(&turn_id, call_id, &server, &tool, &arguments)
+                        .await
                 }
             };
-        };
-        let shown =
-            serde_json::to_string_pretty(&Value::Object(arguments.clone())).unwrap_or_default();
-        let shown: String = shown.chars().take(600).collect();
-        let text = format!(
-            "WebMCP Host\n\nThe agent wants to run “{}” of the MCP server {} with:\n{shown}\n\nAllow it?",
-            binding.tool.name, binding.server
-        );
-        if !super::confirm_in_page(tab_id, text).await {
-            return json!({"ok": false, "error": "declined: the person did not allow this call"});
-        }
-    }
-    call_confirmed(&binding, arguments).await
-}
-
-/// Runs an MCP tool the person allowed (or that needs no confirmation).
-async fn call_confirmed(binding: &McpBinding, arguments: serde_json::Map<String, Value>) -> Value {
-    match super::mcp::call(binding.client.clone(), &binding.tool, arguments).await {
-        CallResult::Ok { text, structured } => {
-            match check_structured(&binding.tool, structured.as_ref()) {
-                Ok(()) => json!({"ok": true, "result": text}),
-                Err(error) => json!({"ok": false, "error": error}),
+            if !allowed {
+                return json!({"ok": false, "error": "declined: the person did not allow this call"});
+            }
+            let Some((client, tool)) = client else {
+                return json!({"ok": false, "error": format!("the MCP server {server} is not connected")});
+            };
+            match super::mcp::call(client, &tool, arguments).await {
+                CallResult::Ok { text, structured } => {
+                    match check_structured(&tool, structured.as_ref()) {
+                        Ok(()) => json!({"ok": true, "result": text}),
+                        Err(error) => json!({"ok": false, "error": error}),
+                    }
+                }
+                CallResult::Error(error) => json!({"ok": false, "error": error}),
             }
         }
-        CallResult::Error(error) => json!({"ok": false, "error": error}),
     }
-}
-
-fn stop_keep_alive(stop: &js_sys::Function) {
-    let _ = stop.call0(&JsValue::UNDEFINED);
 }

@@ -6,6 +6,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{describe, from_json};
+use crate::core::page::call::{FrameState, Tab};
 
 #[wasm_bindgen]
 extern "C" {
@@ -85,7 +86,7 @@ pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
 
 /// Where a frame stands now (`chrome.webNavigation.getFrame`); `None` when the frame or its
 /// tab is gone.
-pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api::FrameState> {
+pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<FrameState> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id, "frameId": frame_id }));
     let promise = web_navigation_get_frame(&details).ok()?;
     let frame = JsFuture::from(promise).await.ok()?;
@@ -97,21 +98,14 @@ pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<crate::core::api:
             .ok()
             .and_then(|v| v.as_string())
     };
-    Some(crate::core::api::FrameState {
+    Some(FrameState {
         url: text("url").unwrap_or_default(),
         document_id: text("documentId"),
     })
 }
 
-/// A tab as `chrome.tabs.query` reports it.
-pub struct TabInfo {
-    pub id: i64,
-    pub opener: Option<i64>,
-    pub complete: bool,
-}
-
 /// Every tab of the browser (an empty list when the API is missing).
-pub async fn tabs() -> Vec<TabInfo> {
+pub async fn tabs() -> Vec<Tab> {
     let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
         return Vec::new();
     };
@@ -122,7 +116,7 @@ pub async fn tabs() -> Vec<TabInfo> {
         .iter()
         .filter_map(|tab| {
             let get = |key: &str| Reflect::get(&tab, &key.into()).ok();
-            Some(TabInfo {
+            Some(Tab {
                 id: get("id")?.as_f64()? as i64,
                 opener: get("openerTabId")
                     .and_then(|v| v.as_f64())

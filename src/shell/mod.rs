@@ -25,16 +25,11 @@ pub mod waits;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::core::api::{
-    call_response, confirmation, interrupted, still_same_page_tool, CallToolRequest, FrameAnswer,
-    FrameFailure, FrameState, ListToolsRequest, TabTools,
-};
-use crate::core::bridge::CallOutcome;
-use crate::core::bridge::{parse_call_reply, parse_listing, FrameRequest};
-use crate::core::limits::Limits;
-
-/// How long one frame may take to list its tools.
-const LIST_TIMEOUT_MS: u32 = 5_000;
+use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
+use crate::core::bridge::{parse_listing, FrameRequest};
+use crate::core::limits::{Limits, CONFIRM_MS, FRAME_LIST_MS};
+use crate::core::page::call::{CallRequest, Input, PageCall, Step};
+use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
 
 /// The host's version.
 pub fn version() -> String {
@@ -71,30 +66,11 @@ pub(crate) fn tools_response(tools: &TabTools) -> Value {
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     let mut answers = frame_listings(tab_id).await?;
-    // No content script in the top frame: the tab predates this worker's extension (installed,
-    // reloaded or updated since), so its scripts are orphaned. Inject the bridge once, ask again.
-    let orphaned = answers.iter().any(|a| {
-        a.frame_id == 0
-            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
-    });
-    if orphaned && chrome::inject_bridge(tab_id).await.is_ok() {
+    if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
         answers = frame_listings(tab_id).await?;
     }
     let mut tools = TabTools::from_frames(answers);
-    match load_sites().await {
-        Ok(policies) => {
-            crate::core::site::apply(&policies, &mut tools);
-        }
-        // Unreadable policies hide every tool rather than none: a policy only ever tightens.
-        Err(message) => {
-            tools.tools.clear();
-            tools.problems.push(crate::core::tool::ToolProblem {
-                frame_id: 0,
-                tool: None,
-                message,
-            });
-        }
-    }
+    crate::core::site::apply_stored(load_sites().await, &mut tools);
     Ok(tools)
 }
 
@@ -113,7 +89,7 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let limits = Limits::DEFAULT;
     let mut answers = Vec::with_capacity(pending.len());
     for (frame, reply) in pending {
-        let answer = match timer::within(reply, LIST_TIMEOUT_MS).await {
+        let answer = match timer::within(reply, FRAME_LIST_MS).await {
             Ok(Some(reply)) => match convert::to_json_text(&reply) {
                 Ok(text) => {
                     parse_listing(&text, frame.frame_id, &limits).map_err(FrameFailure::Bridge)
@@ -121,7 +97,7 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
                 Err(e) => Err(FrameFailure::Unreachable(e)),
             },
             Ok(None) => Err(FrameFailure::Unreachable(format!(
-                "no answer within {LIST_TIMEOUT_MS} ms"
+                "no answer within {FRAME_LIST_MS} ms"
             ))),
             Err(e) => Err(FrameFailure::Unreachable(e)),
         };
@@ -148,121 +124,61 @@ pub(crate) async fn load_sites() -> Result<Vec<crate::core::site::SitePolicy>, S
         .map_err(|e| format!("the stored site policies are unreadable: {e}"))
 }
 
-/// How long a navigation's destination may take to load before the call's answer goes without
-/// what it offers.
-const DESTINATION_MS: f64 = 5_000.0;
-/// How long a failed call waits for the browser to report a new document in its frame.
-const SETTLE_MS: f64 = 1_500.0;
-
-/// Finds the tool a call names and runs it in its frame, within the call's timeout. A call
-/// that the page's navigation, a closed tab or a removed frame interrupts ends with
-/// `{navigated, url}` or a clear error; a navigation's answer carries the tools the
-/// destination offers when it loads in time (a new tab opened by the call: that tab's).
+/// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
+/// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
 pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
-    let outcome = async {
-        let tools = tab_tools(request.tab_id).await?;
-        let tool = tools
-            .resolve(&request.name, request.frame_id)
-            .map_err(|e| e.0)?;
-        if let Some(expected) = &request.expect {
-            still_same_page_tool(expected, tool)?;
-        }
-        let before = chrome::frame_state(request.tab_id, tool.frame_id).await;
-        let call = request
-            .call
-            .clone()
-            .unwrap_or_else(|| format!("call_{}", io::random_id()));
-        let newest_tab = chrome::tabs()
-            .await
-            .iter()
-            .map(|t| t.id)
-            .max()
-            .unwrap_or(-1);
-        let message = convert::from_json(
-            &FrameRequest::CallTool {
-                name: tool.name.clone(),
-                args: request.args.clone(),
-                confirm: confirmation(tool, &request.args),
-                call: Some(call.clone()),
-            }
-            .to_message(),
-        );
-        let reply = chrome::send_to_frame(request.tab_id, tool.frame_id, &message);
-        // Whether the message channel failed (the frame's document may be going away).
-        let mut channel_failed = false;
-        let answer = match timer::within(reply, request.timeout_ms).await {
-            Ok(None) => {
-                cancel_in_frame(request.tab_id, tool.frame_id, &call);
-                Err(format!(
-                    "`{}` did not finish within {} ms; it was cancelled in the page",
-                    tool.name, request.timeout_ms
-                ))
-            }
-            Ok(Some(reply)) => convert::to_json_text(&reply).and_then(|text| {
-                parse_call_reply(&text, &Limits::DEFAULT).map_err(|e| e.to_string())
-            }),
-            Err(error) => {
-                channel_failed = true;
-                Err(error)
-            }
-        };
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(failure) => {
-                // The message channel closes when the document unloads, a moment before the
-                // browser reports the new document: give it that moment.
-                let started = io::now_ms();
-                let mut after = chrome::frame_state(request.tab_id, tool.frame_id).await;
-                while channel_failed
-                    && io::now_ms() - started < SETTLE_MS
-                    && after.is_some()
-                    && after.as_ref().map(|a| &a.document_id)
-                        == before.as_ref().map(|b| &b.document_id)
-                {
-                    let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(50)).await;
-                    after = chrome::frame_state(request.tab_id, tool.frame_id).await;
-                }
-                let tab_open =
-                    after.is_some() || chrome::tabs().await.iter().any(|t| t.id == request.tab_id);
-                interrupted(
-                    &tool.name,
-                    failure,
-                    before.as_ref(),
-                    tab_open,
-                    after.as_ref(),
-                )?
-            }
-        };
-        let destination = match &answer {
-            CallOutcome::Navigated { .. } if tool.frame_id == 0 => {
-                Some(destination(request.tab_id, before.as_ref(), newest_tab).await)
-            }
-            _ => None,
-        };
-        Ok::<_, String>((answer, destination))
-    }
-    .await;
-    match outcome {
-        Ok((answer, Some(destination))) => {
-            let mut response = call_response(&Ok(answer));
-            if let Some(url) = destination.url {
-                response["url"] = Value::String(url);
-            }
-            if let Some(tools) = destination.tools {
-                response["tools"] = json!(tools);
-            }
-            if let Some(tab) = destination.opened_tab {
-                response["openedTab"] = json!(tab);
-            }
-            response
-        }
-        Ok((answer, None)) => call_response(&Ok(answer)),
-        Err(error) => call_response(&Err(error)),
-    }
+    page_call(CallRequest {
+        tab_id: request.tab_id,
+        name: request.name.clone(),
+        args: request.args.clone(),
+        frame_id: request.frame_id,
+        timeout_ms: request.timeout_ms,
+        call: request.call.clone(),
+        expect: request.expect.as_deref().cloned(),
+    })
+    .await
 }
 
-/// How long the person has to answer a confirmation in the page.
-const CONFIRM_MS: u32 = 5 * 60 * 1000;
+/// Performs a page call, step by step, as the core's [`PageCall`] asks.
+pub(crate) async fn page_call(request: CallRequest) -> Value {
+    let mut call = PageCall::new(request, format!("call_{}", io::random_id()));
+    loop {
+        let input = match call.step() {
+            Step::Done(answer) => return answer,
+            Step::ListTools { tab_id } => Input::Tools(tab_tools(tab_id).await),
+            Step::Frame { tab_id, frame_id } => {
+                Input::Frame(chrome::frame_state(tab_id, frame_id).await)
+            }
+            Step::Tabs => Input::Tabs(chrome::tabs().await),
+            Step::Send {
+                tab_id,
+                frame_id,
+                message,
+                timeout_ms,
+            } => {
+                let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(&message));
+                match timer::within(reply, timeout_ms).await {
+                    Ok(Some(reply)) => Input::Reply(convert::to_json_text(&reply)),
+                    Ok(None) => Input::Timeout,
+                    Err(error) => Input::ChannelFailed(error),
+                }
+            }
+            Step::Cancel {
+                tab_id,
+                frame_id,
+                message,
+            } => {
+                send_unanswered(tab_id, frame_id, &message);
+                Input::Performed
+            }
+            Step::Wait { ms } => {
+                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+                Input::Performed
+            }
+        };
+        call.handle(input);
+    }
+}
 
 /// Asks the person in the tab's top frame, with the browser's own `confirm()` shown by the
 /// content script (the page can neither see nor answer it). False when declined, unanswered
@@ -281,67 +197,17 @@ pub(crate) async fn confirm_in_page(tab_id: i64, text: String) -> bool {
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.
 pub(crate) fn cancel_in_frame(tab_id: i64, frame_id: i64, call: &str) {
-    let message = convert::from_json(
-        &FrameRequest::Cancel {
-            call: call.to_owned(),
-        }
-        .to_message(),
-    );
-    let reply = chrome::send_to_frame(tab_id, frame_id, &message);
-    // Nobody needs the answer, but a rejection (frame gone) must not go unhandled.
+    let message = FrameRequest::Cancel {
+        call: call.to_owned(),
+    }
+    .to_message();
+    send_unanswered(tab_id, frame_id, &message);
+}
+
+/// Sends a message whose answer nobody needs; a rejection (frame gone) is not left unhandled.
+fn send_unanswered(tab_id: i64, frame_id: i64, message: &Value) {
+    let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(message));
     wasm_bindgen_futures::spawn_local(async move {
         let _ = wasm_bindgen_futures::JsFuture::from(reply).await;
     });
-}
-
-/// Where a navigation led.
-struct Destination {
-    url: Option<String>,
-    tools: Option<Vec<String>>,
-    opened_tab: Option<i64>,
-}
-
-/// Waits (up to `DESTINATION_MS`) for the tab's new document, or a tab the call opened, to
-/// load, and lists the tools it offers.
-async fn destination(tab_id: i64, before: Option<&FrameState>, newest_tab: i64) -> Destination {
-    let started = io::now_ms();
-    let before_document = before.and_then(|b| b.document_id.clone());
-    while io::now_ms() - started < DESTINATION_MS {
-        let tabs = chrome::tabs().await;
-        let opened = tabs
-            .iter()
-            .find(|t| t.id > newest_tab && t.opener == Some(tab_id));
-        let (target, opened_tab) = match opened {
-            Some(tab) => (Some(tab), Some(tab.id)),
-            None => {
-                let now = chrome::frame_state(tab_id, 0).await;
-                let moved = now
-                    .as_ref()
-                    .is_some_and(|n| n.document_id != before_document);
-                (tabs.iter().find(|t| t.id == tab_id && moved), None)
-            }
-        };
-        if let Some(tab) = target.filter(|t| t.complete) {
-            // (A tab's own URL needs the "tabs" permission; its top frame's does not.)
-            let url = chrome::frame_state(tab.id, 0)
-                .await
-                .map(|f| f.url)
-                .filter(|u| !u.is_empty());
-            let tools = tab_tools(tab.id)
-                .await
-                .ok()
-                .map(|found| found.tools.into_iter().map(|t| t.name).collect());
-            return Destination {
-                url,
-                tools,
-                opened_tab,
-            };
-        }
-        let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(100)).await;
-    }
-    Destination {
-        url: chrome::frame_state(tab_id, 0).await.map(|f| f.url),
-        tools: None,
-        opened_tab: None,
-    }
 }

@@ -1,9 +1,6 @@
-//! The shell's side of `core::restart`: the intents of acting calls, kept in memory and in
-//! `chrome.storage.session` (written before the call starts), so that a worker that comes
-//! back after a restart can say which calls were under way.
-
-use std::cell::RefCell;
-use std::collections::HashMap;
+//! The shell's side of `core::restart`: the intents of a run's acting calls, kept in
+//! `chrome.storage.session` (written before the call starts, as the core's drive asks), so that
+//! a worker that comes back after a restart can say which calls were under way.
 
 use serde_json::Value;
 
@@ -14,17 +11,13 @@ use crate::core::restart::Intent;
 const AREA: &str = "session";
 const INTENT_KEY: &str = "webmcpHost.intent.";
 
-thread_local! {
-    static INTENTS: RefCell<HashMap<String, Vec<Intent>>> = RefCell::new(HashMap::new());
-}
-
-async fn save(run_id: &str) {
+/// Stores the intents of a run's calls under way (none: removes them); resolves once stored.
+pub async fn save(run_id: &str, intents: &[Intent]) {
     let key = format!("{INTENT_KEY}{run_id}");
-    let list = INTENTS.with(|i| i.borrow().get(run_id).cloned().unwrap_or_default());
-    let result = if list.is_empty() {
+    let result = if intents.is_empty() {
         storage_remove(AREA, &key).await.map(|_| ())
     } else {
-        let value = serde_json::to_value(&list).unwrap_or(Value::Null);
+        let value = serde_json::to_value(intents).unwrap_or(Value::Null);
         storage_set(AREA, &key, convert::from_json(&value))
             .await
             .map(|_| ())
@@ -37,34 +30,8 @@ async fn save(run_id: &str) {
     }
 }
 
-/// Records a call that acts; resolves once it is stored.
-pub async fn record(run_id: &str, intent: Intent) {
-    INTENTS.with(|i| {
-        i.borrow_mut()
-            .entry(run_id.to_owned())
-            .or_default()
-            .push(intent)
-    });
-    save(run_id).await;
-}
-
-/// The call ended (or was cancelled): its intent goes.
-pub async fn done(run_id: &str, call_id: &str) {
-    let had = INTENTS.with(|i| {
-        let mut intents = i.borrow_mut();
-        let list = intents.entry(run_id.to_owned()).or_default();
-        let before = list.len();
-        list.retain(|intent| intent.call_id != call_id);
-        before != list.len()
-    });
-    if had {
-        save(run_id).await;
-    }
-}
-
 /// The run ended, or was ended after a restart: nothing of it is kept.
 pub async fn forget(run_id: &str) {
-    INTENTS.with(|i| i.borrow_mut().remove(run_id));
     let _ = storage_remove(AREA, &format!("{INTENT_KEY}{run_id}")).await;
 }
 

@@ -30,3 +30,14 @@ pub async fn within(promise: Promise, ms: u32) -> Result<Option<JsValue>, String
         Err(error) => Err(describe(&error)),
     }
 }
+
+/// Calls `then` once after `ms` milliseconds; the handle cancels it ([`cancel`]).
+pub fn after(ms: u32, then: impl FnOnce() + 'static) -> JsValue {
+    let handler = Closure::once_into_js(then);
+    set_timeout(handler.unchecked_ref(), ms, &JsValue::UNDEFINED)
+}
+
+/// Cancels a timer of [`after`] (one that already ran is left alone).
+pub fn cancel(handle: &JsValue) {
+    clear_timeout(handle);
+}

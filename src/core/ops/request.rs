@@ -316,3 +316,6 @@ pub fn visitor_tools(request: &Value) -> Result<Vec<crate::core::toolset::ToolSp
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

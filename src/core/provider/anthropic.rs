@@ -12,12 +12,12 @@
 use serde_json::{json, Map, Value};
 
 use super::prompt::{text_conversation, Speaker};
+use super::ModelRequest;
 use super::{
     event_json, HttpRequest, ModelConfig, ModelEvent, ProviderError, SseEvents, SseStream,
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
-use crate::core::run::ModelRequest;
 
 pub const API_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u32 = 4096;

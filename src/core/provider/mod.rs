@@ -17,8 +17,9 @@ pub mod sse;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::agui::Message;
 use super::native::NativeDelta;
-use super::run::ModelRequest;
+use super::toolset::ToolSpec;
 
 /// The wire protocols the host speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,6 +167,17 @@ pub fn origin_of(url: &str) -> &str {
     let rest = &url[at + 3..];
     let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| at + 3 + i);
     &url[..end]
+}
+
+/// What the run asks the model for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// 1 for the first model call of the run.
+    pub step: usize,
+    /// The model's view of the conversation: rejected calls and their errors included.
+    pub messages: Vec<Message>,
+    /// The tools offered (none once the budget is spent).
+    pub tools: Vec<ToolSpec>,
 }
 
 /// An HTTP request for the shell to perform.

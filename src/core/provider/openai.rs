@@ -9,12 +9,12 @@
 use serde_json::{json, Value};
 
 use super::prompt::{text_conversation, Speaker};
+use super::ModelRequest;
 use super::{
     event_json, HttpRequest, ModelConfig, ModelEvent, ProviderError, SseEvents, SseStream,
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
-use crate::core::run::ModelRequest;
 
 pub fn build(model: &ModelConfig, request: &ModelRequest, key: Option<&str>) -> HttpRequest {
     let messages: Vec<Value> = if model.native_tools {

@@ -14,19 +14,24 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use super::limits::Limits;
 use super::tool::{kind, parse_tools, FrameTools};
+use crate::core::limits::Limits;
 
 /// The key that marks a message as ours, with the protocol version as its value.
 pub const PROTOCOL_KEY: &str = "webmcpHost";
+/// The version of the bridge protocol both sides speak.
 pub const PROTOCOL_VERSION: u64 = 1;
 
 /// What the worker asks of a frame.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrameRequest {
+    /// List the frame's tools.
     ListTools,
+    /// Run a tool in the frame.
     CallTool {
+        /// The tool's name.
         name: String,
+        /// Its arguments.
         args: Map<String, Value>,
         /// When set, the content script asks the person with the browser's own `confirm()`
         /// showing this text, and runs the tool only if they accept.
@@ -37,11 +42,13 @@ pub enum FrameRequest {
     /// Abort a call still running in the page (its `executeTool` signal); the reply is
     /// `{"ok": true, "cancelled": bool}`.
     Cancel {
+        /// The call's id in the page.
         call: String,
     },
     /// Ask the person in the page (`confirm()`), for a call that runs elsewhere (an MCP tool
     /// in a run tied to this tab). The reply is `{"ok": true, "confirmed": bool}`.
     Confirm {
+        /// The question shown.
         text: String,
     },
 }
@@ -83,8 +90,11 @@ impl FrameRequest {
 pub struct FrameListing {
     /// Whether the frame has `document.modelContext` at all.
     pub supported: bool,
+    /// The URL.
     pub url: String,
+    /// The frame's origin.
     pub origin: String,
+    /// Its tools and what was skipped.
     pub tools: FrameTools,
 }
 
@@ -94,9 +104,17 @@ pub enum CallOutcome {
     /// The tool returned; WebMCP hands every result over as a string.
     Text(String),
     /// The tool navigated its document (`executeTool` resolved to `null`).
-    Navigated { url: Option<String> },
+    Navigated {
+        /// The URL.
+        url: Option<String>,
+    },
     /// The tool threw, or the frame could not run it.
-    Failed { name: String, message: String },
+    Failed {
+        /// The tool's name.
+        name: String,
+        /// Its message.
+        message: String,
+    },
 }
 
 /// A reply that breaks the protocol.
@@ -104,12 +122,18 @@ pub enum CallOutcome {
 pub enum BridgeError {
     /// `what` is "reply" (the whole message) or "result" (a tool's result in it).
     TooLarge {
+        /// What passed the cap: "reply" or "result".
         what: &'static str,
+        /// Its size in bytes.
         bytes: usize,
+        /// The cap in bytes.
         cap: usize,
+        /// The cap's name in `Limits`.
         cap_name: &'static str,
     },
+    /// The reply breaks the protocol.
     Malformed {
+        /// How.
         reason: String,
     },
 }

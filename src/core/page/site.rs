@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::api::TabTools;
+use super::tabs::TabTools;
 
 /// One site's policy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +61,24 @@ fn is_origin(text: &str) -> bool {
         && !rest.contains(['/', '?', '#', ' ', '@'])
 }
 
+/// Applies the stored policies, or hides every tool when they could not be read (a policy
+/// only ever tightens, so unreadable ones hide all rather than none).
+pub fn apply_stored(policies: Result<Vec<SitePolicy>, String>, tools: &mut TabTools) {
+    match policies {
+        Ok(policies) => {
+            apply(&policies, tools);
+        }
+        Err(message) => {
+            tools.tools.clear();
+            tools.problems.push(super::tool::ToolProblem {
+                frame_id: 0,
+                tool: None,
+                message,
+            });
+        }
+    }
+}
+
 /// Applies the policies to a tab's tools: filtered tools are left out (and counted), flags
 /// become hints.
 pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
@@ -83,7 +101,7 @@ pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::tool::{Annotations, PageTool};
+    use crate::core::page::tool::{Annotations, PageTool};
     use serde_json::json;
 
     fn tool(name: &str, origin: &str) -> PageTool {
@@ -100,6 +118,23 @@ mod tests {
 
     fn policies(value: serde_json::Value) -> Vec<SitePolicy> {
         serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn unreadable_policies_hide_every_tool() {
+        let mut tools = TabTools {
+            tools: vec![tool("search", "https://shop.test")],
+            problems: vec![],
+        };
+        apply_stored(
+            Err("the stored site policies are unreadable".into()),
+            &mut tools,
+        );
+        assert!(tools.tools.is_empty());
+        assert_eq!(
+            tools.problems[0].message,
+            "the stored site policies are unreadable"
+        );
     }
 
     #[test]

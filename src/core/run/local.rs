@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use super::run::{RunTool, ToolKind};
-use super::toolset::ToolSpec;
+use super::{RunTool, ToolKind};
+use crate::core::toolset::ToolSpec;
 
 pub const CURRENT_TIME: &str = "current_time";
 

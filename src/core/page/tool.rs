@@ -9,18 +9,22 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::limits::{json_depth, Limits};
+use crate::core::limits::{json_depth, Limits};
 
 /// A tool offered by one frame of a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PageTool {
+    /// The tool's name.
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Its title, if it gave one.
     pub title: Option<String>,
+    /// What it does.
     pub description: String,
     /// Always a JSON object.
     pub input_schema: Value,
+    /// Its hints.
     pub annotations: Annotations,
     /// The origin of the document that registered the tool.
     pub origin: String,
@@ -32,8 +36,11 @@ pub struct PageTool {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
+    /// The tool only reads.
     pub read_only_hint: bool,
+    /// The tool acts: each call is confirmed by the person.
     pub consequential_hint: bool,
+    /// Its results are untrusted content (wrapped as data).
     pub untrusted_content_hint: bool,
 }
 
@@ -41,17 +48,21 @@ pub struct Annotations {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolProblem {
+    /// The frame that reported it.
     pub frame_id: i64,
     /// The tool's name when it could be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// Why it was skipped.
     pub message: String,
 }
 
 /// The tools of one frame and the entries that were skipped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct FrameTools {
+    /// The valid tools.
     pub tools: Vec<PageTool>,
+    /// What was skipped, and why.
     pub problems: Vec<ToolProblem>,
 }
 

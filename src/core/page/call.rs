@@ -1,0 +1,612 @@
+//! One page tool call as a sans-IO machine, for `callTool` and for the page calls of runs.
+//!
+//! The call goes resolve → confirm → send → settle → destination, each a state: the tab's
+//! tools are listed and the call's tool resolved (and, for a run, checked to be the tool the
+//! run began with); the frame's document is noted; the call is sent with its confirmation
+//! question; a failure or timeout is settled against the frame's document (navigated, frame
+//! removed, tab closed); a navigation of the top frame waits for its destination (or a tab the
+//! call opened) and lists its tools. [`PageCall::step`] says what to do next; the shell does it
+//! and feeds back [`Input`]. Time never enters: waits are steps and the call's timeout comes
+//! back as [`Input::Timeout`]. Invariant: every path ends in [`Step::Done`] with a `callTool`
+//! answer (`{ok:true,result}` | `{ok:true,navigated:true,…}` | `{ok:false,error}`).
+
+use serde_json::{json, Value};
+
+use serde_json::Map;
+
+use super::bridge::{parse_call_reply, CallOutcome, FrameRequest};
+use super::tabs::TabTools;
+use super::tool::PageTool;
+use crate::core::limits::Limits;
+
+pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
+
+/// The pause between two looks at the frame while settling.
+pub const SETTLE_POLL_MS: u32 = 50;
+/// The pause between two looks for the destination.
+pub const DESTINATION_POLL_MS: u32 = 100;
+
+/// A tab as the browser lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tab {
+    /// The tab's id.
+    pub id: i64,
+    /// The tab that opened it, if any.
+    pub opener: Option<i64>,
+    /// Whether it finished loading.
+    pub complete: bool,
+}
+
+/// What the shell does next for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// List the tools of the tab (every frame, site policies applied): [`Input::Tools`].
+    /// The tab to list.
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// Read where a frame stands (`webNavigation.getFrame`): [`Input::Frame`].
+    Frame {
+        /// The tab.
+        tab_id: i64,
+        /// The frame.
+        frame_id: i64,
+    },
+    /// List the browser's tabs: [`Input::Tabs`].
+    Tabs,
+    /// Send `message` to the frame; the reply, the channel's failure, or [`Input::Timeout`]
+    /// when `timeout_ms` passes first.
+    Send {
+        /// The tab of the frame.
+        tab_id: i64,
+        /// The frame that offers the tool.
+        frame_id: i64,
+        /// The bridge message (`callTool`).
+        message: Value,
+        /// How long the frame may take.
+        timeout_ms: u32,
+    },
+    /// Abort the call in its frame (nobody waits for the answer): [`Input::Performed`].
+    Cancel {
+        /// The tab of the frame.
+        tab_id: i64,
+        /// The frame where the call runs.
+        frame_id: i64,
+        /// The bridge message (`cancel`).
+        message: Value,
+    },
+    /// Wait this long: [`Input::Performed`].
+    /// How long.
+    Wait {
+        /// How long, in milliseconds.
+        ms: u32,
+    },
+    /// The call's answer.
+    Done(Value),
+}
+
+/// What the shell feeds back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The tab's tools, or why they could not be listed.
+    Tools(Result<TabTools, String>),
+    /// The frame's state; `None` when the frame (or its tab) is gone.
+    Frame(Option<FrameState>),
+    /// The browser's tabs.
+    Tabs(Vec<Tab>),
+    /// The frame's reply as JSON text, or why it could not be read.
+    Reply(Result<String, String>),
+    /// The message channel failed (the frame's document may be going away).
+    ChannelFailed(String),
+    /// The call's timeout passed before its reply.
+    Timeout,
+    /// A [`Step::Wait`] or [`Step::Cancel`] was performed.
+    Performed,
+}
+
+/// Where the look for a navigation's destination stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Look {
+    /// List the tabs (one the call opened wins).
+    Tabs,
+    /// Read the tab's top frame: did its document change?
+    Moved { tabs: Vec<Tab> },
+    /// Read the destination's top frame for its URL.
+    Url { tab_id: i64, opened: Option<i64> },
+    /// List the destination's tools.
+    Tools {
+        tab_id: i64,
+        opened: Option<i64>,
+        url: Option<String>,
+    },
+    /// Not there yet: pause.
+    Wait,
+    /// Time is up: the tab's URL, as it is.
+    Last,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    Resolve,
+    Before {
+        tool: PageTool,
+    },
+    Newest {
+        tool: PageTool,
+        before: Option<FrameState>,
+    },
+    Send {
+        sent: Sent,
+    },
+    Cancel {
+        sent: Sent,
+        failure: String,
+    },
+    Settle {
+        sent: Sent,
+        failure: String,
+        channel_failed: bool,
+        after: Option<Option<FrameState>>,
+        waited: u32,
+    },
+    TabOpen {
+        sent: Sent,
+        failure: String,
+    },
+    Destination {
+        sent: Sent,
+        outcome: CallOutcome,
+        waited: u32,
+        look: Look,
+    },
+    Done(Value),
+}
+
+/// A call sent to its frame, with what was known before.
+#[derive(Debug, Clone, PartialEq)]
+struct Sent {
+    tool: PageTool,
+    before: Option<FrameState>,
+    /// The highest tab id before the call: a tab above it was opened since.
+    newest: i64,
+}
+
+/// A page tool call as asked (`callTool`, or a run's page call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    /// The tab whose page offers the tool.
+    pub tab_id: i64,
+    /// The tool's name in the page.
+    pub name: String,
+    /// The arguments.
+    pub args: Map<String, Value>,
+    /// The frame, when several frames offer the name.
+    pub frame_id: Option<i64>,
+    /// How long the frame may take to answer.
+    pub timeout_ms: u32,
+    /// The call's id in the page, if the caller chose it.
+    pub call: Option<String>,
+    /// The tool as a run began with it: a tool found changed is not called.
+    pub expect: Option<PageTool>,
+}
+
+/// One page tool call.
+#[derive(Debug, Clone)]
+pub struct PageCall {
+    request: CallRequest,
+    /// The call's id in the page (for cancelling).
+    call: String,
+    state: State,
+}
+
+impl PageCall {
+    /// A call for `request`; `call` is its id in the page (the request's own, if it has one).
+    pub fn new(request: CallRequest, call: String) -> PageCall {
+        PageCall {
+            call: request.call.clone().unwrap_or(call),
+            request,
+            state: State::Resolve,
+        }
+    }
+
+    /// The call's id in the page.
+    pub fn call_id(&self) -> &str {
+        &self.call
+    }
+
+    /// What to do next.
+    pub fn step(&self) -> Step {
+        let tab_id = self.request.tab_id;
+        match &self.state {
+            State::Resolve => Step::ListTools { tab_id },
+            State::Before { tool } => Step::Frame {
+                tab_id,
+                frame_id: tool.frame_id,
+            },
+            State::Newest { .. } | State::TabOpen { .. } => Step::Tabs,
+            State::Send { sent } => Step::Send {
+                tab_id,
+                frame_id: sent.tool.frame_id,
+                message: FrameRequest::CallTool {
+                    name: sent.tool.name.clone(),
+                    args: self.request.args.clone(),
+                    confirm: confirmation(&sent.tool, &self.request.args),
+                    call: Some(self.call.clone()),
+                }
+                .to_message(),
+                timeout_ms: self.request.timeout_ms,
+            },
+            State::Cancel { sent, .. } => Step::Cancel {
+                tab_id,
+                frame_id: sent.tool.frame_id,
+                message: FrameRequest::Cancel {
+                    call: self.call.clone(),
+                }
+                .to_message(),
+            },
+            State::Settle {
+                sent, after: None, ..
+            } => Step::Frame {
+                tab_id,
+                frame_id: sent.tool.frame_id,
+            },
+            State::Settle { .. } => Step::Wait { ms: SETTLE_POLL_MS },
+            State::Destination { look, .. } => match look {
+                Look::Tabs => Step::Tabs,
+                Look::Moved { .. } | Look::Last => Step::Frame {
+                    tab_id,
+                    frame_id: 0,
+                },
+                Look::Url { tab_id, .. } => Step::Frame {
+                    tab_id: *tab_id,
+                    frame_id: 0,
+                },
+                Look::Tools { tab_id, .. } => Step::ListTools { tab_id: *tab_id },
+                Look::Wait => Step::Wait {
+                    ms: DESTINATION_POLL_MS,
+                },
+            },
+            State::Done(answer) => Step::Done(answer.clone()),
+        }
+    }
+
+    /// Feeds the result of the last step. An input the step did not ask for ends the call
+    /// with an error (a bug in the shell, said as such).
+    pub fn handle(&mut self, input: Input) {
+        let state = std::mem::replace(&mut self.state, State::Resolve);
+        self.state = match (state, input) {
+            (State::Resolve, Input::Tools(tools)) => self.resolved(tools),
+            (State::Before { tool }, Input::Frame(before)) => State::Newest { tool, before },
+            (State::Newest { tool, before }, Input::Tabs(tabs)) => State::Send {
+                sent: Sent {
+                    tool,
+                    before,
+                    newest: tabs.iter().map(|t| t.id).max().unwrap_or(-1),
+                },
+            },
+            (State::Send { sent }, Input::Reply(reply)) => {
+                let answer = reply.and_then(|text| {
+                    parse_call_reply(&text, &Limits::DEFAULT).map_err(|e| e.to_string())
+                });
+                match answer {
+                    Ok(outcome) => self.answered(sent, outcome),
+                    Err(failure) => settle(sent, failure, false),
+                }
+            }
+            (State::Send { sent }, Input::ChannelFailed(failure)) => settle(sent, failure, true),
+            (State::Send { sent }, Input::Timeout) => State::Cancel {
+                failure: format!(
+                    "`{}` did not finish within {} ms; it was cancelled in the page",
+                    sent.tool.name, self.request.timeout_ms
+                ),
+                sent,
+            },
+            (State::Cancel { sent, failure }, Input::Performed) => settle(sent, failure, false),
+            (
+                State::Settle {
+                    sent,
+                    failure,
+                    channel_failed,
+                    waited,
+                    after: None,
+                },
+                Input::Frame(after),
+            ) => {
+                let same_document = after.as_ref().is_some_and(|a| {
+                    Some(&a.document_id) == sent.before.as_ref().map(|b| &b.document_id)
+                });
+                if channel_failed && waited < SETTLE_MS && same_document {
+                    State::Settle {
+                        sent,
+                        failure,
+                        channel_failed,
+                        waited,
+                        after: Some(after),
+                    }
+                } else if after.is_some() {
+                    self.decide(sent, failure, true, after)
+                } else {
+                    State::TabOpen { sent, failure }
+                }
+            }
+            (
+                State::Settle {
+                    sent,
+                    failure,
+                    channel_failed,
+                    waited,
+                    after: Some(_),
+                },
+                Input::Performed,
+            ) => State::Settle {
+                sent,
+                failure,
+                channel_failed,
+                waited: waited + SETTLE_POLL_MS,
+                after: None,
+            },
+            (State::TabOpen { sent, failure }, Input::Tabs(tabs)) => {
+                let open = tabs.iter().any(|t| t.id == self.request.tab_id);
+                self.decide(sent, failure, open, None)
+            }
+            (
+                State::Destination {
+                    sent,
+                    outcome,
+                    waited,
+                    look,
+                },
+                input,
+            ) => self.look(sent, outcome, waited, look, input),
+            (state, input) => State::Done(call_response(&Err(format!(
+                "the host fed the page call {input:?} in state {}, which did not ask for it (a bug in the host)",
+                state.name()
+            )))),
+        };
+    }
+
+    fn resolved(&self, tools: Result<TabTools, String>) -> State {
+        let found = tools.and_then(|tools| {
+            let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
+            if let Some(expected) = &self.request.expect {
+                still_same_page_tool(expected, tool)?;
+            }
+            Ok(tool.clone())
+        });
+        match found {
+            Ok(tool) => State::Before { tool },
+            Err(error) => State::Done(call_response(&Err(error))),
+        }
+    }
+
+    /// The frame answered, or the settling found a navigation: a top frame's navigation
+    /// looks for its destination.
+    fn answered(&self, sent: Sent, outcome: CallOutcome) -> State {
+        match outcome {
+            CallOutcome::Navigated { .. } if sent.tool.frame_id == 0 => State::Destination {
+                sent,
+                outcome,
+                waited: 0,
+                look: Look::Tabs,
+            },
+            outcome => State::Done(call_response(&Ok(outcome))),
+        }
+    }
+
+    fn decide(
+        &self,
+        sent: Sent,
+        failure: String,
+        tab_open: bool,
+        after: Option<FrameState>,
+    ) -> State {
+        match interrupted(
+            &sent.tool.name,
+            failure,
+            sent.before.as_ref(),
+            tab_open,
+            after.as_ref(),
+        ) {
+            Ok(outcome) => self.answered(sent, outcome),
+            Err(error) => State::Done(call_response(&Err(error))),
+        }
+    }
+
+    fn look(
+        &self,
+        sent: Sent,
+        outcome: CallOutcome,
+        waited: u32,
+        look: Look,
+        input: Input,
+    ) -> State {
+        let tab_id = self.request.tab_id;
+        let next = |look| State::Destination {
+            sent: sent.clone(),
+            outcome: outcome.clone(),
+            waited,
+            look,
+        };
+        let done = |url: Option<String>, tools: Option<Vec<String>>, opened: Option<i64>| {
+            let mut response = call_response(&Ok(outcome.clone()));
+            if let Some(url) = url {
+                response["url"] = Value::String(url);
+            }
+            if let Some(tools) = tools {
+                response["tools"] = json!(tools);
+            }
+            if let Some(tab) = opened {
+                response["openedTab"] = json!(tab);
+            }
+            State::Done(response)
+        };
+        match (look, input) {
+            (Look::Tabs, Input::Tabs(tabs)) => {
+                let opened = tabs
+                    .iter()
+                    .find(|t| t.id > sent.newest && t.opener == Some(tab_id));
+                match opened {
+                    Some(tab) if tab.complete => next(Look::Url {
+                        tab_id: tab.id,
+                        opened: Some(tab.id),
+                    }),
+                    Some(_) => next(Look::Wait),
+                    None => next(Look::Moved { tabs }),
+                }
+            }
+            (Look::Moved { tabs }, Input::Frame(now)) => {
+                let before = sent.before.as_ref().and_then(|b| b.document_id.clone());
+                let moved = now.as_ref().is_some_and(|n| n.document_id != before);
+                let complete = tabs.iter().any(|t| t.id == tab_id && t.complete);
+                if moved && complete {
+                    next(Look::Url {
+                        tab_id,
+                        opened: None,
+                    })
+                } else {
+                    next(Look::Wait)
+                }
+            }
+            (Look::Url { tab_id, opened }, Input::Frame(frame)) => next(Look::Tools {
+                tab_id,
+                opened,
+                // (A tab's own URL needs the "tabs" permission; its top frame's does not.)
+                url: frame.map(|f| f.url).filter(|u| !u.is_empty()),
+            }),
+            (Look::Tools { opened, url, .. }, Input::Tools(tools)) => done(
+                url,
+                tools
+                    .ok()
+                    .map(|found| found.tools.into_iter().map(|t| t.name).collect()),
+                opened,
+            ),
+            (Look::Wait, Input::Performed) => {
+                let waited = waited + DESTINATION_POLL_MS;
+                State::Destination {
+                    look: if waited < DESTINATION_MS {
+                        Look::Tabs
+                    } else {
+                        Look::Last
+                    },
+                    sent,
+                    outcome,
+                    waited,
+                }
+            }
+            (Look::Last, Input::Frame(frame)) => done(frame.map(|f| f.url), None, None),
+            (look, input) => State::Done(call_response(&Err(format!(
+                "the host fed the page call {input:?} while it looked for the destination ({look:?}), which did not ask for it (a bug in the host)"
+            )))),
+        }
+    }
+}
+
+/// A failed call: look at the frame again.
+fn settle(sent: Sent, failure: String, channel_failed: bool) -> State {
+    State::Settle {
+        sent,
+        failure,
+        channel_failed,
+        after: None,
+        waited: 0,
+    }
+}
+
+impl State {
+    fn name(&self) -> &'static str {
+        match self {
+            State::Resolve => "resolve",
+            State::Before { .. } => "before",
+            State::Newest { .. } => "newest",
+            State::Send { .. } => "send",
+            State::Cancel { .. } => "cancel",
+            State::Settle { .. } => "settle",
+            State::TabOpen { .. } => "tab open",
+            State::Destination { .. } => "destination",
+            State::Done(_) => "done",
+        }
+    }
+}
+
+/// The text of the in-page confirmation a call needs, when the tool is consequential.
+/// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
+/// confirmed.
+pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Option<String> {
+    tool.annotations
+        .consequential_hint
+        .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
+}
+
+/// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
+/// `{ok:false,error}`.
+pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
+    match outcome {
+        Ok(CallOutcome::Text(text)) => json!({"ok": true, "result": text}),
+        Ok(CallOutcome::Navigated { url: Some(url) }) => {
+            json!({"ok": true, "navigated": true, "url": url})
+        }
+        Ok(CallOutcome::Navigated { url: None }) => json!({"ok": true, "navigated": true}),
+        Ok(CallOutcome::Failed { name, message }) => {
+            json!({"ok": false, "error": format!("{name}: {message}")})
+        }
+        Err(message) => json!({"ok": false, "error": message}),
+    }
+}
+
+/// Whether the tool found now is the one a run was given: same frame, origin and definition.
+/// A page that navigated, or re-registered a tool with another definition, does not get the
+/// call (the person and the model agreed to the old one).
+pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), String> {
+    if given.origin != now.origin {
+        return Err(format!(
+            "`{}` now belongs to {} (the run began with it on {}); the call was not sent",
+            given.name, now.origin, given.origin
+        ));
+    }
+    if given != now {
+        return Err(format!(
+            "the page changed the definition of `{}` during this run; the call was not sent. Start a new run to use the new definition",
+            given.name
+        ));
+    }
+    Ok(())
+}
+
+/// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameState {
+    /// The frame's document URL.
+    pub url: String,
+    /// The document's id; a new one means the frame navigated.
+    pub document_id: Option<String>,
+}
+
+/// What became of a call whose message failed or ran out of time: the tab closed, the frame
+/// removed, the document replaced (navigation, back/forward cache: the call's answer is
+/// `{navigated, url}`), or the failure as it was.
+pub fn interrupted(
+    name: &str,
+    failure: String,
+    before: Option<&FrameState>,
+    tab_open: bool,
+    after: Option<&FrameState>,
+) -> Result<CallOutcome, String> {
+    if !tab_open {
+        return Err(format!("the tab was closed while `{name}` ran"));
+    }
+    let Some(after) = after else {
+        return Err(format!(
+            "the frame that offered `{name}` was removed while it ran"
+        ));
+    };
+    match before.and_then(|b| b.document_id.as_ref()) {
+        Some(id) if after.document_id.as_ref() != Some(id) => Ok(CallOutcome::Navigated {
+            url: Some(after.url.clone()).filter(|u| !u.is_empty()),
+        }),
+        _ => Err(failure),
+    }
+}
+
+#[cfg(test)]
+mod tests;

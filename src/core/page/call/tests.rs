@@ -1,0 +1,396 @@
+//! The page call machine against scripted browser answers.
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+use crate::core::tool::Annotations;
+
+fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
+    PageTool {
+        name: name.into(),
+        title: None,
+        description: "A tool".into(),
+        input_schema: json!({"type": "object"}),
+        annotations: Annotations {
+            consequential_hint: consequential,
+            ..Annotations::default()
+        },
+        origin: "https://shop.test".into(),
+        frame_id,
+    }
+}
+
+fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
+    Ok(TabTools {
+        tools: list,
+        problems: Vec::new(),
+    })
+}
+
+fn request(name: &str) -> CallRequest {
+    CallRequest {
+        tab_id: 7,
+        name: name.into(),
+        args: Map::new(),
+        frame_id: None,
+        timeout_ms: 30_000,
+        call: None,
+        expect: None,
+    }
+}
+
+fn frame(document: &str, url: &str) -> Input {
+    Input::Frame(Some(FrameState {
+        url: url.into(),
+        document_id: Some(document.into()),
+    }))
+}
+
+fn tab(id: i64, opener: Option<i64>, complete: bool) -> Tab {
+    Tab {
+        id,
+        opener,
+        complete,
+    }
+}
+
+/// Resolves `buy` (top frame) and sends it: the machine then waits for the reply.
+fn sent(consequential: bool) -> PageCall {
+    let mut call = PageCall::new(request("buy"), "c1".into());
+    assert_eq!(call.step(), Step::ListTools { tab_id: 7 });
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, consequential)])));
+    assert_eq!(
+        call.step(),
+        Step::Frame {
+            tab_id: 7,
+            frame_id: 0
+        }
+    );
+    call.handle(frame("d1", "https://shop.test/"));
+    assert_eq!(call.step(), Step::Tabs);
+    call.handle(Input::Tabs(vec![tab(7, None, true), tab(3, None, true)]));
+    call
+}
+
+fn done(call: &PageCall) -> Value {
+    match call.step() {
+        Step::Done(answer) => answer,
+        other => panic!("not done: {other:?}"),
+    }
+}
+
+#[test]
+fn a_reply_is_the_answer_and_a_consequential_tool_asks_first() {
+    let mut call = sent(true);
+    let Step::Send {
+        frame_id,
+        message,
+        timeout_ms,
+        ..
+    } = call.step()
+    else {
+        panic!("a send")
+    };
+    assert_eq!((frame_id, timeout_ms), (0, 30_000));
+    assert_eq!(message["call"], "c1");
+    assert!(message["confirm"]
+        .as_str()
+        .is_some_and(|t| t.contains("“buy” on https://shop.test")));
+    call.handle(Input::Reply(Ok(r#"{"ok":true,"result":"bought"}"#.into())));
+    assert_eq!(done(&call), json!({"ok": true, "result": "bought"}));
+}
+
+#[test]
+fn an_unknown_tool_or_a_changed_one_is_not_sent() {
+    let mut call = PageCall::new(request("sell"), "c1".into());
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "no page tool named `sell`; the tab offers: buy"})
+    );
+    let mut changed = request("buy");
+    changed.expect = Some(tool("buy", 0, true));
+    let mut call = PageCall::new(changed, "c1".into());
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+    assert!(done(&call)["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("changed the definition")));
+}
+
+/// The channel fails and the frame shows a new document: the call navigated; the destination
+/// loads and its tools come with the answer.
+#[test]
+fn navigated_then_destination_with_tools() {
+    let mut call = sent(false);
+    call.handle(Input::ChannelFailed("message channel closed".into()));
+    assert_eq!(
+        call.step(),
+        Step::Frame {
+            tab_id: 7,
+            frame_id: 0
+        }
+    );
+    // The browser has not reported the new document yet: wait and look again.
+    call.handle(frame("d1", "https://shop.test/"));
+    assert_eq!(call.step(), Step::Wait { ms: SETTLE_POLL_MS });
+    call.handle(Input::Performed);
+    call.handle(frame("d2", "https://shop.test/done"));
+    // The destination: no opened tab, the tab's document moved, but it is still loading.
+    assert_eq!(call.step(), Step::Tabs);
+    call.handle(Input::Tabs(vec![tab(7, None, false)]));
+    assert_eq!(
+        call.step(),
+        Step::Frame {
+            tab_id: 7,
+            frame_id: 0
+        }
+    );
+    call.handle(frame("d2", "https://shop.test/done"));
+    assert_eq!(
+        call.step(),
+        Step::Wait {
+            ms: DESTINATION_POLL_MS
+        }
+    );
+    call.handle(Input::Performed);
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    call.handle(frame("d2", "https://shop.test/done"));
+    assert_eq!(
+        call.step(),
+        Step::Frame {
+            tab_id: 7,
+            frame_id: 0
+        }
+    );
+    call.handle(frame("d2", "https://shop.test/done"));
+    assert_eq!(call.step(), Step::ListTools { tab_id: 7 });
+    call.handle(Input::Tools(tools(vec![tool("receipt", 0, false)])));
+    assert_eq!(
+        done(&call),
+        json!({"ok": true, "navigated": true, "url": "https://shop.test/done", "tools": ["receipt"]})
+    );
+}
+
+#[test]
+fn a_tab_the_call_opened_is_the_destination() {
+    let mut call = sent(false);
+    call.handle(Input::Reply(Ok(
+        r#"{"ok":true,"result":null,"url":"https://shop.test/"}"#.into(),
+    )));
+    call.handle(Input::Tabs(vec![tab(7, None, true), tab(9, Some(7), true)]));
+    assert_eq!(
+        call.step(),
+        Step::Frame {
+            tab_id: 9,
+            frame_id: 0
+        }
+    );
+    call.handle(frame("n1", "https://pay.test/"));
+    assert_eq!(call.step(), Step::ListTools { tab_id: 9 });
+    call.handle(Input::Tools(Err("no frames".into())));
+    assert_eq!(
+        done(&call),
+        json!({"ok": true, "navigated": true, "url": "https://pay.test/", "openedTab": 9})
+    );
+}
+
+#[test]
+fn a_destination_that_never_loads_ends_the_wait() {
+    let mut call = sent(false);
+    call.handle(Input::Reply(Ok(
+        r#"{"ok":true,"result":null,"url":"https://shop.test/next"}"#.into(),
+    )));
+    let mut waits = 0;
+    loop {
+        match call.step() {
+            Step::Tabs => call.handle(Input::Tabs(vec![tab(7, None, false)])),
+            Step::Frame { .. } => call.handle(frame("d1", "https://shop.test/")),
+            Step::Wait { ms } => {
+                assert_eq!(ms, DESTINATION_POLL_MS);
+                waits += 1;
+                call.handle(Input::Performed)
+            }
+            Step::Done(answer) => {
+                assert_eq!(
+                    answer,
+                    json!({"ok": true, "navigated": true, "url": "https://shop.test/"})
+                );
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(waits, (DESTINATION_MS / DESTINATION_POLL_MS) as usize);
+}
+
+#[test]
+fn a_removed_frame_or_a_closed_tab_is_said_so() {
+    let mut call = sent(false);
+    call.handle(Input::ChannelFailed("gone".into()));
+    call.handle(Input::Frame(None));
+    assert_eq!(call.step(), Step::Tabs);
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "the frame that offered `buy` was removed while it ran"})
+    );
+
+    let mut call = sent(false);
+    call.handle(Input::ChannelFailed("gone".into()));
+    call.handle(Input::Frame(None));
+    call.handle(Input::Tabs(vec![tab(3, None, true)]));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "the tab was closed while `buy` ran"})
+    );
+}
+
+#[test]
+fn a_timeout_cancels_the_call_in_its_frame() {
+    let mut call = sent(false);
+    call.handle(Input::Timeout);
+    assert_eq!(
+        call.step(),
+        Step::Cancel {
+            tab_id: 7,
+            frame_id: 0,
+            message: json!({"webmcpHost": 1, "op": "cancel", "call": "c1"})
+        }
+    );
+    call.handle(Input::Performed);
+    // Not a channel failure: one look at the frame, no waiting.
+    call.handle(frame("d1", "https://shop.test/"));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "`buy` did not finish within 30000 ms; it was cancelled in the page"})
+    );
+}
+
+#[test]
+fn settling_gives_up_after_its_time() {
+    let mut call = sent(false);
+    call.handle(Input::ChannelFailed("closed".into()));
+    let mut waits = 0;
+    while call.step() != Step::Done(json!({"ok": false, "error": "closed"})) {
+        match call.step() {
+            Step::Frame { .. } => call.handle(frame("d1", "https://shop.test/")),
+            Step::Wait { .. } => {
+                waits += 1;
+                call.handle(Input::Performed)
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(waits, (SETTLE_MS / SETTLE_POLL_MS) as usize);
+}
+
+#[test]
+fn an_input_out_of_turn_ends_the_call() {
+    let mut call = PageCall::new(request("buy"), "c1".into());
+    call.handle(Input::Performed);
+    assert!(done(&call)["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("a bug in the host")));
+}
+
+#[test]
+fn call_responses() {
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Text("7".into()))),
+        json!({"ok": true, "result": "7"})
+    );
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Navigated { url: None })),
+        json!({"ok": true, "navigated": true})
+    );
+    assert_eq!(
+        call_response(&Ok(CallOutcome::Failed {
+            name: "UnknownError".into(),
+            message: "x".into()
+        })),
+        json!({"ok": false, "error": "UnknownError: x"})
+    );
+    assert_eq!(
+        call_response(&Err("timed out".into())),
+        json!({"ok": false, "error": "timed out"})
+    );
+}
+
+#[test]
+fn interrupted_calls() {
+    let at = |url: &str, doc: &str| FrameState {
+        url: url.into(),
+        document_id: Some(doc.into()),
+    };
+    let before = at("http://a.test/1", "D1");
+    assert_eq!(
+        interrupted(
+            "go",
+            "port closed".into(),
+            Some(&before),
+            true,
+            Some(&at("http://a.test/2", "D2"))
+        ),
+        Ok(CallOutcome::Navigated {
+            url: Some("http://a.test/2".into())
+        })
+    );
+    assert_eq!(
+        interrupted(
+            "go",
+            "port closed".into(),
+            Some(&before),
+            true,
+            Some(&before)
+        ),
+        Err("port closed".into()),
+        "the same document: the failure stands"
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), Some(&before), false, None),
+        Err("the tab was closed while `go` ran".into())
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), Some(&before), true, None),
+        Err("the frame that offered `go` was removed while it ran".into())
+    );
+    assert_eq!(
+        interrupted("go", "x".into(), None, true, Some(&before)),
+        Err("x".into()),
+        "nothing known before: no guess"
+    );
+}
+
+#[test]
+fn a_page_tool_that_changed_is_not_called() {
+    let raw = |origin: &str, description: &str| {
+        format!(
+            r#"{{"ok":true,"supported":true,"origin":"{origin}","tools":[{{"name":"buy","description":"{description}"}}]}}"#
+        )
+    };
+    let tool = |origin: &str, description: &str| {
+        crate::core::bridge::parse_listing(
+            &raw(origin, description),
+            0,
+            &crate::core::limits::Limits::DEFAULT,
+        )
+        .unwrap()
+        .tools
+        .tools
+        .remove(0)
+    };
+    let given = tool("https://shop.test", "Buys");
+    assert_eq!(
+        still_same_page_tool(&given, &tool("https://shop.test", "Buys")),
+        Ok(())
+    );
+    assert_eq!(
+        still_same_page_tool(&given, &tool("https://evil.test", "Buys")).unwrap_err(),
+        "`buy` now belongs to https://evil.test (the run began with it on https://shop.test); the call was not sent"
+    );
+    assert!(
+        still_same_page_tool(&given, &tool("https://shop.test", "Buys all"))
+            .unwrap_err()
+            .contains("changed the definition of `buy`")
+    );
+}

@@ -1,0 +1,124 @@
+//! What a tab offers: every frame's answer to `listTools`, merged into one list in frame order,
+//! and the resolution of a call's tool name (by frame when several frames offer it).
+//! Invariant: only the top frame's failure to answer is a problem; other frames without our
+//! content script are skipped silently.
+
+use serde::Serialize;
+
+use super::bridge::{BridgeError, FrameListing};
+use super::tool::{PageTool, ToolProblem};
+
+/// A frame of a tab and what came of asking it for its tools.
+#[derive(Debug, Clone)]
+pub struct FrameAnswer {
+    /// The frame's id (0: the top frame).
+    pub frame_id: i64,
+    /// The frame's URL.
+    pub url: String,
+    /// Its listing, or why it gave none.
+    pub answer: Result<FrameListing, FrameFailure>,
+}
+
+/// Why a frame gave no listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FrameFailure {
+    /// The frame answered in breach of the protocol.
+    Bridge(BridgeError),
+    /// The message did not get there or back (no content script, frame gone, …); the shell's
+    /// own words.
+    Unreachable(String),
+}
+
+/// All tools of a tab: every frame's, in frame order, with what was skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TabTools {
+    /// Every frame's tools, in frame order.
+    pub tools: Vec<PageTool>,
+    /// What was skipped, and why.
+    pub problems: Vec<ToolProblem>,
+}
+
+impl TabTools {
+    /// Merges the frames' answers (in frame order).
+    pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
+        frames.sort_by_key(|f| f.frame_id);
+        let mut out = TabTools::default();
+        for frame in frames {
+            match frame.answer {
+                Ok(listing) => {
+                    out.tools.extend(listing.tools.tools);
+                    out.problems.extend(listing.tools.problems);
+                }
+                // A frame that never had our content script (about:blank of an ad, a frame
+                // loaded before the extension) is not a problem unless it is the top frame.
+                Err(FrameFailure::Unreachable(_)) if frame.frame_id != 0 => {}
+                Err(failure) => {
+                    let why = match failure {
+                        FrameFailure::Bridge(e) => e.to_string(),
+                        FrameFailure::Unreachable(message) => format!("no answer: {message}"),
+                    };
+                    out.problems.push(ToolProblem {
+                        frame_id: frame.frame_id,
+                        tool: None,
+                        message: format!("frame {} ({}): {why}", frame.frame_id, frame.url),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The tool a call means: by name, and by frame when several frames offer the name.
+    pub fn resolve(&self, name: &str, frame_id: Option<i64>) -> Result<&PageTool, String> {
+        let matches: Vec<&PageTool> = self
+            .tools
+            .iter()
+            .filter(|t| t.name == name && frame_id.is_none_or(|f| t.frame_id == f))
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok(one),
+            [] => {
+                let place = frame_id
+                    .map(|f| format!(" in frame {f}"))
+                    .unwrap_or_default();
+                let mut known: Vec<&str> = Vec::new();
+                for tool in &self.tools {
+                    if !known.contains(&tool.name.as_str()) {
+                        known.push(&tool.name);
+                    }
+                }
+                let known = if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                };
+                Err(format!(
+                    "no page tool named `{name}`{place}; the tab offers: {known}"
+                ))
+            }
+            several => {
+                let frames: Vec<String> = several
+                    .iter()
+                    .map(|t| format!("frame {} ({})", t.frame_id, t.origin))
+                    .collect();
+                Err(format!(
+                    "`{name}` is offered by {}; pass `frameId` to choose",
+                    frames.join(" and ")
+                ))
+            }
+        }
+    }
+}
+
+/// Whether the top frame has no content script that hears the worker: the tab predates this
+/// worker's extension (installed, reloaded or updated since), so its scripts are orphaned; the
+/// shell injects the bridge once and asks again.
+pub fn orphaned(answers: &[FrameAnswer]) -> bool {
+    answers.iter().any(|a| {
+        a.frame_id == 0
+            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,81 @@
+//! Merging frames and resolving names.
+
+use super::*;
+use crate::core::limits::Limits;
+use crate::core::page::bridge::parse_listing;
+
+fn answer(frame_id: i64, tools: &str) -> FrameAnswer {
+    let raw = format!(
+        r#"{{"ok":true,"supported":true,"origin":"http://f{frame_id}.test","tools":{tools}}}"#
+    );
+    FrameAnswer {
+        frame_id,
+        url: format!("http://f{frame_id}.test/"),
+        answer: Ok(parse_listing(&raw, frame_id, &Limits::DEFAULT).unwrap()),
+    }
+}
+
+#[test]
+fn merging_frames_keeps_order_and_reports_top_frame_failures_only() {
+    let tools = TabTools::from_frames(vec![
+        answer(5, r#"[{"name":"b"}]"#),
+        FrameAnswer {
+            frame_id: 7,
+            url: "about:blank".into(),
+            answer: Err(FrameFailure::Unreachable("no receiver".into())),
+        },
+        answer(0, r#"[{"name":"a"},{"name":"bad name"}]"#),
+    ]);
+    let names: Vec<_> = tools
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.frame_id))
+        .collect();
+    assert_eq!(names, [("a", 0), ("b", 5)]);
+    assert_eq!(tools.problems.len(), 1);
+
+    let top_gone = TabTools::from_frames(vec![FrameAnswer {
+        frame_id: 0,
+        url: "http://a.test/".into(),
+        answer: Err(FrameFailure::Unreachable("no receiver".into())),
+    }]);
+    assert_eq!(
+        top_gone.problems[0].message,
+        "frame 0 (http://a.test/): no answer: no receiver"
+    );
+}
+
+#[test]
+fn resolving_names_across_frames() {
+    let tools = TabTools::from_frames(vec![
+        answer(0, r#"[{"name":"search"},{"name":"buy"}]"#),
+        answer(3, r#"[{"name":"search"}]"#),
+    ]);
+    assert_eq!(tools.resolve("buy", None).unwrap().frame_id, 0);
+    assert_eq!(tools.resolve("search", Some(3)).unwrap().frame_id, 3);
+    assert_eq!(
+        tools.resolve("search", None).unwrap_err(),
+        "`search` is offered by frame 0 (http://f0.test) and frame 3 (http://f3.test); pass `frameId` to choose"
+    );
+    assert_eq!(
+        tools.resolve("sell", None).unwrap_err(),
+        "no page tool named `sell`; the tab offers: search, buy"
+    );
+    assert!(tools
+        .resolve("buy", Some(3))
+        .unwrap_err()
+        .contains("in frame 3"));
+}
+
+#[test]
+fn an_unreachable_top_frame_without_our_script_is_orphaned() {
+    let unreachable = |frame_id: i64, message: &str| FrameAnswer {
+        frame_id,
+        url: "https://a.test/".into(),
+        answer: Err(FrameFailure::Unreachable(message.into())),
+    };
+    let gone = "Could not establish connection. Receiving end does not exist.";
+    assert!(orphaned(&[unreachable(0, gone)]));
+    assert!(!orphaned(&[unreachable(3, gone)]));
+    assert!(!orphaned(&[unreachable(0, "no answer within 5000 ms")]));
+}

@@ -1,0 +1,224 @@
+//! What the drive and the worker say to each other: the drive's [`Action`]s, the worker's
+//! [`Answer`]s, the tool calls it hands out and what a run starts from ([`Setup`]).
+
+use serde_json::{Map, Value};
+
+use crate::core::agui::Event;
+use crate::core::page::call::CallRequest;
+use crate::core::page::tool::PageTool;
+use crate::core::provider::prompt::Speaker;
+use crate::core::provider::{HttpRequest, ModelConfig};
+use crate::core::restart::Intent;
+use crate::core::run::{Input, PendingInput, RunOutcome};
+
+/// A timer the drive asked for; the shell reports [`Answer::Timeout`] with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimerId(pub u64);
+
+/// A model call the drive asked for (a fetch, or Chrome's model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FetchId(pub u64);
+
+/// What a tool of the run is bound to, beyond its spec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Binding {
+    /// A page tool as the run began with it.
+    Page(PageTool),
+    /// An MCP server's tool.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The tool's name at the server.
+        tool: String,
+        /// Whether the person confirms each call.
+        needs_confirmation: bool,
+        /// Whether a call acts (is not read-only nor declared harmless), whatever the
+        /// server's trust: its intent is stored while it runs.
+        acting: bool,
+    },
+}
+
+/// What a drive starts from besides its run.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The model the run calls.
+    pub model: ModelConfig,
+    /// The model's key, or why it could not be read (the first model call then fails).
+    pub key: Result<Option<String>, String>,
+    /// The run's tab, if any.
+    pub tab_id: Option<i64>,
+    /// Page and MCP tools by the name the run gives them.
+    pub bindings: Vec<(String, Binding)>,
+}
+
+/// How an MCP call is confirmed before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    /// It needs no confirmation.
+    No,
+    /// With the browser's `confirm()` in the tab's top frame.
+    InPage {
+        /// The tab.
+        tab_id: i64,
+        /// The question shown.
+        text: String,
+    },
+    /// In the popup or side panel (the run has no tab): asked by the turn and call.
+    Person {
+        /// The turn that asks.
+        turn_id: String,
+    },
+}
+
+/// A tool call for the shell to carry out; it answers with [`Answer::ToolDone`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCall {
+    /// The host's clock: `current_time`.
+    CurrentTime,
+    /// A page tool: run the page call machine for this request.
+    Page(CallRequest),
+    /// An MCP server's tool, confirmed first as said.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The tool's name at the server.
+        tool: String,
+        /// The call's arguments.
+        arguments: Map<String, Value>,
+        /// How it is confirmed first.
+        confirm: Confirm,
+    },
+}
+
+/// What the drive asks of the shell, or tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A run event: keep it and show it.
+    Event(Event),
+    /// Start this request; answer with [`Answer::Head`] or [`Answer::FetchFailed`].
+    Fetch {
+        /// The model call.
+        id: FetchId,
+        /// What to send.
+        request: HttpRequest,
+    },
+    /// Read the next piece of the body: [`Answer::Body`] or [`Answer::FetchFailed`].
+    Read {
+        /// The model call.
+        id: FetchId,
+    },
+    /// Abort the request (its answers, if any, are ignored).
+    Abort {
+        /// The model call.
+        id: FetchId,
+    },
+    /// Ask whether Chrome's built-in model is available: [`Answer::ChromeAvailability`].
+    ChromeAvailability {
+        /// The model call.
+        id: FetchId,
+    },
+    /// Prompt Chrome's built-in model: [`Answer::ChromeOutput`].
+    ChromePrompt {
+        /// The call's id.
+        id: FetchId,
+        /// The system prompt.
+        system: String,
+        /// The conversation, by speaker.
+        turns: Vec<(Speaker, String)>,
+    },
+    /// Report [`Answer::Timeout`] after `ms`.
+    Timer {
+        /// The timer.
+        id: TimerId,
+        /// How long, in milliseconds.
+        ms: u32,
+    },
+    /// The timer is no longer needed.
+    CancelTimer {
+        /// The timer.
+        id: TimerId,
+    },
+    /// Store the intents of the run's acting calls under way, replacing those stored (none:
+    /// remove them); done before the next action, which may start the call.
+    Intents(Vec<Intent>),
+    /// Run a tool call.
+    Tool {
+        /// The run's id of the call.
+        call_id: String,
+        /// What to run.
+        call: Box<ToolCall>,
+    },
+    /// Abort a page call still running in its frame.
+    CancelInFrame {
+        /// The run's tab.
+        tab_id: i64,
+        /// The frame where the call runs.
+        frame_id: i64,
+        /// The call's id in the page.
+        call_id: String,
+    },
+    /// Wait for the person to answer these visitor calls: [`Answer::Person`].
+    WaitForPerson(Vec<PendingInput>),
+    /// Keep the worker from idling out (`true`) or let it idle (`false`).
+    KeepAlive(bool),
+    /// The run ended.
+    Finished(RunOutcome),
+}
+
+/// What the shell feeds back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// A request's status and `Retry-After` header arrived.
+    Head {
+        /// The fetch.
+        id: FetchId,
+        /// The HTTP status (0: none).
+        status: u16,
+        /// The `Retry-After` header, if any.
+        retry_after: Option<String>,
+    },
+    /// The next piece of a body as text; `None` at its end.
+    Body {
+        /// The fetch.
+        id: FetchId,
+        /// The piece of text; `None` at the end of the body.
+        text: Option<String>,
+    },
+    /// The request could not be made, or its body broke.
+    FetchFailed {
+        /// The model call.
+        id: FetchId,
+        /// What went wrong.
+        message: String,
+    },
+    /// `LanguageModel.availability()`, or why it could not be asked.
+    ChromeAvailability {
+        /// The model call.
+        id: FetchId,
+        /// What `LanguageModel.availability()` said.
+        availability: String,
+    },
+    /// Chrome's model's output pieces, or why it failed.
+    ChromeOutput {
+        /// The model call.
+        id: FetchId,
+        /// The pieces of the answer, or why it failed.
+        output: Result<Vec<String>, String>,
+    },
+    /// A timer ran out.
+    Timeout(TimerId),
+    /// A tool call ended with this `callTool`-shaped answer.
+    ToolDone {
+        /// The call.
+        call_id: String,
+        /// The `callTool`-shaped answer.
+        response: Value,
+    },
+    /// The person's answers to visitor calls (none when the wait ended otherwise).
+    Person(Vec<Input>),
+    /// The person stopped the run.
+    Stop {
+        /// Why.
+        reason: String,
+    },
+}

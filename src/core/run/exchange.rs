@@ -1,0 +1,198 @@
+//! What a run starts from, what it is fed and what it asks: [`RunInput`], [`Input`],
+//! [`Output`] and how it ends ([`RunOutcome`]).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    Middleware, ModelRequest, RunTool, SourceError, ToolInvocation, ToolOutcome, DEFAULT_MAX_STEPS,
+};
+use crate::core::agui::{Event, Message};
+use crate::core::native::NativeDelta;
+use crate::core::toolset::ToolSpec;
+
+/// Everything a run starts from.
+#[derive(Debug, Clone)]
+pub struct RunInput {
+    /// The conversation's id.
+    pub thread_id: String,
+    /// This run's id.
+    pub run_id: String,
+    /// The conversation so far, this turn's user message included.
+    pub messages: Vec<Message>,
+    /// The tools: the conversation's, then those of the sources read for this run, then the
+    /// client's frontend tools, which win name clashes.
+    pub tools: Vec<RunTool>,
+    /// Tool sources that failed; reported at the start.
+    pub source_errors: Vec<SourceError>,
+    /// The most tool calls of the turn.
+    pub max_steps: usize,
+    /// Set by the caller of the turn, never by the model; given to every tool.
+    pub context: Value,
+    /// With a schema, the model ends its turn by calling `submit_result`.
+    pub output_schema: Option<Value>,
+    /// Global layers first, then the conversation's.
+    pub middleware: Vec<Middleware>,
+    /// Whether an invalid call is asked again once.
+    pub reask: bool,
+    /// Whether a repair hook is configured: a call that repair (and reask) could not make
+    /// valid is handed to it ([`Output::RepairHook`]) before its error goes to the model.
+    pub hook: bool,
+}
+
+impl RunInput {
+    /// A run of `messages` with no tools and the defaults.
+    pub fn new(
+        thread_id: impl Into<String>,
+        run_id: impl Into<String>,
+        messages: Vec<Message>,
+    ) -> Self {
+        RunInput {
+            thread_id: thread_id.into(),
+            run_id: run_id.into(),
+            messages,
+            tools: Vec::new(),
+            source_errors: Vec::new(),
+            max_steps: DEFAULT_MAX_STEPS,
+            context: Value::Null,
+            output_schema: None,
+            middleware: Vec::new(),
+            reask: true,
+            hook: false,
+        }
+    }
+}
+
+/// What the shell feeds the run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// A chunk of the model's text.
+    ModelText(String),
+    /// A native function-call delta.
+    ModelNative(NativeDelta),
+    /// The model's output ended; `cut_by_limit` when it stopped at the token limit.
+    ModelDone {
+        /// Whether it stopped at the token limit.
+        cut_by_limit: bool,
+    },
+    /// The model call failed (after the shell's own retries).
+    ModelFailed {
+        /// What went wrong.
+        message: String,
+    },
+    /// A tool call ended.
+    ToolDone {
+        /// The call.
+        call_id: String,
+        /// How it ended.
+        outcome: ToolOutcome,
+    },
+    /// The person answered a visitor tool.
+    SubmitToolResult {
+        /// The call.
+        call_id: String,
+        /// The person's answer.
+        value: String,
+    },
+    /// The person declined a visitor tool (`None`: "The visitor declined.").
+    RejectToolCall {
+        /// The call.
+        call_id: String,
+        /// Why the person declined (`None`: "The visitor declined.").
+        error: Option<String>,
+    },
+    /// The repair hook's answer for a call: `{name, arguments}` to use instead, or `None`.
+    HookAnswer {
+        /// The call.
+        call_id: String,
+        /// The call to make instead, if any.
+        call: Option<Value>,
+    },
+    /// The person stopped the run, or its time ran out.
+    Stop {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum RunOutcome {
+    /// The model answered without calling tools.
+    Completed {
+        /// The model's last text.
+        text: String,
+    },
+    /// The model called frontend tools; the client runs them and starts a follow-up run.
+    FrontendTools {
+        /// The calls, as AG-UI tool calls.
+        calls: Vec<Value>,
+    },
+    /// A terminal tool ended the turn.
+    EndedByTool {
+        /// The tool that ended it.
+        tool: String,
+        /// What the tool said.
+        outcome: Value,
+    },
+    /// `submit_result` was called with valid arguments.
+    Submitted {
+        /// The arguments of `submit_result`.
+        value: Value,
+    },
+    /// The tool budget was spent and the model still called tools.
+    BudgetSpent {
+        /// The model's last text.
+        text: String,
+    },
+    /// The person stopped the run.
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+    /// The run failed (model, cap, bug).
+    Failed {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// What the run asks of the shell, or tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// An AG-UI event of the run.
+    Event(Event),
+    /// Call the model with this request.
+    CallModel(ModelRequest),
+    /// Run this tool call.
+    CallTool(ToolInvocation),
+    /// Abort a tool call still running (the turn ended or was stopped).
+    CancelTool {
+        /// The call.
+        call_id: String,
+    },
+    /// Ask the configured repair hook about a call: `({raw, error, tools})`.
+    RepairHook(HookRequest),
+    /// The run ended so.
+    Finished(RunOutcome),
+}
+
+/// What the repair hook is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRequest {
+    /// The call.
+    pub call_id: String,
+    /// The call as the model wrote it.
+    pub raw: String,
+    /// The name as the model wrote it.
+    pub written_name: String,
+    /// Why the call is invalid.
+    pub error: String,
+    /// The tools the run offers.
+    pub tools: Vec<ToolSpec>,
+}

@@ -1,0 +1,121 @@
+//! The page tools of a run: a tab's tools as run tools with distinct names, bound to the page
+//! tool each stands for, and a page call's answer as the run's tool outcome.
+
+use serde_json::{json, Value};
+
+use crate::core::page::tabs::TabTools;
+use crate::core::page::tool::PageTool;
+
+/// A page tool as a run knows it: the name the model calls it by, and the tool itself (its
+/// frame, its origin and its definition when the run began).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageBinding {
+    /// The name the model calls it by.
+    pub run_name: String,
+    /// The page tool it stands for.
+    pub tool: PageTool,
+}
+
+/// The page tools of a run. Equal names in different frames stay distinct: the first frame's
+/// tool keeps its name, the others become `name__frameN`, and each such tool's description
+/// says which frame and origin it belongs to.
+pub fn page_run_tools(
+    tools: &TabTools,
+) -> (
+    Vec<crate::core::run::RunTool>,
+    Vec<PageBinding>,
+    Vec<crate::core::run::SourceError>,
+) {
+    use crate::core::run::{RunTool, SourceError, ToolKind};
+    let mut out: Vec<RunTool> = Vec::new();
+    let mut bindings: Vec<PageBinding> = Vec::new();
+    let mut errors = Vec::new();
+    for tool in &tools.tools {
+        let shared = tools.tools.iter().filter(|t| t.name == tool.name).count() > 1;
+        let run_name = if bindings.iter().any(|b| b.tool.name == tool.name) {
+            format!("{}__frame{}", tool.name, tool.frame_id)
+        } else {
+            tool.name.clone()
+        };
+        if !crate::core::tool::is_valid_name(&run_name, 128)
+            || bindings.iter().any(|b| b.run_name == run_name)
+        {
+            errors.push(SourceError {
+                source: format!("page frame {} ({})", tool.frame_id, tool.origin),
+                message: format!(
+                    "`{}` is also offered by another frame, and no distinct name is left for it; this frame's tool is left out",
+                    tool.name
+                ),
+            });
+            continue;
+        }
+        let mut description = match &tool.title {
+            Some(title) if !tool.description.contains(title.as_str()) => {
+                format!("{title}. {}", tool.description)
+            }
+            _ => tool.description.clone(),
+        };
+        if shared {
+            let frame = if tool.frame_id == 0 {
+                "the top frame".to_owned()
+            } else {
+                format!("frame {}", tool.frame_id)
+            };
+            description = format!("(In {frame}, {}.) {description}", tool.origin);
+        }
+        out.push(RunTool {
+            spec: crate::core::toolset::ToolSpec {
+                name: run_name.clone(),
+                description,
+                input_schema: tool.input_schema.clone(),
+            },
+            kind: ToolKind::Page,
+            data_source: tool
+                .annotations
+                .untrusted_content_hint
+                .then(|| format!("page {}", tool.origin)),
+        });
+        bindings.push(PageBinding {
+            run_name,
+            tool: tool.clone(),
+        });
+    }
+    for problem in &tools.problems {
+        errors.push(SourceError {
+            source: format!("page frame {}", problem.frame_id),
+            message: problem.message.clone(),
+        });
+    }
+    (out, bindings, errors)
+}
+
+/// What `callTool` answered, as a run's tool outcome.
+pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
+    use crate::core::run::ToolOutcome;
+    match (
+        response.get("ok"),
+        response.get("result"),
+        response.get("navigated"),
+    ) {
+        (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
+        (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
+            let mut result = json!({"navigated": true});
+            for key in ["url", "tools", "openedTab"] {
+                if let Some(value) = response.get(key) {
+                    result[key] = value.clone();
+                }
+            }
+            ToolOutcome::Ok(result.to_string())
+        }
+        _ => ToolOutcome::Error(
+            response
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the page tool failed without a message")
+                .to_owned(),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,84 @@
+//! Page tools as run tools, and page answers as outcomes.
+
+use serde_json::json;
+
+use super::*;
+use crate::core::page::tabs::FrameAnswer;
+
+#[test]
+fn page_tools_become_run_tools() {
+    let raw = r#"{"ok":true,"supported":true,"origin":"http://a.test","tools":[
+        {"name":"read","description":"Reads","annotations":{"untrustedContentHint":true}},{"name":"buy","title":"Buy it","description":"Buys"}]}"#;
+    let frame = |id: i64| FrameAnswer {
+        frame_id: id,
+        url: "http://a.test/".into(),
+        answer: Ok(crate::core::bridge::parse_listing(
+            raw,
+            id,
+            &crate::core::limits::Limits::DEFAULT,
+        )
+        .unwrap()),
+    };
+    let tools = TabTools::from_frames(vec![frame(0), frame(4)]);
+    let (run_tools, bindings, errors) = page_run_tools(&tools);
+    assert!(errors.is_empty(), "{errors:?}");
+    let names: Vec<(&str, &str, i64)> = bindings
+        .iter()
+        .map(|b| (b.run_name.as_str(), b.tool.name.as_str(), b.tool.frame_id))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("read", "read", 0),
+            ("buy", "buy", 0),
+            ("read__frame4", "read", 4),
+            ("buy__frame4", "buy", 4)
+        ],
+        "equal names in two frames stay distinct"
+    );
+    assert_eq!(
+        run_tools[0].data_source.as_deref(),
+        Some("page http://a.test")
+    );
+    assert_eq!(
+        run_tools[1].spec.description,
+        "(In the top frame, http://a.test.) Buy it. Buys"
+    );
+    assert_eq!(
+        run_tools[3].spec.description,
+        "(In frame 4, http://a.test.) Buy it. Buys"
+    );
+    assert_eq!(run_tools[3].spec.name, "buy__frame4");
+
+    let single = TabTools::from_frames(vec![frame(0)]);
+    let (run_tools, _, _) = page_run_tools(&single);
+    assert_eq!(
+        run_tools[1].spec.description, "Buy it. Buys",
+        "no frame note without a clash"
+    );
+}
+
+#[test]
+fn call_responses_become_outcomes() {
+    use crate::core::run::ToolOutcome;
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "result": "5"})),
+        ToolOutcome::Ok("5".into())
+    );
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2"})),
+        ToolOutcome::Ok("{\"navigated\":true,\"url\":\"http://a.test/2\"}".into())
+    );
+    assert_eq!(
+        tool_outcome(
+            &json!({"ok": true, "navigated": true, "url": "http://a.test/2", "tools": ["pay"], "extra": 1})
+        ),
+        ToolOutcome::Ok(
+            "{\"navigated\":true,\"url\":\"http://a.test/2\",\"tools\":[\"pay\"]}".into()
+        )
+    );
+    assert_eq!(
+        tool_outcome(&json!({"ok": false, "error": "boom"})),
+        ToolOutcome::Error("boom".into())
+    );
+}

@@ -1,0 +1,160 @@
+//! The tools of a run: who runs each ([`ToolKind`]), how the run is given them, the calls it
+//! hands out and how they end. Plain data: the machine in `run` decides what to do with them.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::core::toolset::ToolSpec;
+
+/// Who runs a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolKind {
+    /// The host itself (e.g. `current_time`), through the shell.
+    Local,
+    /// The page of the run's tab, through the bridge.
+    Page,
+    /// A remote MCP server.
+    Mcp,
+    /// The AG-UI client of the run: the run ends and the client runs it.
+    Frontend,
+    /// The person, in the popup: the call waits for an answer.
+    Visitor,
+}
+
+pub(super) fn kind_name(kind: ToolKind) -> &'static str {
+    match kind {
+        ToolKind::Local => "host",
+        ToolKind::Page => "page",
+        ToolKind::Mcp => "MCP",
+        ToolKind::Frontend => "client (frontend)",
+        ToolKind::Visitor => "visitor",
+    }
+}
+
+/// A tool of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTool {
+    /// Its name, description and input schema.
+    pub spec: ToolSpec,
+    /// Who runs it.
+    pub kind: ToolKind,
+    /// When set, results are wrapped as data from this source (untrusted content).
+    pub data_source: Option<String>,
+}
+
+/// A tool source that failed at the start of the run; it is skipped and reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceError {
+    /// The source, as the person knows it.
+    pub source: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A tool call for the shell to carry out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolInvocation {
+    /// The call's id.
+    pub call_id: String,
+    /// The turn's id.
+    pub turn_id: String,
+    /// The tool's name in the run.
+    pub name: String,
+    /// Who runs it.
+    pub kind: ToolKind,
+    /// The repaired arguments.
+    pub arguments: Map<String, Value>,
+    /// The turn's context (set by the caller).
+    pub context: Value,
+    /// Runs of this tool in this turn, this one included.
+    pub call_count: usize,
+}
+
+/// How a tool call ended, as the shell reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutcome {
+    /// The result as text (the shell writes non-string results as JSON).
+    Ok(String),
+    /// The tool threw, timed out, or was refused.
+    Error(String),
+    /// A terminal tool: the turn resolves at once with `outcome`.
+    EndTurn {
+        /// The result the model sees.
+        result: String,
+        /// What the turn resolves with.
+        outcome: Value,
+    },
+}
+
+/// A visitor tool call waiting for the person.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingInput {
+    /// The call's id.
+    pub call_id: String,
+    /// The turn's id.
+    pub turn_id: String,
+    /// The tool's name in the run.
+    pub name: String,
+    /// The arguments.
+    pub args: Map<String, Value>,
+}
+
+/// The tools of a run with distinct names. Name clashes: the client's frontend tools win,
+/// then the host's own and the person's (local, visitor), then MCP servers (which the person
+/// added), then the page (which the site controls). No source takes another's name silently:
+/// each tool left out is reported in `errors`.
+pub(super) fn distinct(given: Vec<RunTool>, errors: &mut Vec<SourceError>) -> Vec<RunTool> {
+    let rank = |kind: ToolKind| match kind {
+        ToolKind::Frontend => 0,
+        ToolKind::Local | ToolKind::Visitor => 1,
+        ToolKind::Mcp => 2,
+        ToolKind::Page => 3,
+    };
+    let mut best: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, tool) in given.iter().enumerate() {
+        let name = tool.spec.name.as_str();
+        match best.get(name) {
+            Some(&kept) if rank(given[kept].kind) <= rank(tool.kind) => {}
+            _ => {
+                best.insert(name, i);
+            }
+        }
+    }
+    let keep: Vec<bool> = given
+        .iter()
+        .enumerate()
+        .map(|(i, t)| best[t.spec.name.as_str()] == i)
+        .collect();
+    for tool in given
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !keep[*i])
+        .map(|(_, t)| t)
+    {
+        let winner = &given[best[tool.spec.name.as_str()]];
+        errors.push(SourceError {
+            source: tool
+                .data_source
+                .clone()
+                .unwrap_or_else(|| kind_name(tool.kind).to_owned()),
+            message: format!(
+                "`{}` is also the name of {} {} tool, which keeps it; this {} tool is left out",
+                tool.spec.name,
+                if winner.kind == ToolKind::Mcp {
+                    "an"
+                } else {
+                    "a"
+                },
+                kind_name(winner.kind),
+                kind_name(tool.kind)
+            ),
+        });
+    }
+    given
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(tool, keep)| keep.then_some(tool))
+        .collect()
+}
