@@ -1,5 +1,6 @@
 // Assembles the unpacked extension in extension/: the manifest (with the crate's version),
-// the service-worker loader, the wasm module and its glue, the content script and the popup.
+// the service-worker loader, the wasm module and its glue, the content script and the popup
+// (its page and every module of it).
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +29,12 @@ copy('target/bindgen/webmcp_host_bg.wasm', 'webmcp_host_bg.wasm');
 // JS snippets the wasm module imports (its I/O primitives), where the glue expects them.
 if (existsSync(join(bindgen, 'snippets'))) copy('target/bindgen/snippets', 'snippets');
 copy('content-script', 'content-script');
-for (const file of readdirSync(join(root, 'popup'))) copy(join('popup', file), file);
+// The popup's page, style and ES modules (views/ included) beside the manifest, where the page
+// loads them from (`script-src 'self'`); none may take the place of another file of the extension.
+for (const entry of readdirSync(join(root, 'popup'))) {
+  if (existsSync(join(out, entry))) throw new Error(`popup/${entry}: extension/${entry} exists already`);
+  copy(join('popup', entry), entry);
+}
 // The side panel is the popup's page on another surface: one markup, two entry points.
 const popupHtml = readFileSync(join(root, 'popup', 'popup.html'), 'utf8');
 const sidePanelHtml = popupHtml

@@ -1,0 +1,33 @@
+// DOM helpers of the popup and the side panel: find an element, make one, make a button, say a
+// line in a status element. Invariant: text is set only through textContent (never parsed as
+// HTML), so text from a model, a page or a server stays text; nothing remote is loaded; no
+// decisions here.
+
+/** The element of this page with that id. */
+export const $ = (id) => document.getElementById(id);
+
+/** A new element, with a class and a text (set as textContent) when given. */
+export function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+/** A new `type=button` button with its text and its click handler. */
+export function button(text, onClick, className) {
+  const node = element('button', className, text);
+  node.type = 'button';
+  node.addEventListener('click', onClick);
+  return node;
+}
+
+/** Says a line in the status element `id` (as text), marked as an error or not. */
+export function say(id, text, isError = false) {
+  const node = $(id);
+  node.textContent = text;
+  node.classList.toggle('error', isError);
+}
+
+/** The text of an error (its message), or of anything thrown. */
+export const errorText = (error) => String(error?.message ?? error);

@@ -1,0 +1,66 @@
+// The Pending view: the items waiting for the person, visitor inputs (answered or declined) and
+// confirmations of MCP tools in runs without a tab. Invariant: names, questions and arguments
+// are set only through textContent; nothing remote is loaded; the worker decides what waits and
+// what an answer does.
+
+import { $, button, element, errorText, say } from '../dom.js';
+import { call } from '../host.js';
+import { state } from '../state.js';
+import { ASK_PERSON } from './run.js';
+
+function renderPending() {
+  const items = state.pending;
+  $('pending-count').textContent = items.length ? String(items.length) : '';
+  $('pending-empty').hidden = items.length > 0;
+  $('pending').replaceChildren(
+    ...items.map((item) => {
+      const li = element('li', `pending ${item.kind}`);
+      li.dataset.callId = item.callId;
+      li.dataset.kind = item.kind;
+      const heading =
+        item.kind === 'confirmation'
+          ? `Allow “${item.name}” of MCP server ${item.server}?`
+          : item.name === ASK_PERSON.name && typeof item.args?.question === 'string'
+            ? item.args.question
+            : `The agent asks you to run “${item.name}”`;
+      li.append(element('p', 'pending-title', heading));
+      li.append(element('pre', 'pending-args', JSON.stringify(item.args, null, 2)));
+      li.append(element('p', 'muted', `run ${item.runId}`));
+      const actions = element('div', 'row');
+      const done = (op, body) => async () => {
+        try {
+          await call(op, { runId: item.runId, callId: item.callId, ...body });
+        } catch (error) {
+          li.append(element('p', 'error', errorText(error)));
+        }
+        refreshPending();
+      };
+      if (item.kind === 'input') {
+        const id = `answer-${item.callId}`;
+        const label = element('label', '', 'Your answer');
+        label.htmlFor = id;
+        const input = element('textarea');
+        input.id = id;
+        input.rows = 2;
+        actions.append(
+          button('Answer', async () => done('answer', { value: input.value })()),
+          button('Decline', done('decline', {})),
+        );
+        li.append(label, input, actions);
+      } else {
+        actions.append(button('Allow', done('answer', { value: true })), button('Decline', done('decline', {})));
+        li.append(actions);
+      }
+      return li;
+    }),
+  );
+}
+
+export async function refreshPending() {
+  try {
+    state.pending = await call('pending');
+    renderPending();
+  } catch (error) {
+    say('pending-empty', errorText(error), true);
+  }
+}

@@ -1,0 +1,142 @@
+// The Run view: the tab's WebMCP tools and what else the agent is offered, the model to use, the
+// prompt, and stop. Invariant: names and descriptions from pages and servers are set only through
+// textContent; nothing remote is loaded; the worker runs the agent and decides what it may call.
+
+import { $, element, errorText, say } from '../dom.js';
+import { call } from '../host.js';
+import { selectRun } from '../shown-run.js';
+import { state } from '../state.js';
+
+/** A visitor tool every run from here offers: the model may ask the person a question. */
+export const ASK_PERSON = {
+  name: 'ask_person',
+  description: 'Ask the person at the browser a question and wait for their answer (text).',
+  parameters: {
+    type: 'object',
+    properties: { question: { type: 'string', description: 'The question, in one or two sentences.' } },
+    required: ['question'],
+  },
+};
+
+const HINTS = [
+  ['readOnlyHint', 'read-only', ''],
+  ['consequentialHint', 'consequential', 'consequential'],
+  ['untrustedContentHint', 'untrusted content', ''],
+];
+
+function renderTool(tool) {
+  const item = element('li');
+  item.dataset.tool = tool.name;
+  const title = element('div');
+  title.append(element('span', 'tool-name', tool.name));
+  for (const [key, label, extra] of HINTS) {
+    if (tool.annotations?.[key]) title.append(element('span', `hint ${extra}`.trim(), label));
+  }
+  item.append(title);
+  if (tool.description) item.append(element('p', 'tool-desc', tool.description));
+  const inputs = Object.keys(tool.inputSchema?.properties ?? {});
+  const frame = tool.frameId === 0 ? 'top frame' : `frame ${tool.frameId}`;
+  const meta = `${inputs.length ? `(${inputs.join(', ')})` : '(no input)'} · ${tool.origin} · ${frame}`;
+  item.append(element('div', 'tool-meta', meta));
+  return item;
+}
+
+function renderExtraTool(name, description, hint, hintClass = '') {
+  const item = element('li');
+  item.dataset.tool = name;
+  const title = element('div');
+  title.append(element('span', 'tool-name', name));
+  if (hint) title.append(element('span', `hint ${hintClass}`.trim(), hint));
+  item.append(title);
+  if (description) item.append(element('p', 'tool-desc', description));
+  return item;
+}
+
+export async function loadTools() {
+  if (typeof state.tabId !== 'number' || Number.isNaN(state.tabId)) {
+    say('status', 'No tab to read.');
+    return;
+  }
+  let answer;
+  try {
+    answer = await call('listTools', { tabId: state.tabId });
+  } catch (error) {
+    say('status', `Could not read the tab's tools: ${errorText(error)}`, true);
+    $('tools').replaceChildren();
+    $('tool-count').textContent = '';
+    return;
+  }
+  $('tool-count').textContent = `(${answer.tools.length})`;
+  $('tools').replaceChildren(...answer.tools.map(renderTool));
+  say('status', answer.tools.length ? '' : 'This tab offers no WebMCP tools.');
+  $('problems-box').hidden = answer.problems.length === 0;
+  $('problem-count').textContent = `(${answer.problems.length})`;
+  $('problems').replaceChildren(
+    ...answer.problems.map((p) => element('li', '', p.tool ? `${p.tool}: ${p.message}` : p.message)),
+  );
+}
+
+export function renderExtraTools() {
+  const list = [
+    renderExtraTool('current_time', 'The current date and time where you are.', 'read-only'),
+    renderExtraTool(ASK_PERSON.name, ASK_PERSON.description, 'asks you'),
+  ];
+  const states = state.settings?.serverStates ?? {};
+  for (const server of state.settings?.servers ?? []) {
+    if (!server.enabled) continue;
+    const known = states[server.name];
+    if (!known?.ok) {
+      list.push(renderExtraTool(`${server.name}`, known?.error ? `Last check failed: ${known.error}` : 'MCP server, not checked yet: its tools are listed at the run’s start.', 'MCP'));
+      continue;
+    }
+    for (const tool of known.names ?? []) {
+      list.push(renderExtraTool(tool.name, tool.description, tool.confirm ? 'asks first' : 'MCP', tool.confirm ? 'consequential' : ''));
+    }
+  }
+  $('extra-tools').replaceChildren(...list);
+}
+
+export function renderModelSelect() {
+  const select = $('model-select');
+  const models = state.settings?.models ?? [];
+  const current = select.value;
+  select.replaceChildren(
+    ...models.map((m) => {
+      const option = element('option', '', m.name === state.settings.default ? `${m.name} (default)` : m.name);
+      option.value = m.name;
+      return option;
+    }),
+  );
+  if (models.some((m) => m.name === current)) select.value = current;
+  else if (state.settings?.default) select.value = state.settings.default;
+  $('run').disabled = models.length === 0;
+  if (models.length === 0) say('run-status', 'Add a model under Models first.');
+}
+
+export async function startRun(event) {
+  event.preventDefault();
+  const prompt = $('prompt').value.trim();
+  if (!prompt) return;
+  const request = { prompt, visitorTools: [ASK_PERSON] };
+  if (typeof state.tabId === 'number') request.tabId = state.tabId;
+  if ($('model-select').value) request.model = $('model-select').value;
+  $('run').disabled = true;
+  try {
+    const { runId } = await call('startRun', request);
+    await selectRun(runId);
+    say('run-status', 'Running…');
+  } catch (error) {
+    say('run-status', errorText(error), true);
+  } finally {
+    $('run').disabled = false;
+  }
+}
+
+export async function stopRun() {
+  if (!state.runId) return;
+  try {
+    await call('stop', { runId: state.runId, reason: 'stopped by the person' });
+  } catch (error) {
+    say('run-status', errorText(error), true);
+  }
+}
