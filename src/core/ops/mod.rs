@@ -14,9 +14,11 @@
 
 mod name;
 pub mod request;
+pub mod runlog;
 pub mod runs;
 pub mod sender;
 pub mod settings;
+pub mod waits;
 
 #[cfg(test)]
 mod tests;
