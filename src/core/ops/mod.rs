@@ -12,6 +12,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checks;
 mod name;
 pub mod request;
 pub mod runlog;
