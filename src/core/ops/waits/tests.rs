@@ -46,12 +46,9 @@ fn an_answer_wakes_the_run_and_becomes_its_input() {
         Some(Waiter::Inputs { run_id: "r".into() })
     );
     assert_eq!(waits.deliver(answer("r", "a", Ok("again".into()))), None);
-    assert_eq!(
-        waits
-            .deliver(answer("r", "b", Err(Some("no".into()))))
-            .is_some(),
-        true
-    );
+    assert!(waits
+        .deliver(answer("r", "b", Err(Some("no".into()))))
+        .is_some());
     // An answer is there: no wait.
     let (_, waiter) = waits.list_inputs("r", &inputs);
     assert_eq!(waiter, None);
