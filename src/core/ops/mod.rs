@@ -176,6 +176,23 @@ impl Op {
     }
 }
 
+/// A runtime message as its JSON text (untrusted): within the message cap
+/// ([`Limits::max_message_bytes`](crate::core::limits::Limits)), JSON, and naming an
+/// operation. Its name and value, for [`authorize`] and then [`Op::parse`].
+pub fn read_message(text: &str) -> Result<(OpName, Value), String> {
+    let cap = crate::core::limits::Limits::DEFAULT.max_message_bytes;
+    if text.len() > cap {
+        return Err(format!(
+            "the message is {} bytes, over the cap of {cap} (max_message_bytes)",
+            text.len()
+        ));
+    }
+    let message: Value =
+        serde_json::from_str(text).map_err(|e| format!("the message is not JSON: {e}"))?;
+    let name = OpName::of_message(&message).map_err(|e| e.0)?;
+    Ok((name, message))
+}
+
 /// Parses a runtime message `{op, ...request}` into an operation (name, then request).
 pub fn parse_op(message: &Value) -> Result<Op, RequestError> {
     Op::parse(OpName::of_message(message)?, message)
