@@ -14,8 +14,9 @@ use wasm_bindgen::prelude::*;
 
 use super::io::{deferred, race_stop};
 use super::pages::push;
+use crate::core::limits::CONFIRM_MS;
 use crate::core::ops::runs::Answer;
-use crate::core::ops::waits::{Listing, Waiter, Waits, CONFIRM_MS};
+use crate::core::ops::waits::{Listing, Waiter, Waits};
 use crate::core::run::{Input, PendingInput};
 
 thread_local! {

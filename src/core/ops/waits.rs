@@ -11,9 +11,6 @@ use serde_json::{Map, Value};
 use super::runs::{Answer, PendingItem};
 use crate::core::run::{Input, PendingInput};
 
-/// How long a tab-less confirmation waits for the person (ms).
-pub const CONFIRM_MS: u32 = 5 * 60 * 1000;
-
 /// Who waits for an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Waiter {
@@ -121,7 +118,7 @@ impl Waits {
     }
 
     /// A call of a run without a tab asks for confirmation: listed (push `pending`); the
-    /// waiter to wait for, at most [`CONFIRM_MS`].
+    /// waiter to wait for, at most [`CONFIRM_MS`](crate::core::limits::CONFIRM_MS).
     pub fn ask_confirmation(
         &mut self,
         run_id: &str,
