@@ -6,6 +6,11 @@
 //! scripts) and the automation surface (`globalThis.webmcpHost[op](request)`) go through it;
 //! every operation answers `{ok: true, value}` or `{ok: false, error}` in the shell.
 //!
+//! The state behind the person's side lives here as values the shell drives: [`runlog`]
+//! (what is kept, pushed and saved of every run), [`waits`] (what waits for the person and
+//! who to wake), [`checks`] (the answers of `settings`, `testModel`, `checkServer`), with
+//! [`runs`] and [`settings`] the values they are made of.
+//!
 //! Invariant: an operation's name is written once, in [`OpName::as_str`]; a message is
 //! authorized by its name before its request is parsed, so an unauthorized sender learns
 //! nothing about the request's shape.
