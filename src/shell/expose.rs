@@ -221,6 +221,7 @@ fn forget(server: &str) {
     }
 }
 
+/// Closes the kept connections of the servers no exposure names any more.
 fn close_unused(exposures: &[Exposure]) {
     with(|open| unused(open.keys(), exposures))
         .iter()
