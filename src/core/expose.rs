@@ -9,6 +9,8 @@
 //! server's `tools/list`, and a `tools/call` outcome as the page's result or error. No turn
 //! runs: no model, no context; a result goes to the page as its text.
 
+#![warn(missing_docs)]
+
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
@@ -19,8 +21,9 @@ use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
 use super::tool::{is_valid_name, kind};
 
-/// At most this many origins in one exposure, and exposures in all.
+/// At most this many origins in one exposure.
 pub const MAX_ORIGINS: usize = 256;
+/// At most this many exposures in all.
 pub const MAX_EXPOSURES: usize = 256;
 
 /// One MCP server offered to some origins' WebMCP.
@@ -39,8 +42,11 @@ pub struct Exposure {
 /// `expose({server, origin, enabled, tools?})`: switches one server on or off for one origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExposeRequest {
+    /// The MCP server's name as configured.
     pub server: String,
+    /// The origin, normalized (`scheme://host[:port]`).
     pub origin: String,
+    /// Exposed to the origin (`true`) or no longer (`false`).
     pub enabled: bool,
     /// Sorted and without repeats; `None`: all the server's tools.
     pub tools: Option<Vec<String>>,
@@ -51,6 +57,7 @@ fn bad(message: impl Into<String>) -> String {
 }
 
 impl ExposeRequest {
+    /// Reads the request (untrusted): an error says what is wrong.
     pub fn parse(value: &Value) -> Result<Self, String> {
         let map = value
             .as_object()
@@ -403,11 +410,14 @@ pub fn tools_reply(tools: &[PageTool]) -> Value {
 /// `callExposed({name, args})` from a page's content script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallExposedRequest {
+    /// The tool's name as registered in the page.
     pub name: String,
+    /// The call's arguments.
     pub args: Map<String, Value>,
 }
 
 impl CallExposedRequest {
+    /// Reads the request (untrusted, from a page): an error says what is wrong.
     pub fn parse(value: &Value) -> Result<Self, String> {
         let name = match value.get("name") {
             Some(Value::String(name)) if is_valid_name(name, 256) => name.clone(),
@@ -462,6 +472,83 @@ pub fn call_reply(tool: &McpTool, result: &CallResult) -> Result<String, String>
 /// A refusal of `callExposed` before anything ran.
 pub fn declined() -> String {
     "declined: the person did not allow this call".into()
+}
+
+/// The message that tells a page's `expose.js` to ask for its tools again.
+pub fn sync_message() -> Value {
+    json!({"webmcpHostExpose": 1, "op": "sync"})
+}
+
+/// Whether a tab whose top frame shows `top_url` is told of a change to `origin`'s exposures.
+pub fn tells(origin: &str, top_url: &str) -> bool {
+    origin_of_url(top_url).as_deref() == Some(origin)
+}
+
+/// An exposure switched on must name a configured server.
+pub fn check_configured(
+    request: &ExposeRequest,
+    servers: &[McpServerConfig],
+) -> Result<(), String> {
+    if !request.enabled || servers.iter().any(|s| s.name == request.server) {
+        return Ok(());
+    }
+    Err(format!(
+        "expose: no MCP server named `{}` is configured (configure it first)",
+        request.server
+    ))
+}
+
+/// The servers of the kept connections (`open`) that no exposure names any more: closed.
+pub fn unused<'a>(
+    open: impl IntoIterator<Item = &'a String>,
+    exposures: &[Exposure],
+) -> Vec<String> {
+    open.into_iter()
+        .filter(|name| !exposures.iter().any(|e| &e.server == *name))
+        .cloned()
+        .collect()
+}
+
+/// What to do with a server's kept connection before using it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connect {
+    /// It was opened for the server's current configuration and key: use it.
+    Reuse,
+    /// The configuration or key changed since: close it and open another.
+    Replace,
+    /// None is kept: open one.
+    Open,
+}
+
+/// Whether a kept connection (`kept`: the configuration and key it was opened with) serves
+/// `server` with `key` now.
+pub fn connect(
+    kept: Option<(&McpServerConfig, Option<&str>)>,
+    server: &McpServerConfig,
+    key: Option<&str>,
+) -> Connect {
+    match kept {
+        Some((config, was)) if config == server && was == key => Connect::Reuse,
+        Some(_) => Connect::Replace,
+        None => Connect::Open,
+    }
+}
+
+/// After the person allowed a call: its server must still be exposed to the origin (it may
+/// have been switched off meanwhile), or the call does not run.
+pub fn still_exposed(exposures: &[Exposure], origin: &str, tool: &PageTool) -> Result<(), String> {
+    if for_origin(exposures, origin)
+        .iter()
+        .any(|e| e.server == tool.server)
+    {
+        return Ok(());
+    }
+    Err(format!("`{}` is no longer exposed to this page", tool.name))
+}
+
+/// A call whose server's connection was closed meanwhile.
+pub fn not_connected(name: &str) -> String {
+    format!("the MCP server of `{name}` is not connected any more")
 }
 
 #[cfg(test)]

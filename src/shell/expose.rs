@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
 use super::agent::{load_servers, read_key};
@@ -24,8 +24,9 @@ use super::convert::{self, describe};
 use super::io::{storage_get, storage_set};
 use super::{chrome, mcp, timer};
 use crate::core::expose::{
-    apply, call_reply, confirmation_text, declined, for_origin, origin_of_url, page_tools,
-    parse_stored, resolve, tools_reply, CallExposedRequest, ExposeRequest, Exposure, PageTool,
+    apply, call_reply, check_configured, confirmation_text, connect, declined, for_origin,
+    not_connected, page_tools, parse_stored, resolve, still_exposed, sync_message, tells,
+    tools_reply, unused, CallExposedRequest, Connect, ExposeRequest, Exposure, PageTool,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
@@ -38,8 +39,6 @@ const EXPOSURES_KEY: &str = "webmcpHost.exposures";
 const OPEN_MS: u32 = 20_000;
 /// How long a tab has to take the news of a change.
 const NOTIFY_MS: u32 = 2_000;
-/// The message that tells a page's `expose.js` to ask again.
-const SYNC_KEY: &str = "webmcpHostExpose";
 
 /// An open connection to an exposed server.
 struct Open {
@@ -47,6 +46,13 @@ struct Open {
     key: Option<String>,
     client: mcp::Shared,
     tools: Rc<Vec<McpTool>>,
+}
+
+impl Open {
+    /// What it was opened for: the server's configuration and key.
+    fn identity(&self) -> (&McpServerConfig, Option<&str>) {
+        (&self.config, self.key.as_deref())
+    }
 }
 
 /// The kept connections, by server name.
@@ -65,13 +71,7 @@ fn with<T>(f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
 /// tabs of that origin are told at once.
 pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {
     if request.enabled {
-        let servers = load_servers().await?;
-        if !servers.iter().any(|s| s.name == request.server) {
-            return Err(format!(
-                "expose: no MCP server named `{}` is configured (configure it first)",
-                request.server
-            ));
-        }
+        check_configured(&request, &load_servers().await?)?;
     }
     let exposures = apply(&load_exposures().await, &request)?;
     let value = serde_json::to_value(&exposures).expect("exposures serialize");
@@ -177,11 +177,11 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         Some(reference) => read_key(reference).await?,
         None => None,
     };
-    if let Some(kept) = with(|open| open.get(&server.name).cloned()) {
-        if kept.config == *server && kept.key == key {
-            return Ok(kept);
-        }
-        forget(&server.name);
+    let kept = with(|open| open.get(&server.name).cloned());
+    match connect(kept.as_deref().map(Open::identity), server, key.as_deref()) {
+        Connect::Reuse => return Ok(kept.expect("a kept connection")),
+        Connect::Replace => forget(&server.name),
+        Connect::Open => {}
     }
     let within = server.timeout_ms.unwrap_or(OPEN_MS);
     let (client, tools) = mcp::open(server.clone(), key.clone(), within)
@@ -194,13 +194,14 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
         tools: Rc::new(tools),
     });
     // Another request may have opened the same server meanwhile: keep one of the two.
-    let earlier = with(|open| match open.get(&server.name) {
-        Some(other) if other.config == opened.config && other.key == opened.key => {
-            Some(other.clone())
-        }
-        _ => {
-            open.insert(server.name.clone(), opened.clone());
-            None
+    let earlier = with(|open| {
+        let other = open.get(&server.name);
+        match connect(other.map(|o| o.identity()), server, opened.key.as_deref()) {
+            Connect::Reuse => other.cloned(),
+            Connect::Replace | Connect::Open => {
+                open.insert(server.name.clone(), opened.clone());
+                None
+            }
         }
     });
     match earlier {
@@ -220,14 +221,11 @@ fn forget(server: &str) {
     }
 }
 
+/// Closes the kept connections of the servers no exposure names any more.
 fn close_unused(exposures: &[Exposure]) {
-    let unused: Vec<String> = with(|open| open.keys().cloned().collect());
-    for name in unused
+    with(|open| unused(open.keys(), exposures))
         .iter()
-        .filter(|n| !exposures.iter().any(|e| &e.server == *n))
-    {
-        forget(name);
-    }
+        .for_each(|name| forget(name));
 }
 
 /// Runs an exposed tool for a page: confirmed in the page first when it needs it.
@@ -239,24 +237,10 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
         if !super::confirm_in_page(tab_id, text).await {
             return Err(declined());
         }
-        // Switched off while the person was asked: not run.
-        let exposures = load_exposures().await;
-        if !for_origin(&exposures, origin)
-            .iter()
-            .any(|e| e.server == tool.server)
-        {
-            return Err(format!(
-                "`{}` is no longer exposed to this page",
-                request.name
-            ));
-        }
+        still_exposed(&load_exposures().await, origin, &tool)?;
     }
-    let Some(open) = with(|open| open.get(&tool.server).cloned()) else {
-        return Err(format!(
-            "the MCP server of `{}` is not connected any more",
-            request.name
-        ));
-    };
+    let open = with(|open| open.get(&tool.server).cloned());
+    let open = open.ok_or_else(|| not_connected(&request.name))?;
     let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
     let result = match result {
         CallResult::Error(error) => {
@@ -273,14 +257,16 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
 
 /// Tells the top frame of every open tab of `origin` to ask for its tools again.
 async fn notify(origin: &str) {
-    let message = convert::from_json(&json!({SYNC_KEY: 1, "op": "sync"}));
+    let message = convert::from_json(&sync_message());
     let mut sent = Vec::new();
     for tab in chrome::tabs().await {
         let Ok(frames) = chrome::all_frames(tab.id).await else {
             continue;
         };
-        let top = frames.iter().find(|f| f.frame_id == 0);
-        if top.and_then(|f| origin_of_url(&f.url)).as_deref() == Some(origin) {
+        if frames
+            .iter()
+            .any(|f| f.frame_id == 0 && tells(origin, &f.url))
+        {
             sent.push(chrome::send_to_frame(tab.id, 0, &message));
         }
     }

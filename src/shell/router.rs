@@ -16,8 +16,8 @@ use super::convert::{self, describe};
 use super::io::random_id;
 use super::pages::push;
 use super::{agent, auth, chrome, expose, runlog, settings, ui, waits};
-use crate::core::limits::Limits;
-use crate::core::ops::{authorize, classify, Op, OpName, Sender};
+use crate::core::ops::runs::{fill_run_ids, not_started};
+use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
 
 /// The names of the operations of the automation surface (`globalThis.webmcpHost`).
 #[wasm_bindgen]
@@ -59,18 +59,7 @@ fn answer(outcome: Result<Value, String>) -> JsValue {
 async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
     let own_id = chrome::runtime_id().ok_or("chrome.runtime is not available in this context")?;
     let sender = classify(&own_id, &convert::sender_info(sender));
-    let text = convert::to_json_text(message)?;
-    let limits = Limits::DEFAULT;
-    if text.len() > limits.max_message_bytes {
-        return Err(format!(
-            "the message is {} bytes, over the cap of {} (max_message_bytes)",
-            text.len(),
-            limits.max_message_bytes
-        ));
-    }
-    let message: Value =
-        serde_json::from_str(&text).map_err(|e| format!("the message is not JSON: {e}"))?;
-    let name = OpName::of_message(&message).map_err(|e| e.0)?;
+    let (name, message) = read_message(&convert::to_json_text(message)?)?;
     if let Err(refusal) = authorize(&sender, name) {
         chrome::warn(&format!("webmcp-host: {refusal}"));
         return Err(refusal.to_string());
@@ -132,16 +121,7 @@ async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
         .await?
         .resolve(request.get("model").and_then(Value::as_str))
         .map_err(|e| format!("startRun: {e}"))?;
-    let mut id = |key: &str, prefix: &str| {
-        request
-            .entry(key)
-            .or_insert_with(|| json!(format!("{prefix}_{}", random_id())))
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let run_id = id("runId", "run");
-    let thread_id = id("threadId", "thread");
+    let (run_id, thread_id) = fill_run_ids(&mut request, random_id);
     let given = convert::from_json(&Value::Object(request));
     let started = run_id.clone();
     spawn_local(async move {
@@ -150,10 +130,7 @@ async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
             chrome::warn(&format!(
                 "webmcp-host: run {started} did not start: {message}"
             ));
-            push(
-                "finished",
-                json!({"runId": started, "outcome": {"type": "failed", "message": message}}),
-            );
+            push("finished", not_started(&started, &message));
         }
     });
     Ok(json!({"runId": run_id, "threadId": thread_id}))

@@ -340,3 +340,77 @@ fn calls_parse_resolve_and_answer() {
         .contains("does not match its output schema"));
     assert!(declined().starts_with("declined: "));
 }
+
+#[test]
+fn which_tabs_are_told_and_with_what() {
+    assert_eq!(sync_message(), json!({"webmcpHostExpose": 1, "op": "sync"}));
+    assert!(tells("https://a.test", "https://a.test/page?x#y"));
+    assert!(tells("https://a.test", "https://A.test:443/"));
+    assert!(!tells("https://a.test", "https://b.test/"));
+    assert!(!tells("https://a.test", "http://a.test/"));
+    assert!(!tells("https://a.test", "chrome://newtab/"));
+}
+
+#[test]
+fn an_exposure_switched_on_names_a_configured_server() {
+    let on =
+        request(json!({"server": "own", "origin": "https://a.test", "enabled": true})).unwrap();
+    let off =
+        request(json!({"server": "gone", "origin": "https://a.test", "enabled": false})).unwrap();
+    let servers = [server("own", None)];
+    assert_eq!(check_configured(&on, &servers), Ok(()));
+    assert_eq!(check_configured(&off, &[]), Ok(()));
+    assert_eq!(
+        check_configured(&on, &[]).unwrap_err(),
+        "expose: no MCP server named `own` is configured (configure it first)"
+    );
+}
+
+#[test]
+fn connections_are_kept_for_one_configuration_and_key() {
+    let own = server("own", None);
+    let moved = McpServerConfig {
+        url: "https://mcp.example/other".into(),
+        ..own.clone()
+    };
+    assert_eq!(connect(None, &own, None), Connect::Open);
+    assert_eq!(
+        connect(Some((&own, Some("k"))), &own, Some("k")),
+        Connect::Reuse
+    );
+    assert_eq!(
+        connect(Some((&own, Some("k"))), &own, Some("k2")),
+        Connect::Replace
+    );
+    assert_eq!(connect(Some((&own, None)), &moved, None), Connect::Replace);
+    let exposures = vec![Exposure {
+        server: "own".into(),
+        origins: vec!["https://a.test".into()],
+        tools: None,
+    }];
+    let open = ["own".to_owned(), "old".to_owned()];
+    assert_eq!(unused(&open, &exposures), ["old"]);
+    assert!(unused(&open[..1], &exposures).is_empty());
+}
+
+#[test]
+fn a_confirmed_call_runs_only_while_still_exposed() {
+    let exposure = Exposure {
+        server: "own".into(),
+        origins: vec!["https://a.test".into()],
+        tools: None,
+    };
+    let mut taken = HashSet::new();
+    let (tools, _) = page_tools(&exposure, &server("own", None), &listing(), &mut taken);
+    let tool = resolve(&tools, "delete_record").unwrap();
+    let exposures = vec![exposure.clone()];
+    assert_eq!(still_exposed(&exposures, "https://a.test", tool), Ok(()));
+    assert_eq!(
+        still_exposed(&exposures, "https://b.test", tool).unwrap_err(),
+        "`delete_record` is no longer exposed to this page"
+    );
+    assert_eq!(
+        not_connected("delete_record"),
+        "the MCP server of `delete_record` is not connected any more"
+    );
+}

@@ -6,17 +6,25 @@
 //! scripts) and the automation surface (`globalThis.webmcpHost[op](request)`) go through it;
 //! every operation answers `{ok: true, value}` or `{ok: false, error}` in the shell.
 //!
+//! The state behind the person's side lives here as values the shell drives: [`runlog`]
+//! (what is kept, pushed and saved of every run), [`waits`] (what waits for the person and
+//! who to wake), [`checks`] (the answers of `settings`, `testModel`, `checkServer`), with
+//! [`runs`] and [`settings`] the values they are made of.
+//!
 //! Invariant: an operation's name is written once, in [`OpName::as_str`]; a message is
 //! authorized by its name before its request is parsed, so an unauthorized sender learns
 //! nothing about the request's shape.
 
 #![warn(missing_docs)]
 
+pub mod checks;
 mod name;
 pub mod request;
+pub mod runlog;
 pub mod runs;
 pub mod sender;
 pub mod settings;
+pub mod waits;
 
 #[cfg(test)]
 mod tests;
@@ -171,6 +179,23 @@ impl Op {
             Op::ToolsChanged => OpName::ToolsChanged,
         }
     }
+}
+
+/// A runtime message as its JSON text (untrusted): within the message cap
+/// ([`Limits::max_message_bytes`](crate::core::limits::Limits)), JSON, and naming an
+/// operation. Its name and value, for [`authorize`] and then [`Op::parse`].
+pub fn read_message(text: &str) -> Result<(OpName, Value), String> {
+    let cap = crate::core::limits::Limits::DEFAULT.max_message_bytes;
+    if text.len() > cap {
+        return Err(format!(
+            "the message is {} bytes, over the cap of {cap} (max_message_bytes)",
+            text.len()
+        ));
+    }
+    let message: Value =
+        serde_json::from_str(text).map_err(|e| format!("the message is not JSON: {e}"))?;
+    let name = OpName::of_message(&message).map_err(|e| e.0)?;
+    Ok((name, message))
 }
 
 /// Parses a runtime message `{op, ...request}` into an operation (name, then request).

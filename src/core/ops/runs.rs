@@ -167,6 +167,26 @@ pub fn mark_interrupted(list: &mut [RunSummary], live: impl Fn(&str) -> bool) {
     }
 }
 
+/// `startRun`'s ids: the request's `runId` and `threadId`, each made (`new_id` with the prefix
+/// `run`/`thread`: `run_<id>`) and written into the request when missing. `(runId, threadId)`.
+pub fn fill_run_ids(
+    request: &mut Map<String, Value>,
+    mut new_id: impl FnMut() -> String,
+) -> (String, String) {
+    let mut id = |key: &str, prefix: &str| {
+        let value = request
+            .entry(key)
+            .or_insert_with(|| Value::String(format!("{prefix}_{}", new_id())));
+        value.as_str().unwrap_or_default().to_owned()
+    };
+    (id("runId", "run"), id("threadId", "thread"))
+}
+
+/// What the open pages are told (`finished`) of a started run that could not begin.
+pub fn not_started(run_id: &str, message: &str) -> Value {
+    serde_json::json!({"runId": run_id, "outcome": {"type": "failed", "message": message}})
+}
+
 /// The prompt a run summary shows: the last user message of the request, at most 200
 /// characters.
 pub fn prompt_of(request: &Value) -> String {

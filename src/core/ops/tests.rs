@@ -320,3 +320,22 @@ fn visitor_tools_come_from_the_request() {
     assert!(request::visitor_tools(&json!({"visitorTools": [{"name": "bad name"}]})).is_err());
     assert!(request::visitor_tools(&json!({"visitorTools": {}})).is_err());
 }
+
+#[test]
+fn a_message_is_capped_json_naming_an_operation() {
+    let (name, message) = read_message(r#"{"op": "runs", "tabId": 4}"#).unwrap();
+    assert_eq!(name, OpName::Runs);
+    assert_eq!(message["tabId"], 4);
+    let cap = crate::core::limits::Limits::DEFAULT.max_message_bytes;
+    let big = format!(r#"{{"op": "runs", "x": "{}"}}"#, "a".repeat(cap));
+    let error = read_message(&big).unwrap_err();
+    assert!(
+        error.ends_with(&format!("over the cap of {cap} (max_message_bytes)")),
+        "{error}"
+    );
+    assert!(read_message("{")
+        .unwrap_err()
+        .starts_with("the message is not JSON: "));
+    assert_eq!(read_message("{}").unwrap_err(), "the message has no `op`");
+    assert!(read_message(r#"{"op": "nope"}"#).is_err());
+}

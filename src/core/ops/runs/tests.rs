@@ -72,3 +72,23 @@ fn prompts_come_from_the_request() {
         "c"
     );
 }
+
+#[test]
+fn started_runs_get_their_missing_ids() {
+    let mut request = json!({"prompt": "hi", "threadId": "mine"})
+        .as_object()
+        .unwrap()
+        .clone();
+    let mut made = 0;
+    let ids = fill_run_ids(&mut request, || {
+        made += 1;
+        format!("id{made}")
+    });
+    assert_eq!(ids, ("run_id1".to_owned(), "mine".to_owned()));
+    assert_eq!(request["runId"], "run_id1");
+    assert_eq!(made, 1);
+    assert_eq!(
+        not_started("r", "no model"),
+        json!({"runId": "r", "outcome": {"type": "failed", "message": "no model"}})
+    );
+}

@@ -1,0 +1,306 @@
+//! The run log store as a value: what the worker keeps of every run for the person's side
+//! (its summary, and its events with when each was emitted), what to push to the open pages as
+//! it happens, when to save it (debounced: one save loop per run, [`SAVE_EVERY_MS`]), the
+//! stored record's shape, a log read back `since` an index, and the ending of the runs a
+//! previous worker left running. The shell performs the pushes, the timers and the storage.
+//!
+//! Invariant: a run has at most one save loop ([`Save`]: a loop is asked to start only from
+//! [`Save::Saved`]); events past [`MAX_STORED_EVENTS`] are counted, never kept.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::runs::{mark_interrupted, prompt_of, remember_run, RunSummary, MAX_STORED_EVENTS};
+use crate::core::restart::{end_interrupted, Intent};
+
+/// How long the stored record of a running run may lag behind (ms).
+pub const SAVE_EVERY_MS: u32 = 250;
+
+/// Something the shell must do for the run log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Push `{webmcpHostUi: kind, ...body}` to every open page of the extension.
+    Push {
+        /// The news's kind (`started`, `event`, `finished`, `pending`).
+        kind: &'static str,
+        /// The news's other fields (an object).
+        body: Value,
+    },
+    /// Start this run's save loop: wait this long, then save [`RunLog::snapshot`].
+    SaveAfter {
+        /// How long to wait (ms).
+        ms: u32,
+    },
+    /// Dismiss what still waits for the person in this run.
+    DismissWaits,
+}
+
+/// Where a kept run's record stands against its stored copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Save {
+    /// Stored as it is; no save loop runs.
+    Saved,
+    /// A save loop runs, and nothing changed since its last snapshot.
+    Saving,
+    /// Changed since the last snapshot (a save loop runs, or is starting).
+    Changed,
+}
+
+/// What the save loop does after saving a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Wait again and save the newer record.
+    Again,
+    /// Stop: the stored copy is current (or the run is no longer kept).
+    Stop,
+}
+
+/// A run's events as kept and as stored (under `webmcpHost.ui.run.<runId>`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Events {
+    /// The events, as the run emitted them.
+    #[serde(default)]
+    pub events: Vec<Value>,
+    /// When each event was emitted (ms since the epoch).
+    #[serde(default)]
+    pub times: Vec<f64>,
+    /// Events past [`MAX_STORED_EVENTS`], counted only.
+    #[serde(default)]
+    pub dropped: usize,
+}
+
+impl Events {
+    /// A stored record read back (none when nothing readable is stored).
+    pub fn from_stored(value: Option<Value>) -> Events {
+        value
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default()
+    }
+
+    /// The record as stored.
+    pub fn to_stored(&self) -> Value {
+        serde_json::to_value(self).expect("events serialize")
+    }
+
+    /// The answer of `runLog` from a stored record: `{run, events, times, since, total}`
+    /// from index `since` (`total`: the events stored).
+    pub fn stored_log(&self, run: &RunSummary, since: usize) -> Value {
+        self.log(run, since, self.events.len())
+    }
+
+    fn log(&self, run: &RunSummary, since: usize, total: usize) -> Value {
+        json!({
+            "run": run,
+            "events": self.events.get(since..).unwrap_or_default(),
+            "times": self.times.get(since..).unwrap_or_default(),
+            "since": since,
+            "total": total,
+        })
+    }
+}
+
+/// What the worker keeps of a run.
+#[derive(Debug, Clone)]
+struct Kept {
+    summary: RunSummary,
+    log: Events,
+    save: Save,
+}
+
+/// The runs of this worker, and the stored run list once read.
+#[derive(Debug, Default)]
+pub struct RunLog {
+    runs: HashMap<String, Kept>,
+    /// The stored run list, once read (`None`: not read yet in this worker).
+    list: Option<Vec<RunSummary>>,
+}
+
+fn push(kind: &'static str, body: Value) -> Effect {
+    Effect::Push { kind, body }
+}
+
+impl RunLog {
+    /// A run started at `now_ms` (any run: from the popup or from `webmcpHost.run`).
+    pub fn on_start(
+        &mut self,
+        run_id: &str,
+        thread_id: &str,
+        tab_id: Option<i64>,
+        request: &Value,
+        now_ms: f64,
+    ) -> Vec<Effect> {
+        let summary = RunSummary {
+            run_id: run_id.to_owned(),
+            thread_id: thread_id.to_owned(),
+            tab_id,
+            prompt: prompt_of(request),
+            started_ms: now_ms,
+            state: "running".into(),
+            outcome: None,
+            event_count: 0,
+        };
+        let kept = Kept {
+            summary: summary.clone(),
+            log: Events::default(),
+            save: Save::Saved,
+        };
+        self.runs.insert(run_id.to_owned(), kept);
+        let mut effects = vec![push("started", json!({"run": summary}))];
+        effects.extend(self.changed(run_id));
+        effects
+    }
+
+    /// An event of a run, emitted at `now_ms`: kept, pushed, stored soon. Nothing for a run
+    /// not kept.
+    pub fn on_event(&mut self, run_id: &str, event: &Value, now_ms: f64) -> Vec<Effect> {
+        let Some(kept) = self.runs.get_mut(run_id) else {
+            return Vec::new();
+        };
+        let log = &mut kept.log;
+        let seq = log.events.len() + log.dropped;
+        if log.events.len() < MAX_STORED_EVENTS {
+            log.events.push(event.clone());
+            log.times.push(now_ms);
+        } else {
+            log.dropped += 1;
+        }
+        kept.summary.event_count = seq + 1;
+        let body = json!({"runId": run_id, "seq": seq, "time": now_ms, "event": event});
+        let mut effects = vec![push("event", body)];
+        effects.extend(self.changed(run_id));
+        effects
+    }
+
+    /// A run ended: its record is final, and what still waited for the person is dismissed.
+    pub fn on_finish(&mut self, run_id: &str, outcome: &Value) -> Vec<Effect> {
+        if let Some(kept) = self.runs.get_mut(run_id) {
+            kept.summary.state = "finished".into();
+            kept.summary.outcome = Some(outcome.clone());
+        }
+        let mut effects = vec![
+            Effect::DismissWaits,
+            push("finished", json!({"runId": run_id, "outcome": outcome})),
+            push("pending", json!({})),
+        ];
+        effects.extend(self.changed(run_id));
+        effects
+    }
+
+    /// A run's record changed: a save loop starts unless one runs.
+    fn changed(&mut self, run_id: &str) -> Option<Effect> {
+        let kept = self.runs.get_mut(run_id)?;
+        let was = std::mem::replace(&mut kept.save, Save::Changed);
+        (was == Save::Saved).then_some(Effect::SaveAfter { ms: SAVE_EVERY_MS })
+    }
+
+    /// Where a run's record stands (`None`: not kept).
+    pub fn save_state(&self, run_id: &str) -> Option<Save> {
+        self.runs.get(run_id).map(|k| k.save)
+    }
+
+    /// The save loop's tick: the record to store now (`None`: the run is no longer kept, the
+    /// loop ends).
+    pub fn snapshot(&mut self, run_id: &str) -> Option<(RunSummary, Events)> {
+        let kept = self.runs.get_mut(run_id)?;
+        kept.save = Save::Saving;
+        Some((kept.summary.clone(), kept.log.clone()))
+    }
+
+    /// The snapshot was stored: whether the loop goes on.
+    pub fn saved(&mut self, run_id: &str) -> Next {
+        match self.runs.get_mut(run_id) {
+            Some(kept) if kept.save == Save::Changed => Next::Again,
+            Some(kept) => {
+                kept.save = Save::Saved;
+                Next::Stop
+            }
+            None => Next::Stop,
+        }
+    }
+
+    /// A summary saved into the run list (`list`, as read): the list to store, and the ids of
+    /// the runs it dropped (their records are removed, and no longer kept here).
+    pub fn remember(
+        &mut self,
+        mut list: Vec<RunSummary>,
+        summary: RunSummary,
+    ) -> (Vec<RunSummary>, Vec<String>) {
+        let dropped = remember_run(&mut list, summary);
+        for old in &dropped {
+            self.runs.remove(old);
+        }
+        self.list = Some(list.clone());
+        (list, dropped)
+    }
+
+    /// The run list, when read already in this worker.
+    pub fn list(&self) -> Option<Vec<RunSummary>> {
+        self.list.clone()
+    }
+
+    /// The stored run list read back (`stored`: its JSON): the runs left `running` that this
+    /// worker does not hold are `interrupted`.
+    pub fn read_list(&self, stored: Option<Value>) -> Vec<RunSummary> {
+        let mut list: Vec<RunSummary> = stored
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        mark_interrupted(&mut list, |id| self.runs.contains_key(id));
+        list
+    }
+
+    /// The run list read (and its interrupted runs ended): kept, unless a concurrent read kept
+    /// one first. The list kept.
+    pub fn keep_list(&mut self, list: Vec<RunSummary>) -> Vec<RunSummary> {
+        self.list.get_or_insert(list).clone()
+    }
+
+    /// `runs({tabId?})` → the runs of `list` and of this worker (fresher), newest first.
+    pub fn runs(&self, mut list: Vec<RunSummary>, tab_id: Option<i64>) -> Value {
+        for kept in self.runs.values() {
+            list.retain(|r| r.run_id != kept.summary.run_id);
+            list.push(kept.summary.clone());
+        }
+        list.sort_by(|a, b| b.started_ms.total_cmp(&a.started_ms));
+        list.retain(|r| tab_id.is_none() || r.tab_id == tab_id);
+        serde_json::to_value(&list).expect("summaries serialize")
+    }
+
+    /// `runLog` of a run this worker holds (`total` counts the events not kept; `None`: read
+    /// it from storage).
+    pub fn live_log(&self, run_id: &str, since: usize) -> Option<Value> {
+        let kept = self.runs.get(run_id)?;
+        let total = kept.log.events.len() + kept.log.dropped;
+        Some(kept.log.log(&kept.summary, since, total))
+    }
+}
+
+/// Whether a listed run was cut by a worker restart and still needs its ending.
+pub fn needs_ending(run: &RunSummary) -> bool {
+    run.state == "interrupted" && run.outcome.is_none()
+}
+
+/// Ends the stored log of a run a worker restart cut (see `core::restart`), at `now_ms`:
+/// whether it did (then the shell stores `events` and forgets the run's intents). A log that
+/// had ended already only marks the run `finished`.
+pub fn end_cut_run(
+    run: &mut RunSummary,
+    events: &mut Events,
+    intents: &[Intent],
+    now_ms: f64,
+) -> bool {
+    let before = events.events.len();
+    let Some(outcome) = end_interrupted(&run.thread_id, &run.run_id, &mut events.events, intents)
+    else {
+        run.state = "finished".into();
+        return false;
+    };
+    events.times.resize(events.events.len(), now_ms);
+    run.outcome = Some(outcome);
+    run.event_count += events.events.len() - before;
+    true
+}
+
+#[cfg(test)]
+mod tests;

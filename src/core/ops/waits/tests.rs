@@ -1,0 +1,112 @@
+//! The waits table: listing inputs, answers reaching their waiter, confirmations, dismissal.
+
+use super::*;
+use serde_json::json;
+
+fn input(call_id: &str) -> PendingInput {
+    PendingInput {
+        call_id: call_id.into(),
+        turn_id: "t".into(),
+        name: "ask".into(),
+        args: Map::new(),
+    }
+}
+
+fn answer(run: &str, call: &str, verdict: Result<String, Option<String>>) -> Answer {
+    Answer {
+        run_id: run.into(),
+        call_id: call.into(),
+        verdict,
+    }
+}
+
+#[test]
+fn inputs_are_listed_once_and_unlisted_when_no_longer_waited_for() {
+    let mut waits = Waits::default();
+    let inputs = [input("a"), input("b")];
+    let (listing, waiter) = waits.list_inputs("r", &inputs);
+    assert_eq!(listing, Listing::Changed);
+    assert_eq!(waiter, Some(Waiter::Inputs { run_id: "r".into() }));
+    assert_eq!(waits.pending().as_array().unwrap().len(), 2);
+    assert_eq!(waits.pending()[0]["kind"], "input");
+    assert_eq!(waits.pending()[0]["callId"], "a");
+    assert_eq!(waits.list_inputs("r", &inputs).0, Listing::Same);
+    assert_eq!(waits.list_inputs("r", &inputs[1..]).0, Listing::Changed);
+    assert_eq!(waits.pending().as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn an_answer_wakes_the_run_and_becomes_its_input() {
+    let mut waits = Waits::default();
+    let inputs = [input("a"), input("b")];
+    waits.list_inputs("r", &inputs);
+    assert_eq!(waits.deliver(answer("r", "zz", Ok("x".into()))), None);
+    assert_eq!(
+        waits.deliver(answer("r", "a", Ok("yes".into()))),
+        Some(Waiter::Inputs { run_id: "r".into() })
+    );
+    assert_eq!(waits.deliver(answer("r", "a", Ok("again".into()))), None);
+    assert!(waits
+        .deliver(answer("r", "b", Err(Some("no".into()))))
+        .is_some());
+    // An answer is there: no wait.
+    let (_, waiter) = waits.list_inputs("r", &inputs);
+    assert_eq!(waiter, None);
+    let taken = waits.take_inputs("r", &inputs);
+    assert_eq!(
+        taken,
+        vec![
+            Input::SubmitToolResult {
+                call_id: "a".into(),
+                value: "yes".into()
+            },
+            Input::RejectToolCall {
+                call_id: "b".into(),
+                error: Some("no".into())
+            },
+        ]
+    );
+    assert!(waits.take_inputs("r", &inputs).is_empty());
+}
+
+#[test]
+fn a_confirmation_allows_only_with_a_yes() {
+    let mut waits = Waits::default();
+    let args = json!({"q": 1}).as_object().unwrap().clone();
+    let waiter = waits.ask_confirmation("r", "c", "srv", "tool", &args);
+    assert_eq!(
+        waiter,
+        Waiter::Confirmation {
+            run_id: "r".into(),
+            call_id: "c".into()
+        }
+    );
+    assert_eq!(waiter.run_id(), "r");
+    assert_eq!(
+        waits.pending(),
+        json!([{"kind": "confirmation", "runId": "r", "callId": "c", "name": "tool", "server": "srv", "args": {"q": 1}}])
+    );
+    assert_eq!(
+        waits.deliver(answer("r", "c", Ok("true".into()))),
+        Some(waiter)
+    );
+    assert!(waits.confirmed("r", "c"));
+    // No answer (time ran out): declined, and unlisted.
+    waits.ask_confirmation("r", "d", "srv", "tool", &args);
+    assert!(!waits.confirmed("r", "d"));
+    assert_eq!(waits.pending(), json!([]));
+    waits.ask_confirmation("r", "e", "srv", "tool", &args);
+    waits.deliver(answer("r", "e", Err(None)));
+    assert!(!waits.confirmed("r", "e"));
+}
+
+#[test]
+fn a_finished_run_leaves_nothing_behind() {
+    let mut waits = Waits::default();
+    waits.list_inputs("r", &[input("a")]);
+    waits.list_inputs("s", &[input("a")]);
+    waits.deliver(answer("r", "a", Ok("x".into())));
+    waits.dismiss("r");
+    assert_eq!(waits.pending().as_array().unwrap().len(), 1);
+    assert!(waits.take_inputs("r", &[input("a")]).is_empty());
+}
