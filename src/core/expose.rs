@@ -19,9 +19,7 @@ use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
 use super::tool::{is_valid_name, kind};
 
-/// At most this many origins in one exposure, and exposures in all.
-pub const MAX_ORIGINS: usize = 256;
-pub const MAX_EXPOSURES: usize = 256;
+pub use crate::core::limits::{MAX_EXPOSURES, MAX_ORIGINS};
 
 /// One MCP server offered to some origins' WebMCP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,6 +12,8 @@
 //! The cost is linear in the input: every byte is looked at a bounded number of times, and no
 //! buffer is re-scanned per chunk.
 
+use super::limits::MAX_FENCE_HEADER;
+
 /// A piece of model output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
@@ -44,8 +46,6 @@ const FENCE_OPEN: &str = "```tool_call";
 const FENCE_CLOSE: &str = "```";
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
-/// The longest header a fence may carry after `tool_call` (`s`, `json`, spaces).
-const MAX_FENCE_HEADER: usize = 16;
 
 /// Keys that carry a call's name and its arguments, in the shapes models write.
 pub const NAME_KEYS: [&str; 5] = [

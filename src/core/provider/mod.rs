@@ -332,9 +332,7 @@ pub fn decoder(model: &ModelConfig) -> Box<dyn Decoder> {
     }
 }
 
-/// How many times a model call is retried, and the longest wait the host accepts.
-pub const MAX_RETRIES: u32 = 2;
-pub const MAX_RETRY_WAIT_MS: u64 = 20_000;
+pub use crate::core::limits::{MAX_RETRIES, MAX_RETRY_WAIT_MS};
 
 /// The wait before retry number `attempt` (1-based) of a failed call, or `None` to give up.
 pub fn retry_delay(error: &ProviderError, attempt: u32) -> Option<u64> {
