@@ -26,5 +26,6 @@ pub mod restart;
 pub mod run;
 pub mod stream;
 pub mod toolset;
+pub mod url;
 
 pub use page::{bridge, site, tool};

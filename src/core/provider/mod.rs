@@ -161,12 +161,7 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
 
 /// The origin (`scheme://host[:port]`) of a URL, for permission checks and messages.
 pub fn origin_of(url: &str) -> &str {
-    let Some(at) = url.find("://") else {
-        return url;
-    };
-    let rest = &url[at + 3..];
-    let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| at + 3 + i);
-    &url[..end]
+    crate::core::url::origin_slice(url).unwrap_or(url)
 }
 
 /// What the run asks the model for.
