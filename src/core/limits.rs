@@ -4,6 +4,8 @@
 //! `max_answer_bytes`). Every deadline is a timer the core asks for; the shells only report
 //! that it ran out. The modules that apply a cap re-export it under the name they use.
 
+#![warn(missing_docs)]
+
 // --- Pages --------------------------------------------------------------------------------------
 
 /// Caps for what a page (through its content script) may hand the host.
