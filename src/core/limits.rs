@@ -144,6 +144,12 @@ pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
 /// A token this close to its expiry (in milliseconds) is refreshed before use.
 pub const REFRESH_MARGIN_MS: f64 = 60_000.0;
 
+// --- Tools offered to a model -------------------------------------------------------------------
+
+/// Bytes of the name of a tool offered to a model, whatever its source (toolsets, MCP
+/// servers, exposures, page tools as a run names them); a longer name leaves its tool out.
+pub const MAX_TOOL_NAME_BYTES: usize = 128;
+
 // --- Model text ---------------------------------------------------------------------------------
 
 /// The longest header a `tool_call` fence may carry after its name (`s`, `json`, spaces);

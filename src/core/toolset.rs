@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::limits::MAX_TOOL_NAME_BYTES;
 use super::tool::{is_valid_name, kind};
 
 /// A tool as the model sees it.
@@ -75,9 +76,9 @@ impl ToolSet {
         let mut set = ToolSet::default();
         let mut problems = Vec::new();
         for spec in specs {
-            if !is_valid_name(&spec.name, 128) {
+            if !is_valid_name(&spec.name, MAX_TOOL_NAME_BYTES) {
                 problems.push(format!(
-                    "tool `{}` left out: a name is 1 to 128 of A-Z, a-z, 0-9, '_', '-'",
+                    "tool `{}` left out: a name is 1 to {MAX_TOOL_NAME_BYTES} of A-Z, a-z, 0-9, '_', '-'",
                     spec.name
                 ));
                 continue;
