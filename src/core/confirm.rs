@@ -4,8 +4,7 @@
 
 use serde_json::{Map, Value};
 
-/// The most characters of the arguments a question shows.
-const SHOWN_CHARS: usize = 600;
+use crate::core::limits::CONFIRM_SHOWN_CHARS as SHOWN_CHARS;
 
 /// The arguments as the person sees them: pretty JSON, cut at [`SHOWN_CHARS`].
 fn shown(args: &Map<String, Value>) -> String {

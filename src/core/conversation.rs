@@ -5,6 +5,8 @@
 //! ([`Conversation::with_tools`]). The tools of sources (the page, MCP servers) are read at
 //! the start of every run and passed in [`Turn`], with the client's frontend tools.
 
+#![warn(missing_docs)]
+
 use serde_json::Value;
 
 use super::agui::Message;
@@ -13,31 +15,44 @@ use super::run::{Middleware, Run, RunInput, RunTool, SourceError, DEFAULT_MAX_ST
 /// What a conversation is created with.
 #[derive(Debug, Clone, Default)]
 pub struct ConversationOptions {
+    /// The conversation's own tools (local and visitor tools), offered in every run.
     pub tools: Vec<RunTool>,
+    /// The conversation's middleware, wrapped inside the turn's global middleware.
     pub middleware: Vec<Middleware>,
+    /// A JSON schema the final answer must follow, given through `submit_result`; `None`
+    /// for free text.
     pub output_schema: Option<Value>,
+    /// Whether an invalid call is asked again once before its error goes to the model.
     pub reask: bool,
+    /// Whether a repair hook is configured: a call repair could not make valid is handed to
+    /// it before its error goes to the model.
     pub hook: bool,
 }
 
 /// What one turn brings: the person's message or messages and what was read for this run.
 #[derive(Debug, Clone)]
 pub struct Turn {
+    /// The id of the run this turn starts.
     pub run_id: String,
     /// New messages (usually one user message) appended to the history.
     pub messages: Vec<Message>,
     /// Tools read from sources for this run (page, MCP).
     pub source_tools: Vec<RunTool>,
+    /// The sources that failed or left tools out while being read, reported by the run.
     pub source_errors: Vec<SourceError>,
     /// The client's frontend tools; they win name clashes.
     pub frontend_tools: Vec<RunTool>,
     /// Global middleware, which wraps the conversation's.
     pub global_middleware: Vec<Middleware>,
+    /// The most tool calls this turn may make.
     pub max_steps: usize,
+    /// Set by the caller of the turn, never by the model; given to every tool.
     pub context: Value,
 }
 
 impl Turn {
+    /// A turn bringing these messages, with no tools from sources or the client, no global
+    /// middleware, no context and the default step budget.
     pub fn new(run_id: impl Into<String>, messages: Vec<Message>) -> Self {
         Turn {
             run_id: run_id.into(),
@@ -61,6 +76,7 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// An empty conversation with this id (the AG-UI thread id) and these fixed options.
     pub fn new(id: impl Into<String>, options: ConversationOptions) -> Self {
         Conversation {
             id: id.into(),
@@ -79,10 +95,12 @@ impl Conversation {
         }
     }
 
+    /// The conversation's id, which its runs carry as their thread id.
     pub fn id(&self) -> &str {
         &self.id
     }
 
+    /// The history: every message of every turn kept so far, in order.
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }

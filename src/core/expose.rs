@@ -21,10 +21,7 @@ use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
 use super::tool::{is_valid_name, kind};
 
-/// At most this many origins in one exposure.
-pub const MAX_ORIGINS: usize = 256;
-/// At most this many exposures in all.
-pub const MAX_EXPOSURES: usize = 256;
+pub use crate::core::limits::{MAX_EXPOSURES, MAX_ORIGINS};
 
 /// One MCP server offered to some origins' WebMCP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,89 +139,12 @@ fn tool_names(names: &[Value]) -> Result<Vec<String>, String> {
 /// `scheme://host[:port]` in its normal form: http or https only, lowercase, the default port
 /// left out, nothing after the authority but an optional `/`.
 pub fn normalize_origin(text: &str) -> Result<String, String> {
-    let shown = || text.chars().take(80).collect::<String>();
-    let invalid = |why: &str| format!("`{}` is not an origin ({why})", shown());
-    let trimmed = text.trim();
-    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
-    let (scheme, authority) = trimmed
-        .split_once("://")
-        .ok_or_else(|| invalid("write it as https://host or http://host:port"))?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "https" => "443",
-        "http" => "80",
-        _ => return Err(invalid("only http and https origins can be exposed to")),
-    };
-    if authority.is_empty() {
-        return Err(invalid("it has no host"));
-    }
-    if authority
-        .chars()
-        .any(|c| matches!(c, '/' | '?' | '#' | '@' | '*' | '\\') || c.is_whitespace())
-    {
-        return Err(invalid(
-            "an origin has no path, query, user or wildcard: only scheme, host and port",
-        ));
-    }
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let (inside, after) = rest
-            .split_once(']')
-            .ok_or_else(|| invalid("an IPv6 host needs its closing ]"))?;
-        if inside.is_empty()
-            || !inside
-                .chars()
-                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
-        {
-            return Err(invalid("the IPv6 host is malformed"));
-        }
-        let port = match after {
-            "" => None,
-            _ => Some(
-                after
-                    .strip_prefix(':')
-                    .ok_or_else(|| invalid("only a port may follow the host"))?,
-            ),
-        };
-        (format!("[{}]", inside.to_ascii_lowercase()), port)
-    } else {
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        };
-        if host.is_empty()
-            || host.starts_with('.')
-            || host.contains("..")
-            || !host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-        {
-            return Err(invalid("the host is not a host name or an IPv4 address"));
-        }
-        (host.to_ascii_lowercase(), port)
-    };
-    let port = match port {
-        None => None,
-        Some(port) => match port.parse::<u16>() {
-            Ok(n) if n > 0 && port.bytes().all(|b| b.is_ascii_digit()) => {
-                let n = n.to_string();
-                (n != default_port).then_some(n)
-            }
-            _ => return Err(invalid("the port is not a number from 1 to 65535")),
-        },
-    };
-    Ok(match port {
-        Some(port) => format!("{scheme}://{host}:{port}"),
-        None => format!("{scheme}://{host}"),
-    })
+    crate::core::url::normalize_origin(text).map_err(|e| e.to_string())
 }
 
 /// The origin of a page's URL, when it is an http(s) page.
 pub fn origin_of_url(url: &str) -> Option<String> {
-    let start = url.find("://")? + 3;
-    let end = url[start..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| start + i);
-    normalize_origin(&url[..end]).ok()
+    crate::core::url::http_origin(url)
 }
 
 /// Reads the stored exposures; entries that no longer make sense are dropped with a reason.

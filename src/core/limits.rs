@@ -1,6 +1,12 @@
-//! Caps on untrusted input, and the deadlines of what the host waits for. Every cap is checked
-//! before the data it guards is parsed or passed on; exceeding one is an error that names the
-//! cap. Every deadline is a timer the core asks for; the shells only report that it ran out.
+//! Every cap on untrusted input, and every deadline of what the host waits for, in one place,
+//! grouped by area. Every cap is checked before the data it guards is parsed or passed on;
+//! exceeding one is an error that names the cap (the name in its doc comment, e.g.
+//! `max_answer_bytes`). Every deadline is a timer the core asks for; the shells only report
+//! that it ran out. The modules that apply a cap re-export it under the name they use.
+
+#![warn(missing_docs)]
+
+// --- Pages --------------------------------------------------------------------------------------
 
 /// Caps for what a page (through its content script) may hand the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +28,7 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// The caps the host applies unless told otherwise.
     pub const DEFAULT: Limits = Limits {
         max_message_bytes: 8 * 1024 * 1024,
         max_tools_per_frame: 256,
@@ -39,27 +46,115 @@ impl Default for Limits {
     }
 }
 
+// --- Model providers ----------------------------------------------------------------------------
+
 /// The longest wait for a model's first byte (status and headers).
 pub const FIRST_BYTE_MS: u32 = 60_000;
 /// The longest a model's stream may stay silent once it started (unless the model says).
 pub const STREAM_IDLE_MS: u32 = 120_000;
-/// The longest a page tool may run inside a run.
-pub const PAGE_TOOL_MS: u32 = 30_000;
-/// The longest an MCP server may take to connect and list its tools at a run's start.
-pub const MCP_SOURCE_MS: u32 = 20_000;
 /// The most characters of a model's error answer read to say what went wrong.
 pub const ERROR_BODY_CHARS: usize = 4_000;
+/// How many times a failed model call is retried before the run gives up.
+pub const MAX_RETRIES: u32 = 2;
+/// The longest wait before a retry the host accepts (a longer `retry-after` ends the run).
+pub const MAX_RETRY_WAIT_MS: u64 = 20_000;
+/// Bytes of one SSE line and of one event's data, for model streams and MCP answers alike
+/// (`max_sse_event_bytes`).
+pub const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
+
+// --- Runs ---------------------------------------------------------------------------------------
+
+/// The tool calls a turn may make unless the request says.
+pub const DEFAULT_MAX_STEPS: usize = 10;
+/// The most tool calls a caller may allow in one turn (a request asking for more is refused).
+pub const MAX_MAX_STEPS: usize = 100;
+/// Bytes of model output (text, call names and arguments) one step may produce: a model that
+/// writes on and on, or a hostile endpoint, ends the run with an error naming the cap
+/// (`max_model_output_bytes`).
+pub const MAX_MODEL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+/// How many runs the worker keeps (oldest dropped first).
+pub const MAX_STORED_RUNS: usize = 20;
+/// How many events of one run the worker keeps; later events are counted, not kept.
+pub const MAX_STORED_EVENTS: usize = 5_000;
+
+// --- Page tools ---------------------------------------------------------------------------------
+
+/// The longest a page tool may run inside a run.
+pub const PAGE_TOOL_MS: u32 = 30_000;
+/// Default time a page tool called directly (`callTool`) may take before its call ends with a
+/// timeout error.
+pub const DEFAULT_CALL_TIMEOUT_MS: u32 = 30_000;
+/// The longest a direct caller (`callTool`) may let a page tool run.
+pub const MAX_CALL_TIMEOUT_MS: u32 = 10 * 60 * 1000;
 /// How long a failed page call waits, at most, for the browser to report a new document in
 /// its frame (the message channel closes a moment before).
 pub const SETTLE_MS: u32 = 1_500;
+/// The pause between two looks at the frame while settling.
+pub const SETTLE_POLL_MS: u32 = 50;
 /// How long a navigation's destination may take to load before the call's answer goes
 /// without what it offers.
 pub const DESTINATION_MS: u32 = 5_000;
-
+/// The pause between two looks for the destination.
+pub const DESTINATION_POLL_MS: u32 = 100;
 /// How long one frame may take to list its tools.
 pub const FRAME_LIST_MS: u32 = 5_000;
+
+// --- The person ---------------------------------------------------------------------------------
+
 /// How long the person has to answer a confirmation.
 pub const CONFIRM_MS: u32 = 5 * 60 * 1000;
+/// The most characters of a call's arguments a confirmation question shows.
+pub const CONFIRM_SHOWN_CHARS: usize = 600;
+
+// --- Exposure of MCP tools to pages -------------------------------------------------------------
+
+/// Origins one exposure may name (later ones are dropped).
+pub const MAX_ORIGINS: usize = 256;
+/// Exposures in all (later ones are dropped).
+pub const MAX_EXPOSURES: usize = 256;
+
+// --- MCP servers --------------------------------------------------------------------------------
+
+/// Default time for one MCP request.
+pub const MCP_TIMEOUT_MS: u32 = 30_000;
+/// The longest an MCP server may take to connect and list its tools at a run's start.
+pub const MCP_SOURCE_MS: u32 = 20_000;
+/// Pages of `tools/list` read at most (a server that never stops paging).
+pub const MAX_MCP_PAGES: usize = 1000;
+/// Tools one MCP server may list (`max_mcp_tools`).
+pub const MAX_MCP_TOOLS: usize = 20_000;
+/// Bytes of one JSON answer of an MCP server (`max_answer_bytes`; an SSE stream is capped per
+/// event by [`MAX_SSE_EVENT_BYTES`]).
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// How many times a broken SSE answer of an MCP server is resumed before giving up.
+pub const MAX_RESUMES: u32 = 5;
+/// The wait before resuming an MCP stream when the server named none (`retry`), and the
+/// longest wait accepted when it did.
+pub const MCP_RESUME_WAIT_MS: (u64, u64) = (1000, 30_000);
+/// How long progress notifications can keep one MCP request going, from when it was sent.
+pub const MAX_EXTENDED_MS: f64 = 10.0 * 60.0 * 1000.0;
+
+// --- MCP authorization --------------------------------------------------------------------------
+
+/// Authorizations at most for one request: the first one, then two step-ups (403
+/// `insufficient_scope`); a server that still refuses is an error, not a loop.
+pub const MAX_AUTHORIZATIONS: u32 = 3;
+/// Bytes of a metadata, registration or token answer; larger ones are refused.
+pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
+/// A token this close to its expiry (in milliseconds) is refreshed before use.
+pub const REFRESH_MARGIN_MS: f64 = 60_000.0;
+
+// --- Tools offered to a model -------------------------------------------------------------------
+
+/// Bytes of the name of a tool offered to a model, whatever its source (toolsets, MCP
+/// servers, exposures, page tools as a run names them); a longer name leaves its tool out.
+pub const MAX_TOOL_NAME_BYTES: usize = 128;
+
+// --- Model text ---------------------------------------------------------------------------------
+
+/// The longest header a `tool_call` fence may carry after its name (`s`, `json`, spaces);
+/// a longer one is prose, not a fence.
+pub const MAX_FENCE_HEADER: usize = 16;
 
 /// Depth of a JSON value: a scalar is 0, `[]` and `{}` are 1, `[[1]]` is 2.
 pub fn json_depth(value: &serde_json::Value) -> usize {

@@ -1,14 +1,29 @@
 //! The sans-IO core. Nothing in here performs I/O, reads a clock, or names a browser type:
 //! the shells hand it JSON values and strings and carry out what it returns.
 //!
-//! - [`limits`]: caps applied to untrusted input before it is parsed.
-//! - [`tool`]: page tools as plain data, parsed from a frame's report.
-//! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
-//! - [`site`]: per-site policy for page tools (filter, always confirm, wrap as data).
-//! - [`api`]: the operations of the automation surface (`listTools`, `callTool`) as values.
+//! - [`agui`]: AG-UI events and messages, as the host emits them to its clients.
+//! - [`confirm`]: the questions the host asks the person before a call that acts.
+//! - [`conversation`]: the history of turns, with the tools fixed when it is created.
+//! - [`expose`]: an MCP server's tools offered to chosen origins' own WebMCP.
+//! - [`limits`]: every cap on untrusted input and every deadline, in one place.
+//! - [`mcp`]: the MCP client over Streamable HTTP: sessions, tools, the request exchange
+//!   machine and authorization.
+//! - [`native`]: native function-call deltas of providers, assembled into calls.
 //! - [`ops`]: the host's operations: their one list, parser and sender authorization, their
-//!   requests, the person's settings (key masks, presets, connection checks), pending items
-//!   and the capped run list.
+//!   requests, the person's settings, pending items and the capped run list.
+//! - [`page`]: page tools: what a tab offers and how a call to one of them runs.
+//! - [`parse`]: the streaming parser of calls written as text in a model's output.
+//! - [`provider`]: model providers: request builders, stream decoders and the retry policy.
+//! - [`repair`]: a call as a model wrote it, made into a call that can run, or a clear error.
+//! - [`restart`]: what survives a worker restart, and how a cut run's log is ended.
+//! - [`run`]: a run (one turn of a conversation) as a machine that asks for everything and
+//!   performs nothing.
+//! - [`stream`]: one model output turned into AG-UI events and the calls to run.
+//! - [`toolset`]: the tools a model may call in one run, their schemas compiled once.
+//! - [`url`]: URLs and origins: parsing, normal origins, loopback.
+//!
+//! [`bridge`], [`site`] and [`tool`] are re-exported from [`page`], where they live, under
+//! their short paths (`core::bridge`, `core::site`, `core::tool`).
 
 pub mod agui;
 pub mod confirm;
@@ -26,5 +41,6 @@ pub mod restart;
 pub mod run;
 pub mod stream;
 pub mod toolset;
+pub mod url;
 
 pub use page::{bridge, site, tool};

@@ -4,14 +4,21 @@
 //! parallel calls (Ollama), some send a new `id` with every chunk. [`NativeCalls`] turns their
 //! deltas into the same [`Piece`]s the text parser produces, so one stream layer serves both.
 
+#![warn(missing_docs)]
+
 use super::parse::Piece;
 
 /// One provider delta of a native tool call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NativeDelta {
+    /// The provider's position of the call in its message; deltas of one call share it
+    /// (though some servers reuse index 0 for every call).
     pub index: usize,
+    /// The provider's id of the call, when this delta carries it.
     pub id: Option<String>,
+    /// The tool's name, or a piece of it, when this delta carries it.
     pub name: Option<String>,
+    /// A piece of the arguments' JSON text, to append to what came before.
     pub arguments: Option<String>,
 }
 
@@ -33,6 +40,8 @@ pub struct NativeCalls {
 }
 
 impl NativeCalls {
+    /// Takes one delta and returns the pieces it makes: a call opened, its name once known,
+    /// its arguments as they come, and the close of a call whose index was reused.
     pub fn push(&mut self, delta: NativeDelta) -> Vec<Piece> {
         let mut out = Vec::new();
         // A name for an index whose call already has a name (and a different id, or arguments

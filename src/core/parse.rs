@@ -12,30 +12,54 @@
 //! The cost is linear in the input: every byte is looked at a bounded number of times, and no
 //! buffer is re-scanned per chunk.
 
+#![warn(missing_docs)]
+
+use super::limits::MAX_FENCE_HEADER;
+
 /// A piece of model output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     /// Text outside calls.
     Text(String),
     /// A call marker opened; `slot` numbers the calls of one output from 0.
-    CallOpen { slot: usize },
+    CallOpen {
+        /// The call's number in this output.
+        slot: usize,
+    },
     /// The call's name, as written (not yet resolved), once its string is complete.
-    CallName { slot: usize, name: String },
+    CallName {
+        /// The call this names.
+        slot: usize,
+        /// The name as the model wrote it.
+        name: String,
+    },
     /// Raw text of the call's arguments object, as it is written.
-    CallArgs { slot: usize, delta: String },
+    CallArgs {
+        /// The call these arguments belong to.
+        slot: usize,
+        /// The next piece of the arguments' text, to append to what came before.
+        delta: String,
+    },
     /// The call closed (`complete`) or the output ended inside it (cut off). `body` is
     /// everything between the markers.
     CallClose {
+        /// The call that closed.
         slot: usize,
+        /// Everything the model wrote between the call's markers.
         body: String,
+        /// `true` when the closing marker came, `false` when the output ended first.
         complete: bool,
     },
     /// A native (provider function-calling) call closed: its name and its arguments as the
     /// provider wrote them (JSON text). Only [`super::native::NativeCalls`] produces it.
     NativeClose {
+        /// The call that closed.
         slot: usize,
+        /// The tool's name as the provider gave it.
         name: String,
+        /// The arguments' JSON text as the provider wrote it (not yet parsed).
         arguments: String,
+        /// `false` when the provider stopped at its token limit inside the call.
         complete: bool,
     },
 }
@@ -44,10 +68,8 @@ const FENCE_OPEN: &str = "```tool_call";
 const FENCE_CLOSE: &str = "```";
 const TAG_OPEN: &str = "<tool_call>";
 const TAG_CLOSE: &str = "</tool_call>";
-/// The longest header a fence may carry after `tool_call` (`s`, `json`, spaces).
-const MAX_FENCE_HEADER: usize = 16;
 
-/// Keys that carry a call's name and its arguments, in the shapes models write.
+/// Keys that carry a call's name in the shapes models write, the usual one first.
 pub const NAME_KEYS: [&str; 5] = [
     "name",
     "tool_name",
@@ -55,6 +77,7 @@ pub const NAME_KEYS: [&str; 5] = [
     "function_name",
     "recipient_name",
 ];
+/// Keys that carry a call's arguments in the shapes models write, the usual one first.
 pub const ARGUMENT_KEYS: [&str; 5] = ["arguments", "parameters", "args", "input", "tool_input"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +126,7 @@ impl Default for CallParser {
 }
 
 impl CallParser {
+    /// A parser at the start of an output, outside any call.
     pub fn new() -> Self {
         CallParser {
             mode: Mode::Text,

@@ -7,6 +7,8 @@
 //! way: those may have run, and nothing runs them again (runs are not resumed, so no call is
 //! ever executed twice because of a restart).
 
+#![warn(missing_docs)]
+
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -14,6 +16,7 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Intent {
+    /// The id of the call in its run.
     pub call_id: String,
     /// The tool's name as the run knows it.
     pub name: String,

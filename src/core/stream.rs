@@ -1,7 +1,7 @@
 //! One model output (one step of a run) turned into AG-UI events and the calls to run.
 //!
 //! [`StepStream`] takes the [`Piece`]s of the text parser or of [`super::native::NativeCalls`]
-//! and emits, as product.md §3 says:
+//! and emits:
 //!
 //! | When | Events |
 //! |---|---|
@@ -17,6 +17,8 @@
 //! [`StepOutcome::rejected`] so the run can tell the model. At `TOOL_CALL_END` the joined
 //! deltas, or the last snapshot, always hold arguments that parse to a JSON object.
 
+#![warn(missing_docs)]
+
 use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
@@ -26,7 +28,9 @@ use super::parse::Piece;
 use super::repair::{self, name::resolve_name, Fix, Repaired, Unrepaired};
 use super::toolset::ToolSet;
 
+/// `CUSTOM` event: repair changed a call's name or arguments (the fixes are its value).
 pub const CUSTOM_TOOL_REPAIR: &str = "webmcp_host.tool_repair";
+/// `CUSTOM` event: a call will not run (the reason and the error are its value).
 pub const CUSTOM_TOOL_CALL_REJECTED: &str = "webmcp_host.tool_call_rejected";
 
 /// Deterministic ids: `{prefix}{kind}_{n}`. The shell picks a prefix unique to the run.
@@ -37,6 +41,7 @@ pub struct Ids {
 }
 
 impl Ids {
+    /// Ids that start with `prefix` and count from 1.
     pub fn new(prefix: impl Into<String>) -> Self {
         Ids {
             prefix: prefix.into(),
@@ -44,6 +49,8 @@ impl Ids {
         }
     }
 
+    /// The next id, for a thing of this kind (`msg`, `call`): `{prefix}{kind}_{n}`, `n` one
+    /// more than the last id's, whatever its kind.
     pub fn next(&mut self, kind: &str) -> String {
         let id = format!("{}{kind}_{}", self.prefix, self.next);
         self.next += 1;
@@ -54,18 +61,26 @@ impl Ids {
 /// A call ready to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadyCall {
+    /// The call's id, as its AG-UI events carried it.
     pub id: String,
+    /// The tool to call, after name repair.
     pub name: String,
+    /// The arguments, after repair; valid against the tool's schema.
     pub arguments: Map<String, Value>,
+    /// What repair changed, in order (empty when the call was valid as written).
     pub fixes: Vec<Fix>,
 }
 
 /// Why a call will not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejection {
+    /// The name matches no tool, even after name repair (`unknown_tool`).
     UnknownTool,
+    /// The body or the arguments are invalid and repair could not fix them (`invalid`).
     Invalid,
+    /// The output ended inside the call (`cut_off`).
     CutOff,
+    /// The step was stopped while the call was being written (`aborted`).
     Aborted,
 }
 
@@ -83,6 +98,7 @@ impl Rejection {
 /// A call that will not run, with what the model should be told.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RejectedCall {
+    /// The call's id, as its AG-UI events carried it.
     pub id: String,
     /// The name as written.
     pub written_name: String,
@@ -90,7 +106,9 @@ pub struct RejectedCall {
     pub name: Option<String>,
     /// The body or arguments as written.
     pub raw: String,
+    /// Why the call will not run.
     pub reason: Rejection,
+    /// What the model is told, as the call's result.
     pub error: String,
 }
 
@@ -99,7 +117,9 @@ pub struct RejectedCall {
 pub struct StepOutcome {
     /// The assistant message as the client holds it (calls that will not run left out).
     pub message: Message,
+    /// The calls to run, in the order the model wrote them.
     pub calls: Vec<ReadyCall>,
+    /// The calls that will not run, in the order the model wrote them.
     pub rejected: Vec<RejectedCall>,
     /// The id source, handed back for the run's next step.
     pub ids: Ids,
@@ -155,10 +175,13 @@ impl StepStream {
         }
     }
 
+    /// The id of this step's assistant message (its text and its calls).
     pub fn message_id(&self) -> &str {
         &self.message_id
     }
 
+    /// Takes one piece of the output and returns the events it makes, as the table above
+    /// says.
     pub fn piece(&mut self, piece: Piece) -> Vec<Event> {
         let mut out = Vec::new();
         match piece {

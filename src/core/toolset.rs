@@ -6,21 +6,27 @@
 //! arguments must then only be an object. Schemas compile when a tool is first validated, so a
 //! run with thousands of tools pays only for those it calls.
 
+#![warn(missing_docs)]
+
 use std::cell::OnceCell;
 use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::limits::MAX_TOOL_NAME_BYTES;
 use super::tool::{is_valid_name, kind};
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
+    /// The name the model calls the tool by, unique in its set.
     pub name: String,
+    /// What the tool does, for the model (empty when not given).
     #[serde(default)]
     pub description: String,
+    /// The JSON schema of the tool's arguments (an empty object schema when not given).
     #[serde(default = "empty_object_schema")]
     pub input_schema: Value,
 }
@@ -70,9 +76,9 @@ impl ToolSet {
         let mut set = ToolSet::default();
         let mut problems = Vec::new();
         for spec in specs {
-            if !is_valid_name(&spec.name, 128) {
+            if !is_valid_name(&spec.name, MAX_TOOL_NAME_BYTES) {
                 problems.push(format!(
-                    "tool `{}` left out: a name is 1 to 128 of A-Z, a-z, 0-9, '_', '-'",
+                    "tool `{}` left out: a name is 1 to {MAX_TOOL_NAME_BYTES} of A-Z, a-z, 0-9, '_', '-'",
                     spec.name
                 ));
                 continue;
@@ -108,6 +114,7 @@ impl ToolSet {
         Ok(ToolSet::new(specs))
     }
 
+    /// The tool of exactly this name, if the set has it.
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.entry(name).map(|e| &e.spec)
     }
@@ -132,14 +139,17 @@ impl ToolSet {
         Self::validator(self.entry(name)?).as_ref().err().cloned()
     }
 
+    /// Whether the set has no tool at all.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// Every tool of the set, in the order they were given.
     pub fn specs(&self) -> impl Iterator<Item = &ToolSpec> {
         self.entries.iter().map(|e| &e.spec)
     }
 
+    /// Every tool's name, in the order they were given.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.spec.name.as_str())
     }

@@ -23,8 +23,7 @@ use super::provider::HttpRequest;
 /// The protocol revision the client asks for, and those it accepts.
 pub const LATEST_PROTOCOL: &str = "2025-11-25";
 pub const SUPPORTED_PROTOCOLS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-/// Default time for one request.
-pub const DEFAULT_TIMEOUT_MS: u32 = 30_000;
+pub use crate::core::limits::MCP_TIMEOUT_MS as DEFAULT_TIMEOUT_MS;
 
 /// Why a request was made, to read its answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,9 +199,9 @@ pub struct ToolListing {
 
 impl ToolListing {
     /// Pages read at most (a server that never stops paging).
-    pub const MAX_PAGES: usize = 1000;
+    pub const MAX_PAGES: usize = crate::core::limits::MAX_MCP_PAGES;
     /// Tools one server may list (`max_mcp_tools`).
-    pub const MAX_TOOLS: usize = 20_000;
+    pub const MAX_TOOLS: usize = crate::core::limits::MAX_MCP_TOOLS;
 
     /// The request for the next page.
     pub fn request(&mut self, session: &mut Session) -> Result<Outgoing, String> {

@@ -10,10 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::core::tool::{kind, PageTool};
 
-/// Default time a page tool may take before its call ends with a timeout error.
-pub const DEFAULT_CALL_TIMEOUT_MS: u32 = 30_000;
-/// The longest a caller may let a page tool run.
-pub const MAX_CALL_TIMEOUT_MS: u32 = 10 * 60 * 1000;
+pub use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
 /// A request that cannot be carried out as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,8 +159,7 @@ pub struct RunRequest {
     pub thread_id: Option<String>,
 }
 
-/// The most tool calls a caller may allow in one turn.
-pub const MAX_MAX_STEPS: usize = 100;
+pub use crate::core::limits::MAX_MAX_STEPS;
 
 impl RunRequest {
     /// Parses a run request, with errors naming the field.

@@ -8,10 +8,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// How many runs the worker keeps (oldest dropped first).
-pub const MAX_STORED_RUNS: usize = 20;
-/// How many events of one run the worker keeps; later events are counted, not kept.
-pub const MAX_STORED_EVENTS: usize = 5_000;
+pub use crate::core::limits::{MAX_STORED_EVENTS, MAX_STORED_RUNS};
 
 /// An item waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -81,11 +81,7 @@ pub fn classify(own_id: &str, info: &SenderInfo) -> Sender {
 
 /// `scheme://host[:port]` of a URL, when it has one.
 fn url_origin(url: &str) -> Option<&str> {
-    let rest_at = url.find("://")? + 3;
-    let end = url[rest_at..]
-        .find(['/', '?', '#'])
-        .map_or(url.len(), |i| rest_at + i);
-    Some(&url[..end])
+    crate::core::url::origin_slice(url)
 }
 
 /// Why a message was refused.

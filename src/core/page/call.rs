@@ -21,10 +21,7 @@ use crate::core::limits::Limits;
 
 pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
 
-/// The pause between two looks at the frame while settling.
-pub const SETTLE_POLL_MS: u32 = 50;
-/// The pause between two looks for the destination.
-pub const DESTINATION_POLL_MS: u32 = 100;
+pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
 /// A tab as the browser lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -50,15 +50,7 @@ pub fn validate(policies: &[SitePolicy]) -> Result<(), String> {
 }
 
 fn is_origin(text: &str) -> bool {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return false;
-    };
-    !scheme.is_empty()
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        && !rest.is_empty()
-        && !rest.contains(['/', '?', '#', ' ', '@'])
+    crate::core::url::has_origin_shape(text)
 }
 
 /// Applies the stored policies, or hides every tool when they could not be read (a policy

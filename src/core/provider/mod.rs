@@ -161,12 +161,7 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
 
 /// The origin (`scheme://host[:port]`) of a URL, for permission checks and messages.
 pub fn origin_of(url: &str) -> &str {
-    let Some(at) = url.find("://") else {
-        return url;
-    };
-    let rest = &url[at + 3..];
-    let end = rest.find(['/', '?', '#']).map_or(url.len(), |i| at + 3 + i);
-    &url[..end]
+    crate::core::url::origin_slice(url).unwrap_or(url)
 }
 
 /// What the run asks the model for.
@@ -332,9 +327,7 @@ pub fn decoder(model: &ModelConfig) -> Box<dyn Decoder> {
     }
 }
 
-/// How many times a model call is retried, and the longest wait the host accepts.
-pub const MAX_RETRIES: u32 = 2;
-pub const MAX_RETRY_WAIT_MS: u64 = 20_000;
+pub use crate::core::limits::{MAX_RETRIES, MAX_RETRY_WAIT_MS};
 
 /// The wait before retry number `attempt` (1-based) of a failed call, or `None` to give up.
 pub fn retry_delay(error: &ProviderError, attempt: u32) -> Option<u64> {

@@ -20,8 +20,7 @@ pub struct SseEvent {
     pub truncated: bool,
 }
 
-/// The default cap of one SSE line and of one event's data (`max_sse_event_bytes`).
-pub const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
+pub use crate::core::limits::MAX_SSE_EVENT_BYTES;
 
 /// The decoder. Feed it with [`SseDecoder::push`]; call [`SseDecoder::finish`] at the end of
 /// the stream (an event not followed by a blank line is not dispatched, as the spec says, but

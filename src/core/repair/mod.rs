@@ -12,6 +12,8 @@
 //! three steps is returned as [`Unrepaired`]: the run may ask the model again (reask) or a
 //! hook, and otherwise gives the error to the model as the tool's result.
 
+#![warn(missing_docs)]
+
 pub mod coerce;
 pub mod json;
 pub mod name;
@@ -27,25 +29,35 @@ use super::toolset::ToolSet;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Step {
+    /// The body and the arguments made into JSON ([`json`]).
     Json,
+    /// The name resolved to a tool ([`name`]).
     Name,
+    /// The arguments bent toward the tool's schema ([`coerce`]).
     Coerce,
+    /// The model was asked again and wrote a valid call.
     Reask,
+    /// The repair hook gave a valid call.
     Hook,
 }
 
 /// One change repair made.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fix {
+    /// The step that made the change.
     pub step: Step,
+    /// What changed, in words (``name `serch` → `search` (typo)``).
     pub detail: String,
 }
 
 /// A call ready to run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Repaired {
+    /// The tool to call.
     pub name: String,
+    /// The arguments, valid against the tool's schema.
     pub arguments: Map<String, Value>,
+    /// Every change made, in order.
     pub fixes: Vec<Fix>,
 }
 
@@ -54,14 +66,18 @@ pub struct Repaired {
 pub struct Unrepaired {
     /// The resolved tool name, when the name step succeeded (reask needs it).
     pub name: Option<String>,
+    /// Why the call is still invalid, as the model is told.
     pub error: String,
+    /// The changes made before repair gave up.
     pub fixes: Vec<Fix>,
 }
 
 /// A call's name and arguments as they were found in its body, before the name step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawCall {
+    /// The name as written.
     pub name: String,
+    /// The arguments as found (any JSON value; an object once repaired).
     pub arguments: Value,
 }
 

@@ -47,11 +47,7 @@ use super::toolset::{ToolSet, ToolSpec};
 
 /// The reserved name of the structured-output tool.
 pub const SUBMIT_RESULT: &str = "submit_result";
-/// The tool calls a turn may make unless the request says.
-pub const DEFAULT_MAX_STEPS: usize = 10;
-/// Bytes of model output (text, call names and arguments) one step may produce: a model that
-/// writes on and on, or a hostile endpoint, ends the run with an error naming the cap.
-pub const MAX_MODEL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
+pub use crate::core::limits::{DEFAULT_MAX_STEPS, MAX_MODEL_OUTPUT_BYTES};
 /// The result of a visitor call the person declined without a reason.
 pub const VISITOR_DECLINED: &str = "The visitor declined.";
 

@@ -5,8 +5,7 @@ use serde_json::Value;
 
 use super::url::{check_endpoint_url, strip_query};
 
-/// Metadata, registration and token answers larger than this are refused.
-pub const MAX_AUTH_BODY_BYTES: usize = 256 * 1024;
+pub use crate::core::limits::MAX_AUTH_BODY_BYTES;
 
 /// Protected resource metadata (RFC 9728), what this client uses of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -17,9 +17,7 @@
 //! The sections live in their own modules and are re-exported here: [`challenge`],
 //! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`] and [`loopback`].
 
-/// Authorizations at most for one request: the first one, then two step-ups (403
-/// `insufficient_scope`); a server that still refuses is an error, not a loop.
-pub const MAX_AUTHORIZATIONS: u32 = 3;
+pub use crate::core::limits::MAX_AUTHORIZATIONS;
 
 pub mod challenge;
 pub mod encoding;

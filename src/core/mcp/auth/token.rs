@@ -8,8 +8,7 @@ use super::encoding::{base64_standard, form_encode, percent_encode};
 use super::metadata::json_object;
 use crate::core::provider::HttpRequest;
 
-/// A token this close to its expiry is refreshed before use.
-pub const REFRESH_MARGIN_MS: f64 = 60_000.0;
+pub use crate::core::limits::REFRESH_MARGIN_MS;
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

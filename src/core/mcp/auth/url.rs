@@ -16,58 +16,26 @@ pub struct UrlParts {
 
 impl UrlParts {
     pub fn parse(url: &str) -> Option<UrlParts> {
-        let (scheme, rest) = url.split_once("://")?;
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return None;
-        }
-        let rest = rest.split('#').next().unwrap_or("");
-        let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let authority = &rest[..authority_end];
-        if authority.is_empty() || authority.contains('@') {
-            return None;
-        }
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let (inside, after) = v6.split_once(']')?;
-            let port = match after.strip_prefix(':') {
-                Some(p) => Some(p.parse().ok()?),
-                None if after.is_empty() => None,
-                None => return None,
-            };
-            (format!("[{}]", inside.to_ascii_lowercase()), port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((h, p)) => (h.to_ascii_lowercase(), Some(p.parse().ok()?)),
-                None => (authority.to_ascii_lowercase(), None),
-            }
-        };
-        if host.is_empty() || host.contains(char::is_whitespace) {
-            return None;
-        }
-        let rest = &rest[authority_end..];
-        let (path, query) = match rest.split_once('?') {
-            Some((p, q)) => (p.to_owned(), Some(q.to_owned())),
-            None => (rest.to_owned(), None),
-        };
-        Some(UrlParts {
-            scheme,
-            host,
-            port,
-            path,
-            query,
-        })
+        crate::core::url::Url::parse(url).map(
+            |crate::core::url::Url {
+                 scheme,
+                 host,
+                 port,
+                 path,
+                 query,
+             }| UrlParts {
+                scheme,
+                host,
+                port,
+                path,
+                query,
+            },
+        )
     }
 
     /// `scheme://host[:port]`, without the scheme's default port.
     pub fn origin(&self) -> String {
-        let default = match self.scheme.as_str() {
-            "https" => 443,
-            _ => 80,
-        };
-        match self.port {
-            Some(port) if port != default => format!("{}://{}:{port}", self.scheme, self.host),
-            _ => format!("{}://{}", self.scheme, self.host),
-        }
+        crate::core::url::format_origin(&self.scheme, &self.host, self.port)
     }
 
     pub fn is_loopback(&self) -> bool {
@@ -77,11 +45,7 @@ impl UrlParts {
 
 /// `localhost`, `127.x.x.x` or `[::1]`.
 pub fn is_loopback_host(host: &str) -> bool {
-    host == "localhost"
-        || host == "[::1]"
-        || host.strip_prefix("127.").is_some_and(|r| {
-            r.split('.').count() == 3 && r.split('.').all(|p| p.parse::<u8>().is_ok())
-        })
+    crate::core::url::is_loopback_host(host)
 }
 
 /// Discovery and OAuth endpoints must be https; plain http only on loopback.

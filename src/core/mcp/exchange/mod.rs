@@ -24,14 +24,8 @@ use super::{Body, McpError, McpEvent, Outgoing, Session};
 use crate::core::provider::sse::{SseDecoder, MAX_SSE_EVENT_BYTES};
 use crate::core::provider::HttpRequest;
 
-/// How many times a broken SSE answer is resumed before giving up.
-pub const MAX_RESUMES: u32 = 5;
-/// Bytes of one JSON answer (`max_answer_bytes`; an SSE stream is capped per event).
-pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
-/// How long progress notifications can keep one request going, from when it was sent.
-pub const MAX_EXTENDED_MS: f64 = 10.0 * 60.0 * 1000.0;
-/// The wait before resuming a stream when the server named none (`retry`), and the longest.
-const RETRY_MS: (u64, u64) = (1000, 30_000);
+use crate::core::limits::MCP_RESUME_WAIT_MS as RETRY_MS;
+pub use crate::core::limits::{MAX_ANSWER_BYTES, MAX_EXTENDED_MS, MAX_RESUMES};
 
 mod output;
 mod reply;
