@@ -24,6 +24,7 @@ pub mod provider;
 pub mod repair;
 pub mod restart;
 pub mod run;
+pub mod setup;
 pub mod stream;
 pub mod toolset;
 

@@ -19,9 +19,9 @@ use std::rc::Rc;
 use serde_json::{json, Value};
 use wasm_bindgen_futures::spawn_local;
 
-use super::agent::{load_servers, read_key};
 use super::convert::{self, describe};
 use super::io::{storage_get, storage_set};
+use super::store::{load_servers, read_key};
 use super::{chrome, mcp, timer};
 use crate::core::expose::{
     apply, call_reply, confirmation_text, declined, for_origin, origin_of_url, page_tools,

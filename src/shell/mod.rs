@@ -18,6 +18,7 @@ pub mod restart;
 pub mod router;
 pub mod runlog;
 pub mod settings;
+pub mod store;
 pub mod timer;
 pub mod ui;
 pub mod waits;
@@ -25,9 +26,9 @@ pub mod waits;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::bridge::{parse_listing, FrameRequest};
 use crate::core::limits::{Limits, CONFIRM_MS, FRAME_LIST_MS};
+use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
 
@@ -70,7 +71,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
         answers = frame_listings(tab_id).await?;
     }
     let mut tools = TabTools::from_frames(answers);
-    crate::core::site::apply_stored(load_sites().await, &mut tools);
+    crate::core::site::apply_stored(store::load_sites().await, &mut tools);
     Ok(tools)
 }
 
@@ -108,20 +109,6 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
         });
     }
     Ok(answers)
-}
-
-/// Where the per-site policies live (`configure({sites})`).
-pub(crate) const SITES_KEY: &str = "webmcpHost.sites";
-
-pub(crate) async fn load_sites() -> Result<Vec<crate::core::site::SitePolicy>, String> {
-    let stored = io::storage_get("local", SITES_KEY)
-        .await
-        .map_err(|e| convert::describe(&e))?;
-    if stored.is_null() || stored.is_undefined() {
-        return Ok(Vec::new());
-    }
-    serde_json::from_value(convert::to_json(&stored)?)
-        .map_err(|e| format!("the stored site policies are unreadable: {e}"))
 }
 
 /// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
