@@ -12,7 +12,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Array, Promise, Reflect};
+use js_sys::{Promise, Reflect};
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -361,18 +361,9 @@ fn opened(
     handle: JsValue,
     fetches: &RefCell<HashMap<FetchId, Option<JsValue>>>,
 ) -> Answer {
-    let status = Reflect::get(&handle, &"status".into())
-        .ok()
-        .and_then(|s| s.as_f64())
-        .unwrap_or(0.0) as u16;
-    let retry_after = Reflect::get(&handle, &"header".into())
-        .ok()
-        .and_then(|f| {
-            js_sys::Function::from(f)
-                .call1(&JsValue::UNDEFINED, &"retry-after".into())
-                .ok()
-        })
-        .and_then(|v| v.as_string());
+    let field = |key: &str| Reflect::get(&handle, &key.into()).ok();
+    let status = field("status").and_then(|s| s.as_f64()).unwrap_or(0.0) as u16;
+    let retry_after = field("retryAfter").and_then(|v| v.as_string());
     match fetches.borrow_mut().get_mut(&id) {
         Some(slot) => *slot = Some(handle),
         None => abort_fetch(&handle),
@@ -390,33 +381,11 @@ async fn chrome_model(
     turns: &[(Speaker, String)],
     stop: Promise,
 ) -> Result<Vec<String>, String> {
-    let js_turns: Array = turns
-        .iter()
-        .map(|(speaker, text)| {
-            let role = match speaker {
-                Speaker::User => "user",
-                Speaker::Assistant => "assistant",
-            };
-            JsValue::from(Array::of2(&role.into(), &JsValue::from_str(text)))
-        })
-        .collect();
-    let chunks: Rc<RefCell<Vec<String>>> = Default::default();
-    let sink = chunks.clone();
-    let on_chunk = Closure::<dyn FnMut(JsValue)>::new(move |chunk: JsValue| {
-        if let Some(text) = chunk.as_string() {
-            sink.borrow_mut().push(text);
-        }
-    });
-    chrome_model_prompt(
-        system,
-        js_turns.into(),
-        on_chunk.as_ref().unchecked_ref(),
-        stop,
-    )
-    .await
-    .map_err(|e| describe(&e))?;
-    let pieces = chunks.borrow_mut().drain(..).collect();
-    Ok(pieces)
+    let turns = serde_json::to_value(turns).expect("turns serialize");
+    let pieces = chrome_model_prompt(system, convert::from_json(&turns), stop)
+        .await
+        .map_err(|e| describe(&e))?;
+    serde_json::from_value(convert::to_json(&pieces)?).map_err(|e| e.to_string())
 }
 
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
