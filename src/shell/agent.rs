@@ -26,6 +26,7 @@ use super::store;
 use crate::core::mcp::tools::{check_structured, McpTool};
 use crate::core::mcp::CallResult;
 use crate::core::provider::prompt::Speaker;
+use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
 use crate::core::run::local::current_time_result;
 use crate::core::run::RunOutcome;
@@ -116,7 +117,7 @@ pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `webmcpHost.events({runId})`: the events of a run so far.
 pub fn events(request: JsValue) -> Result<JsValue, JsError> {
-    let run_id = run_id_of(&request)?;
+    let run_id = control(&request)?.run_id;
     let events = with_record(&run_id, |r| r.events.clone())
         .ok_or_else(|| js_err(format!("events: no run `{run_id}` in this worker")))?;
     Ok(convert::from_json(&Value::Array(events)))
@@ -125,11 +126,7 @@ pub fn events(request: JsValue) -> Result<JsValue, JsError> {
 /// `webmcpHost.stop({runId, reason?})`: ends the run: the model stream is aborted, pending
 /// tool calls are cancelled. Resolves to whether the run was still going.
 pub fn stop(request: JsValue) -> Result<bool, JsError> {
-    let run_id = run_id_of(&request)?;
-    let reason = convert::to_json(&request)
-        .ok()
-        .and_then(|v| v.get("reason").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_else(|| "stopped by the person".into());
+    let Control { run_id, reason } = control(&request)?;
     with_record(&run_id, |r| {
         if r.going != Going::Yes {
             return false;
@@ -144,13 +141,9 @@ pub fn stop(request: JsValue) -> Result<bool, JsError> {
     .ok_or_else(|| js_err(format!("stop: no run `{run_id}` in this worker")))
 }
 
-fn run_id_of(request: &JsValue) -> Result<String, JsError> {
-    let value = convert::to_json(request).map_err(js_err)?;
-    value
-        .get("runId")
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| js_err("`runId` is required"))
+/// The run an `events` or `stop` request names.
+fn control(request: &JsValue) -> Result<Control, JsError> {
+    Control::parse(&convert::to_json(request).map_err(js_err)?).map_err(js_err)
 }
 
 /// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.

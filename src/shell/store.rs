@@ -12,7 +12,7 @@ use crate::core::setup::configure::Write;
 use crate::core::setup::store::{self, key_slot, Area, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
 
 /// What is stored under `key` in `area` (`None`: nothing).
-async fn read(area: Area, key: &str) -> Result<Option<Value>, String> {
+pub(crate) async fn read(area: Area, key: &str) -> Result<Option<Value>, String> {
     let stored = storage_get(area.name(), key)
         .await
         .map_err(|e| describe(&e))?;
@@ -22,15 +22,21 @@ async fn read(area: Area, key: &str) -> Result<Option<Value>, String> {
     to_json(&stored).map(Some)
 }
 
-/// Stores (or removes) one value of `configure`.
-pub(crate) async fn write(write: &Write) -> Result<(), String> {
-    let (area, key) = (write.area.name(), write.key.as_str());
-    match &write.value {
-        Some(value) => storage_set(area, key, from_json(value)).await,
-        None => storage_remove(area, key).await,
+/// Stores `value` under `key` in `area` (`None`: removes what is stored).
+pub(crate) async fn put(area: Area, key: &str, value: Option<&Value>) -> Result<(), String> {
+    match value {
+        Some(value) => storage_set(area.name(), key, from_json(value)).await,
+        None => storage_remove(area.name(), key).await,
     }
     .map(|_| ())
-    .map_err(|e| format!("{}{}", write.failure, describe(&e)))
+    .map_err(|e| describe(&e))
+}
+
+/// Stores (or removes) one value of `configure`.
+pub(crate) async fn write(write: &Write) -> Result<(), String> {
+    put(write.area, &write.key, write.value.as_ref())
+        .await
+        .map_err(|e| format!("{}{e}", write.failure))
 }
 
 /// The model registry.

@@ -174,4 +174,6 @@ pub fn orphaned(answers: &[FrameAnswer]) -> bool {
 }
 
 #[cfg(test)]
+mod chrome_tests;
+#[cfg(test)]
 mod tests;
