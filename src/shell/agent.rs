@@ -13,7 +13,7 @@ use std::future::Future;
 use std::rc::Rc;
 
 use js_sys::{Promise, Reflect};
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
@@ -23,15 +23,13 @@ use super::io::{
     random_id, start_fetch, utc_offset_minutes,
 };
 use super::store;
-use crate::core::mcp::tools::{check_structured, McpTool};
-use crate::core::mcp::CallResult;
+use crate::core::mcp::tools::McpTool;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
-use crate::core::run::local::current_time_result;
 use crate::core::run::RunOutcome;
-use crate::core::setup::configure;
 use crate::core::setup::start::{finished, Got, Need, Start};
+use crate::core::setup::{call as answer, configure};
 
 /// Where a run stands, for `stop`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -388,9 +386,7 @@ async fn call_tool(
     client: Option<(super::mcp::Shared, McpTool)>,
 ) -> Value {
     match call {
-        ToolCall::CurrentTime => {
-            json!({"ok": true, "result": current_time_result(now_ms(), utc_offset_minutes())})
-        }
+        ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
         ToolCall::Page(request) => super::page_call(request).await,
         ToolCall::Mcp {
             server,
@@ -407,20 +403,12 @@ async fn call_tool(
                         .await
                 }
             };
-            if !allowed {
-                return json!({"ok": false, "error": "declined: the person did not allow this call"});
-            }
-            let Some((client, tool)) = client else {
-                return json!({"ok": false, "error": format!("the MCP server {server} is not connected")});
-            };
-            match super::mcp::call(client, &tool, arguments).await {
-                CallResult::Ok { text, structured } => {
-                    match check_structured(&tool, structured.as_ref()) {
-                        Ok(()) => json!({"ok": true, "result": text}),
-                        Err(error) => json!({"ok": false, "error": error}),
-                    }
+            match client {
+                _ if !allowed => answer::declined(),
+                Some((client, tool)) => {
+                    answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await)
                 }
-                CallResult::Error(error) => json!({"ok": false, "error": error}),
+                None => answer::not_connected(&server),
             }
         }
     }

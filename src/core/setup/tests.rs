@@ -331,3 +331,40 @@ fn a_tab_whose_tools_cannot_be_listed_is_a_source_error() {
     assert_eq!(value["events"], json!([1]));
     assert!(value["transcript"].is_string() && value["messages"].is_array());
 }
+
+#[test]
+fn the_worker_s_own_calls_answer_like_call_tool() {
+    use super::call;
+    use crate::core::mcp::CallResult;
+    let now = call::current_time(0.0, 60);
+    assert_eq!(now["ok"], true);
+    assert!(now["result"].as_str().expect("text").contains("1970-01-01"));
+    assert_eq!(
+        call::declined()["error"],
+        "declined: the person did not allow this call"
+    );
+    assert_eq!(
+        call::not_connected("docs")["error"],
+        "the MCP server docs is not connected"
+    );
+    let plain = mcp_tool("search", true);
+    let done = CallResult::Ok {
+        text: "found".into(),
+        structured: None,
+    };
+    assert_eq!(
+        call::mcp(&plain, done),
+        json!({"ok": true, "result": "found"})
+    );
+    assert_eq!(
+        call::mcp(&plain, CallResult::Error("boom".into())),
+        json!({"ok": false, "error": "boom"})
+    );
+    let mut typed = mcp_tool("count", true);
+    typed.output_schema = Some(json!({"type": "object", "required": ["n"]}));
+    let unshaped = CallResult::Ok {
+        text: "{}".into(),
+        structured: Some(json!({})),
+    };
+    assert_eq!(call::mcp(&typed, unshaped)["ok"], false);
+}
