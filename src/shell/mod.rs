@@ -25,7 +25,7 @@ pub mod waits;
 
 use std::future::Future;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::core::bridge::{confirmed, FrameRequest, Reply};
@@ -61,9 +61,7 @@ pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `listTools`' value: `{tools, problems}`.
 pub(crate) fn tools_response(tools: &TabTools) -> Value {
-    serde_json::to_value(tools).unwrap_or_else(
-        |e| json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]}),
-    )
+    tools.response()
 }
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
@@ -106,16 +104,7 @@ fn ask(tab_id: i64, frame_id: i64, message: &Value, ms: u32) -> impl Future<Outp
 /// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
 /// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
 pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
-    page_call(CallRequest {
-        tab_id: request.tab_id,
-        name: request.name.clone(),
-        args: request.args.clone(),
-        frame_id: request.frame_id,
-        timeout_ms: request.timeout_ms,
-        call: request.call.clone(),
-        expect: request.expect.as_deref().cloned(),
-    })
-    .await
+    page_call(crate::core::setup::call::page(request)).await
 }
 
 /// Performs a page call, step by step, as the core's [`PageCall`] asks.

@@ -92,6 +92,13 @@ pub struct TabTools {
 }
 
 impl TabTools {
+    /// `listTools`' value: `{tools, problems}` (a list that cannot be written is a problem).
+    pub fn response(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|e| {
+            serde_json::json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]})
+        })
+    }
+
     /// Merges the frames' answers (in frame order).
     pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
         frames.sort_by_key(|f| f.frame_id);

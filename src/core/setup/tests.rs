@@ -368,3 +368,29 @@ fn the_worker_s_own_calls_answer_like_call_tool() {
     };
     assert_eq!(call::mcp(&typed, unshaped)["ok"], false);
 }
+
+#[test]
+fn a_call_tool_request_is_its_page_call() {
+    use crate::core::ops::request::CallToolRequest;
+    let request = CallToolRequest::parse(&json!({"tabId": 4, "name": "buy", "args": {"n": 1},
+        "frameId": 2, "timeoutMs": 900}))
+    .expect("a request");
+    let call = super::call::page(&request);
+    assert_eq!(
+        (call.tab_id, call.name.as_str(), call.frame_id),
+        (4, "buy", Some(2))
+    );
+    assert_eq!((call.timeout_ms, call.args["n"].clone()), (900, json!(1)));
+    assert_eq!((call.call, call.expect), (None, None));
+}
+
+#[test]
+fn a_tab_s_tools_answer_list_tools() {
+    let tools = TabTools {
+        tools: vec![page_tool("buy")],
+        problems: Vec::new(),
+    };
+    let value = tools.response();
+    assert_eq!(value["tools"][0]["name"], "buy");
+    assert_eq!(value["problems"], json!([]));
+}
