@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Intent {
+    /// The run's id of the call.
     pub call_id: String,
     /// The tool's name as the run knows it.
     pub name: String,

@@ -6,9 +6,13 @@
 //! and hands back what it got. This neighbourhood uses runs, pages, providers, MCP and the
 //! operations' requests; none of them uses it.
 
+/// The answers of the worker's own calls.
 pub mod call;
+/// `configure`'s writes.
 pub mod configure;
+/// A run's start from its tool sources.
 pub mod start;
+/// Where each setting is stored, and how a stored value is read.
 pub mod store;
 
 #[cfg(test)]
