@@ -39,6 +39,7 @@ pub mod provider;
 pub mod repair;
 pub mod restart;
 pub mod run;
+pub mod setup;
 pub mod stream;
 pub mod toolset;
 pub mod url;

@@ -24,6 +24,18 @@ pub struct Intent {
     pub source: String,
 }
 
+/// Where a run's intents live in session storage.
+pub fn intent_slot(run_id: &str) -> String {
+    format!("webmcpHost.intent.{run_id}")
+}
+
+/// The intents a previous worker stored for a run (none when nothing or nothing readable).
+pub fn stored_intents(stored: Option<Value>) -> Vec<Intent> {
+    stored
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
+}
+
 /// The `code` of the `RUN_ERROR` that ends a run cut by a restart.
 pub const RESTART_CODE: &str = "worker_restarted";
 

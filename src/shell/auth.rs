@@ -20,9 +20,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::agent::load_servers;
 use super::convert::{self, describe};
 use super::io::{abort_fetch, call_method, now_ms, start_fetch, storage_get, storage_set};
+use super::store::load_servers;
 use super::timer;
 use crate::core::mcp::auth::{
     AuthRecord, BearerChallenge, ClientCredentials, Flow, FlowConfig, FlowSecrets, Step,

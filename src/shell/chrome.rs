@@ -1,12 +1,14 @@
 //! The `chrome.*` calls the worker makes. Each is caught: where an API is missing (a test
 //! worker, an older browser) the caller gets an error message, not a thrown exception.
 
-use js_sys::{Array, Promise, Reflect};
+use js_sys::{Promise, Reflect};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::convert::{describe, from_json};
+use super::convert::{describe, from_json, to_json};
 use crate::core::page::call::{FrameState, Tab};
+use crate::core::page::tabs::{frames, Frame};
 
 #[wasm_bindgen]
 extern "C" {
@@ -45,37 +47,13 @@ pub fn warn(text: &str) {
     console_warn(text);
 }
 
-/// A frame of a tab.
-pub struct Frame {
-    pub frame_id: i64,
-    pub url: String,
-}
-
 /// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.
 pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id }));
-    let promise = web_navigation_get_all_frames(&details)
-        .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
-    let frames = JsFuture::from(promise)
-        .await
-        .map_err(|e| format!("tab {tab_id}: {}", describe(&e)))?;
-    if frames.is_null() || frames.is_undefined() {
-        return Err(format!(
-            "tab {tab_id}: no such tab, or its frames are not known yet"
-        ));
-    }
-    let frames = Array::from(&frames);
-    Ok(frames
-        .iter()
-        .filter_map(|frame| {
-            let frame_id = Reflect::get(&frame, &"frameId".into()).ok()?.as_f64()? as i64;
-            let url = Reflect::get(&frame, &"url".into())
-                .ok()?
-                .as_string()
-                .unwrap_or_default();
-            Some(Frame { frame_id, url })
-        })
-        .collect())
+    let failed = |e: JsValue| format!("tab {tab_id}: {}", describe(&e));
+    let promise = web_navigation_get_all_frames(&details).map_err(failed)?;
+    let listed = JsFuture::from(promise).await.map_err(failed)?;
+    frames(tab_id, &to_json(&listed).unwrap_or(Value::Null))
 }
 
 /// Sends a message to the content script of one frame; the promise resolves to its reply.
@@ -89,19 +67,7 @@ pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
 pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<FrameState> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id, "frameId": frame_id }));
     let promise = web_navigation_get_frame(&details).ok()?;
-    let frame = JsFuture::from(promise).await.ok()?;
-    if frame.is_null() || frame.is_undefined() {
-        return None;
-    }
-    let text = |key: &str| {
-        Reflect::get(&frame, &key.into())
-            .ok()
-            .and_then(|v| v.as_string())
-    };
-    Some(FrameState {
-        url: text("url").unwrap_or_default(),
-        document_id: text("documentId"),
-    })
+    FrameState::of(&to_json(&JsFuture::from(promise).await.ok()?).ok()?)
 }
 
 /// Every tab of the browser (an empty list when the API is missing).
@@ -109,22 +75,10 @@ pub async fn tabs() -> Vec<Tab> {
     let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
         return Vec::new();
     };
-    let Ok(list) = JsFuture::from(promise).await else {
-        return Vec::new();
-    };
-    Array::from(&list)
-        .iter()
-        .filter_map(|tab| {
-            let get = |key: &str| Reflect::get(&tab, &key.into()).ok();
-            Some(Tab {
-                id: get("id")?.as_f64()? as i64,
-                opener: get("openerTabId")
-                    .and_then(|v| v.as_f64())
-                    .map(|v| v as i64),
-                complete: get("status").and_then(|v| v.as_string()).as_deref() == Some("complete"),
-            })
-        })
-        .collect()
+    match JsFuture::from(promise).await.map(|list| to_json(&list)) {
+        Ok(Ok(list)) => Tab::list(&list),
+        _ => Vec::new(),
+    }
 }
 
 /// Injects the page bridge (both worlds, every frame) into a tab whose content scripts are

@@ -19,9 +19,9 @@ use std::rc::Rc;
 use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
-use super::agent::{load_servers, read_key};
 use super::convert::{self, describe};
 use super::io::{storage_get, storage_set};
+use super::store::{load_servers, read_key};
 use super::{chrome, mcp, timer};
 use crate::core::expose::{
     apply, call_reply, check_configured, confirmation_text, connect, declined, for_origin,

@@ -18,6 +18,7 @@ export async function startFetch(url, method, headers, body) {
   const decoder = new TextDecoder();
   handle.status = response.status;
   handle.header = (name) => response.headers.get(name);
+  handle.retryAfter = response.headers.get('retry-after');
   /** The next piece of the body as text, or null at its end. */
   handle.read = async () => {
     if (!reader) return null;
@@ -104,8 +105,8 @@ export async function chromeModelAvailability() {
   }
 }
 
-/** Streams a prompt through Chrome's built-in model; `onChunk(text)` gets each piece. */
-export async function chromeModelPrompt(system, turns, onChunk, stopPromise) {
+/** Streams a prompt through Chrome's built-in model; resolves to the pieces of its answer. */
+export async function chromeModelPrompt(system, turns, stopPromise) {
   const initialPrompts = [];
   if (system) initialPrompts.push({ role: 'system', content: system });
   const last = turns.pop();
@@ -115,7 +116,9 @@ export async function chromeModelPrompt(system, turns, onChunk, stopPromise) {
   const session = await LanguageModel.create({ initialPrompts, signal: controller.signal });
   try {
     const stream = session.promptStreaming(last ? last[1] : '', { signal: controller.signal });
-    for await (const chunk of stream) onChunk(chunk);
+    const pieces = [];
+    for await (const chunk of stream) if (typeof chunk === 'string') pieces.push(chunk);
+    return pieces;
   } finally {
     session.destroy();
   }

@@ -48,7 +48,6 @@ extern "C" {
     pub(crate) async fn chrome_model_prompt(
         system: &str,
         turns: JsValue,
-        on_chunk: &js_sys::Function,
         stop: Promise,
     ) -> Result<JsValue, JsValue>;
 }

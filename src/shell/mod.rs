@@ -18,18 +18,21 @@ pub mod restart;
 pub mod router;
 pub mod runlog;
 pub mod settings;
+pub mod store;
 pub mod timer;
 pub mod ui;
 pub mod waits;
 
-use serde_json::{json, Value};
+use std::future::Future;
+
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::core::bridge::{parse_listing, FrameRequest};
-use crate::core::limits::{Limits, CONFIRM_MS, FRAME_LIST_MS};
+use crate::core::bridge::{confirmed, FrameRequest, Reply};
+use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
-use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
+use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 
 /// The host's version.
 pub fn version() -> String {
@@ -58,9 +61,7 @@ pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
 
 /// `listTools`' value: `{tools, problems}`.
 pub(crate) fn tools_response(tools: &TabTools) -> Value {
-    serde_json::to_value(tools).unwrap_or_else(
-        |e| json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]}),
-    )
+    tools.response()
 }
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
@@ -70,73 +71,40 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
         answers = frame_listings(tab_id).await?;
     }
     let mut tools = TabTools::from_frames(answers);
-    crate::core::site::apply_stored(load_sites().await, &mut tools);
+    crate::core::site::apply_stored(store::load_sites().await, &mut tools);
     Ok(tools)
 }
 
 /// Every frame's answer to `listTools`, asked all at once.
 async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
-    let frames = chrome::all_frames(tab_id).await?;
-    let request = convert::from_json(&FrameRequest::ListTools.to_message());
-    // Start every frame's request before awaiting any of them.
-    let pending: Vec<_> = frames
-        .into_iter()
-        .map(|frame| {
-            let reply = chrome::send_to_frame(tab_id, frame.frame_id, &request);
-            (frame, reply)
-        })
+    let request = FrameRequest::ListTools.to_message();
+    // Every frame's request starts before any is awaited.
+    let pending: Vec<_> = (chrome::all_frames(tab_id).await?.into_iter())
+        .map(|frame| (ask(tab_id, frame.frame_id, &request, FRAME_LIST_MS), frame))
         .collect();
-    let limits = Limits::DEFAULT;
     let mut answers = Vec::with_capacity(pending.len());
-    for (frame, reply) in pending {
-        let answer = match timer::within(reply, FRAME_LIST_MS).await {
-            Ok(Some(reply)) => match convert::to_json_text(&reply) {
-                Ok(text) => {
-                    parse_listing(&text, frame.frame_id, &limits).map_err(FrameFailure::Bridge)
-                }
-                Err(e) => Err(FrameFailure::Unreachable(e)),
-            },
-            Ok(None) => Err(FrameFailure::Unreachable(format!(
-                "no answer within {FRAME_LIST_MS} ms"
-            ))),
-            Err(e) => Err(FrameFailure::Unreachable(e)),
-        };
-        answers.push(FrameAnswer {
-            frame_id: frame.frame_id,
-            url: frame.url,
-            answer,
-        });
+    for (reply, frame) in pending {
+        answers.push(listing(frame, reply.await));
     }
     Ok(answers)
 }
 
-/// Where the per-site policies live (`configure({sites})`).
-pub(crate) const SITES_KEY: &str = "webmcpHost.sites";
-
-pub(crate) async fn load_sites() -> Result<Vec<crate::core::site::SitePolicy>, String> {
-    let stored = io::storage_get("local", SITES_KEY)
-        .await
-        .map_err(|e| convert::describe(&e))?;
-    if stored.is_null() || stored.is_undefined() {
-        return Ok(Vec::new());
+/// Sends `message` to a frame now; the future is its reply as JSON text, within `ms`.
+fn ask(tab_id: i64, frame_id: i64, message: &Value, ms: u32) -> impl Future<Output = Reply> {
+    let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(message));
+    async move {
+        match timer::within(reply, ms).await {
+            Ok(Some(reply)) => Reply::Answered(convert::to_json_text(&reply)),
+            Ok(None) => Reply::TimedOut,
+            Err(error) => Reply::Failed(error),
+        }
     }
-    serde_json::from_value(convert::to_json(&stored)?)
-        .map_err(|e| format!("the stored site policies are unreadable: {e}"))
 }
 
 /// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
 /// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
 pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
-    page_call(CallRequest {
-        tab_id: request.tab_id,
-        name: request.name.clone(),
-        args: request.args.clone(),
-        frame_id: request.frame_id,
-        timeout_ms: request.timeout_ms,
-        call: request.call.clone(),
-        expect: request.expect.as_deref().cloned(),
-    })
-    .await
+    page_call(crate::core::setup::call::page(request)).await
 }
 
 /// Performs a page call, step by step, as the core's [`PageCall`] asks.
@@ -155,14 +123,7 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
                 frame_id,
                 message,
                 timeout_ms,
-            } => {
-                let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(&message));
-                match timer::within(reply, timeout_ms).await {
-                    Ok(Some(reply)) => Input::Reply(convert::to_json_text(&reply)),
-                    Ok(None) => Input::Timeout,
-                    Err(error) => Input::ChannelFailed(error),
-                }
-            }
+            } => ask(tab_id, frame_id, &message, timeout_ms).await.into(),
             Step::Cancel {
                 tab_id,
                 frame_id,
@@ -184,15 +145,8 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
 /// content script (the page can neither see nor answer it). False when declined, unanswered
 /// within 5 minutes, or the tab is gone.
 pub(crate) async fn confirm_in_page(tab_id: i64, text: String) -> bool {
-    let message = convert::from_json(&FrameRequest::Confirm { text }.to_message());
-    let reply = chrome::send_to_frame(tab_id, 0, &message);
-    match timer::within(reply, CONFIRM_MS).await {
-        Ok(Some(reply)) => convert::to_json(&reply)
-            .ok()
-            .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
-            .unwrap_or(false),
-        _ => false,
-    }
+    let message = FrameRequest::Confirm { text }.to_message();
+    confirmed(&ask(tab_id, 0, &message, CONFIRM_MS).await)
 }
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.

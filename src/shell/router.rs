@@ -117,7 +117,7 @@ fn js(outcome: Result<JsValue, JsError>) -> Result<Value, String> {
 /// `startRun(request)` (already checked as a run request) → `{runId, threadId}` at once; the
 /// run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
 async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
-    agent::load_registry()
+    super::store::load_registry()
         .await?
         .resolve(request.get("model").and_then(Value::as_str))
         .map_err(|e| format!("startRun: {e}"))?;

@@ -14,10 +14,10 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::agent::{load_registry, load_servers, read_key};
 use super::convert;
 use super::io::{self, now_ms, start_fetch, storage_get, storage_set};
 use super::pages::{extension_origin, storage_all};
+use super::store::{load_registry, load_servers, read_key};
 use super::{mcp, timer};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::ops::checks::{

@@ -215,6 +215,29 @@ fn string_field(map: &Map<String, Value>, key: &str) -> Result<String, BridgeErr
     }
 }
 
+/// What came back from a message to a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The frame's reply as JSON text, or why it could not be read as JSON.
+    Answered(Result<String, String>),
+    /// Nothing came back within the time given.
+    TimedOut,
+    /// The message channel failed (no content script, the frame gone, …): the shell's words.
+    Failed(String),
+}
+
+/// Whether the person said yes to a [`FrameRequest::Confirm`]: only a reply
+/// `{confirmed: true}` is a yes (no answer in time, or no tab, is a no).
+pub fn confirmed(reply: &Reply) -> bool {
+    let Reply::Answered(Ok(text)) = reply else {
+        return false;
+    };
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
+        .unwrap_or(false)
+}
+
 /// Parses a frame's answer to [`FrameRequest::ListTools`].
 pub fn parse_listing(
     raw: &str,

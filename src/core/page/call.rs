@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use serde_json::Map;
 
-use super::bridge::{parse_call_reply, CallOutcome, FrameRequest};
+use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply};
 use super::tabs::TabTools;
 use super::tool::PageTool;
 use crate::core::limits::Limits;
@@ -32,6 +32,29 @@ pub struct Tab {
     pub opener: Option<i64>,
     /// Whether it finished loading.
     pub complete: bool,
+}
+
+impl Tab {
+    /// The tabs of `chrome.tabs.query`'s answer (entries without a numeric `id` are
+    /// skipped; anything but a list is no tab).
+    pub fn list(listed: &Value) -> Vec<Tab> {
+        let Value::Array(items) = listed else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(|tab| {
+                Some(Tab {
+                    id: tab.get("id")?.as_f64()? as i64,
+                    opener: tab
+                        .get("openerTabId")
+                        .and_then(Value::as_f64)
+                        .map(|v| v as i64),
+                    complete: tab.get("status").and_then(Value::as_str) == Some("complete"),
+                })
+            })
+            .collect()
+    }
 }
 
 /// What the shell does next for a call.
@@ -100,6 +123,16 @@ pub enum Input {
     Timeout,
     /// A [`Step::Wait`] or [`Step::Cancel`] was performed.
     Performed,
+}
+
+impl From<Reply> for Input {
+    fn from(reply: Reply) -> Input {
+        match reply {
+            Reply::Answered(text) => Input::Reply(text),
+            Reply::TimedOut => Input::Timeout,
+            Reply::Failed(error) => Input::ChannelFailed(error),
+        }
+    }
 }
 
 /// Where the look for a navigation's destination stands.
@@ -577,6 +610,20 @@ pub struct FrameState {
     pub url: String,
     /// The document's id; a new one means the frame navigated.
     pub document_id: Option<String>,
+}
+
+impl FrameState {
+    /// A frame as `chrome.webNavigation.getFrame` describes it; `None` when it is gone.
+    pub fn of(frame: &Value) -> Option<FrameState> {
+        if !frame.is_object() {
+            return None;
+        }
+        let text = |key: &str| frame.get(key).and_then(Value::as_str).map(str::to_owned);
+        Some(FrameState {
+            url: text("url").unwrap_or_default(),
+            document_id: text("documentId"),
+        })
+    }
 }
 
 /// What became of a call whose message failed or ran out of time: the tab closed, the frame

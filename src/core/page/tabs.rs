@@ -4,9 +4,11 @@
 //! content script are skipped silently.
 
 use serde::Serialize;
+use serde_json::Value;
 
-use super::bridge::{BridgeError, FrameListing};
+use super::bridge::{parse_listing, BridgeError, FrameListing, Reply};
 use super::tool::{PageTool, ToolProblem};
+use crate::core::limits::{Limits, FRAME_LIST_MS};
 
 /// A frame of a tab and what came of asking it for its tools.
 #[derive(Debug, Clone)]
@@ -29,6 +31,57 @@ pub enum FrameFailure {
     Unreachable(String),
 }
 
+/// A frame of a tab, as `chrome.webNavigation.getAllFrames` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frame {
+    /// The frame's id (0: the top frame).
+    pub frame_id: i64,
+    /// The frame's URL.
+    pub url: String,
+}
+
+/// The frames of tab `tab_id` from `getAllFrames`' answer: entries without a numeric
+/// `frameId` are skipped; `null` means the tab is gone or its frames are not known yet.
+pub fn frames(tab_id: i64, listed: &Value) -> Result<Vec<Frame>, String> {
+    let Value::Array(items) = listed else {
+        return Err(format!(
+            "tab {tab_id}: no such tab, or its frames are not known yet"
+        ));
+    };
+    Ok(items
+        .iter()
+        .filter_map(|frame| {
+            Some(Frame {
+                frame_id: frame.get("frameId")?.as_f64()? as i64,
+                url: frame
+                    .get("url")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            })
+        })
+        .collect())
+}
+
+/// A frame's reply to `listTools` as its answer: the listing, a breach of the protocol, or
+/// why it did not get there or back (within [`FRAME_LIST_MS`]).
+pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
+    let answer = match reply {
+        Reply::Answered(Ok(text)) => {
+            parse_listing(&text, frame.frame_id, &Limits::DEFAULT).map_err(FrameFailure::Bridge)
+        }
+        Reply::Answered(Err(e)) | Reply::Failed(e) => Err(FrameFailure::Unreachable(e)),
+        Reply::TimedOut => Err(FrameFailure::Unreachable(format!(
+            "no answer within {FRAME_LIST_MS} ms"
+        ))),
+    };
+    FrameAnswer {
+        frame_id: frame.frame_id,
+        url: frame.url,
+        answer,
+    }
+}
+
 /// All tools of a tab: every frame's, in frame order, with what was skipped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TabTools {
@@ -39,6 +92,13 @@ pub struct TabTools {
 }
 
 impl TabTools {
+    /// `listTools`' value: `{tools, problems}` (a list that cannot be written is a problem).
+    pub fn response(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|e| {
+            serde_json::json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]})
+        })
+    }
+
     /// Merges the frames' answers (in frame order).
     pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
         frames.sort_by_key(|f| f.frame_id);
@@ -120,5 +180,7 @@ pub fn orphaned(answers: &[FrameAnswer]) -> bool {
     })
 }
 
+#[cfg(test)]
+mod chrome_tests;
 #[cfg(test)]
 mod tests;

@@ -4,10 +4,13 @@
 use super::super::agui::Message;
 use super::super::toolset::ToolSpec;
 
-/// A plain chat turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who speaks a plain chat turn (as JSON: `"user"`, `"assistant"`, Chrome's model's roles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Speaker {
+    /// The person.
     User,
+    /// The model.
     Assistant,
 }
 

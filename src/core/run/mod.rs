@@ -20,6 +20,7 @@
 //! - middleware wraps every call: global layers first, then the conversation's; built in are
 //!   observe, redact, block and the data-not-instructions wrapper.
 
+pub mod control;
 pub mod drive;
 mod exchange;
 mod hook;

@@ -1,0 +1,121 @@
+//! What Chrome answers about frames and tabs, and a frame's reply, read without a browser.
+
+use serde_json::json;
+
+use super::*;
+use crate::core::page::bridge::confirmed;
+use crate::core::page::call::{FrameState, Input, Tab};
+
+#[test]
+fn frames_are_read_from_get_all_frames() {
+    let listed = json!([{"frameId": 0, "url": "https://a.test/"}, {"frameId": 4}, {"url": "x"}]);
+    assert_eq!(
+        frames(7, &listed),
+        Ok(vec![
+            Frame {
+                frame_id: 0,
+                url: "https://a.test/".into()
+            },
+            Frame {
+                frame_id: 4,
+                url: String::new()
+            },
+        ])
+    );
+    let gone = frames(7, &Value::Null).expect_err("no tab");
+    assert_eq!(gone, "tab 7: no such tab, or its frames are not known yet");
+}
+
+#[test]
+fn a_frame_reply_becomes_its_listing_or_why_not() {
+    let frame = || Frame {
+        frame_id: 2,
+        url: "https://f.test/".into(),
+    };
+    let text = r#"{"ok":true,"supported":true,"origin":"https://f.test","tools":[]}"#;
+    let listed = listing(frame(), Reply::Answered(Ok(text.into())));
+    assert_eq!(
+        (listed.frame_id, listed.url.as_str()),
+        (2, "https://f.test/")
+    );
+    assert!(listed.answer.is_ok());
+    let broken = listing(frame(), Reply::Answered(Ok("[]".into())));
+    assert!(matches!(broken.answer, Err(FrameFailure::Bridge(_))));
+    let late = listing(frame(), Reply::TimedOut);
+    assert_eq!(
+        late.answer.expect_err("late"),
+        FrameFailure::Unreachable(format!("no answer within {FRAME_LIST_MS} ms"))
+    );
+    for reply in [
+        Reply::Failed("gone".into()),
+        Reply::Answered(Err("gone".into())),
+    ] {
+        assert_eq!(
+            listing(frame(), reply).answer.expect_err("unreachable"),
+            FrameFailure::Unreachable("gone".into())
+        );
+    }
+}
+
+#[test]
+fn only_confirmed_true_is_a_yes() {
+    assert!(confirmed(&Reply::Answered(Ok(
+        r#"{"confirmed":true}"#.into()
+    ))));
+    for no in [
+        Reply::Answered(Ok(r#"{"confirmed":false}"#.into())),
+        Reply::Answered(Ok(r#"{"confirmed":"yes"}"#.into())),
+        Reply::Answered(Ok("not json".into())),
+        Reply::Answered(Err("undefined".into())),
+        Reply::TimedOut,
+        Reply::Failed("no tab".into()),
+    ] {
+        assert!(!confirmed(&no), "{no:?}");
+    }
+}
+
+#[test]
+fn a_reply_is_a_page_call_input() {
+    assert_eq!(
+        Input::from(Reply::Answered(Ok("{}".into()))),
+        Input::Reply(Ok("{}".into()))
+    );
+    assert_eq!(Input::from(Reply::TimedOut), Input::Timeout);
+    assert_eq!(
+        Input::from(Reply::Failed("x".into())),
+        Input::ChannelFailed("x".into())
+    );
+}
+
+#[test]
+fn tabs_and_frame_states_are_read_from_chrome() {
+    let listed = json!([
+        {"id": 3, "openerTabId": 1, "status": "complete"},
+        {"id": 4, "status": "loading"},
+        {"status": "complete"},
+    ]);
+    assert_eq!(
+        Tab::list(&listed),
+        vec![
+            Tab {
+                id: 3,
+                opener: Some(1),
+                complete: true
+            },
+            Tab {
+                id: 4,
+                opener: None,
+                complete: false
+            },
+        ]
+    );
+    assert!(Tab::list(&json!({})).is_empty());
+    assert_eq!(
+        FrameState::of(&json!({"url": "https://a.test/", "documentId": "d1"})),
+        Some(FrameState {
+            url: "https://a.test/".into(),
+            document_id: Some("d1".into())
+        })
+    );
+    assert_eq!(FrameState::of(&Value::Null), None);
+}

@@ -1,0 +1,52 @@
+//! The answers of the calls the worker carries out with what a run's start set up, in the
+//! shape of `callTool` (`{ok, result | error}`): the host's clock, and an MCP server's tool
+//! (declined by the person, its server not connected, or its result checked against the
+//! tool's output schema); and the page call a `callTool` request asks for. Invariant: a structured result that breaks the tool's declared
+//! schema is an error, never passed on as a result.
+
+use serde_json::{json, Value};
+
+use crate::core::mcp::tools::{check_structured, McpTool};
+use crate::core::mcp::CallResult;
+use crate::core::ops::request::CallToolRequest;
+use crate::core::page::call::CallRequest;
+use crate::core::run::local::current_time_result;
+
+/// The page call a `callTool` request asks for.
+pub fn page(request: &CallToolRequest) -> CallRequest {
+    CallRequest {
+        tab_id: request.tab_id,
+        name: request.name.clone(),
+        args: request.args.clone(),
+        frame_id: request.frame_id,
+        timeout_ms: request.timeout_ms,
+        call: request.call.clone(),
+        expect: request.expect.as_deref().cloned(),
+    }
+}
+
+/// `current_time`'s answer at `now_ms` with the person's UTC offset.
+pub fn current_time(now_ms: f64, utc_offset_minutes: i32) -> Value {
+    json!({"ok": true, "result": current_time_result(now_ms, utc_offset_minutes)})
+}
+
+/// The answer of an MCP call the person did not allow.
+pub fn declined() -> Value {
+    json!({"ok": false, "error": "declined: the person did not allow this call"})
+}
+
+/// The answer of an MCP call whose server is not connected in this run.
+pub fn not_connected(server: &str) -> Value {
+    json!({"ok": false, "error": format!("the MCP server {server} is not connected")})
+}
+
+/// An MCP call's answer from what the server said.
+pub fn mcp(tool: &McpTool, result: CallResult) -> Value {
+    match result {
+        CallResult::Ok { text, structured } => match check_structured(tool, structured.as_ref()) {
+            Ok(()) => json!({"ok": true, "result": text}),
+            Err(error) => json!({"ok": false, "error": error}),
+        },
+        CallResult::Error(error) => json!({"ok": false, "error": error}),
+    }
+}

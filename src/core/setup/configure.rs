@@ -1,0 +1,114 @@
+//! `configure({models?, default?, sites?, servers?, keys?})` decided: what is stored where, in
+//! which order, and what the operation answers. Invariant: a write follows only the checks of
+//! its own setting and of those before it (a bad registry leaves the sites and servers given
+//! with it stored, as it always did); keys go to session storage only, and never into the
+//! answer.
+
+use serde_json::{Map, Value};
+
+use super::store::{key_slot, Area, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::page::site::{self, SitePolicy};
+use crate::core::provider::ModelRegistry;
+
+/// One write of `configure`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    /// The storage area.
+    pub area: Area,
+    /// The key in it.
+    pub key: String,
+    /// The value to store; `None`: remove what is stored.
+    pub value: Option<Value>,
+    /// What a failure to store it is reported as (`{failure}{the storage's words}`).
+    pub failure: String,
+}
+
+/// What `configure` does: its writes, in order, then its end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The writes to perform in order; a failed one ends `configure` with its error.
+    pub writes: Vec<Write>,
+    /// Once every write is done: the stored registry (without keys), or why `configure`
+    /// stopped after those writes.
+    pub end: Result<Value, String>,
+}
+
+impl Plan {
+    fn stop(writes: Vec<Write>, message: String) -> Plan {
+        Plan {
+            writes,
+            end: Err(message),
+        }
+    }
+}
+
+fn store(area: Area, key: &str, value: Option<Value>) -> Write {
+    Write {
+        area,
+        key: key.to_owned(),
+        value,
+        failure: String::new(),
+    }
+}
+
+/// Plans `configure` for `request` over the stored `registry`.
+pub fn plan(request: &Value, mut registry: ModelRegistry) -> Plan {
+    let mut writes = Vec::new();
+    if let Some(models) = request.get("models") {
+        match serde_json::from_value(models.clone()) {
+            Ok(models) => registry.models = models,
+            Err(e) => return Plan::stop(writes, format!("configure: `models`: {e}")),
+        }
+    }
+    if let Some(default) = request.get("default") {
+        registry.default = default.as_str().map(str::to_owned);
+    }
+    if let Some(sites) = request.get("sites") {
+        let sites: Vec<SitePolicy> = match serde_json::from_value(sites.clone()) {
+            Ok(sites) => sites,
+            Err(e) => return Plan::stop(writes, format!("configure: `sites`: {e}")),
+        };
+        if let Err(e) = site::validate(&sites) {
+            return Plan::stop(writes, format!("configure: {e}"));
+        }
+        let value = serde_json::to_value(&sites).expect("site policies serialize");
+        writes.push(store(Area::Local, SITES_KEY, Some(value)));
+    }
+    if let Some(servers) = request.get("servers") {
+        let servers: Vec<McpServerConfig> = match serde_json::from_value(servers.clone()) {
+            Ok(servers) => servers,
+            Err(e) => return Plan::stop(writes, format!("configure: `servers`: {e}")),
+        };
+        if let Some(e) = servers.iter().find_map(|s| s.validate().err()) {
+            return Plan::stop(writes, format!("configure: {e}"));
+        }
+        let value = serde_json::to_value(&servers).expect("servers serialize");
+        writes.push(store(Area::Local, SERVERS_KEY, Some(value)));
+    }
+    if let Err(e) = registry.validate() {
+        return Plan::stop(writes, format!("configure: {e}"));
+    }
+    let stored = serde_json::to_value(&registry).expect("a registry serializes");
+    writes.push(store(Area::Local, REGISTRY_KEY, Some(stored.clone())));
+    if let Some(Value::Object(keys)) = request.get("keys") {
+        writes.extend(key_writes(keys));
+    }
+    Plan {
+        writes,
+        end: Ok(stored),
+    }
+}
+
+/// The keys given: a non-empty string is stored, anything else removes the key.
+fn key_writes(keys: &Map<String, Value>) -> impl Iterator<Item = Write> + '_ {
+    keys.iter().map(|(name, key)| Write {
+        area: Area::Session,
+        key: key_slot(name),
+        value: match key.as_str() {
+            Some(key) if !key.is_empty() => Some(Value::String(key.to_owned())),
+            _ => None,
+        },
+        failure: format!("configure: key `{name}`: "),
+    })
+}

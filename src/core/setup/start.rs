@@ -1,0 +1,320 @@
+//! A run's start, decided: the request checked against the stored registry, the run's ids,
+//! then its tool sources read one after the other (the tab's page tools, each enabled MCP
+//! server with its key and time limit, the model's key), and the run and its drive built from
+//! what came back: local, page, MCP, frontend and visitor tools, the sources' errors, the
+//! page and MCP bindings. Drive it like the other machines: perform [`Start::poll`]'s [`Need`],
+//! feed what came of it to [`Start::handle`], until [`Need::Ready`]; then [`Start::finish`].
+//! Invariant: a source that fails is a [`SourceError`] of the run, never the run's failure.
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+
+use crate::core::agui::Message;
+use crate::core::limits::MCP_SOURCE_MS;
+use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
+use crate::core::mcp::tools::McpTool;
+use crate::core::ops::request::{visitor_tools, RunRequest};
+use crate::core::page::tabs::TabTools;
+use crate::core::provider::{ModelConfig, ModelRegistry};
+use crate::core::run::drive::{Binding, Drive, Setup};
+use crate::core::run::local::local_tools;
+use crate::core::run::page::page_run_tools;
+use crate::core::run::{Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
+use crate::core::toolset::ToolSpec;
+
+/// What the start needs next from the worker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Need {
+    /// The tools of the run's tab: [`Got::TabTools`].
+    TabTools(i64),
+    /// The stored MCP servers: [`Got::Servers`].
+    Servers,
+    /// A key from session storage, by its reference: [`Got::Key`].
+    Key(String),
+    /// Connect to this server and list its tools within `within_ms`: [`Got::Opened`]. The
+    /// worker keeps the connection for the run's calls and closes it at the run's end.
+    Open {
+        /// The server.
+        server: McpServerConfig,
+        /// Its key, if it wants one.
+        key: Option<String>,
+        /// How long connecting and listing may take in all.
+        within_ms: u32,
+    },
+    /// Every source is read: [`Start::finish`].
+    Ready,
+}
+
+/// What came of a [`Need`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Got {
+    /// The tab's tools, or why they could not be listed.
+    TabTools(Result<TabTools, String>),
+    /// The stored MCP servers, or why they could not be read.
+    Servers(Result<Vec<McpServerConfig>, String>),
+    /// The key asked for, or why it could not be read.
+    Key(Result<Option<String>, String>),
+    /// The server's tools, or why it could not be opened.
+    Opened(Result<Vec<McpTool>, String>),
+}
+
+/// Where the start stands.
+#[derive(Debug, Clone, PartialEq)]
+enum Phase {
+    Tab(i64),
+    Servers,
+    ServerKey(McpServerConfig),
+    Open(McpServerConfig, Option<String>),
+    ModelKey(String),
+    Ready,
+}
+
+/// A run being started.
+#[derive(Debug)]
+pub struct Start {
+    request: RunRequest,
+    visitor: Vec<ToolSpec>,
+    model: ModelConfig,
+    run_id: String,
+    thread_id: String,
+    phase: Phase,
+    servers: VecDeque<McpServerConfig>,
+    tools: Vec<RunTool>,
+    errors: Vec<SourceError>,
+    bindings: Vec<(String, Binding)>,
+    key: Result<Option<String>, String>,
+}
+
+impl Start {
+    /// Checks the raw `run` request against the stored `registry`; ids the request leaves out
+    /// are `run_<fresh>` and `thread_<fresh>`.
+    pub fn new(
+        raw: &Value,
+        registry: &ModelRegistry,
+        mut fresh: impl FnMut() -> String,
+    ) -> Result<Start, String> {
+        let request = RunRequest::parse(raw).map_err(|e| e.0)?;
+        // Visitor tools (answered by the person in the popup or side panel).
+        let visitor = visitor_tools(raw)?;
+        let model = registry
+            .resolve(request.model.as_deref())
+            .map_err(|e| format!("run: {e}"))?
+            .clone();
+        let run_id = request
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("run_{}", fresh()));
+        let thread_id = request
+            .thread_id
+            .clone()
+            .unwrap_or_else(|| format!("thread_{}", fresh()));
+        let phase = request.tab_id.map_or(Phase::Servers, Phase::Tab);
+        Ok(Start {
+            request,
+            visitor,
+            model,
+            run_id,
+            thread_id,
+            phase,
+            servers: VecDeque::new(),
+            tools: local_tools(),
+            errors: Vec::new(),
+            bindings: Vec::new(),
+            key: Ok(None),
+        })
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The run's thread id.
+    pub fn thread_id(&self) -> &str {
+        &self.thread_id
+    }
+
+    /// The run's tab, if any.
+    pub fn tab_id(&self) -> Option<i64> {
+        self.request.tab_id
+    }
+
+    /// What the start needs now.
+    pub fn poll(&self) -> Need {
+        match &self.phase {
+            Phase::Tab(tab_id) => Need::TabTools(*tab_id),
+            Phase::Servers => Need::Servers,
+            Phase::ServerKey(server) => {
+                Need::Key(server.key_ref.clone().expect("asked only with a key"))
+            }
+            Phase::Open(server, key) => Need::Open {
+                server: server.clone(),
+                key: key.clone(),
+                within_ms: server.timeout_ms.unwrap_or(MCP_SOURCE_MS),
+            },
+            Phase::ModelKey(reference) => Need::Key(reference.clone()),
+            Phase::Ready => Need::Ready,
+        }
+    }
+
+    /// Feeds what came of the last [`Need`]; an answer to another need is ignored.
+    pub fn handle(&mut self, got: Got) {
+        match (std::mem::replace(&mut self.phase, Phase::Ready), got) {
+            (Phase::Tab(tab_id), Got::TabTools(found)) => {
+                match found {
+                    Ok(found) => {
+                        let (run_tools, bindings, errors) = page_run_tools(&found);
+                        self.tools.extend(run_tools);
+                        self.errors.extend(errors);
+                        let bound = bindings
+                            .into_iter()
+                            .map(|b| (b.run_name, Binding::Page(b.tool)));
+                        self.bindings.extend(bound);
+                    }
+                    Err(message) => self.errors.push(SourceError {
+                        source: format!("page (tab {tab_id})"),
+                        message,
+                    }),
+                }
+                self.phase = Phase::Servers;
+            }
+            (Phase::Servers, Got::Servers(servers)) => {
+                match servers {
+                    Ok(servers) => {
+                        self.servers = servers.into_iter().filter(|s| s.enabled).collect()
+                    }
+                    Err(message) => self.errors.push(SourceError {
+                        source: "MCP servers".into(),
+                        message,
+                    }),
+                }
+                self.next_server();
+            }
+            (Phase::ServerKey(server), Got::Key(key)) => match key {
+                Ok(key) => self.phase = Phase::Open(server, key),
+                Err(message) => {
+                    self.server_failed(&server, message);
+                    self.next_server();
+                }
+            },
+            (Phase::Open(server, _), Got::Opened(listed)) => {
+                match listed {
+                    Ok(listed) => self.listed(&server, &listed),
+                    Err(message) => self.server_failed(&server, message),
+                }
+                self.next_server();
+            }
+            (Phase::ModelKey(_), Got::Key(key)) => self.key = key,
+            (phase, _) => self.phase = phase,
+        }
+    }
+
+    fn server_failed(&mut self, server: &McpServerConfig, message: String) {
+        self.errors.push(SourceError {
+            source: format!("MCP server {}", server.name),
+            message,
+        });
+    }
+
+    /// A server's listing as run tools, each bound to its tool at the server.
+    fn listed(&mut self, server: &McpServerConfig, listed: &[McpTool]) {
+        let (run_tools, map) = mcp_run_tools(server, listed);
+        self.tools.extend(run_tools);
+        for entry in map {
+            let tool = listed
+                .iter()
+                .find(|t| t.name == entry.name)
+                .expect("mapped from the list");
+            let binding = Binding::Mcp {
+                server: server.name.clone(),
+                acting: tool.needs_confirmation(false),
+                tool: tool.name.clone(),
+                needs_confirmation: entry.needs_confirmation,
+            };
+            self.bindings.push((entry.run_name, binding));
+        }
+    }
+
+    /// The next enabled server (its key first, when it wants one); then the model's key.
+    fn next_server(&mut self) {
+        self.phase = match self.servers.pop_front() {
+            Some(server) if server.key_ref.is_some() => Phase::ServerKey(server),
+            Some(server) => Phase::Open(server, None),
+            None => match &self.model.key_ref {
+                Some(reference) => Phase::ModelKey(reference.clone()),
+                None => Phase::Ready,
+            },
+        };
+    }
+
+    /// The run and its drive, from every source read (call at [`Need::Ready`]).
+    pub fn finish(self) -> Drive {
+        let Start {
+            request,
+            visitor,
+            model,
+            run_id,
+            thread_id,
+            mut tools,
+            errors,
+            bindings,
+            key,
+            ..
+        } = self;
+        let tool = |kind: ToolKind| {
+            move |spec| RunTool {
+                spec,
+                kind,
+                data_source: None,
+            }
+        };
+        tools.extend(
+            request
+                .frontend_tools
+                .into_iter()
+                .map(tool(ToolKind::Frontend)),
+        );
+        tools.extend(visitor.into_iter().map(tool(ToolKind::Visitor)));
+        let mut messages = request.messages;
+        for (i, message) in messages.iter_mut().enumerate() {
+            if let Message::User { id, .. } = message {
+                if id.is_empty() {
+                    *id = format!("{run_id}-user_{}", i + 1);
+                }
+            }
+        }
+        let mut input = RunInput::new(thread_id, run_id, messages);
+        input.tools = tools;
+        input.source_errors = errors;
+        input.max_steps = request.max_steps;
+        input.context = request.context;
+        let setup = Setup {
+            model,
+            key,
+            tab_id: request.tab_id,
+            bindings,
+        };
+        Drive::new(Run::start(input), setup)
+    }
+}
+
+/// `run`'s value once the run ended: `{runId, threadId, outcome, events, messages,
+/// transcript}` (the model's outputs as a replay transcript: a `replay` model with it repeats
+/// this run).
+pub fn finished(
+    run_id: &str,
+    thread_id: &str,
+    outcome: &RunOutcome,
+    events: Vec<Value>,
+    drive: &Drive,
+) -> Value {
+    json!({
+        "runId": run_id,
+        "threadId": thread_id,
+        "outcome": outcome,
+        "events": events,
+        "messages": drive.messages(),
+        "transcript": drive.transcript(),
+    })
+}

@@ -1,0 +1,74 @@
+//! Where the host keeps its settings in the browser's storage, and how a stored value is read.
+//! Invariant: a value nobody stored reads as the empty setting; a value that does not parse is
+//! an error that names the setting, never a panic.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::page::site::SitePolicy;
+use crate::core::provider::ModelRegistry;
+
+/// Where the model registry lives (local storage).
+pub const REGISTRY_KEY: &str = "webmcpHost.models";
+/// Where the MCP servers live (local storage).
+pub const SERVERS_KEY: &str = "webmcpHost.servers";
+/// Where the per-site policies live (local storage, `configure({sites})`).
+pub const SITES_KEY: &str = "webmcpHost.sites";
+/// The prefix of a key's name in session storage (keys live only until the browser closes).
+pub const KEY_PREFIX: &str = "webmcpHost.key.";
+
+/// A storage area of the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// `chrome.storage.local`: kept across sessions.
+    Local,
+    /// `chrome.storage.session`: gone when the browser closes.
+    Session,
+}
+
+impl Area {
+    /// The area's name in `chrome.storage`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Area::Local => "local",
+            Area::Session => "session",
+        }
+    }
+}
+
+/// Where the key `reference` lives in session storage.
+pub fn key_slot(reference: &str) -> String {
+    format!("{KEY_PREFIX}{reference}")
+}
+
+fn parse<T: DeserializeOwned + Default>(stored: Option<Value>, what: &str) -> Result<T, String> {
+    match stored {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(value) => serde_json::from_value(value).map_err(|e| format!("the stored {what}: {e}")),
+    }
+}
+
+/// The stored model registry (`None`: nothing stored).
+pub fn registry(stored: Option<Value>) -> Result<ModelRegistry, String> {
+    parse(stored, "model registry is unreadable")
+}
+
+/// The stored MCP servers (`None`: nothing stored).
+pub fn servers(stored: Option<Value>) -> Result<Vec<McpServerConfig>, String> {
+    parse(stored, "MCP servers are unreadable")
+}
+
+/// The stored site policies (`None`: nothing stored).
+pub fn sites(stored: Option<Value>) -> Result<Vec<SitePolicy>, String> {
+    parse(stored, "site policies are unreadable")
+}
+
+/// The key `reference` as stored in session storage: a missing or empty one is an error that
+/// says where to set it.
+pub fn key(reference: &str, stored: Option<Value>) -> Result<Option<String>, String> {
+    match stored {
+        Some(Value::String(key)) if !key.is_empty() => Ok(Some(key)),
+        _ => Err(format!("no API key `{reference}` in this browser session: set it in the popup (keys live only until the browser closes)")),
+    }
+}

@@ -1,0 +1,396 @@
+//! The setup decisions without storage: stored values read, `configure`'s writes planned, a
+//! run started from scripted sources.
+
+use serde_json::{json, Value};
+
+use super::configure::{plan, Write};
+use super::start::{finished, Got, Need, Start};
+use super::store::{self, Area, KEY_PREFIX, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::{McpAnnotations, McpTool};
+use crate::core::page::tabs::TabTools;
+use crate::core::page::tool::PageTool;
+use crate::core::provider::ModelRegistry;
+use crate::core::run::drive::{Action, Drive};
+use crate::core::tool::Annotations;
+
+fn registry(key_ref: Option<&str>) -> ModelRegistry {
+    let mut model = json!({"name": "m", "provider": "openai", "baseUrl": "https://api.test/v1",
+        "model": "m-1", "nativeTools": true});
+    if let Some(key_ref) = key_ref {
+        model["keyRef"] = json!(key_ref);
+    }
+    serde_json::from_value(json!({"models": [model], "default": "m"})).expect("a registry")
+}
+
+fn server(name: &str, key_ref: Option<&str>, enabled: bool) -> McpServerConfig {
+    let mut value = json!({"name": name, "url": format!("https://{name}.test/mcp"),
+        "enabled": enabled, "namespace": name});
+    if let Some(key_ref) = key_ref {
+        value["keyRef"] = json!(key_ref);
+    }
+    serde_json::from_value(value).expect("a server")
+}
+
+fn mcp_tool(name: &str, read_only: bool) -> McpTool {
+    McpTool {
+        name: name.into(),
+        title: None,
+        description: "Does".into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: McpAnnotations {
+            read_only_hint: Some(read_only),
+            ..McpAnnotations::default()
+        },
+    }
+}
+
+fn page_tool(name: &str) -> PageTool {
+    PageTool {
+        name: name.into(),
+        title: None,
+        description: "Buys".into(),
+        input_schema: json!({"type": "object"}),
+        annotations: Annotations::default(),
+        origin: "https://shop.test".into(),
+        frame_id: 0,
+    }
+}
+
+fn ids() -> impl FnMut() -> String {
+    let mut n = 0;
+    move || {
+        n += 1;
+        format!("id{n}")
+    }
+}
+
+/// Everything the drive asked at its start, as JSON text (the model request's body names
+/// every tool, the events carry the sources' errors).
+fn asked(drive: &mut Drive) -> String {
+    let mut text = String::new();
+    while let Some(action) = drive.poll() {
+        match action {
+            Action::Fetch { request, .. } => text.push_str(&request.body),
+            Action::Event(event) => text.push_str(&serde_json::to_string(&event).expect("json")),
+            _ => {}
+        }
+    }
+    text
+}
+
+#[test]
+fn stored_values_read_as_settings_or_name_what_is_unreadable() {
+    assert_eq!(store::registry(None), Ok(ModelRegistry::default()));
+    assert_eq!(store::servers(Some(Value::Null)), Ok(Vec::new()));
+    assert_eq!(store::sites(None), Ok(Vec::new()));
+    let stored = serde_json::to_value(registry(None)).expect("json");
+    assert_eq!(store::registry(Some(stored)), Ok(registry(None)));
+    let bad = store::registry(Some(json!(7))).expect_err("not a registry");
+    assert!(
+        bad.starts_with("the stored model registry is unreadable: "),
+        "{bad}"
+    );
+    let bad = store::servers(Some(json!({}))).expect_err("not a list");
+    assert!(
+        bad.starts_with("the stored MCP servers are unreadable: "),
+        "{bad}"
+    );
+    let bad = store::sites(Some(json!("x"))).expect_err("not a list");
+    assert!(
+        bad.starts_with("the stored site policies are unreadable: "),
+        "{bad}"
+    );
+}
+
+#[test]
+fn a_key_is_a_non_empty_string_of_the_session() {
+    assert_eq!(store::key_slot("openai"), format!("{KEY_PREFIX}openai"));
+    assert_eq!(
+        store::key("k", Some(json!("sk-1"))),
+        Ok(Some("sk-1".into()))
+    );
+    for stored in [None, Some(json!("")), Some(json!(3))] {
+        let error = store::key("k", stored).expect_err("no key");
+        assert!(
+            error.starts_with("no API key `k` in this browser session"),
+            "{error}"
+        );
+    }
+    assert_eq!(
+        (Area::Local.name(), Area::Session.name()),
+        ("local", "session")
+    );
+}
+
+#[test]
+fn configure_writes_sites_servers_registry_then_keys() {
+    let request = json!({
+        "models": [{"name": "m", "provider": "openai", "baseUrl": "https://api.test/v1", "model": "x"}],
+        "default": "m",
+        "sites": [{"origin": "https://shop.test", "alwaysConfirm": true}],
+        "servers": [{"name": "docs", "url": "https://docs.test/mcp"}],
+        "keys": {"openai": "sk-1", "old": ""},
+    });
+    let done = plan(&request, ModelRegistry::default());
+    let places: Vec<(Area, &str, bool)> = done
+        .writes
+        .iter()
+        .map(|w| (w.area, w.key.as_str(), w.value.is_some()))
+        .collect();
+    let key = |name: &str| format!("{KEY_PREFIX}{name}");
+    let (openai, old) = (key("openai"), key("old"));
+    assert_eq!(
+        places,
+        vec![
+            (Area::Local, SITES_KEY, true),
+            (Area::Local, SERVERS_KEY, true),
+            (Area::Local, REGISTRY_KEY, true),
+            (Area::Session, openai.as_str(), true),
+            (Area::Session, old.as_str(), false),
+        ]
+    );
+    let stored = done.end.expect("configured");
+    assert_eq!(stored["default"], "m");
+    assert!(!stored.to_string().contains("sk-1"), "no key in the answer");
+    assert_eq!(done.writes[3].value, Some(json!("sk-1")));
+    assert_eq!(done.writes[3].failure, "configure: key `openai`: ");
+    assert_eq!(done.writes[0].failure, "");
+}
+
+#[test]
+fn configure_stops_at_the_first_bad_setting_after_the_writes_before_it() {
+    let bad_models = plan(&json!({"models": 3, "sites": []}), ModelRegistry::default());
+    assert!(bad_models.writes.is_empty());
+    let error = bad_models.end.expect_err("bad models");
+    assert!(error.starts_with("configure: `models`: "), "{error}");
+
+    let bad_server = json!({"sites": [], "servers": [{"name": "s", "url": "ftp://x"}]});
+    let done = plan(&bad_server, ModelRegistry::default());
+    assert_eq!(done.writes.len(), 1, "the sites stay stored");
+    assert_eq!(done.writes[0].key, SITES_KEY);
+    assert!(done.end.expect_err("bad url").starts_with("configure: "));
+
+    // An unknown default fails the registry after the sites were written.
+    let done = plan(
+        &json!({"sites": [], "default": "nope"}),
+        ModelRegistry::default(),
+    );
+    assert_eq!(
+        done.writes
+            .iter()
+            .map(|w: &Write| w.key.as_str())
+            .collect::<Vec<_>>(),
+        vec![SITES_KEY]
+    );
+    assert!(done.end.is_err());
+}
+
+#[test]
+fn a_bad_run_request_or_model_fails_before_any_source() {
+    let error = Start::new(&json!({}), &registry(None), ids()).expect_err("no prompt");
+    assert!(error.starts_with("run: "), "{error}");
+    let error = Start::new(
+        &json!({"prompt": "hi", "model": "other"}),
+        &registry(None),
+        ids(),
+    )
+    .expect_err("no such model");
+    assert!(error.starts_with("run: "), "{error}");
+}
+
+#[test]
+fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
+    let mut start =
+        Start::new(&json!({"prompt": "hi"}), &registry(Some("openai")), ids()).expect("a start");
+    assert_eq!(
+        (start.run_id(), start.thread_id()),
+        ("run_id1", "thread_id2")
+    );
+    assert_eq!(start.tab_id(), None);
+    assert_eq!(start.poll(), Need::Servers);
+    let servers = vec![
+        server("off", None, false),
+        server("docs", Some("docs-key"), true),
+        server("open", None, true),
+        server("down", None, true),
+    ];
+    start.handle(Got::Servers(Ok(servers)));
+    assert_eq!(start.poll(), Need::Key("docs-key".into()));
+    // A stale answer is ignored.
+    start.handle(Got::Opened(Ok(Vec::new())));
+    assert_eq!(start.poll(), Need::Key("docs-key".into()));
+    start.handle(Got::Key(Err("no key docs-key".into())));
+    let Need::Open {
+        server: open,
+        key,
+        within_ms,
+    } = start.poll()
+    else {
+        panic!("the next server is opened");
+    };
+    assert_eq!((open.name.as_str(), key, within_ms), ("open", None, 20_000));
+    start.handle(Got::Opened(Ok(vec![
+        mcp_tool("search", true),
+        mcp_tool("delete", false),
+    ])));
+    assert!(matches!(start.poll(), Need::Open { server, .. } if server.name == "down"));
+    start.handle(Got::Opened(Err("refused".into())));
+    assert_eq!(start.poll(), Need::Key("openai".into()));
+    start.handle(Got::Key(Ok(Some("sk-1".into()))));
+    assert_eq!(start.poll(), Need::Ready);
+    let mut drive = start.finish();
+    let asked = asked(&mut drive);
+    for name in ["current_time", "open__search", "open__delete"] {
+        assert!(asked.contains(name), "{name} offered: {asked}");
+    }
+    assert!(asked.contains("MCP server docs") && asked.contains("no key docs-key"));
+    assert!(asked.contains("MCP server down") && asked.contains("refused"));
+}
+
+#[test]
+fn a_server_time_limit_is_its_own_when_given() {
+    let mut start = Start::new(
+        &json!({"prompt": "hi", "runId": "r", "threadId": "t"}),
+        &registry(None),
+        ids(),
+    )
+    .expect("a start");
+    assert_eq!((start.run_id(), start.thread_id()), ("r", "t"));
+    let mut slow = server("slow", None, true);
+    slow.timeout_ms = Some(5);
+    start.handle(Got::Servers(Ok(vec![slow])));
+    assert!(matches!(start.poll(), Need::Open { within_ms: 5, .. }));
+    start.handle(Got::Opened(Ok(Vec::new())));
+    assert_eq!(start.poll(), Need::Ready);
+}
+
+#[test]
+fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
+    let request = json!({"prompt": "hi", "tabId": 7,
+        "tools": [{"name": "pick", "description": "Picks", "parameters": {"type": "object"}}],
+        "visitorTools": [{"name": "ask_visitor", "description": "Asks"}]});
+    let mut start = Start::new(&request, &registry(None), ids()).expect("a start");
+    assert_eq!(start.poll(), Need::TabTools(7));
+    let tools = TabTools {
+        tools: vec![page_tool("buy")],
+        problems: Vec::new(),
+    };
+    start.handle(Got::TabTools(Ok(tools)));
+    assert_eq!(start.poll(), Need::Servers);
+    start.handle(Got::Servers(Err("unreadable".into())));
+    assert_eq!(start.poll(), Need::Ready);
+    let mut drive = start.finish();
+    let asked = asked(&mut drive);
+    for name in ["current_time", "buy", "pick", "ask_visitor"] {
+        assert!(asked.contains(name), "{name} offered: {asked}");
+    }
+    let order: Vec<usize> = ["current_time", "\"buy", "pick", "ask_visitor"]
+        .iter()
+        .map(|name| asked.find(name).expect("offered"))
+        .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "local, page, frontend, visitor: {asked}"
+    );
+    assert!(
+        asked.contains("MCP servers") && asked.contains("unreadable"),
+        "{asked}"
+    );
+}
+
+#[test]
+fn a_tab_whose_tools_cannot_be_listed_is_a_source_error() {
+    let mut start =
+        Start::new(&json!({"prompt": "hi", "tabId": 3}), &registry(None), ids()).expect("a start");
+    start.handle(Got::TabTools(Err("no such tab".into())));
+    start.handle(Got::Servers(Ok(Vec::new())));
+    let mut drive = start.finish();
+    let asked = asked(&mut drive);
+    assert!(
+        asked.contains("page (tab 3)") && asked.contains("no such tab"),
+        "{asked}"
+    );
+    let ids = serde_json::to_string(drive.messages()).expect("json");
+    assert!(
+        ids.contains("run_id1-user_1"),
+        "the prompt's message gets an id: {ids}"
+    );
+    let value = finished(
+        "r",
+        "t",
+        &crate::core::run::RunOutcome::Completed {
+            text: String::new(),
+        },
+        vec![json!(1)],
+        &drive,
+    );
+    assert_eq!(value["runId"], "r");
+    assert_eq!(value["threadId"], "t");
+    assert_eq!(value["events"], json!([1]));
+    assert!(value["transcript"].is_string() && value["messages"].is_array());
+}
+
+#[test]
+fn the_worker_s_own_calls_answer_like_call_tool() {
+    use super::call;
+    use crate::core::mcp::CallResult;
+    let now = call::current_time(0.0, 60);
+    assert_eq!(now["ok"], true);
+    assert!(now["result"].as_str().expect("text").contains("1970-01-01"));
+    assert_eq!(
+        call::declined()["error"],
+        "declined: the person did not allow this call"
+    );
+    assert_eq!(
+        call::not_connected("docs")["error"],
+        "the MCP server docs is not connected"
+    );
+    let plain = mcp_tool("search", true);
+    let done = CallResult::Ok {
+        text: "found".into(),
+        structured: None,
+    };
+    assert_eq!(
+        call::mcp(&plain, done),
+        json!({"ok": true, "result": "found"})
+    );
+    assert_eq!(
+        call::mcp(&plain, CallResult::Error("boom".into())),
+        json!({"ok": false, "error": "boom"})
+    );
+    let mut typed = mcp_tool("count", true);
+    typed.output_schema = Some(json!({"type": "object", "required": ["n"]}));
+    let unshaped = CallResult::Ok {
+        text: "{}".into(),
+        structured: Some(json!({})),
+    };
+    assert_eq!(call::mcp(&typed, unshaped)["ok"], false);
+}
+
+#[test]
+fn a_call_tool_request_is_its_page_call() {
+    use crate::core::ops::request::CallToolRequest;
+    let request = CallToolRequest::parse(&json!({"tabId": 4, "name": "buy", "args": {"n": 1},
+        "frameId": 2, "timeoutMs": 900}))
+    .expect("a request");
+    let call = super::call::page(&request);
+    assert_eq!(
+        (call.tab_id, call.name.as_str(), call.frame_id),
+        (4, "buy", Some(2))
+    );
+    assert_eq!((call.timeout_ms, call.args["n"].clone()), (900, json!(1)));
+    assert_eq!((call.call, call.expect), (None, None));
+}
+
+#[test]
+fn a_tab_s_tools_answer_list_tools() {
+    let tools = TabTools {
+        tools: vec![page_tool("buy")],
+        problems: Vec::new(),
+    };
+    let value = tools.response();
+    assert_eq!(value["tools"][0]["name"], "buy");
+    assert_eq!(value["problems"], json!([]));
+}
