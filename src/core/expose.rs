@@ -118,7 +118,9 @@ fn tool_names(names: &[Value]) -> Result<Vec<String>, String> {
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         match name.as_str() {
-            Some(name) if is_valid_name(name, 128) => out.push(name.to_owned()),
+            Some(name) if is_valid_name(name, crate::core::limits::MAX_TOOL_NAME_BYTES) => {
+                out.push(name.to_owned())
+            }
             _ => {
                 return Err(bad(format!(
                 "expose: `tools` must name tools (1 to 128 of A-Z, a-z, 0-9, '_', '-'), not {name}"

@@ -19,9 +19,12 @@ use super::{
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 
+/// The `anthropic-version` header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 
+/// The Messages request for one model call: system prompt, messages, tools (native or
+/// the text formats), streaming on, the key in `x-api-key` and the browser-access header.
 pub fn build(model: &ModelConfig, request: &ModelRequest, key: Option<&str>) -> HttpRequest {
     let (system, messages) = if model.native_tools {
         native_messages(&request.messages)

@@ -17,6 +17,8 @@ use super::{
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 
+/// The `streamGenerateContent` request for one model call (SSE), the key in the
+/// `x-goog-api-key` header, never in the URL.
 pub fn build(model: &ModelConfig, request: &ModelRequest, key: Option<&str>) -> HttpRequest {
     let (system, contents) = if model.native_tools {
         native_contents(&request.messages)

@@ -27,7 +27,9 @@ use super::toolset::ToolSpec;
 pub enum Provider {
     /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Ollama, LM Studio, vLLM.
     Openai,
+    /// Anthropic Messages (`/v1/messages`).
     Anthropic,
+    /// Google Gemini (`:streamGenerateContent?alt=sse`).
     Gemini,
     /// Chrome's built-in `LanguageModel` (Prompt API), text call formats only.
     Chrome,
@@ -39,9 +41,12 @@ pub enum Provider {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelConfig {
+    /// The name the registry, runs and the popup know the model by.
     pub name: String,
+    /// Which provider speaks for it: decides the request builder and the stream decoder.
     pub provider: Provider,
     #[serde(default)]
+    /// The endpoint's base URL (https, or plain http on loopback only).
     pub base_url: String,
     /// The provider's model id (`gpt-4.1-mini`, `claude-sonnet-4-5`, …).
     #[serde(default)]
@@ -53,6 +58,7 @@ pub struct ModelConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_ref: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The most tokens one answer may have (the provider's default when absent).
     pub max_tokens: Option<u32>,
     /// For replay: the transcript (JSONL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,8 +73,10 @@ pub struct ModelConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelRegistry {
+    /// Every configured model, names unique.
     pub models: Vec<ModelConfig>,
     #[serde(default)]
+    /// The name of the model a run uses when it names none.
     pub default: Option<String>,
 }
 
@@ -142,19 +150,24 @@ impl ModelRegistry {
 
 /// A base URL must be https, or http on loopback.
 pub fn check_base_url(url: &str) -> Result<(), String> {
-    let host = if let Some(rest) = url.strip_prefix("https://") {
-        rest
-    } else if let Some(rest) = url.strip_prefix("http://") {
-        let host = rest.split(['/', ':', '?', '#']).next().unwrap_or("");
-        if !matches!(host, "127.0.0.1" | "localhost" | "[::1]") && !rest.starts_with("[::1]") {
-            return Err(format!("the base URL {url} must be https (plain http only on this machine: localhost, 127.0.0.1)"));
-        }
-        rest
-    } else {
+    use crate::core::url::{split_scheme, Url};
+    let scheme = split_scheme(url).map(|(scheme, _)| scheme.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
         return Err(format!("the base URL `{url}` is not an http(s) URL"));
-    };
-    if host.is_empty() || host.starts_with('/') {
+    }
+    let rest = split_scheme(url).map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() {
         return Err(format!("the base URL `{url}` has no host"));
+    }
+    if authority.contains('@') {
+        return Err(format!(
+            "the base URL `{url}` has user information (`…@`); give the host alone"
+        ));
+    }
+    let parsed = Url::parse(url).ok_or_else(|| format!("the base URL `{url}` has no host"))?;
+    if parsed.scheme == "http" && !parsed.is_loopback() {
+        return Err(format!("the base URL {url} must be https (plain http only on this machine: localhost, 127.0.0.1)"));
     }
     Ok(())
 }
@@ -178,19 +191,26 @@ pub struct ModelRequest {
 /// An HTTP request for the shell to perform.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HttpRequest {
+    /// `GET`, `POST`, …
     pub method: String,
+    /// The whole URL; never carries a key.
     pub url: String,
+    /// Header names and values in order, keys included (only ever sent to their own model).
     pub headers: Vec<(String, String)>,
+    /// The request body (JSON text), empty when there is none.
     pub body: String,
 }
 
 /// What a decoder makes of a provider's stream.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelEvent {
+    /// A piece of the model's text.
     Text(String),
+    /// A piece of a native function call.
     Native(NativeDelta),
     /// The model finished; `cut_by_limit` when it stopped at the token limit.
     Done {
+        /// The output reached the provider's token limit.
         cut_by_limit: bool,
     },
     /// The provider reported an error in the stream, or the stream was malformed or cut.
@@ -200,6 +220,7 @@ pub enum ModelEvent {
 /// A provider error, classified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderError {
+    /// What went wrong, for the person (keys redacted).
     pub message: String,
     /// Worth retrying (429, 5xx, overloaded, dropped connection before any output).
     pub retryable: bool,
@@ -208,6 +229,7 @@ pub struct ProviderError {
 }
 
 impl ProviderError {
+    /// An error not worth retrying.
     pub fn fatal(message: impl Into<String>) -> Self {
         ProviderError {
             message: message.into(),
@@ -502,6 +524,17 @@ mod tests {
         assert_eq!(check_base_url("http://localhost:1234/v1"), Ok(()));
         assert!(check_base_url("ftp://x").is_err());
         assert!(check_base_url("http://127.0.0.1.evil.test/v1").is_err());
+        // A loopback name before `@` is user information: the host is the one after it, and
+        // plain http to it would carry the key off the machine.
+        let err = check_base_url("http://127.0.0.1:80@evil.example/v1").unwrap_err();
+        assert!(err.contains("user information"), "{err}");
+        assert!(check_base_url("http://localhost@evil.example").is_err());
+        assert!(check_base_url("https://user:pw@api.example/v1").is_err());
+        assert_eq!(check_base_url("http://[::1]:8080/v1"), Ok(()));
+        assert_eq!(check_base_url("HTTPS://api.example/v1"), Ok(()));
+        assert!(check_base_url("https:///v1")
+            .unwrap_err()
+            .contains("no host"));
     }
 
     #[test]

@@ -16,6 +16,8 @@ use super::{
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
 
+/// The chat completions request for one model call, streamed, tools native or in the
+/// text formats, the key as a Bearer token.
 pub fn build(model: &ModelConfig, request: &ModelRequest, key: Option<&str>) -> HttpRequest {
     let messages: Vec<Value> = if model.native_tools {
         native_messages(&request.messages)

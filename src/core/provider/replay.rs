@@ -16,15 +16,20 @@ use crate::core::native::NativeDelta;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReplayStep {
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// The text the model wrote.
     pub text: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The native calls it made, in order.
     pub calls: Vec<ReplayCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the output ended (`length` when cut at the token limit).
     pub finish: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One native call of a recorded output.
 pub struct ReplayCall {
+    /// The tool's name as the model wrote it.
     pub name: String,
     /// An object, or the raw text the model wrote.
     #[serde(default)]
@@ -88,6 +93,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Records one event of the model call being recorded.
     pub fn observe(&mut self, event: &ModelEvent) {
         match event {
             ModelEvent::Text(text) => self.step.text.push_str(text),

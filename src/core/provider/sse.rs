@@ -10,6 +10,7 @@
 pub struct SseEvent {
     /// `event:` (empty for the default "message").
     pub event: String,
+    /// `data:` lines joined with `\n`.
     pub data: String,
     /// The last `id:` seen, when any.
     pub id: Option<String>,
@@ -50,6 +51,7 @@ impl Default for SseDecoder {
 }
 
 impl SseDecoder {
+    /// A decoder at the start of a stream, with the default event cap.
     pub fn new() -> Self {
         SseDecoder {
             line: String::new(),
@@ -72,6 +74,7 @@ impl SseDecoder {
         self
     }
 
+    /// Feeds the next chunk of the stream; returns the events it completed.
     pub fn push(&mut self, chunk: &str) -> Vec<SseEvent> {
         let mut out = Vec::new();
         if chunk.is_empty() {

@@ -6,6 +6,7 @@ use serde_json::json;
 use super::{RunTool, ToolKind};
 use crate::core::toolset::ToolSpec;
 
+/// The name of the host's own clock tool.
 pub const CURRENT_TIME: &str = "current_time";
 
 /// The local tools every conversation may offer.

@@ -37,7 +37,7 @@ pub fn page_run_tools(
         } else {
             tool.name.clone()
         };
-        if !crate::core::tool::is_valid_name(&run_name, 128)
+        if !crate::core::tool::is_valid_name(&run_name, crate::core::limits::MAX_TOOL_NAME_BYTES)
             || bindings.iter().any(|b| b.run_name == run_name)
         {
             errors.push(SourceError {
