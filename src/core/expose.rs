@@ -1,4 +1,4 @@
-//! Exposing an MCP server's tools to a site's own WebMCP (product.md §7), as values.
+//! Exposing an MCP server's tools to a site's own WebMCP, as values.
 //!
 //! The person names a configured MCP server and the origins that may use it
 //! ([`Exposure`], changed with [`ExposeRequest`] and [`apply`]). The content script of a tab's
