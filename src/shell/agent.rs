@@ -23,10 +23,10 @@ use super::io::{
     random_id, start_fetch, storage_get, storage_remove, storage_set, utc_offset_minutes,
 };
 use crate::core::agui::Message;
-use crate::core::ops::request::RunRequest;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::{check_structured, McpTool};
 use crate::core::mcp::CallResult;
+use crate::core::ops::request::RunRequest;
 use crate::core::provider::prompt::Speaker;
 use crate::core::provider::ModelRegistry;
 use crate::core::run::drive::{

@@ -25,9 +25,9 @@ pub mod waits;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
-use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::bridge::{parse_listing, FrameRequest};
 use crate::core::limits::{Limits, CONFIRM_MS, FRAME_LIST_MS};
+use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{orphaned, FrameAnswer, FrameFailure, TabTools};
 

@@ -7,7 +7,10 @@
 //! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. The shells perform the
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
+#![warn(missing_docs)]
+
 pub mod auth;
+pub mod client;
 pub mod exchange;
 pub mod jsonrpc;
 pub mod source;

@@ -15,7 +15,8 @@
 //! Its secrets never go into a URL, and [`AuthRecord::redact`] takes them out of any text.
 //!
 //! The sections live in their own modules and are re-exported here: [`challenge`],
-//! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`] and [`loopback`].
+//! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`], [`loopback`], and for the
+//! extension [`keep`] (where sign-ins are kept) and [`signin`] (its sign-in operations).
 
 /// Authorizations at most for one request: the first one, then two step-ups (403
 /// `insufficient_scope`); a server that still refuses is an error, not a loop.
@@ -24,16 +25,20 @@ pub const MAX_AUTHORIZATIONS: u32 = 3;
 pub mod challenge;
 pub mod encoding;
 pub mod flow;
+pub mod keep;
 pub mod loopback;
 pub mod metadata;
+pub mod signin;
 pub mod token;
 pub mod url;
 
 pub use challenge::*;
 pub use encoding::*;
 pub use flow::*;
+pub use keep::*;
 pub use loopback::*;
 pub use metadata::*;
+pub use signin::*;
 pub use token::*;
 pub use url::*;
 
