@@ -157,3 +157,7 @@ impl std::fmt::Display for OpenMiss {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

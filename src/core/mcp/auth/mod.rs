@@ -43,4 +43,6 @@ pub use token::*;
 pub use url::*;
 
 #[cfg(test)]
+mod signin_tests;
+#[cfg(test)]
 mod tests;

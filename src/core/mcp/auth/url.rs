@@ -8,13 +8,16 @@ pub struct UrlParts {
     pub scheme: String,
     /// The host, lowercased (IPv6 in brackets).
     pub host: String,
+    /// The port, when one is written.
     pub port: Option<u16>,
     /// The path, `""` when there is none; no query, no fragment.
     pub path: String,
+    /// The query, without its `?`.
     pub query: Option<String>,
 }
 
 impl UrlParts {
+    /// Parses an absolute `http`/`https` URL; `None` for anything else.
     pub fn parse(url: &str) -> Option<UrlParts> {
         let (scheme, rest) = url.split_once("://")?;
         let scheme = scheme.to_ascii_lowercase();
@@ -70,6 +73,7 @@ impl UrlParts {
         }
     }
 
+    /// Whether the host is a loopback address (`localhost`, `127.0.0.1`, `[::1]`).
     pub fn is_loopback(&self) -> bool {
         is_loopback_host(&self.host)
     }
