@@ -352,7 +352,7 @@ async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result
                 let area = Area::for_sign_in(request.remember, previous.map(|p| p.1));
                 write(records().await.store(&config.name, &record, area)).await?;
                 CHALLENGES.with(|c| c.borrow_mut().remove(&config.name));
-                return Ok(SignedIn::Yes(record, area, via));
+                return Ok(SignedIn::Yes(Box::new(record), area, via));
             }
             Step::Failed(why) => return Err(why),
         }

@@ -276,7 +276,7 @@ impl Probe {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SignedIn {
     /// Signed in: the record, where it is kept and how the person signed in.
-    Yes(AuthRecord, Area, Via),
+    Yes(Box<AuthRecord>, Area, Via),
     /// The server asks for no sign-in.
     NotNeeded,
     /// Why not.

@@ -235,7 +235,7 @@ fn a_window_that_fails_at_once_gives_way_to_a_tab() {
 
 #[test]
 fn sign_in_answers_hold_no_token() {
-    let yes = SignedIn::Yes(record(URL, None, true), Area::Session, Via::Tab);
+    let yes = SignedIn::Yes(Box::new(record(URL, None, true)), Area::Session, Via::Tab);
     let answer = yes.answer("a", 0.0);
     assert_eq!(answer["ok"], true);
     assert_eq!(answer["signedIn"], true);
