@@ -1,21 +1,23 @@
 //! MCP authorization in the worker: `signIn`, `signOut`, `authState`, and the tokens the
-//! worker's MCP client ([`super::mcp`]) sends.
+//! worker's MCP client ([`super::mcp`]) sends. Every decision is the core's
+//! ([`crate::core::mcp::auth`]: the sign-in [`Flow`], [`Records`], [`SignInRequest`],
+//! [`Probe`], [`TabWatch`]); this file performs them.
 //!
-//! A sign-in runs the core's [`Flow`]: its requests with fetch, its authorization step with
+//! A sign-in runs the flow: its requests with fetch, its authorization step with
 //! `chrome.identity.launchWebAuthFlow` (redirect URI `chrome.identity.getRedirectURL("mcp")`).
 //! Where that cannot show its window (it fails at once, as in a headless browser), the
 //! authorization URL opens in a tab instead and the redirect to the same URI is caught from
 //! `chrome.tabs.onUpdated` / `chrome.webNavigation.onErrorOccurred` (the tab is closed then).
-//! The record (client, tokens) is kept per server name in `chrome.storage.session` (trusted
-//! contexts only: never content scripts), or with `remember: true` in `chrome.storage.local`
-//! so that it outlives the browser session. No token is ever returned by an operation, put in
-//! an event, a log or an error text.
+//! The records live in `chrome.storage.session` (trusted contexts only: never content
+//! scripts), or with `remember: true` in `chrome.storage.local`. No token is ever returned by
+//! an operation, put in an event, a log or an error text.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
-use js_sys::{Function, Object, Promise, Reflect};
-use serde_json::{json, Map, Value};
+use js_sys::{Function, Promise, Reflect};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -25,103 +27,43 @@ use super::io::{abort_fetch, call_method, now_ms, start_fetch, storage_get, stor
 use super::store::load_servers;
 use super::timer;
 use crate::core::mcp::auth::{
-    AuthRecord, BearerChallenge, ClientCredentials, Flow, FlowConfig, FlowSecrets, Step,
-    TokenState, MAX_AUTH_BODY_BYTES,
+    probe, signed_out, unknown_server, Abandoned, Area, AuthRecord, Flow, FlowSecrets, Probe,
+    Records, SignInRequest, SignedIn, Step, TabEnd, TabEvent, TabWatch, TokenState, Via, Write,
+    MAX_AUTH_BODY_BYTES, REDIRECT_PATH, REQUEST_MS, SIGN_IN_MS,
 };
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::Session;
 use crate::core::provider::HttpRequest;
-
-/// Session storage: `{serverName: AuthRecord}`.
-const SESSION_KEY: &str = "webmcpHostAuth";
-/// Local storage, for servers signed in with `remember: true`.
-const LOCAL_KEY: &str = "webmcpHostAuthKept";
-/// Each request of a sign-in.
-const REQUEST_MS: u32 = 15_000;
-/// The person's time to sign in.
-const SIGN_IN_MS: u32 = 5 * 60 * 1000;
 
 thread_local! {
     /// The last step-up challenge (403 insufficient_scope) per server, for the next sign-in.
     static CHALLENGES: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
 }
 
-fn js_err(message: impl std::fmt::Display) -> JsError {
-    JsError::new(&message.to_string())
-}
-
-async fn load(area: &str) -> Map<String, Value> {
-    let key = if area == "local" {
-        LOCAL_KEY
-    } else {
-        SESSION_KEY
-    };
-    match storage_get(area, key).await {
-        Ok(value) if value.is_object() => match convert::to_json(&value) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        },
-        _ => Map::new(),
+/// Both storage areas' records, as they are now.
+async fn records() -> Records {
+    let mut maps = Vec::new();
+    for area in Area::ALL {
+        let read = storage_get(area.name(), area.key()).await.ok();
+        maps.push(read.and_then(|v| convert::to_json(&v).ok()));
     }
+    let local = maps.pop().flatten();
+    Records::read(maps.pop().flatten(), local)
 }
 
-async fn save(area: &str, map: &Map<String, Value>) -> Result<(), String> {
-    let key = if area == "local" {
-        LOCAL_KEY
-    } else {
-        SESSION_KEY
-    };
-    storage_set(area, key, convert::from_json(&Value::Object(map.clone())))
-        .await
-        .map(|_| ())
-        .map_err(|e| describe(&e))
-}
-
-/// The server's record and where it is kept, if it is for the server's current URL.
-async fn find(config: &McpServerConfig) -> Option<(AuthRecord, &'static str)> {
-    for area in ["session", "local"] {
-        if let Some(record) = load(area)
+async fn write(writes: Vec<Write>) -> Result<(), String> {
+    for Write { area, map } in writes {
+        let value = convert::from_json(&map);
+        storage_set(area.name(), area.key(), value)
             .await
-            .get(&config.name)
-            .and_then(|v| serde_json::from_value::<AuthRecord>(v.clone()).ok())
-            .filter(|r| r.server_url == config.url)
-        {
-            return Some((record, area));
-        }
+            .map_err(|e| describe(&e))?;
     }
-    None
-}
-
-async fn store(name: &str, record: &AuthRecord, area: &str) -> Result<(), String> {
-    let other = if area == "local" { "session" } else { "local" };
-    let mut elsewhere = load(other).await;
-    if elsewhere.remove(name).is_some() {
-        save(other, &elsewhere).await?;
-    }
-    let mut map = load(area).await;
-    map.insert(
-        name.to_owned(),
-        serde_json::to_value(record).map_err(|e| e.to_string())?,
-    );
-    save(area, &map).await
-}
-
-async fn forget(name: &str) -> Result<bool, String> {
-    let mut found = false;
-    for area in ["session", "local"] {
-        let mut map = load(area).await;
-        if map.remove(name).is_some() {
-            found = true;
-            save(area, &map).await?;
-        }
-    }
-    Ok(found)
+    Ok(())
 }
 
 /// The record to use for a connection to `config`: refreshed first when due; `None` when
 /// there is none (or it expired and cannot be refreshed).
 pub(crate) async fn record_for(config: &McpServerConfig) -> Option<AuthRecord> {
-    let (record, area) = find(config).await?;
+    let (record, area) = records().await.find(config)?;
     match record.token_state(now_ms()) {
         TokenState::Fresh => Some(record),
         TokenState::Refresh => refresh(config, record, area).await,
@@ -135,27 +77,19 @@ pub(crate) async fn refresh_after_refusal(
     record: &AuthRecord,
 ) -> Option<AuthRecord> {
     record.tokens.refresh_token.as_ref()?;
-    let area = find(config)
-        .await
-        .map(|(_, area)| area)
-        .unwrap_or("session");
+    let area = records().await.find(config).map_or(Area::Session, |f| f.1);
     refresh(config, record.clone(), area).await
 }
 
 async fn refresh(
     config: &McpServerConfig,
     mut record: AuthRecord,
-    area: &str,
+    area: Area,
 ) -> Option<AuthRecord> {
-    let request = record.refresh_request()?;
-    let (status, body) = http(&request).await;
-    match record.refreshed(status, &body, now_ms()) {
-        Ok(()) => {
-            let _ = store(&config.name, &record, area).await;
-            Some(record)
-        }
-        Err(_) => None,
-    }
+    let (status, body) = http(&record.refresh_request()?).await;
+    record.refreshed(status, &body, now_ms()).ok()?;
+    let _ = write(records().await.store(&config.name, &record, area)).await;
+    Some(record)
 }
 
 /// A 403 `insufficient_scope` seen on a server: the next sign-in asks for that scope.
@@ -165,37 +99,55 @@ pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
     }
 }
 
-/// One request of a sign-in: status (0 when there was no answer) and body.
-async fn http(request: &HttpRequest) -> (u16, String) {
-    let headers = convert::headers(&request.headers);
-    let sent = request.clone();
+/// Sends `request` within [`REQUEST_MS`]: its fetch handle and status.
+async fn send(request: &HttpRequest) -> Result<Option<(JsValue, u16)>, String> {
+    let (headers, sent) = (convert::headers(&request.headers), request.clone());
     let start = future_to_promise(async move {
         start_fetch(&sent.url, &sent.method, headers.into(), &sent.body).await
     });
-    let handle = match timer::within(start, REQUEST_MS).await {
-        Ok(Some(handle)) => handle,
+    let status = |h: &JsValue| Reflect::get(h, &"status".into()).ok()?.as_f64();
+    Ok(timer::within(start, REQUEST_MS)
+        .await?
+        .map(|h| (h.clone(), status(&h).unwrap_or(0.0) as u16)))
+}
+
+/// One request of a sign-in: status (0 when there was no answer) and body (capped).
+async fn http(request: &HttpRequest) -> (u16, String) {
+    let (handle, status) = match send(request).await {
+        Ok(Some(sent)) => sent,
         Ok(None) => return (0, "no answer in time".into()),
         Err(error) => return (0, error),
     };
-    let status = Reflect::get(&handle, &"status".into())
-        .ok()
-        .and_then(|s| s.as_f64())
-        .unwrap_or(0.0) as u16;
-    let text = match call_method(&handle, "text") {
-        Ok(promise) => match timer::within(Promise::from(promise), REQUEST_MS).await {
+    let text = call_method(&handle, "text").map(Promise::from);
+    let mut text = match text.map(|p| timer::within(p, REQUEST_MS)) {
+        Ok(reading) => match reading.await {
             Ok(Some(text)) => text.as_string().unwrap_or_default(),
-            _ => {
-                abort_fetch(&handle);
-                String::new()
-            }
+            _ => (abort_fetch(&handle), String::new()).1,
         },
         Err(_) => String::new(),
     };
-    let mut text = text;
-    if text.len() > MAX_AUTH_BODY_BYTES {
-        text.truncate(MAX_AUTH_BODY_BYTES + 1);
-    }
+    text.truncate(MAX_AUTH_BODY_BYTES + 1);
     (status, text)
+}
+
+/// Asks the server once without a token (only the head is read).
+async fn probe_server(config: &McpServerConfig) -> Probe {
+    match send(&probe(config)).await {
+        Ok(Some((handle, status))) => {
+            let header = Reflect::get(&handle, &"header".into()).ok().and_then(|f| {
+                let value =
+                    Function::from(f).call1(&JsValue::UNDEFINED, &"www-authenticate".into());
+                value.ok()?.as_string()
+            });
+            abort_fetch(&handle);
+            Probe::Answered {
+                status,
+                www_authenticate: header,
+            }
+        }
+        Ok(None) => Probe::Timeout,
+        Err(error) => Probe::Unreachable(error),
+    }
 }
 
 fn chrome_api(name: &str) -> Result<JsValue, String> {
@@ -206,317 +158,190 @@ fn chrome_api(name: &str) -> Result<JsValue, String> {
         .ok_or_else(|| format!("chrome.{name} is not available"))
 }
 
-fn redirect_uri() -> Result<String, String> {
-    let identity = chrome_api("identity")?;
-    let get = Reflect::get(&identity, &"getRedirectURL".into())
-        .map_err(|e| describe(&e))?
-        .dyn_into::<Function>()
-        .map_err(|_| "chrome.identity.getRedirectURL is missing".to_owned())?;
-    get.call1(&identity, &"mcp".into())
-        .map_err(|e| describe(&e))?
-        .as_string()
-        .ok_or_else(|| "no redirect URL".to_owned())
+/// `chrome.<api>.<name>` (`api` for the error), to call with `target` as `this`.
+fn method(target: &JsValue, api: &str, name: &str) -> Result<Function, String> {
+    let function = Reflect::get(target, &name.into()).ok();
+    function
+        .and_then(|f| f.dyn_into::<Function>().ok())
+        .ok_or_else(|| format!("chrome.{api}.{name} is missing"))
+}
+
+/// Calls `chrome.<api>.<name>(args…)`.
+fn chrome_call(
+    target: &JsValue,
+    api: &str,
+    name: &str,
+    args: &[JsValue],
+) -> Result<JsValue, String> {
+    let args: js_sys::Array = args.iter().collect();
+    method(target, api, name)?
+        .apply(target, &args)
+        .map_err(|e| describe(&e))
 }
 
 /// Random text from `crypto.randomUUID` (hex digits only).
 fn random_hex(uuids: usize) -> String {
     let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).unwrap_or(JsValue::NULL);
-    let mut out = String::new();
-    for _ in 0..uuids {
-        if let Ok(uuid) = call_method(&crypto, "randomUUID") {
-            out.push_str(&uuid.as_string().unwrap_or_default().replace('-', ""));
-        }
-    }
-    out
+    let uuid = || call_method(&crypto, "randomUUID").ok()?.as_string();
+    (0..uuids)
+        .filter_map(|_| uuid())
+        .collect::<String>()
+        .replace('-', "")
 }
 
 /// The authorization step: `launchWebAuthFlow`, else a tab. Resolves to the redirect URL and
-/// which way it came (`launchWebAuthFlow` or `tab`).
-async fn authorize(
-    url: &str,
-    redirect: &str,
-    in_a_tab: bool,
-) -> Result<(String, &'static str), String> {
-    if in_a_tab {
-        return in_tab(url, redirect).await.map(|u| (u, "tab"));
+/// which way it came.
+async fn authorize(url: &str, redirect: &str, via: Via) -> Result<(String, Via), String> {
+    if via == Via::Tab {
+        return in_tab(url, redirect).await.map(|u| (u, Via::Tab));
     }
-    let identity = chrome_api("identity")?;
-    let launch = Reflect::get(&identity, &"launchWebAuthFlow".into())
-        .map_err(|e| describe(&e))?
-        .dyn_into::<Function>()
-        .map_err(|_| "chrome.identity.launchWebAuthFlow is missing".to_owned())?;
-    let details = Object::new();
-    let _ = Reflect::set(&details, &"url".into(), &url.into());
-    let _ = Reflect::set(&details, &"interactive".into(), &JsValue::TRUE);
+    let details = convert::from_json(&json!({"url": url, "interactive": true}));
     let started = now_ms();
-    let outcome = match launch.call1(&identity, &details) {
+    let identity = chrome_api("identity")?;
+    let launch = method(&identity, "identity", "launchWebAuthFlow")?;
+    let outcome = match launch.call1(&identity, &details).map_err(|e| describe(&e)) {
         Ok(promise) => timer::within(Promise::from(promise), SIGN_IN_MS).await,
-        Err(error) => Err(describe(&error)),
+        Err(error) => Err(error),
     };
     match outcome {
-        Ok(Some(value)) => value
-            .as_string()
-            .map(|url| (url, "launchWebAuthFlow"))
-            .ok_or_else(|| "the sign-in window gave no answer".to_owned()),
-        Ok(None) => Err("no sign-in within 5 minutes".into()),
-        // Failed at once: no window could be shown (a headless browser): use a tab.
-        Err(_) if now_ms() - started < 1500.0 => in_tab(url, redirect).await.map(|u| (u, "tab")),
-        Err(error) => Err(error),
+        Ok(Some(value)) => Ok((
+            value.as_string().ok_or(Abandoned::NoAnswer.to_string())?,
+            via,
+        )),
+        Ok(None) => Err(Abandoned::Timeout.to_string()),
+        Err(error) => match Via::after_window_failed(now_ms() - started) {
+            Some(Via::Tab) => in_tab(url, redirect).await.map(|u| (u, Via::Tab)),
+            _ => Err(error),
+        },
     }
 }
 
-/// Opens `url` in a tab and resolves with the first URL of that tab that starts with
-/// `redirect` (the authorization server's redirect, which then fails to load: it is never
-/// loaded); the tab is closed. Closing the tab first ends the sign-in.
+/// Opens `url` in a tab and resolves with the first URL of that tab that the core's
+/// [`TabWatch`] takes for the redirect (which then fails to load: it is never loaded); the
+/// tab is closed. Closing the tab first ends the sign-in.
 async fn in_tab(url: &str, redirect: &str) -> Result<String, String> {
-    let tabs = chrome_api("tabs")?;
-    let navigation = chrome_api("webNavigation")?;
+    let (tabs, navigation) = (chrome_api("tabs")?, chrome_api("webNavigation")?);
     let done = super::io::deferred();
     let resolve: Function = Reflect::get(&done, &"resolve".into())
-        .map_err(|e| describe(&e))?
-        .dyn_into()
-        .map_err(|_| "no resolver".to_owned())?;
-    let tab_id: std::rc::Rc<RefCell<Option<f64>>> = std::rc::Rc::default();
-    let redirect = redirect.to_owned();
-
-    let (r1, t1, p1) = (resolve.clone(), tab_id.clone(), redirect.clone());
-    let on_updated = Closure::<dyn Fn(JsValue, JsValue, JsValue)>::new(
-        move |id: JsValue, change: JsValue, _tab: JsValue| {
-            if id.as_f64() != *t1.borrow() {
-                return;
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or("no resolver")?;
+    let watch = Rc::new(RefCell::new(TabWatch::new(redirect)));
+    let end: Rc<RefCell<Option<TabEnd>>> = Rc::default();
+    let field = |v: &JsValue, k: &str| Reflect::get(v, &k.into()).ok();
+    let listener = |event: &'static str| {
+        let (watch, end, resolve) = (watch.clone(), end.clone(), resolve.clone());
+        Closure::<dyn Fn(JsValue, JsValue)>::new(move |a: JsValue, b: JsValue| {
+            let args = [a, b].map(|v| convert::to_json(&v).unwrap_or_default());
+            let heard = TabEvent::read(event, &args).and_then(|e| watch.borrow().event(e));
+            if let Some(ended) = heard {
+                end.borrow_mut().get_or_insert(ended);
+                let _ = resolve.call0(&JsValue::NULL);
             }
-            if let Some(url) = Reflect::get(&change, &"url".into())
-                .ok()
-                .and_then(|u| u.as_string())
-            {
-                if url.starts_with(&p1) {
-                    let _ = r1.call1(&JsValue::NULL, &json_value(json!({"url": url})));
-                }
-            }
-        },
-    );
-    let (r2, t2, p2) = (resolve.clone(), tab_id.clone(), redirect.clone());
-    let on_error = Closure::<dyn Fn(JsValue)>::new(move |details: JsValue| {
-        let get = |k: &str| Reflect::get(&details, &k.into()).ok();
-        if get("tabId").and_then(|v| v.as_f64()) != *t2.borrow() {
-            return;
-        }
-        if let Some(url) = get("url").and_then(|u| u.as_string()) {
-            if url.starts_with(&p2) {
-                let _ = r2.call1(&JsValue::NULL, &json_value(json!({"url": url})));
-            }
-        }
-    });
-    let (r3, t3) = (resolve.clone(), tab_id.clone());
-    let on_removed = Closure::<dyn Fn(JsValue)>::new(move |id: JsValue| {
-        if id.as_f64() == *t3.borrow() {
-            let _ = r3.call1(&JsValue::NULL, &json_value(json!({"closed": true})));
-        }
-    });
-    let listen = |api: &JsValue, event: &str, f: &Function, add: bool| {
-        if let Ok(target) = Reflect::get(api, &event.into()) {
-            let method = if add { "addListener" } else { "removeListener" };
-            if let Ok(m) = Reflect::get(&target, &method.into()) {
-                let _ = Function::from(m).call1(&target, f);
+        })
+    };
+    let events = [
+        (&tabs, "onUpdated"),
+        (&navigation, "onErrorOccurred"),
+        (&tabs, "onRemoved"),
+    ];
+    let listeners = events.map(|(api, event)| (api, event, listener(event)));
+    let listen = |method: &str| {
+        for (api, event, f) in &listeners {
+            if let Some(target) = field(api, event) {
+                let _ = chrome_call(&target, event, method, &[f.as_ref().clone()]);
             }
         }
     };
-    let updated_fn: &Function = on_updated.as_ref().unchecked_ref();
-    let error_fn: &Function = on_error.as_ref().unchecked_ref();
-    let removed_fn: &Function = on_removed.as_ref().unchecked_ref();
-    listen(&tabs, "onUpdated", updated_fn, true);
-    listen(&navigation, "onErrorOccurred", error_fn, true);
-    listen(&tabs, "onRemoved", removed_fn, true);
-
-    let properties = Object::new();
-    let _ = Reflect::set(&properties, &"url".into(), &"about:blank".into());
-    let _ = Reflect::set(&properties, &"active".into(), &JsValue::TRUE);
+    listen("addListener");
+    let properties = convert::from_json(&json!({"url": "about:blank", "active": true}));
+    let mut opened = None;
     let outcome: Result<String, String> = async {
-        let create = Reflect::get(&tabs, &"create".into())
-            .map_err(|e| describe(&e))?
-            .dyn_into::<Function>()
-            .map_err(|_| "chrome.tabs.create is missing".to_owned())?;
-        let tab = JsFuture::from(Promise::from(
-            create.call1(&tabs, &properties).map_err(|e| describe(&e))?,
-        ))
-        .await
-        .map_err(|e| describe(&e))?;
-        let id = Reflect::get(&tab, &"id".into())
-            .ok()
+        let created = chrome_call(&tabs, "tabs", "create", &[properties])?;
+        let tab = JsFuture::from(Promise::from(created))
+            .await
+            .map_err(|e| describe(&e))?;
+        let id = field(&tab, "id")
             .and_then(|v| v.as_f64())
             .ok_or("the sign-in tab has no id")?;
-        *tab_id.borrow_mut() = Some(id);
+        opened = Some(id);
+        watch.borrow_mut().opened(id);
         // Only now the authorization page: every navigation of the tab is watched.
-        let update = Reflect::get(&tabs, &"update".into())
-            .map_err(|e| describe(&e))?
-            .dyn_into::<Function>()
-            .map_err(|_| "chrome.tabs.update is missing".to_owned())?;
-        let change = Object::new();
-        let _ = Reflect::set(&change, &"url".into(), &url.into());
-        let _ = JsFuture::from(Promise::from(
-            update
-                .call2(&tabs, &id.into(), &change)
-                .map_err(|e| describe(&e))?,
-        ))
-        .await;
-        let promise = Promise::from(Reflect::get(&done, &"promise".into()).unwrap_or_default());
+        let change = convert::from_json(&json!({ "url": url }));
+        let updated = chrome_call(&tabs, "tabs", "update", &[id.into(), change])?;
+        let _ = JsFuture::from(Promise::from(updated)).await;
+        let promise = Promise::from(field(&done, "promise").unwrap_or_default());
         match timer::within(promise, SIGN_IN_MS).await? {
-            Some(answer) => match Reflect::get(&answer, &"url".into())
-                .ok()
-                .and_then(|u| u.as_string())
-            {
-                Some(url) => Ok(url),
-                None => Err("the sign-in tab was closed".into()),
+            None => Err(Abandoned::Timeout.to_string()),
+            Some(_) => match end.borrow_mut().take() {
+                Some(TabEnd::Redirected(url)) => Ok(url),
+                _ => Err(Abandoned::TabClosed.to_string()),
             },
-            None => Err("no sign-in within 5 minutes".into()),
         }
     }
     .await;
-    listen(&tabs, "onUpdated", updated_fn, false);
-    listen(&navigation, "onErrorOccurred", error_fn, false);
-    listen(&tabs, "onRemoved", removed_fn, false);
-    let opened = *tab_id.borrow();
-    if let Some(id) = opened {
-        if let Ok(remove) = Reflect::get(&tabs, &"remove".into()) {
-            if let Ok(p) = Function::from(remove).call1(&tabs, &id.into()) {
-                let _ = JsFuture::from(Promise::from(p)).await;
-            }
-        }
+    listen("removeListener");
+    if let Some(Ok(removed)) = opened.map(|id| chrome_call(&tabs, "tabs", "remove", &[id.into()])) {
+        let _ = JsFuture::from(Promise::from(removed)).await;
     }
     outcome
 }
 
-fn json_value(value: Value) -> JsValue {
-    convert::from_json(&value)
-}
-
 async fn server_named(name: &str) -> Result<McpServerConfig, String> {
-    load_servers()
-        .await?
+    let servers = load_servers().await?;
+    servers
         .into_iter()
         .find(|s| s.name == name)
-        .ok_or_else(|| format!("no MCP server named `{name}`"))
-}
-
-/// Asks the server once without a token: its 401 challenge (`Ok(Some)`), or `Ok(None)` when
-/// it does not ask for a sign-in.
-async fn probe(config: &McpServerConfig) -> Result<Option<String>, String> {
-    let mut session = Session::new(config.url.clone());
-    let init = session.initialize("webmcp-host", crate::VERSION, json!({}));
-    let headers = convert::headers(&init.request.headers);
-    let request = init.request;
-    let start = future_to_promise(async move {
-        start_fetch(&request.url, &request.method, headers.into(), &request.body).await
-    });
-    let handle = match timer::within(start, REQUEST_MS).await {
-        Ok(Some(handle)) => handle,
-        Ok(None) => return Err("the server did not answer in time".into()),
-        Err(error) => return Err(format!("the server could not be reached: {error}")),
-    };
-    let status = Reflect::get(&handle, &"status".into())
-        .ok()
-        .and_then(|s| s.as_f64())
-        .unwrap_or(0.0) as u16;
-    let header = Reflect::get(&handle, &"header".into())
-        .ok()
-        .and_then(|f| {
-            Function::from(f)
-                .call1(&JsValue::UNDEFINED, &"www-authenticate".into())
-                .ok()
-        })
-        .and_then(|v| v.as_string());
-    abort_fetch(&handle);
-    match status {
-        401 | 403 => Ok(Some(header.unwrap_or_default())),
-        200..=299 => Ok(None),
-        other => Err(format!("the server answered {other} without a challenge")),
-    }
+        .ok_or_else(|| unknown_server(name))
 }
 
 /// `signIn({server, remember?, clientId?, clientSecret?, inTab?})`: signs in to a configured
-/// MCP server (`inTab`: the authorization page in a tab rather than launchWebAuthFlow's window). Resolves to `{ok: true, signedIn: true, issuer, scope, expiresAtMs, refreshable,
-/// kept, via}` (`via`: `launchWebAuthFlow` or `tab`), `{ok: true, signedIn: false, message}` when the server asks for no sign-in, or
-/// `{ok: false, error}`; never a token.
+/// MCP server; resolves to [`SignedIn::answer`], never a token.
 pub async fn sign_in(request: JsValue) -> Result<JsValue, JsError> {
     let request = convert::to_json(&request).map_err(js_err)?;
-    let name = request
-        .get("server")
-        .and_then(Value::as_str)
-        .ok_or_else(|| js_err("signIn needs {server}: a configured MCP server's name"))?;
-    let config = server_named(name).await.map_err(js_err)?;
-    let remember = request.get("remember").and_then(Value::as_bool);
-    let in_a_tab = request.get("inTab").and_then(Value::as_bool) == Some(true);
-    let preregistered = request
-        .get("clientId")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(|client_id| ClientCredentials {
-            client_id: client_id.to_owned(),
-            client_secret: request
-                .get("clientSecret")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-            auth_method: None,
-        });
-    let answer = match sign_in_to(&config, remember, preregistered, in_a_tab).await {
-        Ok(Some((record, area, via))) => {
-            let mut summary = record.summary(now_ms());
-            summary["ok"] = json!(true);
-            summary["server"] = json!(config.name);
-            summary["kept"] = json!(area);
-            summary["via"] = json!(via);
-            summary
-        }
-        Ok(None) => json!({
-            "ok": true,
-            "signedIn": false,
-            "server": config.name,
-            "message": format!("{} does not ask for a sign-in", config.name),
-        }),
-        Err(error) => json!({"ok": false, "server": config.name, "error": error}),
-    };
-    Ok(convert::from_json(&answer))
+    let request = SignInRequest::parse(&request).map_err(js_err)?;
+    let config = server_named(&request.server).await.map_err(js_err)?;
+    let signed_in = sign_in_to(&config, &request)
+        .await
+        .unwrap_or_else(SignedIn::Failed);
+    Ok(convert::from_json(
+        &signed_in.answer(&config.name, now_ms()),
+    ))
 }
 
-async fn sign_in_to(
-    config: &McpServerConfig,
-    remember: Option<bool>,
-    preregistered: Option<ClientCredentials>,
-    in_a_tab: bool,
-) -> Result<Option<(AuthRecord, &'static str, &'static str)>, String> {
-    let previous = find(config).await;
+async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result<SignedIn, String> {
+    let previous = records().await.find(config);
     let noted = CHALLENGES.with(|c| c.borrow().get(&config.name).cloned());
     let challenge = match noted {
         Some(header) => header,
-        None => match probe(config).await? {
+        None => match probe_server(config).await.challenge()? {
             Some(header) => header,
-            None => return Ok(None),
+            None => return Ok(SignedIn::NotNeeded),
         },
     };
-    let redirect = redirect_uri()?;
-    let flow_config = FlowConfig {
-        server_url: config.url.clone(),
-        redirect_uri: redirect.clone(),
-        client_name: "WebMCP Host".into(),
-        preregistered,
-        metadata_document: None,
-        challenge: BearerChallenge::from_header(Some(&challenge)),
-        previous: previous.as_ref().map(|(r, _)| r.clone()),
-    };
+    let identity = chrome_api("identity")?;
+    let redirect = chrome_call(
+        &identity,
+        "identity",
+        "getRedirectURL",
+        &[REDIRECT_PATH.into()],
+    )?
+    .as_string()
+    .ok_or("no redirect URL")?;
+    let flow_config = request.flow(config, &redirect, &challenge, previous.clone().map(|p| p.0));
     let secrets = FlowSecrets {
         verifier: random_hex(2),
         state: random_hex(1),
     };
     let mut flow = Flow::new(flow_config, secrets);
-    let mut via = "";
+    let mut via = request.via;
     loop {
         match flow.step() {
             Step::Fetch(request) => {
                 let (status, body) = http(&request).await;
                 flow.response(status, &body, now_ms());
             }
-            Step::Authorize { url } => match authorize(&url, &redirect, in_a_tab).await {
+            Step::Authorize { url } => match authorize(&url, &redirect, request.via).await {
                 Ok((back, how)) => {
                     via = how;
                     flow.redirected(&back);
@@ -524,14 +349,10 @@ async fn sign_in_to(
                 Err(why) => flow.abandoned(&why),
             },
             Step::Done(record) => {
-                let area = match (remember, &previous) {
-                    (Some(true), _) => "local",
-                    (Some(false), _) | (None, None) => "session",
-                    (None, Some((_, area))) => area,
-                };
-                store(&config.name, &record, area).await?;
+                let area = Area::for_sign_in(request.remember, previous.map(|p| p.1));
+                write(records().await.store(&config.name, &record, area)).await?;
                 CHALLENGES.with(|c| c.borrow_mut().remove(&config.name));
-                return Ok(Some((record, area, via)));
+                return Ok(SignedIn::Yes(Box::new(record), area, via));
             }
             Step::Failed(why) => return Err(why),
         }
@@ -542,36 +363,22 @@ async fn sign_in_to(
 /// `{ok: true, signedOut}` (`signedOut`: there was a sign-in).
 pub async fn sign_out(request: JsValue) -> Result<JsValue, JsError> {
     let request = convert::to_json(&request).map_err(js_err)?;
-    let name = request
-        .get("server")
-        .and_then(Value::as_str)
-        .ok_or_else(|| js_err("signOut needs {server}"))?;
-    let found = forget(name).await.map_err(js_err)?;
+    let name = crate::core::mcp::auth::sign_out_server(&request).map_err(js_err)?;
+    let writes = records().await.forget(name);
+    let found = !writes.is_empty();
+    write(writes).await.map_err(js_err)?;
     CHALLENGES.with(|c| c.borrow_mut().remove(name));
+    Ok(convert::from_json(&signed_out(name, found)))
+}
+
+/// `authState()`: each configured server's sign-in, without any token ([`Records::state`]).
+pub async fn auth_state() -> Result<JsValue, JsError> {
+    let servers = load_servers().await.map_err(js_err)?;
     Ok(convert::from_json(
-        &json!({"ok": true, "server": name, "signedOut": found}),
+        &records().await.state(&servers, now_ms()),
     ))
 }
 
-/// `authState()`: each configured server's sign-in, without any token:
-/// `[{server, url, signedIn, kept?, issuer?, scope?, expiresAtMs?, refreshable?, state?}]`.
-pub async fn auth_state() -> Result<JsValue, JsError> {
-    let servers = load_servers().await.map_err(js_err)?;
-    let now = now_ms();
-    let mut out = Vec::new();
-    for server in servers {
-        let entry = match find(&server).await {
-            Some((record, area)) => {
-                let mut summary = record.summary(now);
-                summary["kept"] = json!(area);
-                summary
-            }
-            None => json!({"signedIn": false}),
-        };
-        let mut entry = entry;
-        entry["server"] = json!(server.name);
-        entry["url"] = json!(server.url);
-        out.push(entry);
-    }
-    Ok(convert::from_json(&Value::Array(out)))
+fn js_err(message: impl std::fmt::Display) -> JsError {
+    JsError::new(&message.to_string())
 }

@@ -18,15 +18,15 @@ use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::convert::describe;
 use super::io::{abort_fetch, call_method, now_ms, random_id, sleep, start_fetch};
 use super::timer;
+use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
 use crate::core::mcp::exchange::{
-    Deadline, Elicitation, Exchange, Head, Listening, Output, Recourse, Refusal, Settings, StreamId,
+    Exchange, Head, Listening, Output, Recourse, Refusal, Settings, StreamId,
 };
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::{still_same, McpTool};
-use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing, DEFAULT_TIMEOUT_MS};
+use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
 use crate::core::provider::{redact, HttpRequest};
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
@@ -37,27 +37,18 @@ pub struct McpClient {
     /// Carries the key header and the sign-in's Bearer token into every request.
     session: Session,
     key: Option<String>,
-    /// The server said `notifications/tools/list_changed`: list again before the next call.
-    tools_changed: bool,
-    /// The listing after the last change (in progress, or done: then `latest` holds it).
+    /// What the client knows of the server's tools since a `tools/list_changed`.
+    tools: ToolWatch,
+    /// The listing after the last change, which every call waits on.
     relisting: Option<Promise>,
-    latest: Option<Rc<Vec<McpTool>>>,
     /// The GET stream for server messages while it is open (its fetch handle, to abort).
     listening: Option<JsValue>,
-    /// Closed: nothing more is sent (an opening that ran out of time may still be under way).
-    closed: bool,
+    connection: Connection,
 }
 
 impl McpClient {
     fn machine(&self) -> Exchange {
-        Exchange::new(Settings {
-            client_name: "webmcp-host".into(),
-            client_version: crate::VERSION.into(),
-            capabilities: json!({"elicitation": {}}),
-            timeout_ms: self.config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
-            deadline: Deadline::ExtendedByProgress,
-            elicitation: Elicitation::Decline,
-        })
+        Exchange::new(Settings::extension(&self.config))
     }
 }
 
@@ -76,11 +67,10 @@ pub async fn open(
         session,
         config,
         key,
-        tools_changed: false,
+        tools: ToolWatch::default(),
         relisting: None,
-        latest: None,
         listening: None,
-        closed: false,
+        connection: Connection::Open,
     }));
     let listed: Rc<RefCell<Option<Vec<McpTool>>>> = Rc::default();
     let (opener, slot) = (client.clone(), listed.clone());
@@ -95,9 +85,9 @@ pub async fn open(
     let failure = match timer::within(opening, within_ms).await {
         Ok(Some(_)) => match listed.borrow_mut().take() {
             Some(tools) => return Ok((client, tools)),
-            None => "the tools were not listed".to_owned(),
+            None => OpenMiss::NotListed.to_string(),
         },
-        Ok(None) => format!("no answer in time ({within_ms} ms)"),
+        Ok(None) => OpenMiss::Timeout { within_ms }.to_string(),
         Err(message) => message,
     };
     close(&client).await;
@@ -126,50 +116,34 @@ async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
 /// the tools are listed again first, and a tool whose definition changed is not called.
 pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>) -> CallResult {
     let name = tool.name.clone();
-    if std::mem::take(&mut client.borrow_mut().tools_changed) {
+    if client.borrow_mut().tools.before_call() == BeforeCall::List {
         // One listing for every call waiting on it (calls of a step run concurrently).
         let lister = client.clone();
         let relisting = future_to_promise(async move {
             let listed = list_tools(&lister).await;
-            let mut lister = lister.borrow_mut();
-            lister.latest = None;
-            let listed = listed.map_err(|e| JsValue::from_str(&e))?;
-            lister.latest = Some(Rc::new(listed));
+            lister.borrow_mut().tools.listed(listed);
             Ok(JsValue::TRUE)
         });
         client.borrow_mut().relisting = Some(relisting);
     }
     let relisting = client.borrow().relisting.clone();
     if let Some(relisting) = relisting {
-        if let Err(error) = JsFuture::from(relisting).await {
-            return CallResult::Error(format!(
-                "the server changed its tools, and listing them again failed ({}); the call was not sent",
-                describe(&error)
-            ));
-        }
-        let latest = client.borrow().latest.clone();
-        if let Some(Err(refused)) = latest.map(|latest| still_same(tool, &latest)) {
-            return CallResult::Error(refused);
-        }
+        let _ = JsFuture::from(relisting).await;
+    }
+    if let Err(refused) = client.borrow().tools.check(tool) {
+        return CallResult::Error(refused);
     }
     let progress = Some(json!(random_id()));
     let request = client
         .borrow_mut()
         .session
         .call_tool(&name, &arguments, progress);
-    let outcome = exchange(&client, request)
-        .await
-        .map(|events| McpEvent::call_outcome(events, &name));
-    match outcome {
-        Ok(Some(Ok(result))) => result,
-        Ok(Some(Err(error))) | Err(error) => CallResult::Error(error),
-        Ok(None) => CallResult::Error(format!("the server did not answer tools/call `{name}`")),
-    }
+    call_result(exchange(&client, request).await, &name)
 }
 
 /// Ends the session (`DELETE`), without waiting for long.
 pub async fn close(client: &Shared) {
-    client.borrow_mut().closed = true;
+    client.borrow_mut().connection = Connection::Closed;
     if let Some(handle) = client.borrow_mut().listening.take() {
         abort_fetch(&handle);
     }
@@ -197,10 +171,8 @@ async fn drive(client: &Shared, mut machine: Exchange) -> Result<Vec<McpEvent>, 
         while let Some(output) = machine.poll() {
             match output {
                 Output::Send { stream, request } => {
-                    if client.borrow().closed {
-                        let method = machine.job_method().unwrap_or_default();
-                        return Err(format!("{method}: the connection was closed"));
-                    }
+                    let method = machine.job_method().unwrap_or_default();
+                    client.borrow().connection.refuses(method)?;
                     match timer::within(fetch(request), left(&machine)).await {
                         Ok(Some(handle)) => {
                             let head = head(&handle);
@@ -300,7 +272,7 @@ async fn authorize(client: &Shared, machine: &mut Exchange, refusal: Refusal, at
 fn perform(client: &Shared, output: Output) {
     match output {
         Output::Post(request) => drop(fetch(request)),
-        Output::Event(McpEvent::ToolsChanged) => client.borrow_mut().tools_changed = true,
+        Output::Event(event) => client.borrow_mut().tools.event(&event),
         _ => {}
     }
 }
@@ -322,7 +294,7 @@ async fn listen(client: &Shared) {
     };
     let head = head(&handle);
     machine.handle_head(&mut client.borrow_mut().session, stream, head, now_ms());
-    if client.borrow().closed || machine.listening() != Listening::Open {
+    if client.borrow().connection == Connection::Closed || machine.listening() != Listening::Open {
         abort_fetch(&handle);
         return;
     }
@@ -368,31 +340,20 @@ fn fetch(request: HttpRequest) -> Promise {
 
 /// The answer's status and the headers the machine reads.
 fn head(handle: &JsValue) -> Head {
-    let header = |name: &str| {
-        Reflect::get(handle, &"header".into())
-            .ok()
-            .and_then(|f| {
-                js_sys::Function::from(f)
-                    .call1(&JsValue::UNDEFINED, &name.into())
-                    .ok()
-            })
-            .and_then(|v| v.as_string())
-    };
-    Head {
-        status: Reflect::get(handle, &"status".into())
-            .ok()
-            .and_then(|s| s.as_f64())
-            .unwrap_or(0.0) as u16,
-        content_type: header("content-type"),
-        session_id: header("mcp-session-id"),
-        www_authenticate: header("www-authenticate"),
-        location: None,
-    }
+    let status = Reflect::get(handle, &"status".into())
+        .ok()
+        .and_then(|s| s.as_f64());
+    let header = Reflect::get(handle, &"header".into()).map(js_sys::Function::from);
+    Head::read(status.unwrap_or(0.0) as u16, |name| {
+        let value = header
+            .as_ref()
+            .ok()?
+            .call1(&JsValue::UNDEFINED, &name.into());
+        value.ok()?.as_string()
+    })
 }
 
 /// Ms until the machine's next deadline.
 fn left(machine: &Exchange) -> u32 {
-    machine.poll_timeout().map_or(u32::MAX / 2, |at| {
-        (at - now_ms()).ceil().clamp(0.0, f64::from(u32::MAX / 2)) as u32
-    })
+    machine.wait_ms(now_ms())
 }

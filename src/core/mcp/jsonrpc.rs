@@ -7,11 +7,14 @@ use crate::core::tool::kind;
 /// A request id: a number or a string (never null in a request).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Id {
+    /// A number id.
     Number(i64),
+    /// A string id.
     Text(String),
 }
 
 impl Id {
+    /// The id as JSON.
     pub fn to_value(&self) -> Value {
         match self {
             Id::Number(n) => json!(n),
@@ -40,34 +43,52 @@ impl std::fmt::Display for Id {
 /// A JSON-RPC error object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcError {
+    /// The error code.
     pub code: i64,
+    /// The error message.
     pub message: String,
+    /// More about the error, if any.
     pub data: Option<Value>,
 }
 
 impl RpcError {
+    /// The method is unknown.
     pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The parameters are wrong.
     pub const INVALID_PARAMS: i64 = -32602;
 }
 
 /// One message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// A request: an answer is expected.
     Request {
+        /// Its id.
         id: Id,
+        /// Its method.
         method: String,
+        /// Its parameters.
         params: Option<Value>,
     },
+    /// A notification: no answer.
     Notification {
+        /// Its method.
         method: String,
+        /// Its parameters.
         params: Option<Value>,
     },
+    /// A successful answer.
     Response {
+        /// The request's id.
         id: Id,
+        /// The result.
         result: Value,
     },
+    /// An error answer.
     Error {
+        /// The request's id (none when it could not be read).
         id: Option<Id>,
+        /// The error.
         error: RpcError,
     },
     /// Something JSON-RPC-shaped that answers nothing we asked (a `result` without an `id`,
@@ -76,6 +97,7 @@ pub enum Message {
 }
 
 impl Message {
+    /// A request message.
     pub fn request(id: Id, method: &str, params: Option<Value>) -> Value {
         let mut message = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});
         if let Some(params) = params {
@@ -84,6 +106,7 @@ impl Message {
         message
     }
 
+    /// A notification message.
     pub fn notification(method: &str, params: Option<Value>) -> Value {
         let mut message = json!({"jsonrpc": "2.0", "method": method});
         if let Some(params) = params {
@@ -92,10 +115,12 @@ impl Message {
         message
     }
 
+    /// A success answer to `id`.
     pub fn response(id: &Id, result: Value) -> Value {
         json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result})
     }
 
+    /// An error answer to `id`.
     pub fn error_response(id: &Id, code: i64, message: &str) -> Value {
         json!({"jsonrpc": "2.0", "id": id.to_value(), "error": {"code": code, "message": message}})
     }

@@ -7,7 +7,10 @@
 //! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. The shells perform the
 //! requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
+#![warn(missing_docs)]
+
 pub mod auth;
+pub mod client;
 pub mod exchange;
 pub mod jsonrpc;
 pub mod source;
@@ -22,29 +25,41 @@ use super::provider::HttpRequest;
 
 /// The protocol revision the client asks for, and those it accepts.
 pub const LATEST_PROTOCOL: &str = "2025-11-25";
+/// The protocol revisions the client accepts.
 pub const SUPPORTED_PROTOCOLS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 pub use crate::core::limits::MCP_TIMEOUT_MS as DEFAULT_TIMEOUT_MS;
 
 /// Why a request was made, to read its answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Purpose {
+    /// `initialize`.
     Initialize,
+    /// `tools/list`.
     ListTools,
-    CallTool { name: String },
+    /// `tools/call`.
+    CallTool {
+        /// The tool called.
+        name: String,
+    },
+    /// Any other method.
     Other(String),
 }
 
 /// A request for the shell to send; `id` is the JSON-RPC id when an answer is expected.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outgoing {
+    /// The JSON-RPC id, when an answer is expected.
     pub id: Option<i64>,
+    /// The HTTP request.
     pub request: HttpRequest,
 }
 
 /// What kind of body follows an answer's status and headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body {
+    /// One JSON body.
     Json,
+    /// An SSE stream.
     Sse,
     /// 202 Accepted, or nothing to read.
     Empty,
@@ -57,17 +72,23 @@ pub enum McpError {
     SessionExpired,
     /// 401: the server wants authorization (see [`auth`]).
     Unauthorized {
+        /// The `WWW-Authenticate` header, if any.
         www_authenticate: Option<String>,
     },
     /// 403 with a Bearer `error="insufficient_scope"` challenge: authorize again with more
     /// scope (a step-up).
     InsufficientScope {
+        /// The `WWW-Authenticate` header, if any.
         www_authenticate: Option<String>,
     },
+    /// Any other refusal: its status and what the server said.
     Http {
+        /// The HTTP status.
         status: u16,
+        /// The server's words (clipped).
         message: String,
     },
+    /// An answer that breaks the protocol.
     Protocol(String),
 }
 
@@ -107,7 +128,9 @@ impl std::fmt::Display for McpError {
 pub enum CallResult {
     /// The result for the model, as text.
     Ok {
+        /// The result as text.
         text: String,
+        /// `structuredContent`, if any.
         structured: Option<Value>,
     },
     /// `isError: true`, or a JSON-RPC error.
@@ -117,36 +140,58 @@ pub enum CallResult {
 /// What the server's messages mean to the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum McpEvent {
+    /// The initialize answer was read.
     Initialized {
+        /// The protocol revision agreed.
         protocol: String,
+        /// The server's name and version.
         server: String,
     },
+    /// A page of `tools/list`.
     Tools {
+        /// The tools of the page.
         tools: Vec<McpTool>,
+        /// Why some tools were left out.
         problems: Vec<String>,
+        /// The cursor of the next page, if any.
         next_cursor: Option<String>,
     },
+    /// `notifications/tools/list_changed`.
     ToolsChanged,
+    /// A `tools/call` answered.
     CallDone {
+        /// The request's id.
         id: i64,
+        /// The tool called.
         name: String,
+        /// Its result.
         result: CallResult,
     },
+    /// `notifications/progress` for a request.
     Progress {
+        /// The progress token of the request.
         token: Value,
+        /// How far it is.
         progress: f64,
+        /// Of how much, if known.
         total: Option<f64>,
+        /// The server's words, if any.
         message: Option<String>,
     },
     /// A request from the server, which the client must answer ([`Session::reply`]).
     ServerRequest {
+        /// The server's id for it.
         id: Id,
+        /// Its method.
         method: String,
+        /// Its parameters.
         params: Option<Value>,
     },
     /// A request of ours failed.
     Failed {
+        /// The request's id.
         id: i64,
+        /// Why.
         error: String,
     },
     /// A message the client takes note of but does not act on (logging, resource updates).
@@ -193,7 +238,9 @@ impl McpEvent {
 pub struct ToolListing {
     cursor: Option<String>,
     pages: usize,
+    /// The tools so far.
     pub tools: Vec<McpTool>,
+    /// Why some tools were left out.
     pub problems: Vec<String>,
 }
 
@@ -273,6 +320,7 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session with the server at `url`, not yet initialized.
     pub fn new(url: impl Into<String>) -> Self {
         Session {
             url: url.into(),
@@ -329,18 +377,22 @@ impl Session {
         headers
     }
 
+    /// The server's URL.
     pub fn url(&self) -> &str {
         &self.url
     }
 
+    /// The `Mcp-Session-Id` the server gave, if any.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
     }
 
+    /// The protocol revision agreed, once initialized.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
     }
 
+    /// Whether `initialize` was answered.
     pub fn is_initialized(&self) -> bool {
         self.protocol.is_some()
     }
@@ -418,6 +470,7 @@ impl Session {
         )
     }
 
+    /// `tools/list`, from `cursor` when given.
     pub fn list_tools(&mut self, cursor: Option<&str>) -> Outgoing {
         let params = cursor.map(|c| json!({"cursor": c}));
         self.request("tools/list", params, Purpose::ListTools)

@@ -19,6 +19,7 @@ fn yes() -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpServerConfig {
+    /// The name the person gave it (unique among servers).
     pub name: String,
     /// The Streamable HTTP endpoint.
     pub url: String,
@@ -36,8 +37,10 @@ pub struct McpServerConfig {
     #[serde(default)]
     pub trusted: bool,
     #[serde(default = "yes")]
+    /// Whether its tools are given to runs.
     pub enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Time for one request, in ms (else the default).
     pub timeout_ms: Option<u32>,
     /// Only these tools (server names), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +63,7 @@ impl McpServerConfig {
         }
     }
 
+    /// Checks the name, URL, namespace and header; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
         if self.name.trim().is_empty() {
             return Err("an MCP server has no name".into());
@@ -118,6 +122,7 @@ pub struct McpRunTool {
     pub run_name: String,
     /// The name on the server.
     pub name: String,
+    /// Whether a call is confirmed by the person first.
     pub needs_confirmation: bool,
 }
 

@@ -10,9 +10,13 @@ use crate::core::tool::{is_valid_name, kind};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpAnnotations {
+    /// `readOnlyHint`.
     pub read_only_hint: Option<bool>,
+    /// `destructiveHint`.
     pub destructive_hint: Option<bool>,
+    /// `idempotentHint`.
     pub idempotent_hint: Option<bool>,
+    /// `openWorldHint`.
     pub open_world_hint: Option<bool>,
 }
 
@@ -20,13 +24,19 @@ pub struct McpAnnotations {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct McpTool {
+    /// The tool's name on the server.
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// A title for people, if any.
     pub title: Option<String>,
+    /// What the tool does, as the server says.
     pub description: String,
+    /// The JSON Schema of its arguments.
     pub input_schema: Value,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The JSON Schema of its `structuredContent`, if any.
     pub output_schema: Option<Value>,
+    /// The server's hints.
     pub annotations: McpAnnotations,
 }
 

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 /// One challenge of a `WWW-Authenticate` header: its scheme and auth-params (names lowercased).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
+    /// The scheme (`Bearer`), as written.
     pub scheme: String,
+    /// Its parameters, names lowercased, in order.
     pub params: Vec<(String, String)>,
 }
 
@@ -117,9 +119,13 @@ pub fn parse_www_authenticate(header: &str) -> Vec<Challenge> {
 /// What a Bearer challenge says to this client.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BearerChallenge {
+    /// `resource_metadata`: the protected resource metadata URL.
     pub resource_metadata: Option<String>,
+    /// `scope`: the scope the server wants.
     pub scope: Option<String>,
+    /// `error` (`invalid_token`, `insufficient_scope`).
     pub error: Option<String>,
+    /// `error_description`: the server's words.
     pub error_description: Option<String>,
 }
 
@@ -151,6 +157,7 @@ impl BearerChallenge {
         }
     }
 
+    /// Whether it is a step-up: `error="insufficient_scope"`.
     pub fn insufficient_scope(&self) -> bool {
         self.error.as_deref() == Some("insufficient_scope")
     }

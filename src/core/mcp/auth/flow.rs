@@ -22,9 +22,11 @@ use crate::core::provider::HttpRequest;
 /// What the person (or the configuration) gives a sign-in.
 #[derive(Debug, Clone, Default)]
 pub struct FlowConfig {
+    /// The MCP server signed in to.
     pub server_url: String,
     /// Where the authorization server sends the person back.
     pub redirect_uri: String,
+    /// The client's name, for dynamic registration.
     pub client_name: String,
     /// Pre-registered credentials, used first.
     pub preregistered: Option<ClientCredentials>,
@@ -63,9 +65,12 @@ pub enum Step {
     Fetch(HttpRequest),
     /// Show the person this URL; give the redirect (to `redirect_uri`) to [`Flow::redirected`].
     Authorize {
+        /// The authorization URL, with every parameter.
         url: String,
     },
+    /// Signed in: the record to keep.
     Done(AuthRecord),
+    /// Why the sign-in failed (no secret in it).
     Failed(String),
 }
 
@@ -108,6 +113,7 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// A sign-in from its configuration and random values; [`Flow::step`] says what to do.
     pub fn new(config: FlowConfig, secrets: FlowSecrets) -> Flow {
         let mut flow = Flow {
             resource: canonical_resource(&config.server_url),

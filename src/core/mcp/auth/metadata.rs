@@ -10,8 +10,11 @@ pub use crate::core::limits::MAX_AUTH_BODY_BYTES;
 /// Protected resource metadata (RFC 9728), what this client uses of it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceMetadata {
+    /// `resource`: the resource's identifier.
     pub resource: Option<String>,
+    /// `authorization_servers`: the issuers, in the server's order.
     pub authorization_servers: Vec<String>,
+    /// `scopes_supported`, if advertised.
     pub scopes_supported: Option<Vec<String>>,
 }
 
@@ -36,6 +39,7 @@ pub(super) fn json_object(body: &str, what: &str) -> Result<Value, String> {
     }
 }
 
+/// Reads protected resource metadata (RFC 9728); the error says what is wrong.
 pub fn parse_resource_metadata(body: &str) -> Result<ResourceMetadata, String> {
     let value = json_object(body, "protected resource metadata")?;
     let authorization_servers = strings(value.get("authorization_servers")).unwrap_or_default();
@@ -55,14 +59,21 @@ pub fn parse_resource_metadata(body: &str) -> Result<ResourceMetadata, String> {
 /// Authorization server metadata (RFC 8414 / OpenID Connect discovery).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ServerMetadata {
+    /// `issuer`.
     pub issuer: String,
+    /// `authorization_endpoint`.
     pub authorization_endpoint: String,
+    /// `token_endpoint`.
     pub token_endpoint: String,
+    /// `registration_endpoint` (dynamic registration), if any.
     pub registration_endpoint: Option<String>,
+    /// `scopes_supported`, if advertised.
     pub scopes_supported: Option<Vec<String>>,
+    /// `code_challenge_methods_supported` (PKCE needs `S256`).
     pub code_challenge_methods_supported: Vec<String>,
     /// Empty when not advertised (then `client_secret_basic` is the default, RFC 8414 §2).
     pub token_endpoint_auth_methods_supported: Vec<String>,
+    /// `client_id_metadata_document_supported`.
     pub client_id_metadata_document_supported: bool,
 }
 

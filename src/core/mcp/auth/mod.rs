@@ -15,25 +15,32 @@
 //! Its secrets never go into a URL, and [`AuthRecord::redact`] takes them out of any text.
 //!
 //! The sections live in their own modules and are re-exported here: [`challenge`],
-//! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`] and [`loopback`].
+//! [`url`], [`encoding`], [`metadata`], [`token`], [`flow`], [`loopback`], and for the
+//! extension [`keep`] (where sign-ins are kept) and [`signin`] (its sign-in operations).
 
 pub use crate::core::limits::MAX_AUTHORIZATIONS;
 
 pub mod challenge;
 pub mod encoding;
 pub mod flow;
+pub mod keep;
 pub mod loopback;
 pub mod metadata;
+pub mod signin;
 pub mod token;
 pub mod url;
 
 pub use challenge::*;
 pub use encoding::*;
 pub use flow::*;
+pub use keep::*;
 pub use loopback::*;
 pub use metadata::*;
+pub use signin::*;
 pub use token::*;
 pub use url::*;
 
+#[cfg(test)]
+mod signin_tests;
 #[cfg(test)]
 mod tests;

@@ -14,12 +14,16 @@ pub use crate::core::limits::REFRESH_MARGIN_MS;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TokenAuth {
+    /// HTTP Basic with the client id and secret.
     ClientSecretBasic,
+    /// The id and secret in the form body.
     ClientSecretPost,
+    /// A public client: its id only.
     None,
 }
 
 impl TokenAuth {
+    /// The method's name in metadata and registration.
     pub fn name(self) -> &'static str {
         match self {
             TokenAuth::ClientSecretBasic => "client_secret_basic",
@@ -58,8 +62,10 @@ impl TokenAuth {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCredentials {
+    /// The client id.
     pub client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The client secret, for a confidential client.
     pub client_secret: Option<String>,
     /// Chosen from the server's metadata when not given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -81,13 +87,16 @@ impl ClientCredentials {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tokens {
+    /// The Bearer access token.
     pub access_token: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The refresh token, if the server gave one.
     pub refresh_token: Option<String>,
     /// When the access token expires (ms since the epoch), if the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The scope granted, if the server said.
     pub scope: Option<String>,
 }
 
@@ -179,9 +188,13 @@ pub struct AuthRecord {
     pub server_url: String,
     /// The `resource` the tokens were asked for.
     pub resource: String,
+    /// The authorization server's issuer.
     pub issuer: String,
+    /// Where tokens are refreshed.
     pub token_endpoint: String,
+    /// The client the tokens were issued to.
     pub client: ClientCredentials,
+    /// The tokens.
     pub tokens: Tokens,
     /// The scope asked for (the tokens' own `scope` may differ).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,6 +212,7 @@ impl AuthRecord {
         )
     }
 
+    /// Whether the access token can be used now, must be refreshed first, or is gone.
     pub fn token_state(&self, now_ms: f64) -> TokenState {
         match self.tokens.expires_at_ms {
             Some(at) if now_ms + REFRESH_MARGIN_MS >= at => {
@@ -222,7 +236,6 @@ impl AuthRecord {
         Some(token_request(&self.token_endpoint, &self.client, fields))
     }
 
-    /// Takes the refresh answer in; an error means: sign in again.
     /// What a client notes of the sign-in: the issuer and the scope granted.
     pub fn note(&self) -> String {
         let scope = self.tokens.scope.as_deref().or(self.scope.as_deref());
@@ -233,6 +246,7 @@ impl AuthRecord {
         )
     }
 
+    /// Takes the refresh answer in; an error means: sign in again.
     pub fn refreshed(&mut self, status: u16, body: &str, now_ms: f64) -> Result<(), String> {
         let mut tokens = parse_token_response(status, body, now_ms).map_err(|e| self.redact(&e))?;
         if tokens.refresh_token.is_none() {

@@ -8,13 +8,16 @@ pub struct UrlParts {
     pub scheme: String,
     /// The host, lowercased (IPv6 in brackets).
     pub host: String,
+    /// The port, when one is written.
     pub port: Option<u16>,
     /// The path, `""` when there is none; no query, no fragment.
     pub path: String,
+    /// The query, without its `?`.
     pub query: Option<String>,
 }
 
 impl UrlParts {
+    /// Parses an absolute `http`/`https` URL; `None` for anything else.
     pub fn parse(url: &str) -> Option<UrlParts> {
         crate::core::url::Url::parse(url).map(
             |crate::core::url::Url {
@@ -38,6 +41,7 @@ impl UrlParts {
         crate::core::url::format_origin(&self.scheme, &self.host, self.port)
     }
 
+    /// Whether the host is a loopback address (`localhost`, `127.0.0.1`, `[::1]`).
     pub fn is_loopback(&self) -> bool {
         is_loopback_host(&self.host)
     }

@@ -28,9 +28,15 @@ pub struct Head {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     /// 401: sign in, or refresh the token.
-    Unauthorized { challenge: Option<String> },
+    Unauthorized {
+        /// Its `WWW-Authenticate` header, if any.
+        challenge: Option<String>,
+    },
     /// 403 `insufficient_scope`: sign in again for more scope (a step-up).
-    InsufficientScope { challenge: Option<String> },
+    InsufficientScope {
+        /// Its `WWW-Authenticate` header, if any.
+        challenge: Option<String>,
+    },
 }
 
 impl Refusal {
@@ -107,7 +113,9 @@ impl Recourse {
 pub enum Output {
     /// Send `request` (every header decided) and feed its answer back under `stream`.
     Send {
+        /// The id its answer is fed back under.
         stream: StreamId,
+        /// The request.
         request: HttpRequest,
     },
     /// Send `request` and do not read its answer (a reply to the server, a cancellation).
@@ -120,7 +128,12 @@ pub enum Output {
     Log(String),
     /// The server refused the credentials (`attempt` counts from 1): sign in or refresh, then
     /// [`Exchange::authorized`], or [`Exchange::unauthorized`] with why not.
-    Authorize { refusal: Refusal, attempt: u32 },
+    Authorize {
+        /// What the server refused.
+        refusal: Refusal,
+        /// The how-manieth authorization of the request (from 1).
+        attempt: u32,
+    },
     /// A 404 ended the session and a new one was started: a client that keeps a GET stream
     /// opens it again.
     Reconnected,
@@ -132,31 +145,84 @@ pub enum Output {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
     /// No answer before the deadline; the request was cancelled.
-    Timeout { method: String, ms: u32 },
+    Timeout {
+        /// The request's method.
+        method: String,
+        /// The time it had, in ms.
+        ms: u32,
+    },
     /// The request could not be sent, or its answer not read.
-    Unreachable { method: String, error: String },
+    Unreachable {
+        /// The request's method.
+        method: String,
+        /// Why.
+        error: String,
+    },
     /// A JSON answer broke off.
-    Broken { method: String, error: String },
+    Broken {
+        /// The request's method.
+        method: String,
+        /// Why.
+        error: String,
+    },
     /// The server answered with a redirect, which is not followed.
-    Redirect { method: String, location: String },
+    Redirect {
+        /// The request's method.
+        method: String,
+        /// Where the redirect pointed.
+        location: String,
+    },
     /// The server refused (an HTTP status, a bad session id, an unknown content type).
-    Refused { method: String, error: McpError },
+    Refused {
+        /// The request's method.
+        method: String,
+        /// Why.
+        error: McpError,
+    },
     /// A JSON answer passed `cap` bytes (`max_answer_bytes`).
-    AnswerCap { method: String, cap: usize },
+    AnswerCap {
+        /// The request's method.
+        method: String,
+        /// The cap passed, in bytes.
+        cap: usize,
+    },
     /// An SSE event passed `cap` bytes (`max_sse_event_bytes`).
-    EventCap { method: String, cap: usize },
+    EventCap {
+        /// The request's method.
+        method: String,
+        /// The cap passed, in bytes.
+        cap: usize,
+    },
     /// A JSON answer that is not JSON-RPC.
-    Malformed { method: String, error: String },
+    Malformed {
+        /// The request's method.
+        method: String,
+        /// Why.
+        error: String,
+    },
     /// The answer ended (and could not be resumed) without the response.
-    NoResponse { method: String, notes: Vec<String> },
+    NoResponse {
+        /// The request's method.
+        method: String,
+        /// What was seen of the answer meanwhile.
+        notes: Vec<String>,
+    },
     /// The server answered the request with an error.
     Rejected(String),
     /// Signing in (or refreshing) failed, as the shell says.
-    SignIn { method: String, why: String },
+    SignIn {
+        /// The request's method.
+        method: String,
+        /// Why, as the shell says.
+        why: String,
+    },
     /// The server still refused after [`MAX_AUTHORIZATIONS`] sign-ins.
     StillRefused {
+        /// The request's method.
         method: String,
+        /// The last refusal's status.
         status: u16,
+        /// The last refusal's `WWW-Authenticate`, if any.
         challenge: Option<String>,
     },
 }

@@ -1,0 +1,163 @@
+//! The extension's MCP client between its requests, as values: the [`Settings`] its exchange
+//! machines run with, whether it is [`Connection::Closed`], and [`ToolWatch`], what it knows
+//! of the server's tools after `notifications/tools/list_changed`. The worker holds these
+//! beside its fetch handles and only performs what they say.
+//!
+//! Invariants: after a change the tools are listed again before the next call, once for every
+//! call waiting on it; a call of a tool whose definition changed (or that is gone) is refused;
+//! a closed client sends nothing more.
+
+use std::rc::Rc;
+
+use serde_json::json;
+
+use super::exchange::{Deadline, Elicitation, Exchange, Head, Settings};
+use super::source::McpServerConfig;
+use super::tools::{still_same, McpTool};
+use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
+
+/// The longest wait (ms) the worker's timers are given when nothing waits on time.
+pub const NO_DEADLINE_MS: u32 = u32::MAX / 2;
+
+impl Settings {
+    /// The extension's client: elicitation declined, deadlines extended by progress, the
+    /// server's own timeout or [`DEFAULT_TIMEOUT_MS`].
+    pub fn extension(config: &McpServerConfig) -> Settings {
+        Settings {
+            client_name: "webmcp-host".into(),
+            client_version: crate::VERSION.into(),
+            capabilities: json!({"elicitation": {}}),
+            timeout_ms: config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
+            deadline: Deadline::ExtendedByProgress,
+            elicitation: Elicitation::Decline,
+        }
+    }
+}
+
+impl Head {
+    /// An answer's head from its status and a header lookup (by lower-case name).
+    pub fn read(status: u16, header: impl Fn(&str) -> Option<String>) -> Head {
+        Head {
+            status,
+            content_type: header("content-type"),
+            session_id: header("mcp-session-id"),
+            www_authenticate: header("www-authenticate"),
+            location: None,
+        }
+    }
+}
+
+impl Exchange {
+    /// Ms from `now` until the machine's next deadline ([`NO_DEADLINE_MS`] when none).
+    pub fn wait_ms(&self, now: f64) -> u32 {
+        self.poll_timeout().map_or(NO_DEADLINE_MS, |at| {
+            (at - now).ceil().clamp(0.0, f64::from(NO_DEADLINE_MS)) as u32
+        })
+    }
+}
+
+/// Whether the client may still send.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Connection {
+    /// Requests are sent.
+    #[default]
+    Open,
+    /// Closed: nothing more is sent (an opening that ran out of time may still be under way).
+    Closed,
+}
+
+impl Connection {
+    /// The error of a request `method` that would be sent on a closed connection.
+    pub fn refuses(self, method: &str) -> Result<(), String> {
+        match self {
+            Connection::Open => Ok(()),
+            Connection::Closed => Err(format!("{method}: the connection was closed")),
+        }
+    }
+}
+
+/// What a call does first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BeforeCall {
+    /// List the tools again (for every call waiting), then [`ToolWatch::check`].
+    List,
+    /// Wait for the listing under way, if any, then [`ToolWatch::check`].
+    Check,
+}
+
+/// What the client knows of the server's tools since it opened.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolWatch {
+    /// A `tools/list_changed` not yet followed by a listing.
+    changed: bool,
+    /// The last listing after a change: the tools, or why it failed.
+    latest: Option<Result<Rc<Vec<McpTool>>, String>>,
+}
+
+impl ToolWatch {
+    /// Takes an event the server sent: a change of its tools is noted.
+    pub fn event(&mut self, event: &McpEvent) {
+        if *event == McpEvent::ToolsChanged {
+            self.changed = true;
+        }
+    }
+
+    /// Before a call: list again when the tools changed since the last listing.
+    pub fn before_call(&mut self) -> BeforeCall {
+        match std::mem::take(&mut self.changed) {
+            true => BeforeCall::List,
+            false => BeforeCall::Check,
+        }
+    }
+
+    /// The listing's outcome.
+    pub fn listed(&mut self, outcome: Result<Vec<McpTool>, String>) {
+        self.latest = Some(outcome.map(Rc::new));
+    }
+
+    /// Whether `tool`, as the run was given it, may be called: refused when the listing after
+    /// a change failed, or the tool changed or went.
+    pub fn check(&self, tool: &McpTool) -> Result<(), String> {
+        match &self.latest {
+            None => Ok(()),
+            Some(Ok(latest)) => still_same(tool, latest),
+            Some(Err(error)) => Err(format!(
+                "the server changed its tools, and listing them again failed ({error}); the call was not sent"
+            )),
+        }
+    }
+}
+
+/// `tools/call` `name`'s result from its exchange.
+pub fn call_result(exchange: Result<Vec<McpEvent>, String>, name: &str) -> CallResult {
+    match exchange.map(|events| McpEvent::call_outcome(events, name)) {
+        Ok(Some(Ok(result))) => result,
+        Ok(Some(Err(error))) | Err(error) => CallResult::Error(error),
+        Ok(None) => CallResult::Error(format!("the server did not answer tools/call `{name}`")),
+    }
+}
+
+/// Why an opening (connect and list, within `within_ms`) gave no tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenMiss {
+    /// It ended without the tools.
+    NotListed,
+    /// Time ran out.
+    Timeout {
+        /// The time it had.
+        within_ms: u32,
+    },
+}
+
+impl std::fmt::Display for OpenMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenMiss::NotListed => f.write_str("the tools were not listed"),
+            OpenMiss::Timeout { within_ms } => write!(f, "no answer in time ({within_ms} ms)"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;
