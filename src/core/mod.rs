@@ -25,6 +25,8 @@
 //! [`bridge`], [`site`] and [`tool`] are re-exported from [`page`], where they live, under
 //! their short paths (`core::bridge`, `core::site`, `core::tool`).
 
+#![warn(missing_docs)]
+
 pub mod agui;
 pub mod confirm;
 pub mod conversation;
