@@ -20,10 +20,13 @@ use js_sys::{Function, Promise, Reflect};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{self, describe};
-use super::io::{abort_fetch, call_method, now_ms, start_fetch, storage_get, storage_set};
+use super::io::{
+    abort_fetch, call_method, fetch, fetch_header, fetch_status, now_ms, random_hex, storage_get,
+    storage_set,
+};
 use super::store::load_servers;
 use super::timer;
 use crate::core::mcp::auth::{
@@ -101,14 +104,8 @@ pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
 
 /// Sends `request` within [`REQUEST_MS`]: its fetch handle and status.
 async fn send(request: &HttpRequest) -> Result<Option<(JsValue, u16)>, String> {
-    let (headers, sent) = (convert::headers(&request.headers), request.clone());
-    let start = future_to_promise(async move {
-        start_fetch(&sent.url, &sent.method, headers.into(), &sent.body).await
-    });
-    let status = |h: &JsValue| Reflect::get(h, &"status".into()).ok()?.as_f64();
-    Ok(timer::within(start, REQUEST_MS)
-        .await?
-        .map(|h| (h.clone(), status(&h).unwrap_or(0.0) as u16)))
+    let sent = timer::within(fetch(request.clone()), REQUEST_MS).await?;
+    Ok(sent.map(|handle| (handle.clone(), fetch_status(&handle))))
 }
 
 /// One request of a sign-in: status (0 when there was no answer) and body (capped).
@@ -134,11 +131,7 @@ async fn http(request: &HttpRequest) -> (u16, String) {
 async fn probe_server(config: &McpServerConfig) -> Probe {
     match send(&probe(config)).await {
         Ok(Some((handle, status))) => {
-            let header = Reflect::get(&handle, &"header".into()).ok().and_then(|f| {
-                let value =
-                    Function::from(f).call1(&JsValue::UNDEFINED, &"www-authenticate".into());
-                value.ok()?.as_string()
-            });
+            let header = fetch_header(&handle, "www-authenticate");
             abort_fetch(&handle);
             Probe::Answered {
                 status,
@@ -177,16 +170,6 @@ fn chrome_call(
     method(target, api, name)?
         .apply(target, &args)
         .map_err(|e| describe(&e))
-}
-
-/// Random text from `crypto.randomUUID` (hex digits only).
-fn random_hex(uuids: usize) -> String {
-    let crypto = Reflect::get(&js_sys::global(), &"crypto".into()).unwrap_or(JsValue::NULL);
-    let uuid = || call_method(&crypto, "randomUUID").ok()?.as_string();
-    (0..uuids)
-        .filter_map(|_| uuid())
-        .collect::<String>()
-        .replace('-', "")
 }
 
 /// The authorization step: `launchWebAuthFlow`, else a tab. Resolves to the redirect URL and

@@ -37,6 +37,16 @@ export async function startFetch(url, method, headers, body) {
   return handle;
 }
 
+/** A fetch handle's status (0 without one). */
+export function fetchStatus(handle) {
+  return handle?.status ?? 0;
+}
+
+/** A header of a fetch handle's answer, or undefined. */
+export function fetchHeader(handle, name) {
+  return handle?.header?.(name) ?? undefined;
+}
+
 export function abortFetch(handle) {
   handle?.abort?.();
 }
@@ -89,6 +99,11 @@ export function deferred() {
     resolve = r;
   });
   return { promise, resolve };
+}
+
+/** Random hex digits from `uuids` calls of `crypto.randomUUID`. */
+export function randomHex(uuids) {
+  return Array.from({ length: uuids }, () => crypto.randomUUID().replaceAll('-', '')).join('');
 }
 
 export function randomId() {

@@ -1,8 +1,13 @@
 //! The bindings of `io.js`, the I/O primitives the wasm imports (fetch with a streaming body
-//! and abort, storage, clock, timers, Chrome's `LanguageModel`).
+//! and abort, storage, clock, timers, Chrome's `LanguageModel`), and the one fetch and
+//! response-head reading that the MCP client and the sign-in share.
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::core::mcp::exchange::Head;
+use crate::core::provider::HttpRequest;
 
 #[wasm_bindgen(module = "/src/shell/io.js")]
 extern "C" {
@@ -13,6 +18,12 @@ extern "C" {
         headers: JsValue,
         body: &str,
     ) -> Result<JsValue, JsValue>;
+    /// A fetch handle's status (0 without one).
+    #[wasm_bindgen(js_name = fetchStatus)]
+    pub(crate) fn fetch_status(handle: &JsValue) -> u16;
+    /// A header of a fetch handle's answer.
+    #[wasm_bindgen(js_name = fetchHeader)]
+    pub(crate) fn fetch_header(handle: &JsValue, name: &str) -> Option<String>;
     #[wasm_bindgen(js_name = abortFetch)]
     pub(crate) fn abort_fetch(handle: &JsValue);
     #[wasm_bindgen(js_name = storageGet, catch)]
@@ -38,6 +49,9 @@ extern "C" {
     pub(crate) fn deferred() -> JsValue;
     #[wasm_bindgen(js_name = randomId)]
     pub(crate) fn random_id() -> String;
+    /// Random text from `crypto.randomUUID` (hex digits only), `uuids` of them.
+    #[wasm_bindgen(js_name = randomHex)]
+    pub(crate) fn random_hex(uuids: u32) -> String;
     #[wasm_bindgen(js_name = raceStop, catch)]
     pub(crate) async fn race_stop(promise: Promise, stop: Promise) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = callMethod, catch)]
@@ -50,4 +64,17 @@ extern "C" {
         turns: JsValue,
         stop: Promise,
     ) -> Result<JsValue, JsValue>;
+}
+
+/// Starts a fetch of `request` (every header the core's); resolves to its handle.
+pub(crate) fn fetch(request: HttpRequest) -> Promise {
+    let headers = super::convert::headers(&request.headers);
+    future_to_promise(async move {
+        start_fetch(&request.url, &request.method, headers.into(), &request.body).await
+    })
+}
+
+/// The answer's status and the headers the core reads.
+pub(crate) fn head(handle: &JsValue) -> Head {
+    Head::read(fetch_status(handle), |name| fetch_header(handle, name))
 }

@@ -13,21 +13,21 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-use super::io::{abort_fetch, call_method, now_ms, random_id, sleep, start_fetch};
+use super::io::{abort_fetch, call_method, fetch, head, now_ms, random_id, sleep};
 use super::timer;
 use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
 use crate::core::mcp::exchange::{
-    Exchange, Head, Listening, Output, Recourse, Refusal, Settings, StreamId,
+    Exchange, Listening, Output, Recourse, Refusal, Settings, StreamId,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
-use crate::core::provider::{redact, HttpRequest};
+use crate::core::provider::redact;
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
 pub type Shared = Rc<RefCell<McpClient>>;
@@ -328,29 +328,6 @@ async fn listen(client: &Shared) {
             client.listening = None;
         }
     });
-}
-
-/// Starts a fetch of `request` (every header the core's); resolves to its handle.
-fn fetch(request: HttpRequest) -> Promise {
-    let headers = super::convert::headers(&request.headers);
-    future_to_promise(async move {
-        start_fetch(&request.url, &request.method, headers.into(), &request.body).await
-    })
-}
-
-/// The answer's status and the headers the machine reads.
-fn head(handle: &JsValue) -> Head {
-    let status = Reflect::get(handle, &"status".into())
-        .ok()
-        .and_then(|s| s.as_f64());
-    let header = Reflect::get(handle, &"header".into()).map(js_sys::Function::from);
-    Head::read(status.unwrap_or(0.0) as u16, |name| {
-        let value = header
-            .as_ref()
-            .ok()?
-            .call1(&JsValue::UNDEFINED, &name.into());
-        value.ok()?.as_string()
-    })
 }
 
 /// Ms until the machine's next deadline.
