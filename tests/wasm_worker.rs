@@ -6,7 +6,6 @@
 use js_sys::{Promise, Reflect};
 use serde_json::json;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 use webmcp_host::shell::{self, convert, timer};
 
@@ -50,13 +49,17 @@ extern "C" {
     fn remove_chrome();
 }
 
-async fn resolve(promise: Promise) -> JsValue {
-    JsFuture::from(promise).await.expect("the promise resolves")
+/// `webmcpHost[op](request)` through the router's automation surface: `{ok, value | error}`.
+async fn operation(op: &str, request: &str) -> serde_json::Value {
+    convert::to_json(&shell::router::call(op.to_owned(), js(request)).await).unwrap()
 }
 
 #[wasm_bindgen_test]
-fn version_is_the_crate_version() {
-    assert_eq!(shell::version(), env!("CARGO_PKG_VERSION"));
+async fn version_is_the_crate_version() {
+    assert_eq!(
+        operation("version", "({})").await,
+        json!({"ok": true, "value": env!("CARGO_PKG_VERSION")})
+    );
 }
 
 #[wasm_bindgen_test]
@@ -150,8 +153,9 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         "refused: `version` may not be asked by a content script (tab 1, frame 0)"
     );
 
-    let listed =
-        convert::to_json(&resolve(js_promise(shell::list_tools(js("{tabId: 1}")))).await).unwrap();
+    let listed = operation("listTools", "({tabId: 1})").await;
+    assert_eq!(listed["ok"], true, "{listed}");
+    let listed = &listed["value"];
     let names: Vec<_> = listed["tools"]
         .as_array()
         .unwrap()
@@ -176,13 +180,10 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         "{problems:?}"
     );
 
-    let called = shell::call_tool(js("{tabId: 1, name: 'nine', args: {q: 1}}"))
-        .await
-        .map_err(JsValue::from)
-        .unwrap();
+    let called = operation("callTool", "({tabId: 1, name: 'nine', args: {q: 1}})").await;
     assert_eq!(
-        convert::to_json(&called).unwrap(),
-        json!({"ok": true, "result": "called nine {\"q\":1}"})
+        called,
+        json!({"ok": true, "value": {"ok": true, "result": "called nine {\"q\":1}"}})
     );
     let sent = js("globalThis.chrome.tabs.sent.filter((s) => s.message.op === 'callTool')");
     let mut sent = convert::to_json(&sent).unwrap();
@@ -201,16 +202,9 @@ async fn messages_and_listing_against_a_scripted_chrome() {
         json!([{"tabId": 1, "frameId": 9, "message": {"webmcpHost": 1, "op": "callTool", "name": "nine", "args": {"q": 1}}}])
     );
 
-    let missing = shell::list_tools(js("{tabId: 2}"))
-        .await
-        .map_err(JsValue::from)
-        .unwrap_err();
     assert_eq!(
-        Reflect::get(&missing, &"message".into())
-            .unwrap()
-            .as_string()
-            .unwrap(),
-        "tab 2: no such tab, or its frames are not known yet"
+        operation("listTools", "({tabId: 2})").await,
+        json!({"ok": false, "error": "tab 2: no such tab, or its frames are not known yet"})
     );
 
     // A run a previous worker left running, with an acting call under way: the stored log
@@ -221,7 +215,7 @@ async fn messages_and_listing_against_a_scripted_chrome() {
           {type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'own__delete_record'}], times: [1, 2], dropped: 0};
         items['webmcpHost.intent.r1'] = [{callId: 'c1', name: 'own__delete_record', source: 'MCP server own'}];
       })()");
-    assert_eq!(shell::ui::recover().await, 1);
+    assert_eq!(shell::runlog::recover().await, 1);
     let items = convert::to_json(&js("globalThis.chrome.storage.session.items")).unwrap();
     let events = items["webmcpHost.ui.run.r1"]["events"].as_array().unwrap();
     assert_eq!(events.len(), 3);
@@ -251,10 +245,4 @@ async fn messages_and_listing_against_a_scripted_chrome() {
 
     remove_chrome();
     assert!(!Reflect::has(&js_sys::global(), &"chrome".into()).unwrap_or(true));
-}
-
-fn js_promise(
-    future: impl std::future::Future<Output = Result<JsValue, JsError>> + 'static,
-) -> Promise {
-    wasm_bindgen_futures::future_to_promise(async move { future.await.map_err(JsValue::from) })
 }

@@ -23,7 +23,6 @@ use super::io::{
     random_id, start_fetch, utc_offset_minutes,
 };
 use super::store;
-use crate::core::mcp::tools::McpTool;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
@@ -163,9 +162,9 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
         };
         runs.borrow_mut().insert(run_id.clone(), record)
     });
-    super::ui::on_start(&run_id, &thread_id, start.tab_id(), &raw);
+    super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw);
     // The tool sources, read as the core asks; the MCP clients opened are kept for the calls.
-    let mut clients = Vec::new();
+    let mut clients = HashMap::new();
     loop {
         let got = match start.poll() {
             Need::TabTools(tab_id) => Got::TabTools(super::tab_tools(tab_id).await),
@@ -178,7 +177,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
             } => Got::Opened(
                 match super::mcp::open(server.clone(), key, within_ms).await {
                     Ok((client, listed)) => {
-                        clients.push((server.name, client, listed.clone()));
+                        clients.insert(server.name, client);
                         Ok(listed)
                     }
                     Err(message) => Err(message),
@@ -191,7 +190,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     let mut drive = start.finish();
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::restart::forget(&run_id).await;
-    for (_, client, _) in &clients {
+    for client in clients.values() {
         super::mcp::close(client).await;
     }
     let events = with_record(&run_id, |r| {
@@ -200,7 +199,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     })
     .unwrap_or_default();
     let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
-    super::ui::on_finish(&run_id, &value);
+    super::runlog::on_finish(&run_id, &value);
     let result = finished(&run_id, &thread_id, &outcome, events, &drive);
     Ok(convert::from_json(&result))
 }
@@ -210,7 +209,7 @@ async fn perform(
     drive: &mut Drive,
     run_id: &str,
     inbox: &Rc<Inbox>,
-    clients: &[(String, super::mcp::Shared, Vec<McpTool>)],
+    clients: &HashMap<String, super::mcp::Shared>,
 ) -> RunOutcome {
     // Fetches by id: `None` until the head arrived; gone once aborted.
     let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
@@ -221,7 +220,7 @@ async fn perform(
             match action {
                 Action::Event(event) => {
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
-                    super::ui::on_event(run_id, &value);
+                    super::runlog::on_event(run_id, &value);
                     with_record(run_id, |r| r.events.push(value));
                 }
                 Action::Fetch { id, request } => {
@@ -293,13 +292,7 @@ async fn perform(
                 Action::Intents(intents) => super::restart::save(run_id, &intents).await,
                 Action::Tool { call_id, call } => {
                     let client = match call.as_ref() {
-                        ToolCall::Mcp { server, tool, .. } => clients
-                            .iter()
-                            .filter(|(name, ..)| name == server)
-                            .find_map(|(_, c, listed)| {
-                                let tool = listed.iter().find(|t| t.name == *tool)?;
-                                Some((c.clone(), tool.clone()))
-                            }),
+                        ToolCall::Mcp { server, .. } => clients.get(server).cloned(),
                         _ => None,
                     };
                     inbox.spawn(async move {
@@ -317,7 +310,7 @@ async fn perform(
                     // `decline`); the wait ends with answers, or with a stop.
                     let (run_id, stop) = (run_id.to_owned(), stop_promise(run_id));
                     inbox.spawn(async move {
-                        Answer::Person(super::ui::wait_for_inputs(&run_id, &pending, stop).await)
+                        Answer::Person(super::waits::wait_for_inputs(&run_id, &pending, stop).await)
                     });
                 }
                 // While the run works, the worker is kept from idling out (Chrome stops an idle
@@ -330,19 +323,10 @@ async fn perform(
                         let _ = stop.call0(&JsValue::UNDEFINED);
                     }
                 }
-                Action::Finished(outcome) => {
-                    for handle in timers.values() {
-                        super::timer::cancel(handle);
-                    }
-                    return outcome;
-                }
+                Action::Finished(outcome) => return outcome,
             }
         }
-        let answer = inbox.next().await;
-        if let Answer::Timeout(id) = &answer {
-            timers.remove(&id.0);
-        }
-        drive.handle(answer);
+        drive.handle(inbox.next().await);
     }
 }
 
@@ -380,11 +364,7 @@ async fn chrome_model(
 }
 
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
-async fn call_tool(
-    call_id: &str,
-    call: ToolCall,
-    client: Option<(super::mcp::Shared, McpTool)>,
-) -> Value {
+async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
     match call {
         ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
         ToolCall::Page(request) => super::page_call(request).await,
@@ -399,13 +379,14 @@ async fn call_tool(
                 Confirm::InPage { tab_id, text } => super::confirm_in_page(tab_id, text).await,
                 // No tab to ask in: the person answers in the popup or side panel.
                 Confirm::Person { turn_id } => {
-                    super::ui::confirm_without_tab(&turn_id, call_id, &server, &tool, &arguments)
+                    let name = &tool.name;
+                    super::waits::confirm_without_tab(&turn_id, call_id, &server, name, &arguments)
                         .await
                 }
             };
             match client {
                 _ if !allowed => answer::declined(),
-                Some((client, tool)) => {
+                Some(client) => {
                     answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await)
                 }
                 None => answer::not_connected(&server),

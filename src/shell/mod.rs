@@ -3,7 +3,7 @@
 //! the messaging and timers the core cannot, and hands the core's answers back to JS.
 //!
 //! Exported to the worker's loader (`worker.js`): the router's `handleMessage`, `call` and
-//! `operations` ([`router`]), and `recover` ([`ui`]). None of them panics on bad input: every
+//! `operations` ([`router`]), and `recover` ([`runlog`]). None of them panics on bad input: every
 //! operation resolves to `{ok: true, value}` or `{ok: false, error}`.
 
 pub mod agent;
@@ -20,49 +20,16 @@ pub mod runlog;
 pub mod settings;
 pub mod store;
 pub mod timer;
-pub mod ui;
 pub mod waits;
 
 use std::future::Future;
 
 use serde_json::Value;
-use wasm_bindgen::prelude::*;
 
 use crate::core::bridge::{confirmed, FrameRequest, Reply};
 use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
-use crate::core::ops::request::{CallToolRequest, ListToolsRequest};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
-
-/// The host's version.
-pub fn version() -> String {
-    crate::VERSION.to_owned()
-}
-
-/// `webmcpHost.listTools({tabId})` → `{tools, problems}`.
-pub async fn list_tools(request: JsValue) -> Result<JsValue, JsError> {
-    let request =
-        ListToolsRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
-            .map_err(|e| JsError::new(&e.0))?;
-    let tools = tab_tools(request.tab_id)
-        .await
-        .map_err(|e| JsError::new(&e))?;
-    Ok(convert::from_json(&tools_response(&tools)))
-}
-
-/// `webmcpHost.callTool({tabId, name, args, frameId?, timeoutMs?})` →
-/// `{ok:true,result}` | `{ok:true,navigated:true,url?}` | `{ok:false,error}`.
-pub async fn call_tool(request: JsValue) -> Result<JsValue, JsError> {
-    let request =
-        CallToolRequest::parse(&convert::to_json(&request).map_err(|e| JsError::new(&e))?)
-            .map_err(|e| JsError::new(&e.0))?;
-    Ok(convert::from_json(&run_call(&request).await))
-}
-
-/// `listTools`' value: `{tools, problems}`.
-pub(crate) fn tools_response(tools: &TabTools) -> Value {
-    tools.response()
-}
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
@@ -103,11 +70,6 @@ fn ask(tab_id: i64, frame_id: i64, message: &Value, ms: u32) -> impl Future<Outp
 
 /// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
 /// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
-pub(crate) async fn run_call(request: &CallToolRequest) -> Value {
-    page_call(crate::core::setup::call::page(request)).await
-}
-
-/// Performs a page call, step by step, as the core's [`PageCall`] asks.
 pub(crate) async fn page_call(request: CallRequest) -> Value {
     let mut call = PageCall::new(request, format!("call_{}", io::random_id()));
     loop {

@@ -1,5 +1,5 @@
 //! The extension's open pages (popup, side panel) as the worker reaches them: the push of a
-//! run's news to every open page, and the I/O primitives of `ui.js` the person's side needs
+//! run's news (and of a frame's changed tools) to every open page, and the I/O primitives of `ui.js` the person's side needs
 //! (a storage area's whole content, the extension's origin).
 //!
 //! Invariant: a push is fire-and-forget; nobody listening is fine, and nothing waits for it.
@@ -25,4 +25,12 @@ pub(crate) fn push(kind: &str, body: Value) {
         target.extend(body);
     }
     broadcast(convert::from_json(&message));
+}
+
+/// A frame's tools changed: the open pages list the tab's tools again.
+pub(crate) fn on_tools_changed(tab_id: i64, frame_id: i64) {
+    push(
+        "toolsChanged",
+        json!({"tabId": tab_id, "frameId": frame_id}),
+    );
 }

@@ -14,10 +14,11 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::convert::{self, describe};
 use super::io::random_id;
-use super::pages::push;
-use super::{agent, auth, chrome, expose, runlog, settings, ui, waits};
+use super::pages::{on_tools_changed, push};
+use super::{agent, auth, chrome, expose, runlog, settings, waits};
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
+use crate::core::setup::call::page;
 
 /// The names of the operations of the automation surface (`globalThis.webmcpHost`).
 #[wasm_bindgen]
@@ -72,10 +73,8 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     let given = |request: &Value| convert::from_json(request);
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
-        Op::ListTools(request) => Ok(super::tools_response(
-            &super::tab_tools(request.tab_id).await?,
-        )),
-        Op::CallTool(request) => Ok(super::run_call(&request).await),
+        Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
+        Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
         Op::Run(request) => js(agent::run(given(&request)).await),
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => js(agent::events(given(&request))),
@@ -100,7 +99,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
                 tab_id, frame_id, ..
             }) = sender
             {
-                ui::on_tools_changed(*tab_id, *frame_id);
+                on_tools_changed(*tab_id, *frame_id);
             }
             Ok(Value::Null)
         }

@@ -7,8 +7,9 @@
 //! stop, which calls act (their intents are stored before the call starts and removed after),
 //! the MCP confirmation question, and the worker's keep-alive. Drive it like the run: feed an
 //! [`Answer`] to [`Drive::handle`], then take [`Action`]s from [`Drive::poll`] until `None`.
-//! Invariants: a timer or fetch that is no longer current is ignored when it reports; once
-//! [`Action::Finished`] went out, nothing else does.
+//! Invariants: a timer or fetch that is no longer current is ignored when it reports; every
+//! timer asked for runs out or is cancelled before [`Action::Finished`]; once that went out,
+//! nothing else does.
 
 use std::collections::VecDeque;
 
@@ -92,6 +93,8 @@ pub struct Drive {
     page_calls: Vec<(String, i64)>,
     /// The acting calls under way (see `core::restart`).
     intents: Vec<Intent>,
+    /// The timers asked for that neither ran out nor were cancelled.
+    timers: Vec<TimerId>,
     waiting: bool,
     finished: bool,
     recorder: Option<Recorder>,
@@ -111,6 +114,7 @@ impl Drive {
             setup,
             model: Model::Idle,
             next_id: 0,
+            timers: Vec::new(),
             out: VecDeque::from([Action::KeepAlive(true)]),
             own: VecDeque::new(),
             running: Vec::new(),
@@ -277,6 +281,10 @@ impl Drive {
                 // A run that ended mid-stream (a cap, a failure) drops the model's stream.
                 self.drop_model();
                 self.finished = true;
+                // No timer of the run outlives it.
+                for id in std::mem::take(&mut self.timers) {
+                    self.out.push_back(Action::CancelTimer { id });
+                }
                 self.out.push_back(Action::KeepAlive(false));
                 self.out.push_back(Action::Finished(outcome));
             }
@@ -290,8 +298,15 @@ impl Drive {
 
     fn timer(&mut self, ms: u32) -> TimerId {
         let id = TimerId(self.id());
+        self.timers.push(id);
         self.out.push_back(Action::Timer { id, ms });
         id
+    }
+
+    /// A timer no longer needed: the shell cancels it.
+    fn cancel_timer(&mut self, id: TimerId) {
+        self.timers.retain(|t| *t != id);
+        self.out.push_back(Action::CancelTimer { id });
     }
 
     fn idle_ms(&self) -> u32 {
@@ -306,11 +321,11 @@ impl Drive {
     fn drop_model(&mut self) {
         match std::mem::replace(&mut self.model, Model::Idle) {
             Model::Idle | Model::Chrome { .. } => {}
-            Model::Backoff { timer, .. } => self.out.push_back(Action::CancelTimer { id: timer }),
+            Model::Backoff { timer, .. } => self.cancel_timer(timer),
             Model::Opening { id, timer, .. }
             | Model::Refused { id, timer, .. }
             | Model::Streaming { id, timer, .. } => {
-                self.out.push_back(Action::CancelTimer { id: timer });
+                self.cancel_timer(timer);
                 self.out.push_back(Action::Abort { id });
             }
         }
@@ -382,7 +397,7 @@ impl Drive {
         else {
             unreachable!("matched above");
         };
-        self.out.push_back(Action::CancelTimer { id: timer });
+        self.cancel_timer(timer);
         self.out.push_back(Action::Read { id });
         let timer = self.timer(self.idle_ms());
         self.model = if status >= 400 || status == 0 {
@@ -432,7 +447,7 @@ impl Drive {
                     }
                     None => false,
                 };
-                self.out.push_back(Action::CancelTimer { id: timer });
+                self.cancel_timer(timer);
                 if more {
                     self.out.push_back(Action::Read { id });
                     let timer = self.timer(self.idle_ms());
@@ -449,7 +464,7 @@ impl Drive {
                     Some(text) => decoder.push(text),
                     None => decoder.finish(),
                 };
-                self.out.push_back(Action::CancelTimer { id: timer });
+                self.cancel_timer(timer);
                 self.events(events);
                 if let Model::Streaming { id, .. } = &self.model {
                     let id = *id;
@@ -483,7 +498,7 @@ impl Drive {
         else {
             return;
         };
-        self.out.push_back(Action::CancelTimer { id: timer });
+        self.cancel_timer(timer);
         self.out.push_back(Action::Abort { id });
         let body: String = body.chars().take(ERROR_BODY_CHARS).collect();
         let error = classify_status(
@@ -533,13 +548,14 @@ impl Drive {
             timer,
         } = std::mem::replace(&mut self.model, Model::Idle)
         {
-            self.out.push_back(Action::CancelTimer { id: timer });
+            self.cancel_timer(timer);
             self.out.push_back(Action::Abort { id });
             self.retry_or_fail(request, attempt, error);
         }
     }
 
     fn timeout(&mut self, fired: TimerId) {
+        self.timers.retain(|t| *t != fired);
         match &self.model {
             Model::Backoff { timer, .. } if *timer == fired => {
                 if let Model::Backoff {
@@ -602,7 +618,7 @@ impl Drive {
                             timer,
                             ..
                         } => {
-                            self.out.push_back(Action::CancelTimer { id: timer });
+                            self.cancel_timer(timer);
                             self.out.push_back(Action::Abort { id });
                             if fed_before {
                                 self.run.handle(Input::ModelFailed { message });
@@ -628,7 +644,7 @@ impl Drive {
     /// The model's output ended: its request is done with.
     fn end_stream(&mut self) {
         if let Model::Streaming { timer, .. } = std::mem::replace(&mut self.model, Model::Idle) {
-            self.out.push_back(Action::CancelTimer { id: timer });
+            self.cancel_timer(timer);
         }
     }
 
@@ -708,7 +724,11 @@ impl Drive {
                     (false, _) => Confirm::No,
                     (true, Some(tab_id)) => Confirm::InPage {
                         tab_id,
-                        text: crate::core::confirm::mcp_tool(&server, &tool, &invocation.arguments),
+                        text: crate::core::confirm::mcp_tool(
+                            &server,
+                            &tool.name,
+                            &invocation.arguments,
+                        ),
                     },
                     (true, None) => Confirm::Person {
                         turn_id: invocation.turn_id.clone(),

@@ -229,7 +229,7 @@ impl Start {
             let binding = Binding::Mcp {
                 server: server.name.clone(),
                 acting: tool.needs_confirmation(false),
-                tool: tool.name.clone(),
+                tool: tool.clone(),
                 needs_confirmation: entry.needs_confirmation,
             };
             self.bindings.push((entry.run_name, binding));

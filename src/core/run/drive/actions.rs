@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::core::agui::Event;
+use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::CallRequest;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::prompt::Speaker;
@@ -28,8 +29,8 @@ pub enum Binding {
     Mcp {
         /// The server's name.
         server: String,
-        /// The tool's name at the server.
-        tool: String,
+        /// The tool as the server listed it.
+        tool: McpTool,
         /// Whether the person confirms each call.
         needs_confirmation: bool,
         /// Whether a call acts (is not read-only nor declared harmless), whatever the
@@ -81,8 +82,8 @@ pub enum ToolCall {
     Mcp {
         /// The server's name.
         server: String,
-        /// The tool's name at the server.
-        tool: String,
+        /// The tool as the server listed it (its name, its output schema).
+        tool: McpTool,
         /// The call's arguments.
         arguments: Map<String, Value>,
         /// How it is confirmed first.

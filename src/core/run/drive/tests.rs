@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::core::agui::Message;
+use crate::core::mcp::tools::McpTool;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
@@ -402,7 +403,14 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
                     "delete".into(),
                     Binding::Mcp {
                         server: "own".into(),
-                        tool: "delete".into(),
+                        tool: McpTool {
+                            name: "delete".into(),
+                            title: None,
+                            description: "Deletes".into(),
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: Default::default(),
+                        },
                         needs_confirmation: true,
                         acting: true,
                     },
@@ -414,16 +422,18 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
     assert!(actions.iter().any(
         |a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own"))
     ));
-    let confirm = actions
+    let (tool, confirm) = actions
         .iter()
         .find_map(|a| match a {
             Action::Tool { call, .. } => match call.as_ref() {
-                ToolCall::Mcp { confirm, .. } => Some(confirm.clone()),
+                ToolCall::Mcp { tool, confirm, .. } => Some((tool.clone(), confirm.clone())),
                 _ => None,
             },
             _ => None,
         })
         .expect("an MCP call");
+    // The call carries the tool as the server listed it: the shell needs only the client.
+    assert_eq!(tool.name, "delete");
     assert_eq!(
         confirm,
         Confirm::InPage {
@@ -565,4 +575,42 @@ fn stop_during_a_retry_wait_cancels_the_wait() {
         })
     );
     assert!(feed(&mut drive, Answer::Timeout(wait)).is_empty());
+}
+
+/// Every timer asked for ran out (`fired`) or was cancelled when the run finished, and the
+/// end is the last action: the shell keeps no timer past a run.
+fn no_timer_outlives(actions: &[Action], fired: &[TimerId]) {
+    let mut live = Vec::new();
+    for action in actions {
+        match action {
+            Action::Timer { id, .. } => live.push(*id),
+            Action::CancelTimer { id } => live.retain(|t| t != id),
+            _ => {}
+        }
+    }
+    live.retain(|t| !fired.contains(t));
+    assert!(live.is_empty(), "{live:?}");
+    assert!(matches!(actions.last(), Some(Action::Finished(_))));
+}
+
+#[test]
+fn no_timer_outlives_the_run() {
+    let stop = || Answer::Stop {
+        reason: "enough".into(),
+    };
+    // Stopped mid-stream.
+    let (mut drive_a, mut all) = drive(model(Provider::Openai, None));
+    let id = fetch_of(&all);
+    all.extend(head(&mut drive_a, id, 200));
+    let chunk = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n";
+    all.extend(body(&mut drive_a, id, Some(chunk)));
+    all.extend(feed(&mut drive_a, stop()));
+    no_timer_outlives(&all, &[]);
+    // Stopped in a retry wait, after the first byte's timer was answered.
+    let (mut drive_b, mut all) = drive(model(Provider::Openai, None));
+    let id = fetch_of(&all);
+    all.extend(head(&mut drive_b, id, 503));
+    all.extend(body(&mut drive_b, id, None));
+    all.extend(feed(&mut drive_b, stop()));
+    no_timer_outlives(&all, &[]);
 }
