@@ -25,6 +25,7 @@ use crate::core::ops::checks::{
     subject, with_state, Fetched, Subject, CHECK_MS, SERVER_STATES_KEY,
 };
 use crate::core::ops::settings::connection_check;
+use crate::core::ops::OpName;
 use crate::core::provider::{ModelConfig, Provider};
 
 const AREA: &str = "session";
@@ -49,7 +50,7 @@ pub(crate) async fn settings() -> Result<Value, String> {
 /// `testModel({name} | {model})` → `{ok, message, models?}`: asks the model's endpoint for
 /// its model list with the model's key (or Chrome for its built-in model).
 pub(crate) async fn test_model(request: &Value) -> Result<Value, String> {
-    let model: ModelConfig = match subject(request, "testModel", "model")? {
+    let model: ModelConfig = match subject(request, OpName::TestModel.as_str(), "model")? {
         Subject::Given(model) => model,
         Subject::Named(name) => load_registry()
             .await?
@@ -101,7 +102,7 @@ pub(crate) async fn test_model(request: &Value) -> Result<Value, String> {
 /// the MCP server, lists its tools (as the run will name them) and closes. The state is kept
 /// per server for the popup.
 pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
-    let server: McpServerConfig = match subject(request, "checkServer", "server")? {
+    let server: McpServerConfig = match subject(request, OpName::CheckServer.as_str(), "server")? {
         Subject::Given(server) => server,
         Subject::Named(name) => load_servers()
             .await?

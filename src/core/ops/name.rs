@@ -101,7 +101,7 @@ impl OpName {
     ];
 
     /// The operation's name, as messages and `webmcpHost` spell it.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             OpName::Version => "version",
             OpName::ListTools => "listTools",

@@ -8,6 +8,7 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
+use super::OpName;
 use crate::core::tool::{kind, PageTool};
 
 pub use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
@@ -80,9 +81,10 @@ fn id_field(map: &Map<String, Value>, key: &str, what: &str) -> Result<Option<i6
 impl ListToolsRequest {
     /// Parses `{tabId}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
-        let map = object(value, "listTools")?;
-        let tab_id = id_field(map, "tabId", "listTools")?
-            .ok_or_else(|| bad("listTools: `tabId` is required"))?;
+        let what = OpName::ListTools.as_str();
+        let map = object(value, what)?;
+        let tab_id = id_field(map, "tabId", what)?
+            .ok_or_else(|| bad(format!("{what}: `tabId` is required")))?;
         Ok(ListToolsRequest { tab_id })
     }
 }
@@ -90,7 +92,7 @@ impl ListToolsRequest {
 impl CallToolRequest {
     /// Parses `{tabId, name, args?, frameId?, timeoutMs?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
-        const WHAT: &str = "callTool";
+        const WHAT: &str = OpName::CallTool.as_str();
         let map = object(value, WHAT)?;
         let tab_id =
             id_field(map, "tabId", WHAT)?.ok_or_else(|| bad("callTool: `tabId` is required"))?;

@@ -8,6 +8,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::OpName;
+
 pub use crate::core::limits::{MAX_STORED_EVENTS, MAX_STORED_RUNS};
 
 /// An item waiting for the person.
@@ -75,7 +77,7 @@ pub struct Answer {
 impl Answer {
     /// `{runId, callId, value}`: a string value is taken as is, anything else as JSON.
     pub fn parse_answer(request: &Value) -> Result<Answer, String> {
-        let (run_id, call_id) = ids(request, "answer")?;
+        let (run_id, call_id) = ids(request, OpName::Answer.as_str())?;
         let value = match request.get("value") {
             None => return Err("answer: `value` is required".into()),
             Some(Value::String(s)) => s.clone(),
@@ -90,7 +92,7 @@ impl Answer {
 
     /// `{runId, callId, reason?}`.
     pub fn parse_decline(request: &Value) -> Result<Answer, String> {
-        let (run_id, call_id) = ids(request, "decline")?;
+        let (run_id, call_id) = ids(request, OpName::Decline.as_str())?;
         let reason = request
             .get("reason")
             .and_then(Value::as_str)
