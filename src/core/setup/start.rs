@@ -221,10 +221,12 @@ impl Start {
     fn listed(&mut self, server: &McpServerConfig, listed: &[McpTool]) {
         let (run_tools, map) = mcp_run_tools(server, listed);
         self.tools.extend(run_tools);
+        // By name: a server may list 20,000 tools, and a scan per tool would be quadratic.
+        let by_name: std::collections::HashMap<&str, &McpTool> =
+            listed.iter().map(|t| (t.name.as_str(), t)).collect();
         for entry in map {
-            let tool = listed
-                .iter()
-                .find(|t| t.name == entry.name)
+            let tool = *by_name
+                .get(entry.name.as_str())
                 .expect("mapped from the list");
             let binding = Binding::Mcp {
                 server: server.name.clone(),
