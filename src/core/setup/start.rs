@@ -2,9 +2,9 @@
 //! then its tool sources read one after the other (the tab's page tools, each enabled MCP
 //! server with its key and time limit, the model's key), and the run and its drive built from
 //! what came back: local, page, MCP, frontend and visitor tools, the sources' errors, the
-//! page and MCP bindings. Drive it like the other machines: perform [`Start::poll`]'s [`Need`],
-//! feed what came of it to [`Start::handle`], until [`Need::Ready`]; then [`Start::finish`].
-//! Invariant: a source that fails is a [`SourceError`] of the run, never the run's failure.
+//! page and MCP bindings. Drive it like the other machines: perform [`Start::poll`](crate::core::setup::start::Start::poll)'s [`Need`](crate::core::setup::start::Need),
+//! feed what came of it to [`Start::handle`](crate::core::setup::start::Start::handle), until [`Need::Ready`](crate::core::setup::start::Need::Ready); then [`Start::finish`](crate::core::setup::start::Start::finish).
+//! Invariant: a source that fails is a [`SourceError`](crate::core::run::SourceError) of the run, never the run's failure.
 
 use std::collections::VecDeque;
 

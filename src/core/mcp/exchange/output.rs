@@ -127,7 +127,7 @@ pub enum Output {
     /// A line for the client's log.
     Log(String),
     /// The server refused the credentials (`attempt` counts from 1): sign in or refresh, then
-    /// [`Exchange::authorized`], or [`Exchange::unauthorized`] with why not.
+    /// [`super::Exchange::authorized`], or [`super::Exchange::unauthorized`] with why not.
     Authorize {
         /// What the server refused.
         refusal: Refusal,
