@@ -1,51 +1,9 @@
 //! The URLs of discovery: endpoint checks (https, or http on loopback), the canonical
 //! resource, and the well-known metadata URLs in the order the spec gives.
 
-/// The parts of an absolute http(s) URL this module needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UrlParts {
-    /// `http` or `https`, lowercased.
-    pub scheme: String,
-    /// The host, lowercased (IPv6 in brackets).
-    pub host: String,
-    /// The port, when one is written.
-    pub port: Option<u16>,
-    /// The path, `""` when there is none; no query, no fragment.
-    pub path: String,
-    /// The query, without its `?`.
-    pub query: Option<String>,
-}
-
-impl UrlParts {
-    /// Parses an absolute `http`/`https` URL; `None` for anything else.
-    pub fn parse(url: &str) -> Option<UrlParts> {
-        crate::core::url::Url::parse(url).map(
-            |crate::core::url::Url {
-                 scheme,
-                 host,
-                 port,
-                 path,
-                 query,
-             }| UrlParts {
-                scheme,
-                host,
-                port,
-                path,
-                query,
-            },
-        )
-    }
-
-    /// `scheme://host[:port]`, without the scheme's default port.
-    pub fn origin(&self) -> String {
-        crate::core::url::format_origin(&self.scheme, &self.host, self.port)
-    }
-
-    /// Whether the host is a loopback address (`localhost`, `127.0.0.1`, `[::1]`).
-    pub fn is_loopback(&self) -> bool {
-        is_loopback_host(&self.host)
-    }
-}
+/// The parts of an absolute http(s) URL: the one parser of `core::url`, under the name
+/// discovery has always used.
+pub use crate::core::url::Url as UrlParts;
 
 /// `localhost`, `127.x.x.x` or `[::1]`.
 pub fn is_loopback_host(host: &str) -> bool {
