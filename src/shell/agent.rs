@@ -12,15 +12,15 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::rc::Rc;
 
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use super::convert::{self, describe};
 use super::io::{
-    abort_fetch, call_method, chrome_model_availability, chrome_model_prompt, deferred, now_ms,
-    random_id, start_fetch, utc_offset_minutes,
+    abort_fetch, chrome_model_availability, chrome_model_prompt, fetch_header, fetch_status,
+    now_ms, random_id, utc_offset_minutes,
 };
 use super::store;
 use crate::core::provider::prompt::Speaker;
@@ -41,9 +41,10 @@ enum Going {
 /// What the worker keeps of a run.
 struct Record {
     events: Vec<Value>,
-    /// `{promise, resolve}`: resolved by `stop`, for the waits that end with it (the person's
+    /// Resolved by `stop` (with `resolve_stop`), for the waits that end with it (the person's
     /// answers, Chrome's model).
-    stop: JsValue,
+    stop: Promise,
+    resolve_stop: Option<js_sys::Function>,
     going: Going,
     inbox: Rc<Inbox>,
 }
@@ -57,14 +58,7 @@ fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
 }
 
 fn stop_promise(run_id: &str) -> Promise {
-    with_record(run_id, |r| Reflect::get(&r.stop, &"promise".into()).ok())
-        .flatten()
-        .map(Promise::from)
-        .unwrap_or_else(|| Promise::new(&mut |_, _| {}))
-}
-
-fn js_err(message: impl AsRef<str>) -> JsError {
-    JsError::new(message.as_ref())
+    with_record(run_id, |r| r.stop.clone()).unwrap_or_else(|| Promise::new(&mut |_, _| {}))
 }
 
 /// The answers of a run's effects, in the order they came, and the wake-up of its loop.
@@ -101,62 +95,55 @@ impl Inbox {
 
 /// `webmcpHost.configure({models?, default?, sites?, servers?, keys?})`: performs the writes
 /// the core plans (keys to session storage only). Resolves to the registry without keys.
-pub async fn configure(request: JsValue) -> Result<JsValue, JsError> {
-    let request = convert::to_json(&request).map_err(js_err)?;
-    let plan = configure::plan(&request, store::load_registry().await.map_err(js_err)?);
+pub async fn configure(request: &Value) -> Result<Value, String> {
+    let plan = configure::plan(request, store::load_registry().await?);
     for write in &plan.writes {
-        store::write(write).await.map_err(js_err)?;
+        store::write(write).await?;
     }
     plan.end
-        .map(|stored| convert::from_json(&stored))
-        .map_err(js_err)
 }
 
 /// `webmcpHost.events({runId})`: the events of a run so far.
-pub fn events(request: JsValue) -> Result<JsValue, JsError> {
-    let run_id = control(&request)?.run_id;
+pub fn events(request: &Value) -> Result<Value, String> {
+    let run_id = Control::parse(request)?.run_id;
     let events = with_record(&run_id, |r| r.events.clone())
-        .ok_or_else(|| js_err(format!("events: no run `{run_id}` in this worker")))?;
-    Ok(convert::from_json(&Value::Array(events)))
+        .ok_or_else(|| format!("events: no run `{run_id}` in this worker"))?;
+    Ok(Value::Array(events))
 }
 
 /// `webmcpHost.stop({runId, reason?})`: ends the run: the model stream is aborted, pending
 /// tool calls are cancelled. Resolves to whether the run was still going.
-pub fn stop(request: JsValue) -> Result<bool, JsError> {
-    let Control { run_id, reason } = control(&request)?;
+pub fn stop(request: &Value) -> Result<Value, String> {
+    let Control { run_id, reason } = Control::parse(request)?;
     with_record(&run_id, |r| {
         if r.going != Going::Yes {
             return false;
         }
         r.going = Going::Stopped;
-        if let Ok(resolve) = Reflect::get(&r.stop, &"resolve".into()) {
-            let _ = js_sys::Function::from(resolve).call0(&JsValue::UNDEFINED);
-        }
+        let _ = (r.resolve_stop.as_ref()).map(|resolve| resolve.call0(&JsValue::UNDEFINED));
         r.inbox.push(Answer::Stop { reason });
         true
     })
-    .ok_or_else(|| js_err(format!("stop: no run `{run_id}` in this worker")))
-}
-
-/// The run an `events` or `stop` request names.
-fn control(request: &JsValue) -> Result<Control, JsError> {
-    Control::parse(&convert::to_json(request).map_err(js_err)?).map_err(js_err)
+    .map(Value::Bool)
+    .ok_or_else(|| format!("stop: no run `{run_id}` in this worker"))
 }
 
 /// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.
-pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
-    let raw = convert::to_json(&request).map_err(js_err)?;
-    let registry = store::load_registry().await.map_err(js_err)?;
-    let mut start = Start::new(&raw, &registry, random_id).map_err(js_err)?;
+pub async fn run(raw: Value) -> Result<Value, String> {
+    let registry = store::load_registry().await?;
+    let mut start = Start::new(&raw, &registry, random_id)?;
     let (run_id, thread_id) = (start.run_id().to_owned(), start.thread_id().to_owned());
     if with_record(&run_id, |_| ()).is_some() {
-        return Err(js_err(format!("run: a run `{run_id}` exists already")));
+        return Err(format!("run: a run `{run_id}` exists already"));
     }
     let inbox = Rc::new(Inbox::default());
+    let mut resolve_stop = None;
+    let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
     RUNS.with(|runs| {
         let record = Record {
             events: Vec::new(),
-            stop: deferred(),
+            stop,
+            resolve_stop,
             going: Going::Yes,
             inbox: inbox.clone(),
         };
@@ -200,8 +187,7 @@ pub async fn run(request: JsValue) -> Result<JsValue, JsError> {
     .unwrap_or_default();
     let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
     super::runlog::on_finish(&run_id, &value);
-    let result = finished(&run_id, &thread_id, &outcome, events, &drive);
-    Ok(convert::from_json(&result))
+    Ok(finished(&run_id, &thread_id, &outcome, events, &drive))
 }
 
 /// Performs what the drive asks until the run ends.
@@ -226,15 +212,8 @@ async fn perform(
                 Action::Fetch { id, request } => {
                     fetches.borrow_mut().insert(id, None);
                     let fetches = fetches.clone();
-                    let headers = convert::headers(&request.headers);
                     inbox.spawn(async move {
-                        let started = start_fetch(
-                            &request.url,
-                            &request.method,
-                            headers.into(),
-                            &request.body,
-                        );
-                        match started.await {
+                        match JsFuture::from(super::io::fetch(request)).await {
                             Ok(handle) => opened(id, handle, &fetches),
                             Err(error) => Answer::FetchFailed {
                                 id,
@@ -244,18 +223,11 @@ async fn perform(
                     });
                 }
                 Action::Read { id } => {
-                    let handle = fetches.borrow().get(&id).cloned().flatten();
-                    if let Some(read) = handle.and_then(|h| call_method(&h, "read").ok()) {
+                    if let Some(handle) = fetches.borrow().get(&id).cloned().flatten() {
                         inbox.spawn(async move {
-                            match JsFuture::from(Promise::from(read)).await {
-                                Ok(piece) => Answer::Body {
-                                    id,
-                                    text: piece.as_string(),
-                                },
-                                Err(error) => Answer::FetchFailed {
-                                    id,
-                                    message: describe(&error),
-                                },
+                            match super::io::read(&handle).await {
+                                Ok(text) => Answer::Body { id, text },
+                                Err(message) => Answer::FetchFailed { id, message },
                             }
                         });
                     }
@@ -336,9 +308,7 @@ fn opened(
     handle: JsValue,
     fetches: &RefCell<HashMap<FetchId, Option<JsValue>>>,
 ) -> Answer {
-    let field = |key: &str| Reflect::get(&handle, &key.into()).ok();
-    let status = field("status").and_then(|s| s.as_f64()).unwrap_or(0.0) as u16;
-    let retry_after = field("retryAfter").and_then(|v| v.as_string());
+    let (status, retry_after) = (fetch_status(&handle), fetch_header(&handle, "retry-after"));
     match fetches.borrow_mut().get_mut(&id) {
         Some(slot) => *slot = Some(handle),
         None => abort_fetch(&handle),

@@ -16,16 +16,15 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Reflect};
-use serde_json::json;
+use js_sys::Promise;
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{self, describe};
 use super::io::{
-    abort_fetch, call_method, fetch, fetch_header, fetch_status, now_ms, random_hex, storage_get,
-    storage_set,
+    abort_fetch, fetch, fetch_header, fetch_status, fetch_text, now_ms, random_hex, storage_get,
+    storage_set, watch_tab,
 };
 use super::store::load_servers;
 use super::timer;
@@ -44,13 +43,11 @@ thread_local! {
 
 /// Both storage areas' records, as they are now.
 async fn records() -> Records {
-    let mut maps = Vec::new();
-    for area in Area::ALL {
-        let read = storage_get(area.name(), area.key()).await.ok();
-        maps.push(read.and_then(|v| convert::to_json(&v).ok()));
-    }
-    let local = maps.pop().flatten();
-    Records::read(maps.pop().flatten(), local)
+    let read = |area: Area| async move {
+        let stored = storage_get(area.name(), area.key()).await.ok()?;
+        convert::to_json(&stored).ok()
+    };
+    Records::read(read(Area::Session).await, read(Area::Local).await)
 }
 
 async fn write(writes: Vec<Write>) -> Result<(), String> {
@@ -102,39 +99,23 @@ pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
     }
 }
 
-/// Sends `request` within [`REQUEST_MS`]: its fetch handle and status.
-async fn send(request: &HttpRequest) -> Result<Option<(JsValue, u16)>, String> {
-    let sent = timer::within(fetch(request.clone()), REQUEST_MS).await?;
-    Ok(sent.map(|handle| (handle.clone(), fetch_status(&handle))))
-}
-
 /// One request of a sign-in: status (0 when there was no answer) and body (capped).
 async fn http(request: &HttpRequest) -> (u16, String) {
-    let (handle, status) = match send(request).await {
-        Ok(Some(sent)) => sent,
-        Ok(None) => return (0, "no answer in time".into()),
-        Err(error) => return (0, error),
-    };
-    let text = call_method(&handle, "text").map(Promise::from);
-    let mut text = match text.map(|p| timer::within(p, REQUEST_MS)) {
-        Ok(reading) => match reading.await {
-            Ok(Some(text)) => text.as_string().unwrap_or_default(),
-            _ => (abort_fetch(&handle), String::new()).1,
-        },
-        Err(_) => String::new(),
-    };
-    text.truncate(MAX_AUTH_BODY_BYTES + 1);
-    (status, text)
+    match fetch_text(request.clone(), REQUEST_MS, MAX_AUTH_BODY_BYTES).await {
+        Ok(Some(answer)) => answer,
+        Ok(None) => (0, "no answer in time".into()),
+        Err(error) => (0, error),
+    }
 }
 
 /// Asks the server once without a token (only the head is read).
 async fn probe_server(config: &McpServerConfig) -> Probe {
-    match send(&probe(config)).await {
-        Ok(Some((handle, status))) => {
+    match timer::within(fetch(probe(config)), REQUEST_MS).await {
+        Ok(Some(handle)) => {
             let header = fetch_header(&handle, "www-authenticate");
             abort_fetch(&handle);
             Probe::Answered {
-                status,
+                status: fetch_status(&handle),
                 www_authenticate: header,
             }
         }
@@ -143,33 +124,12 @@ async fn probe_server(config: &McpServerConfig) -> Probe {
     }
 }
 
-fn chrome_api(name: &str) -> Result<JsValue, String> {
-    let chrome = Reflect::get(&js_sys::global(), &"chrome".into()).map_err(|e| describe(&e))?;
-    Reflect::get(&chrome, &name.into())
-        .ok()
-        .filter(|v| v.is_object())
-        .ok_or_else(|| format!("chrome.{name} is not available"))
-}
-
-/// `chrome.<api>.<name>` (`api` for the error), to call with `target` as `this`.
-fn method(target: &JsValue, api: &str, name: &str) -> Result<Function, String> {
-    let function = Reflect::get(target, &name.into()).ok();
-    function
-        .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| format!("chrome.{api}.{name} is missing"))
-}
-
-/// Calls `chrome.<api>.<name>(args…)`.
-fn chrome_call(
-    target: &JsValue,
-    api: &str,
-    name: &str,
-    args: &[JsValue],
-) -> Result<JsValue, String> {
-    let args: js_sys::Array = args.iter().collect();
-    method(target, api, name)?
-        .apply(target, &args)
-        .map_err(|e| describe(&e))
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "identity"], js_name = launchWebAuthFlow)]
+    fn launch_web_auth_flow(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "identity"], js_name = getRedirectURL)]
+    fn redirect_url(path: &str) -> Result<String, JsValue>;
 }
 
 /// The authorization step: `launchWebAuthFlow`, else a tab. Resolves to the redirect URL and
@@ -180,11 +140,9 @@ async fn authorize(url: &str, redirect: &str, via: Via) -> Result<(String, Via),
     }
     let details = convert::from_json(&json!({"url": url, "interactive": true}));
     let started = now_ms();
-    let identity = chrome_api("identity")?;
-    let launch = method(&identity, "identity", "launchWebAuthFlow")?;
-    let outcome = match launch.call1(&identity, &details).map_err(|e| describe(&e)) {
-        Ok(promise) => timer::within(Promise::from(promise), SIGN_IN_MS).await,
-        Err(error) => Err(error),
+    let outcome = match launch_web_auth_flow(&details) {
+        Ok(promise) => timer::within(promise, SIGN_IN_MS).await,
+        Err(error) => Err(describe(&error)),
     };
     match outcome {
         Ok(Some(value)) => Ok((
@@ -199,75 +157,31 @@ async fn authorize(url: &str, redirect: &str, via: Via) -> Result<(String, Via),
     }
 }
 
-/// Opens `url` in a tab and resolves with the first URL of that tab that the core's
-/// [`TabWatch`] takes for the redirect (which then fails to load: it is never loaded); the
-/// tab is closed. Closing the tab first ends the sign-in.
+/// Opens `url` in a tab (`watchTab` of `io.js`) and resolves with the first URL of that tab
+/// that the core's [`TabWatch`] takes for the redirect (which then fails to load: it is never
+/// loaded); the tab is closed. Closing the tab first ends the sign-in.
 async fn in_tab(url: &str, redirect: &str) -> Result<String, String> {
-    let (tabs, navigation) = (chrome_api("tabs")?, chrome_api("webNavigation")?);
-    let done = super::io::deferred();
-    let resolve: Function = Reflect::get(&done, &"resolve".into())
-        .ok()
-        .and_then(|f| f.dyn_into().ok())
-        .ok_or("no resolver")?;
-    let watch = Rc::new(RefCell::new(TabWatch::new(redirect)));
+    let mut watch = TabWatch::new(redirect);
     let end: Rc<RefCell<Option<TabEnd>>> = Rc::default();
-    let field = |v: &JsValue, k: &str| Reflect::get(v, &k.into()).ok();
-    let listener = |event: &'static str| {
-        let (watch, end, resolve) = (watch.clone(), end.clone(), resolve.clone());
-        Closure::<dyn Fn(JsValue, JsValue)>::new(move |a: JsValue, b: JsValue| {
+    let ending = end.clone();
+    let heard = Closure::<dyn FnMut(String, JsValue, JsValue) -> bool>::new(
+        move |event: String, a: JsValue, b: JsValue| {
             let args = [a, b].map(|v| convert::to_json(&v).unwrap_or_default());
-            let heard = TabEvent::read(event, &args).and_then(|e| watch.borrow().event(e));
-            if let Some(ended) = heard {
-                end.borrow_mut().get_or_insert(ended);
-                let _ = resolve.call0(&JsValue::NULL);
-            }
-        })
-    };
-    let events = [
-        (&tabs, "onUpdated"),
-        (&navigation, "onErrorOccurred"),
-        (&tabs, "onRemoved"),
-    ];
-    let listeners = events.map(|(api, event)| (api, event, listener(event)));
-    let listen = |method: &str| {
-        for (api, event, f) in &listeners {
-            if let Some(target) = field(api, event) {
-                let _ = chrome_call(&target, event, method, &[f.as_ref().clone()]);
-            }
-        }
-    };
-    listen("addListener");
-    let properties = convert::from_json(&json!({"url": "about:blank", "active": true}));
-    let mut opened = None;
-    let outcome: Result<String, String> = async {
-        let created = chrome_call(&tabs, "tabs", "create", &[properties])?;
-        let tab = JsFuture::from(Promise::from(created))
-            .await
-            .map_err(|e| describe(&e))?;
-        let id = field(&tab, "id")
-            .and_then(|v| v.as_f64())
-            .ok_or("the sign-in tab has no id")?;
-        opened = Some(id);
-        watch.borrow_mut().opened(id);
-        // Only now the authorization page: every navigation of the tab is watched.
-        let change = convert::from_json(&json!({ "url": url }));
-        let updated = chrome_call(&tabs, "tabs", "update", &[id.into(), change])?;
-        let _ = JsFuture::from(Promise::from(updated)).await;
-        let promise = Promise::from(field(&done, "promise").unwrap_or_default());
-        match timer::within(promise, SIGN_IN_MS).await? {
-            None => Err(Abandoned::Timeout.to_string()),
-            Some(_) => match end.borrow_mut().take() {
-                Some(TabEnd::Redirected(url)) => Ok(url),
-                _ => Err(Abandoned::TabClosed.to_string()),
-            },
-        }
+            let ended = TabEvent::read(&event, &args).and_then(|e| watch.event(e));
+            let Some(ended) = ended else { return false };
+            ending.borrow_mut().get_or_insert(ended);
+            true
+        },
+    );
+    watch_tab(url, heard.as_ref().unchecked_ref(), SIGN_IN_MS)
+        .await
+        .map_err(|e| describe(&e))?;
+    let ended = end.borrow_mut().take();
+    match ended {
+        Some(TabEnd::Redirected(url)) => Ok(url),
+        Some(TabEnd::Closed) => Err(Abandoned::TabClosed.to_string()),
+        None => Err(Abandoned::Timeout.to_string()),
     }
-    .await;
-    listen("removeListener");
-    if let Some(Ok(removed)) = opened.map(|id| chrome_call(&tabs, "tabs", "remove", &[id.into()])) {
-        let _ = JsFuture::from(Promise::from(removed)).await;
-    }
-    outcome
 }
 
 async fn server_named(name: &str) -> Result<McpServerConfig, String> {
@@ -280,16 +194,13 @@ async fn server_named(name: &str) -> Result<McpServerConfig, String> {
 
 /// `signIn({server, remember?, clientId?, clientSecret?, inTab?})`: signs in to a configured
 /// MCP server; resolves to [`SignedIn::answer`], never a token.
-pub async fn sign_in(request: JsValue) -> Result<JsValue, JsError> {
-    let request = convert::to_json(&request).map_err(js_err)?;
-    let request = SignInRequest::parse(&request).map_err(js_err)?;
-    let config = server_named(&request.server).await.map_err(js_err)?;
+pub async fn sign_in(request: &Value) -> Result<Value, String> {
+    let request = SignInRequest::parse(request).map_err(|e| e.to_string())?;
+    let config = server_named(&request.server).await?;
     let signed_in = sign_in_to(&config, &request)
         .await
         .unwrap_or_else(SignedIn::Failed);
-    Ok(convert::from_json(
-        &signed_in.answer(&config.name, now_ms()),
-    ))
+    Ok(signed_in.answer(&config.name, now_ms()))
 }
 
 async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result<SignedIn, String> {
@@ -302,15 +213,7 @@ async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result
             None => return Ok(SignedIn::NotNeeded),
         },
     };
-    let identity = chrome_api("identity")?;
-    let redirect = chrome_call(
-        &identity,
-        "identity",
-        "getRedirectURL",
-        &[REDIRECT_PATH.into()],
-    )?
-    .as_string()
-    .ok_or("no redirect URL")?;
+    let redirect = redirect_url(REDIRECT_PATH).map_err(|e| describe(&e))?;
     let flow_config = request.flow(config, &redirect, &challenge, previous.clone().map(|p| p.0));
     let secrets = FlowSecrets {
         verifier: random_hex(2),
@@ -344,24 +247,17 @@ async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result
 
 /// `signOut({server})`: forgets the server's tokens (both storage areas). Resolves to
 /// `{ok: true, signedOut}` (`signedOut`: there was a sign-in).
-pub async fn sign_out(request: JsValue) -> Result<JsValue, JsError> {
-    let request = convert::to_json(&request).map_err(js_err)?;
-    let name = crate::core::mcp::auth::sign_out_server(&request).map_err(js_err)?;
+pub async fn sign_out(request: &Value) -> Result<Value, String> {
+    let name = crate::core::mcp::auth::sign_out_server(request).map_err(|e| e.to_string())?;
     let writes = records().await.forget(name);
     let found = !writes.is_empty();
-    write(writes).await.map_err(js_err)?;
+    write(writes).await?;
     CHALLENGES.with(|c| c.borrow_mut().remove(name));
-    Ok(convert::from_json(&signed_out(name, found)))
+    Ok(signed_out(name, found))
 }
 
 /// `authState()`: each configured server's sign-in, without any token ([`Records::state`]).
-pub async fn auth_state() -> Result<JsValue, JsError> {
-    let servers = load_servers().await.map_err(js_err)?;
-    Ok(convert::from_json(
-        &records().await.state(&servers, now_ms()),
-    ))
-}
-
-fn js_err(message: impl std::fmt::Display) -> JsError {
-    JsError::new(&message.to_string())
+pub async fn auth_state() -> Result<Value, String> {
+    let servers = load_servers().await?;
+    Ok(records().await.state(&servers, now_ms()))
 }

@@ -1,7 +1,7 @@
 //! The `chrome.*` calls the worker makes. Each is caught: where an API is missing (a test
 //! worker, an older browser) the caller gets an error message, not a thrown exception.
 
-use js_sys::{Promise, Reflect};
+use js_sys::Promise;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -28,19 +28,6 @@ extern "C" {
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
     fn console_warn(text: &str);
-}
-
-/// `chrome.runtime.id`, when this context has one.
-pub fn runtime_id() -> Option<String> {
-    let chrome = Reflect::get(&js_sys::global(), &"chrome".into()).ok()?;
-    if !chrome.is_object() {
-        return None;
-    }
-    let runtime = Reflect::get(&chrome, &"runtime".into()).ok()?;
-    if !runtime.is_object() {
-        return None;
-    }
-    Reflect::get(&runtime, &"id".into()).ok()?.as_string()
 }
 
 pub fn warn(text: &str) {

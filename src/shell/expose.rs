@@ -19,9 +19,8 @@ use std::rc::Rc;
 use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
-use super::convert::{self, describe};
-use super::io::{storage_get, storage_set};
-use super::store::{load_servers, read_key};
+use super::convert;
+use super::store::{load_servers, put, read, read_key};
 use super::{chrome, mcp, timer};
 use crate::core::expose::{
     apply, call_reply, check_configured, confirmation_text, connect, declined, for_origin,
@@ -33,6 +32,7 @@ use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::provider::redact;
+use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";
 /// How long opening a server (connect and list) may take, unless it sets its own timeout.
@@ -75,9 +75,9 @@ pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {
     }
     let exposures = apply(&load_exposures().await, &request)?;
     let value = serde_json::to_value(&exposures).expect("exposures serialize");
-    storage_set("local", EXPOSURES_KEY, convert::from_json(&value))
+    put(Area::Local, EXPOSURES_KEY, Some(&value))
         .await
-        .map_err(|e| format!("expose: storing failed: {}", describe(&e)))?;
+        .map_err(|e| format!("expose: storing failed: {e}"))?;
     close_unused(&exposures);
     notify(&request.origin).await;
     Ok(value)
@@ -114,14 +114,11 @@ pub(crate) async fn call_exposed(
 }
 
 async fn load_exposures() -> Vec<Exposure> {
-    let stored = match storage_get("local", EXPOSURES_KEY).await {
-        Ok(value) => convert::to_json(&value).unwrap_or(Value::Null),
-        Err(e) => {
-            chrome::warn(&format!("webmcp-host: exposures: {}", describe(&e)));
-            Value::Null
-        }
-    };
-    let (exposures, problems) = parse_stored(&stored);
+    let stored = read(Area::Local, EXPOSURES_KEY).await.unwrap_or_else(|e| {
+        chrome::warn(&format!("webmcp-host: exposures: {e}"));
+        None
+    });
+    let (exposures, problems) = parse_stored(&stored.unwrap_or(Value::Null));
     for problem in problems {
         chrome::warn(&format!("webmcp-host: exposures: {problem}"));
     }

@@ -18,7 +18,6 @@ export async function startFetch(url, method, headers, body) {
   const decoder = new TextDecoder();
   handle.status = response.status;
   handle.header = (name) => response.headers.get(name);
-  handle.retryAfter = response.headers.get('retry-after');
   /** The next piece of the body as text, or null at its end. */
   handle.read = async () => {
     if (!reader) return null;
@@ -28,11 +27,6 @@ export async function startFetch(url, method, headers, body) {
       return rest ? rest : null;
     }
     return decoder.decode(value, { stream: true });
-  };
-  handle.text = async () => {
-    let text = '';
-    for (let piece = await handle.read(); piece !== null; piece = await handle.read()) text += piece;
-    return text;
   };
   return handle;
 }
@@ -92,13 +86,29 @@ export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A promise with its resolve function, for stopping a run from outside. */
-export function deferred() {
-  let resolve;
-  const promise = new Promise((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
+/**
+ * The sign-in tab: opens a tab on about:blank (so that every navigation of it is heard), tells
+ * `heard('opened', tabId)`, loads `url` in it, and passes each of the tab events below to
+ * `heard(name, a, b)` until that returns true or `ms` pass. The tab is closed in the end.
+ */
+export async function watchTab(url, heard, ms) {
+  const names = ['onUpdated', 'onErrorOccurred', 'onRemoved'];
+  const events = [chrome.tabs.onUpdated, chrome.webNavigation.onErrorOccurred, chrome.tabs.onRemoved];
+  let done;
+  const ended = new Promise((resolve) => (done = resolve));
+  const listeners = names.map((name) => (a, b) => heard(name, a, b) && done());
+  events.forEach((event, i) => event.addListener(listeners[i]));
+  let tabId;
+  try {
+    tabId = (await chrome.tabs.create({ url: 'about:blank', active: true })).id;
+    if (tabId === undefined) throw new Error('the sign-in tab has no id');
+    heard('opened', tabId);
+    await chrome.tabs.update(tabId, { url });
+    await Promise.race([ended, sleep(ms)]);
+  } finally {
+    events.forEach((event, i) => event.removeListener(listeners[i]));
+    if (tabId !== undefined) await chrome.tabs.remove(tabId).catch(() => {});
+  }
 }
 
 /** Random hex digits from `uuids` calls of `crypto.randomUUID`. */

@@ -2,9 +2,14 @@
 //! and abort, storage, clock, timers, Chrome's `LanguageModel`), and the one fetch and
 //! response-head reading that the MCP client and the sign-in share.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+use super::convert::describe;
 
 use crate::core::mcp::exchange::Head;
 use crate::core::provider::HttpRequest;
@@ -45,8 +50,13 @@ extern "C" {
     pub(crate) fn utc_offset_minutes() -> i32;
     #[wasm_bindgen(js_name = sleep)]
     pub(crate) fn sleep(ms: u32) -> Promise;
-    #[wasm_bindgen(js_name = deferred)]
-    pub(crate) fn deferred() -> JsValue;
+    /// The sign-in tab: `heard(event, a, b)` hears its events until it returns true.
+    #[wasm_bindgen(js_name = watchTab, catch)]
+    pub(crate) async fn watch_tab(
+        url: &str,
+        heard: &js_sys::Function,
+        ms: u32,
+    ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = randomId)]
     pub(crate) fn random_id() -> String;
     /// Random text from `crypto.randomUUID` (hex digits only), `uuids` of them.
@@ -77,4 +87,42 @@ pub(crate) fn fetch(request: HttpRequest) -> Promise {
 /// The answer's status and the headers the core reads.
 pub(crate) fn head(handle: &JsValue) -> Head {
     Head::read(fetch_status(handle), |name| fetch_header(handle, name))
+}
+
+/// The next piece of a fetch handle's body as text; `None` at its end.
+pub(crate) async fn read(handle: &JsValue) -> Result<Option<String>, String> {
+    let read = call_method(handle, "read").map_err(|e| describe(&e))?;
+    let piece = JsFuture::from(Promise::from(read)).await;
+    Ok(piece.map_err(|e| describe(&e))?.as_string())
+}
+
+/// Fetches `request` and reads its body, within `ms` in all: its status and text, or `None`
+/// when time ran out. Reading stops once the text is over `cap` bytes (it keeps that piece
+/// whole, so the reader sees that the body was larger); the fetch is aborted then, and
+/// whenever it is left unread.
+pub(crate) async fn fetch_text(
+    request: HttpRequest,
+    ms: u32,
+    cap: usize,
+) -> Result<Option<(u16, String)>, String> {
+    let opened: Rc<RefCell<Option<JsValue>>> = Rc::default();
+    let kept = opened.clone();
+    let fetched = super::timer::limit(ms, async move {
+        let handle = JsFuture::from(fetch(request)).await;
+        let handle = handle.map_err(|e| describe(&e))?;
+        *kept.borrow_mut() = Some(handle.clone());
+        let mut text = String::new();
+        while text.len() <= cap {
+            match read(&handle).await? {
+                Some(piece) => text.push_str(&piece),
+                None => break,
+            }
+        }
+        Ok((fetch_status(&handle), text))
+    })
+    .await;
+    if let Some(handle) = opened.borrow_mut().take() {
+        abort_fetch(&handle);
+    }
+    fetched
 }

@@ -72,21 +72,13 @@ pub async fn open(
         listening: None,
         connection: Connection::Open,
     }));
-    let listed: Rc<RefCell<Option<Vec<McpTool>>>> = Rc::default();
-    let (opener, slot) = (client.clone(), listed.clone());
-    let opening = future_to_promise(async move {
-        connect(&opener).await.map_err(|e| JsValue::from_str(&e))?;
-        let tools = list_tools(&opener)
-            .await
-            .map_err(|e| JsValue::from_str(&e))?;
-        *slot.borrow_mut() = Some(tools);
-        Ok(JsValue::TRUE)
-    });
-    let failure = match timer::within(opening, within_ms).await {
-        Ok(Some(_)) => match listed.borrow_mut().take() {
-            Some(tools) => return Ok((client, tools)),
-            None => OpenMiss::NotListed.to_string(),
-        },
+    let opener = client.clone();
+    let opening = async move {
+        connect(&opener).await?;
+        list_tools(&opener).await
+    };
+    let failure = match timer::limit(within_ms, opening).await {
+        Ok(Some(tools)) => return Ok((client, tools)),
         Ok(None) => OpenMiss::Timeout { within_ms }.to_string(),
         Err(message) => message,
     };
@@ -302,11 +294,7 @@ async fn listen(client: &Shared) {
     let client = client.clone();
     wasm_bindgen_futures::spawn_local(async move {
         while machine.listening() == Listening::Open {
-            let Ok(read) = call_method(&handle, "read") else {
-                break;
-            };
-            let piece = JsFuture::from(Promise::from(read)).await;
-            let Some(piece) = piece.ok().and_then(|p| p.as_string()) else {
+            let Ok(Some(piece)) = super::io::read(&handle).await else {
                 break;
             };
             machine.handle_body(

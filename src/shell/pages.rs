@@ -14,6 +14,9 @@ extern "C" {
     fn broadcast(message: JsValue);
     #[wasm_bindgen(js_name = storageAll, catch)]
     pub(crate) async fn storage_all(area: &str) -> Result<JsValue, JsValue>;
+    /// `chrome.runtime.id`, when this context has one.
+    #[wasm_bindgen(js_name = runtimeId)]
+    pub(crate) fn runtime_id() -> Option<String>;
     #[wasm_bindgen(js_name = extensionOrigin)]
     pub(crate) fn extension_origin() -> String;
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::spawn_local;
 
-use super::convert::{self, describe};
+use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
 use super::{agent, auth, chrome, expose, runlog, settings, waits};
@@ -58,7 +58,8 @@ fn answer(outcome: Result<Value, String>) -> JsValue {
 }
 
 async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
-    let own_id = chrome::runtime_id().ok_or("chrome.runtime is not available in this context")?;
+    let own_id =
+        super::pages::runtime_id().ok_or("chrome.runtime is not available in this context")?;
     let sender = classify(&own_id, &convert::sender_info(sender));
     let (name, message) = read_message(&convert::to_json_text(message)?)?;
     if let Err(refusal) = authorize(&sender, name) {
@@ -70,16 +71,15 @@ async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
 
 /// Runs an authorized operation; `sender` is the message's (none for the automation surface).
 async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
-    let given = |request: &Value| convert::from_json(request);
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
         Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
-        Op::Run(request) => js(agent::run(given(&request)).await),
+        Op::Run(request) => agent::run(request).await,
         Op::StartRun(request) => start_run(request).await,
-        Op::Events(request) => js(agent::events(given(&request))),
-        Op::Stop(request) => js(agent::stop(given(&request)).map(JsValue::from)),
-        Op::Configure(request) => js(agent::configure(given(&request)).await),
+        Op::Events(request) => agent::events(&request),
+        Op::Stop(request) => agent::stop(&request),
+        Op::Configure(request) => agent::configure(&request).await,
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
         Op::Pending => Ok(waits::pending()),
@@ -87,9 +87,9 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Settings => settings::settings().await,
         Op::TestModel(request) => settings::test_model(&request).await,
         Op::CheckServer(request) => settings::check_server(&request).await,
-        Op::SignIn(request) => js(auth::sign_in(given(&request)).await),
-        Op::SignOut(request) => js(auth::sign_out(given(&request)).await),
-        Op::AuthState => js(auth::auth_state().await),
+        Op::SignIn(request) => auth::sign_in(&request).await,
+        Op::SignOut(request) => auth::sign_out(&request).await,
+        Op::AuthState => auth::auth_state().await,
         Op::Expose(request) => expose::expose(request).await,
         Op::Exposures => Ok(expose::exposures().await),
         Op::ExposedTools => expose::exposed_tools(sender).await,
@@ -106,13 +106,6 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     }
 }
 
-/// The outcome of an area's operation that speaks JS values.
-fn js(outcome: Result<JsValue, JsError>) -> Result<Value, String> {
-    outcome
-        .map(|value| convert::to_json(&value).unwrap_or(Value::Null))
-        .map_err(|error| describe(&JsValue::from(error)))
-}
-
 /// `startRun(request)` (already checked as a run request) → `{runId, threadId}` at once; the
 /// run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
 async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
@@ -121,11 +114,9 @@ async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
         .resolve(request.get("model").and_then(Value::as_str))
         .map_err(|e| format!("startRun: {e}"))?;
     let (run_id, thread_id) = fill_run_ids(&mut request, random_id);
-    let given = convert::from_json(&Value::Object(request));
     let started = run_id.clone();
     spawn_local(async move {
-        if let Err(error) = agent::run(given).await {
-            let message = describe(&JsValue::from(error));
+        if let Err(message) = agent::run(Value::Object(request)).await {
             chrome::warn(&format!(
                 "webmcp-host: run {started} did not start: {message}"
             ));

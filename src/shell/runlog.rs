@@ -12,14 +12,14 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
 
-use super::convert::{self, describe};
-use super::io::{now_ms, sleep, storage_get, storage_remove, storage_set};
+use super::io::{now_ms, sleep};
 use super::pages::push;
+use super::store::{put, read};
 use super::{chrome, restart, waits};
 use crate::core::ops::runlog::{end_cut_run, needs_ending, Effect, Events, Next, RunLog};
 use crate::core::ops::runs::RunSummary;
+use crate::core::setup::store::Area::Session;
 
-const AREA: &str = "session";
 const LIST_KEY: &str = "webmcpHost.ui.runs";
 const RUN_KEY: &str = "webmcpHost.ui.run.";
 
@@ -79,31 +79,34 @@ async fn save(summary: RunSummary, events: Events) {
     let list = serde_json::to_value(&list).unwrap_or(Value::Null);
     let results = [
         store_events(&run_id, &events).await,
-        storage_set(AREA, LIST_KEY, convert::from_json(&list)).await,
+        put(Session, LIST_KEY, Some(&list)).await,
     ];
     for error in results.into_iter().filter_map(Result::err) {
         chrome::warn(&format!(
-            "webmcp-host: the record of run {run_id} could not be stored: {}",
-            describe(&error)
+            "webmcp-host: the record of run {run_id} could not be stored: {error}"
         ));
     }
     for old in dropped {
-        let _ = storage_remove(AREA, &format!("{RUN_KEY}{old}")).await;
+        let _ = put(Session, &format!("{RUN_KEY}{old}"), None).await;
     }
 }
 
-async fn stored(key: &str) -> Option<Value> {
-    let value = storage_get(AREA, key).await.ok()?;
-    convert::to_json(&value).ok()
-}
-
 async fn stored_events(run_id: &str) -> Events {
-    Events::from_stored(stored(&format!("{RUN_KEY}{run_id}")).await)
+    Events::from_stored(
+        read(Session, &format!("{RUN_KEY}{run_id}"))
+            .await
+            .ok()
+            .flatten(),
+    )
 }
 
-async fn store_events(run_id: &str, events: &Events) -> Result<JsValue, JsValue> {
-    let value = convert::from_json(&events.to_stored());
-    storage_set(AREA, &format!("{RUN_KEY}{run_id}"), value).await
+async fn store_events(run_id: &str, events: &Events) -> Result<(), String> {
+    put(
+        Session,
+        &format!("{RUN_KEY}{run_id}"),
+        Some(&events.to_stored()),
+    )
+    .await
 }
 
 /// The run list: the stored one (read once per worker; the runs a restart cut are ended).
@@ -111,7 +114,7 @@ pub(crate) async fn run_list() -> Vec<RunSummary> {
     if let Some(list) = with(|log| log.list()) {
         return list;
     }
-    let read = stored(LIST_KEY).await;
+    let read = read(Session, LIST_KEY).await.ok().flatten();
     let mut list = with(|log| log.read_list(read));
     let mut ended = false;
     for run in list.iter_mut().filter(|r| needs_ending(r)) {
@@ -125,7 +128,7 @@ pub(crate) async fn run_list() -> Vec<RunSummary> {
     }
     if ended {
         let value = serde_json::to_value(&list).unwrap_or(Value::Null);
-        let _ = storage_set(AREA, LIST_KEY, convert::from_json(&value)).await;
+        let _ = put(Session, LIST_KEY, Some(&value)).await;
     }
     with(|log| log.keep_list(list))
 }

@@ -5,20 +5,14 @@
 //! Invariant: a key is never returned, only its mask; a check's message is redacted of the
 //! key it used (both by the core).
 
-use std::cell::RefCell;
-use std::future::Future;
-use std::rc::Rc;
-
-use js_sys::{Promise, Reflect};
 use serde_json::Value;
-use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert;
-use super::io::{self, now_ms, start_fetch, storage_get, storage_set};
+use super::io::{self, fetch_text, now_ms};
 use super::pages::{extension_origin, storage_all};
-use super::store::{load_registry, load_servers, read_key};
+use super::store::{load_registry, load_servers, put, read, read_key};
 use super::{mcp, timer};
+use crate::core::limits::MAX_ANSWER_BYTES;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::ops::checks::{
     chrome_model_report, listed_server, model_report, replay_report, server_state, settings_view,
@@ -27,18 +21,15 @@ use crate::core::ops::checks::{
 use crate::core::ops::settings::connection_check;
 use crate::core::ops::OpName;
 use crate::core::provider::{ModelConfig, Provider};
-
-const AREA: &str = "session";
-
-fn stored(read: Result<JsValue, JsValue>) -> Option<Value> {
-    read.ok().and_then(|v| convert::to_json(&v).ok())
-}
+use crate::core::setup::store::Area::Session;
 
 /// `settings()` → the settings view (`core::ops::checks::settings_view`).
 pub(crate) async fn settings() -> Result<Value, String> {
     let registry = load_registry().await?;
     let servers = load_servers().await?;
-    let session = stored(storage_all(AREA).await).unwrap_or(Value::Null);
+    let session = storage_all(Session.name()).await.ok();
+    let session = session.and_then(|v| convert::to_json(&v).ok());
+    let session = session.unwrap_or(Value::Null);
     Ok(settings_view(
         &registry,
         &servers,
@@ -71,22 +62,8 @@ pub(crate) async fn test_model(request: &Value) -> Result<Value, String> {
         (_, None) => None,
     };
     let http = connection_check(&model, key.as_deref()).expect("an HTTP provider");
-    let headers = convert::headers(&http.headers);
-    let fetching = within(CHECK_MS, async move {
-        let fetched = async {
-            let handle = start_fetch(&http.url, &http.method, headers.into(), "").await?;
-            let status = Reflect::get(&handle, &"status".into())?;
-            let text = JsFuture::from(Promise::from(io::call_method(&handle, "text")?));
-            Ok::<_, JsValue>((status.as_f64().unwrap_or(0.0) as u16, text.await?))
-        };
-        let (status, text) = fetched.await.map_err(|e| convert::describe(&e))?;
-        Ok(Fetched::Answer(
-            status,
-            text.as_string().unwrap_or_default(),
-        ))
-    });
-    let fetched = match fetching.await {
-        Ok(Some(fetched)) => fetched,
+    let fetched = match fetch_text(http, CHECK_MS, MAX_ANSWER_BYTES).await {
+        Ok(Some((status, text))) => Fetched::Answer(status, text),
         Ok(None) => Fetched::Timeout,
         Err(error) => Fetched::Failed(error),
     };
@@ -119,7 +96,7 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
         Err(error) => Err(error),
         Ok(key) => {
             let config = server.clone();
-            within(server.timeout_ms.unwrap_or(CHECK_MS), async move {
+            timer::limit(server.timeout_ms.unwrap_or(CHECK_MS), async move {
                 let within = config.timeout_ms.unwrap_or(CHECK_MS);
                 let (client, listed) = mcp::open(config.clone(), key, within).await?;
                 mcp::close(&client).await;
@@ -129,28 +106,8 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
         }
     };
     let state = server_state(checked, now_ms());
-    let states = with_state(
-        stored(storage_get(AREA, SERVER_STATES_KEY).await),
-        &server.name,
-        &state,
-    );
-    let _ = storage_set(AREA, SERVER_STATES_KEY, convert::from_json(&states)).await;
+    let states = read(Session, SERVER_STATES_KEY).await.ok().flatten();
+    let states = with_state(states, &server.name, &state);
+    let _ = put(Session, SERVER_STATES_KEY, Some(&states)).await;
     Ok(state)
-}
-
-/// Runs `work` for at most `ms` milliseconds: its value, `None` when time ran out, or its
-/// error.
-async fn within<T: 'static>(
-    ms: u32,
-    work: impl Future<Output = Result<T, String>> + 'static,
-) -> Result<Option<T>, String> {
-    let done: Rc<RefCell<Option<T>>> = Rc::default();
-    let sink = done.clone();
-    let promise = future_to_promise(async move {
-        *sink.borrow_mut() = Some(work.await.map_err(|e| JsValue::from_str(&e))?);
-        Ok(JsValue::TRUE)
-    });
-    Ok(timer::within(promise, ms)
-        .await?
-        .and_then(|_| done.borrow_mut().take()))
 }

@@ -1,8 +1,12 @@
 //! Timeouts for promises, from the worker's `setTimeout`.
 
+use std::cell::RefCell;
+use std::future::Future;
+use std::rc::Rc;
+
 use js_sys::{Array, Object, Promise};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::describe;
 
@@ -29,6 +33,23 @@ pub async fn within(promise: Promise, ms: u32) -> Result<Option<JsValue>, String
         Ok(value) => Ok(Some(value)),
         Err(error) => Err(describe(&error)),
     }
+}
+
+/// Runs `work` for at most `ms` milliseconds: its value, `None` when time ran out (the work
+/// may go on in the background; its value is dropped then), or its error.
+pub async fn limit<T: 'static>(
+    ms: u32,
+    work: impl Future<Output = Result<T, String>> + 'static,
+) -> Result<Option<T>, String> {
+    let done: Rc<RefCell<Option<T>>> = Rc::default();
+    let sink = done.clone();
+    let promise = future_to_promise(async move {
+        *sink.borrow_mut() = Some(work.await.map_err(|e| JsValue::from_str(&e))?);
+        Ok(JsValue::TRUE)
+    });
+    Ok(within(promise, ms)
+        .await?
+        .and_then(|_| done.borrow_mut().take()))
 }
 
 /// Calls `then` once after `ms` milliseconds; the handle cancels it ([`cancel`]).

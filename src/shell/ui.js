@@ -17,6 +17,11 @@ export async function storageAll(area) {
   return store.get(null);
 }
 
+/** `chrome.runtime.id`, when this context has one. */
+export function runtimeId() {
+  return globalThis.chrome?.runtime?.id;
+}
+
 /** This extension's origin, `chrome-extension://<id>`. */
 export function extensionOrigin() {
   return `chrome-extension://${chrome.runtime?.id ?? 'unknown'}`;

@@ -8,11 +8,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use js_sys::{Promise, Reflect};
+use js_sys::{Function, Promise};
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
 
-use super::io::{deferred, race_stop};
+use super::io::race_stop;
 use super::pages::push;
 use crate::core::limits::CONFIRM_MS;
 use crate::core::ops::runs::Answer;
@@ -21,34 +21,29 @@ use crate::core::run::{Input, PendingInput};
 
 thread_local! {
     static WAITS: RefCell<Waits> = RefCell::new(Waits::default());
-    /// `{promise, resolve}` of each waiter.
-    static WAKERS: RefCell<HashMap<Waiter, JsValue>> = RefCell::new(HashMap::new());
+    /// The `resolve` of each waiter's promise.
+    static WAKERS: RefCell<HashMap<Waiter, Function>> = RefCell::new(HashMap::new());
 }
 
 fn with<T>(f: impl FnOnce(&mut Waits) -> T) -> T {
     WAITS.with(|w| f(&mut w.borrow_mut()))
 }
 
-fn wakers<T>(f: impl FnOnce(&mut HashMap<Waiter, JsValue>) -> T) -> T {
+fn wakers<T>(f: impl FnOnce(&mut HashMap<Waiter, Function>) -> T) -> T {
     WAKERS.with(|w| f(&mut w.borrow_mut()))
 }
 
 fn wake(waiter: &Waiter) {
-    if let Some(waker) = wakers(|w| w.remove(waiter)) {
-        if let Ok(resolve) = Reflect::get(&waker, &"resolve".into()) {
-            let _ = js_sys::Function::from(resolve).call0(&JsValue::UNDEFINED);
-        }
+    if let Some(resolve) = wakers(|w| w.remove(waiter)) {
+        let _ = resolve.call0(&JsValue::UNDEFINED);
     }
 }
 
 /// A new waker for `waiter`, and the promise it resolves.
 fn waker_for(waiter: Waiter) -> Promise {
-    let waker = deferred();
-    let promise = Reflect::get(&waker, &"promise".into())
-        .map(Promise::from)
-        .unwrap_or_else(|_| Promise::resolve(&JsValue::UNDEFINED));
-    wakers(|w| w.insert(waiter, waker));
-    promise
+    Promise::new(&mut |resolve, _| {
+        wakers(|w| w.insert(waiter.clone(), resolve));
+    })
 }
 
 /// A run ended: what still waited for the person is dismissed, and its waiters woken.

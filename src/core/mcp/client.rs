@@ -140,8 +140,6 @@ pub fn call_result(exchange: Result<Vec<McpEvent>, String>, name: &str) -> CallR
 /// Why an opening (connect and list, within `within_ms`) gave no tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpenMiss {
-    /// It ended without the tools.
-    NotListed,
     /// Time ran out.
     Timeout {
         /// The time it had.
@@ -152,7 +150,6 @@ pub enum OpenMiss {
 impl std::fmt::Display for OpenMiss {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            OpenMiss::NotListed => f.write_str("the tools were not listed"),
             OpenMiss::Timeout { within_ms } => write!(f, "no answer in time ({within_ms} ms)"),
         }
     }

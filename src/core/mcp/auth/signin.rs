@@ -141,6 +141,11 @@ impl std::fmt::Display for Abandoned {
 /// What the sign-in tab did, as its listeners see it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TabEvent {
+    /// The sign-in tab was opened (`opened`, before the authorization page loads in it).
+    Opened {
+        /// The tab.
+        tab: f64,
+    },
     /// `tabs.onUpdated`, with the new URL if it changed.
     Updated {
         /// The tab.
@@ -163,11 +168,14 @@ pub enum TabEvent {
 }
 
 impl TabEvent {
-    /// The event a listener of `event` (`onUpdated`, `onErrorOccurred`, `onRemoved`) heard,
-    /// from its first two arguments as JSON; `None` for anything else.
+    /// The event a listener of `event` (`opened`, `onUpdated`, `onErrorOccurred`,
+    /// `onRemoved`) heard, from its first two arguments as JSON; `None` for anything else.
     pub fn read(event: &str, args: &[Value; 2]) -> Option<TabEvent> {
         let url = |v: &Value| v.get("url").and_then(Value::as_str).map(str::to_owned);
         match event {
+            "opened" => Some(TabEvent::Opened {
+                tab: args[0].as_f64()?,
+            }),
             "onUpdated" => Some(TabEvent::Updated {
                 tab: args[0].as_f64()?,
                 url: url(&args[1]),
@@ -209,15 +217,15 @@ impl TabWatch {
         }
     }
 
-    /// The tab opened for the sign-in (before the authorization page loads in it).
-    pub fn opened(&mut self, tab: f64) {
-        self.tab = Some(tab);
-    }
-
-    /// Whether `event` ends the sign-in: events of other tabs and other URLs do not.
-    pub fn event(&self, event: TabEvent) -> Option<TabEnd> {
+    /// Whether `event` ends the sign-in: the opening, events of other tabs (and of any tab
+    /// before the opening) and other URLs do not.
+    pub fn event(&mut self, event: TabEvent) -> Option<TabEnd> {
         let ours = |tab: f64| self.tab == Some(tab);
         match event {
+            TabEvent::Opened { tab } => {
+                self.tab = Some(tab);
+                None
+            }
             TabEvent::Updated { tab, url } | TabEvent::LoadFailed { tab, url } if ours(tab) => url
                 .filter(|u| u.starts_with(&self.redirect))
                 .map(TabEnd::Redirected),

@@ -193,7 +193,10 @@ fn the_tab_is_taken_only_for_our_redirect() {
         url: Some(url.into()),
     };
     assert_eq!(watch.event(updated(7.0, &back)), None, "no tab opened yet");
-    watch.opened(7.0);
+    assert_eq!(
+        watch.event(TabEvent::read("opened", &[json!(7), Value::Null]).unwrap()),
+        None
+    );
     assert_eq!(watch.event(updated(8.0, &back)), None, "another tab");
     assert_eq!(watch.event(updated(7.0, "https://as.example/login")), None);
     assert_eq!(
