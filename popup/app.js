@@ -49,9 +49,14 @@ onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExt
 // ------------------------------------------------------------------------------------------
 // Pushes from the worker: events of the shown run, pending items, runs started elsewhere.
 
-chrome.runtime.onMessage.addListener((message) => {
+const WORKER_URL = chrome.runtime.getURL('worker.js');
+
+chrome.runtime.onMessage.addListener((message, sender) => {
   const kind = message?.webmcpHostUi;
   if (!kind) return; // not for us (requests of other pages go to the worker)
+  // Pushes come from the worker alone: a content script (a renderer a page may have
+  // compromised) can send the same shapes, to show forged agent output.
+  if (sender?.id !== chrome.runtime.id || sender.tab || sender.url !== WORKER_URL) return;
   if (kind === 'event' && message.runId === state.runId) {
     if (!addEvents(message.seq, [message.event], [message.time])) catchUp();
     else {
@@ -63,11 +68,27 @@ chrome.runtime.onMessage.addListener((message) => {
   } else if (kind === 'pending') {
     refreshPending();
   } else if (kind === 'toolsChanged' && message.tabId === state.tabId) {
-    loadTools();
+    relistTools();
   } else if (kind === 'started' && !state.runId && (message.run.tabId === state.tabId || SURFACE === 'sidepanel')) {
     selectRun(message.run.runId);
   }
 });
+
+// A page's frames may announce changes in bursts: the tab is listed again once at a time, and
+// once more after that listing when notices came meanwhile.
+let relisting = null;
+function relistTools() {
+  if (relisting) {
+    relisting.again = true;
+    return;
+  }
+  relisting = { again: false };
+  loadTools().finally(() => {
+    const { again } = relisting;
+    relisting = null;
+    if (again) relistTools();
+  });
+}
 
 // A push may be lost (the page was busy, the worker restarted): while the shown run runs,
 // catch up now and then.

@@ -28,6 +28,7 @@ use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
+use crate::core::setup::store::{Area::Local, REGISTRY_KEY};
 use crate::core::setup::{call as answer, configure};
 
 /// Where a run stands, for `stop`.
@@ -96,7 +97,7 @@ impl Inbox {
 /// `webmcpHost.configure({models?, default?, sites?, servers?, keys?})`: performs the writes
 /// the core plans (keys to session storage only). Resolves to the registry without keys.
 pub async fn configure(request: &Value) -> Result<Value, String> {
-    let plan = configure::plan(request, store::load_registry().await?);
+    let plan = configure::plan(request, store::read(Local, REGISTRY_KEY).await?);
     for write in &plan.writes {
         store::write(write).await?;
     }

@@ -26,12 +26,9 @@ extern "C" {
     fn scripting_execute_script(injection: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+    /// `console.warn(text)`.
     #[wasm_bindgen(js_namespace = console, js_name = warn)]
-    fn console_warn(text: &str);
-}
-
-pub fn warn(text: &str) {
-    console_warn(text);
+    pub fn warn(text: &str);
 }
 
 /// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.

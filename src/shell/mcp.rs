@@ -46,12 +46,6 @@ pub struct McpClient {
     connection: Connection,
 }
 
-impl McpClient {
-    fn machine(&self) -> Exchange {
-        Exchange::new(Settings::extension(&self.config))
-    }
-}
-
 /// Connects (initialize + initialized) and lists every tool, within `within_ms` in all. A
 /// server that fails or runs out of time is closed (its session ended, its GET stream
 /// aborted), so nothing of it outlives the error.
@@ -87,7 +81,7 @@ pub async fn open(
 }
 
 async fn connect(client: &Shared) -> Result<(), String> {
-    let mut machine = client.borrow().machine();
+    let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
     machine.connect(&mut client.borrow_mut().session, now_ms());
     drive(client, machine).await?;
     listen(client).await;
@@ -147,7 +141,7 @@ pub async fn close(client: &Shared) {
 
 /// Sends one request and drives its machine to the answer.
 async fn exchange(client: &Shared, outgoing: Outgoing) -> Result<Vec<McpEvent>, String> {
-    let mut machine = client.borrow().machine();
+    let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
     machine.request(outgoing, now_ms());
     drive(client, machine).await
 }
@@ -276,7 +270,7 @@ async fn listen(client: &Shared) {
     if let Some(previous) = client.borrow_mut().listening.take() {
         abort_fetch(&previous);
     }
-    let mut machine = client.borrow().machine();
+    let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
     machine.listen(&client.borrow().session);
     let Some(Output::Send { stream, request }) = machine.poll() else {
         return;

@@ -5,6 +5,11 @@
 // module inside itself. No top-level await, no dynamic import().
 import init, * as host from './webmcp_host.js';
 
+// Settings and sign-ins in chrome.storage.local are closed to content scripts (renderers a page
+// may compromise), at every start of this worker, which starts with the browser (`onStartup`).
+chrome.storage.local.setAccessLevel({ accessLevel: 'TRUSTED_CONTEXTS' }).catch((e) => console.error('webmcp-host:', e));
+chrome.runtime.onStartup.addListener(() => {});
+
 const scriptStartMs = performance.now();
 let readyMs = null;
 

@@ -186,6 +186,23 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     assert.match(command.error, /^refused: `version` may not be asked by a content script/);
     await other.close();
   });
+
+  test('a sandboxed document at an exposed URL (an opaque origin) gets nothing', async () => {
+    const sandboxed = await host.context.newPage();
+    await sandboxed.goto(`${pages.url}/expose.html?sandboxed`);
+    assert.equal(await sandboxed.evaluate(() => self.origin), 'null', 'the document is sandboxed');
+    const before = own.requests({ rpcMethod: 'tools/call' }).length;
+    const listed = await evaluateInContentScript(host.context, sandboxed, `chrome.runtime.sendMessage({op: 'exposedTools'})`);
+    assert.ok(!listed.ok || listed.value.length === 0, `listed: ${JSON.stringify(listed).slice(0, 200)}`);
+    const called = await evaluateInContentScript(
+      host.context,
+      sandboxed,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'add', args: {a: 1, b: 2}})`,
+    );
+    assert.equal(called.ok, false, JSON.stringify(called));
+    assert.equal(own.requests({ rpcMethod: 'tools/call' }).length, before, 'nothing reached the server');
+    await sandboxed.close();
+  });
 });
 
 describe('exposed tools where the page has no WebMCP', () => {

@@ -76,4 +76,22 @@ describe('forged messages', () => {
     assert.ok(answer.value.tools.some((t) => t.name === 'delete_everything'));
     await popup.close();
   });
+
+  test("a compromised content script can neither read nor rewrite the host's stored settings", async () => {
+    const stored = { models: [{ name: 'own', provider: 'openai', baseUrl: 'http://127.0.0.1:9/v1', model: 'x', nativeTools: true, keyRef: 'canary' }], default: 'own' };
+    await host.worker.evaluate((c) => webmcpHost.configure(c), stored);
+    const before = await host.worker.evaluate(() => chrome.storage.local.get(null));
+    assert.ok(before['webmcpHost.models'], 'the registry is stored in chrome.storage.local');
+    // As a compromised renderer would: through the content script's own chrome.storage.
+    const attempt = (expression) =>
+      evaluateInContentScript(host.context, page, `(async () => { try { return { value: await ${expression} }; } catch (e) { return { threw: String(e?.message ?? e) }; } })()`);
+    const read = await attempt('chrome.storage.local.get(null)');
+    assert.ok(read.threw, `the content script read the host's storage: ${JSON.stringify(read).slice(0, 300)}`);
+    const forged = { models: [{ name: 'own', provider: 'openai', baseUrl: 'https://evil.example/v1', model: 'x', nativeTools: true, keyRef: 'canary' }], default: 'own' };
+    const wrote = await attempt(`chrome.storage.local.set(${JSON.stringify({ 'webmcpHost.models': forged })})`);
+    assert.ok(wrote.threw, 'the content script wrote the host storage');
+    const after = await host.worker.evaluate(() => chrome.storage.local.get(null));
+    assert.deepEqual(after, before, 'the stored settings are unchanged');
+    assert.deepEqual((await host.worker.evaluate(() => webmcpHost.settings())).models[0].baseUrl, 'http://127.0.0.1:9/v1');
+  });
 });

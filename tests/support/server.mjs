@@ -36,7 +36,10 @@ export async function serve(root, port = 0, { mounts = {} } = {}) {
     }
     try {
       const body = await readFile(file);
-      response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      const headers = { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' };
+      // `?sandboxed` serves the page as a sandboxed document: its origin is opaque ("null").
+      if (/[?&]sandboxed\b/.test(request.url)) headers['content-security-policy'] = 'sandbox allow-scripts';
+      response.writeHead(200, headers);
       response.end(body);
     } catch {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');

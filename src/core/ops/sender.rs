@@ -39,6 +39,8 @@ pub enum Sender {
         frame_id: i64,
         /// Its frame's URL, as Chrome reported it.
         url: String,
+        /// Its document's origin, as Chrome reported it (`"null"` for an opaque origin).
+        origin: Option<String>,
     },
     /// Anything else: another extension, a context without a tab, a mismatched origin.
     Unknown {
@@ -74,6 +76,7 @@ pub fn classify(own_id: &str, info: &SenderInfo) -> Sender {
             tab_id,
             frame_id,
             url,
+            origin: info.origin.clone(),
         },
         _ => unknown("the message comes from neither an extension page nor a tab".into()),
     }
@@ -95,11 +98,19 @@ impl fmt::Display for Refusal {
 }
 
 impl Sender {
-    /// The origin whose exposures a sender gets: a content script's page origin, from the URL
-    /// Chrome reported for it. Nothing else has one.
+    /// The origin whose exposures a sender gets: a content script's document origin as Chrome
+    /// reported it, when it is the origin of its URL too. A document without one (a sandboxed
+    /// document's opaque `"null"`, a sender without an origin) has none; nothing else has one.
     pub fn page_origin(&self) -> Option<String> {
         match self {
-            Sender::ContentScript { url, .. } => origin_of_url(url),
+            Sender::ContentScript {
+                url,
+                origin: Some(origin),
+                ..
+            } => {
+                let of_url = origin_of_url(url)?;
+                (origin_of_url(origin).as_ref() == Some(&of_url)).then_some(of_url)
+            }
             _ => None,
         }
     }

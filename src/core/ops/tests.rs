@@ -33,7 +33,8 @@ fn content_scripts_and_strangers() {
         Sender::ContentScript {
             tab_id: 4,
             frame_id: 0,
-            url: "http://a.test/x".into()
+            url: "http://a.test/x".into(),
+            origin: None,
         }
     );
     assert!(matches!(
@@ -107,11 +108,13 @@ fn a_top_frame_content_script_may_ask_only_for_exposed_tools() {
         tab_id: 1,
         frame_id: 0,
         url: "http://a.test/".into(),
+        origin: None,
     };
     let sub = Sender::ContentScript {
         tab_id: 1,
         frame_id: 3,
         url: "http://a.test/".into(),
+        origin: None,
     };
     let listing = parse_op(&json!({"op": "exposedTools"})).unwrap();
     let call = parse_op(&json!({"op": "callExposed", "name": "add"})).unwrap();
@@ -136,6 +139,7 @@ fn only_extension_pages_may_command() {
         tab_id: 1,
         frame_id: 2,
         url: "http://a.test/".into(),
+        origin: None,
     };
     assert_eq!(
         authorize(&cs, call.name()).unwrap_err().to_string(),
@@ -153,12 +157,14 @@ fn only_extension_pages_may_command() {
 }
 
 #[test]
-fn a_sender_origin_comes_from_its_url() {
-    let script = |url: &str| Sender::ContentScript {
+fn a_sender_origin_is_its_documents_and_its_urls() {
+    let with_origin = |url: &str, origin: Option<&str>| Sender::ContentScript {
         tab_id: 1,
         frame_id: 0,
         url: url.into(),
+        origin: origin.map(str::to_owned),
     };
+    let script = |url: &str| with_origin(url, crate::core::url::origin_slice(url));
     assert_eq!(
         (script("http://127.0.0.1:4000/expose.html?x=1#y").page_origin()).as_deref(),
         Some("http://127.0.0.1:4000")
@@ -166,6 +172,14 @@ fn a_sender_origin_comes_from_its_url() {
     assert_eq!(
         (script("https://Site.Example:443").page_origin()).as_deref(),
         Some("https://site.example")
+    );
+    // A sandboxed document at an exposed URL: its origin is opaque, it has none.
+    let url = "http://127.0.0.1:4000/expose.html";
+    assert_eq!(with_origin(url, Some("null")).page_origin(), None);
+    assert_eq!(with_origin(url, None).page_origin(), None);
+    assert_eq!(
+        with_origin(url, Some("http://other.example")).page_origin(),
+        None
     );
     assert_eq!(script("about:blank").page_origin(), None);
     assert_eq!(script("data:text/html,hi").page_origin(), None);
@@ -272,11 +286,13 @@ fn the_authorization_table() {
         tab_id: 7,
         frame_id: 0,
         url: "http://a.test/".into(),
+        origin: None,
     };
     let sub = Sender::ContentScript {
         tab_id: 7,
         frame_id: 2,
         url: "http://b.test/".into(),
+        origin: None,
     };
     let stranger = Sender::Unknown {
         reason: "the message comes from another extension (zz)".into(),

@@ -52,9 +52,15 @@ fn store(area: Area, key: &str, value: Option<Value>) -> Write {
     }
 }
 
-/// Plans `configure` for `request` over the stored `registry`.
-pub fn plan(request: &Value, mut registry: ModelRegistry) -> Plan {
+/// Plans `configure` for `request` over the registry as stored (read as it is, valid or not:
+/// the registry it leaves is checked whole; an unreadable one is replaced by `models`).
+pub fn plan(request: &Value, stored: Option<Value>) -> Plan {
     let mut writes = Vec::new();
+    let mut registry = match super::store::registry_as_stored(stored) {
+        Ok(registry) => registry,
+        Err(_) if request.get("models").is_some() => ModelRegistry::default(),
+        Err(e) => return Plan::stop(writes, format!("configure: {e}")),
+    };
     if let Some(models) = request.get("models") {
         match serde_json::from_value(models.clone()) {
             Ok(models) => registry.models = models,

@@ -1,6 +1,8 @@
 //! Where the host keeps its settings in the browser's storage, and how a stored value is read.
-//! Invariant: a value nobody stored reads as the empty setting; a value that does not parse is
-//! an error that names the setting, never a panic.
+//! Invariant: a value nobody stored reads as the empty setting; a value that does not parse, or
+//! that `configure` would have refused (storage is read as if it came from outside: a
+//! compromised renderer once could write it), is an error that names the setting, never a
+//! panic.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -51,17 +53,37 @@ fn parse<T: DeserializeOwned + Default>(stored: Option<Value>, what: &str) -> Re
 
 /// The stored model registry (`None`: nothing stored).
 pub fn registry(stored: Option<Value>) -> Result<ModelRegistry, String> {
+    let registry = registry_as_stored(stored)?;
+    registry
+        .validate()
+        .map_err(|e| refused("model registry is", e))?;
+    Ok(registry)
+}
+
+/// The stored model registry as it is, valid or not: what `configure` changes (and checks
+/// whole before it stores it again).
+pub fn registry_as_stored(stored: Option<Value>) -> Result<ModelRegistry, String> {
     parse(stored, "model registry is unreadable")
 }
 
 /// The stored MCP servers (`None`: nothing stored).
 pub fn servers(stored: Option<Value>) -> Result<Vec<McpServerConfig>, String> {
-    parse(stored, "MCP servers are unreadable")
+    let servers: Vec<McpServerConfig> = parse(stored, "MCP servers are unreadable")?;
+    if let Some(e) = servers.iter().find_map(|s| s.validate().err()) {
+        return Err(refused("MCP servers are", e));
+    }
+    Ok(servers)
 }
 
 /// The stored site policies (`None`: nothing stored).
 pub fn sites(stored: Option<Value>) -> Result<Vec<SitePolicy>, String> {
-    parse(stored, "site policies are unreadable")
+    let sites: Vec<SitePolicy> = parse(stored, "site policies are unreadable")?;
+    crate::core::page::site::validate(&sites).map_err(|e| refused("site policies are", e))?;
+    Ok(sites)
+}
+
+fn refused(what: &str, why: String) -> String {
+    format!("the stored {what} not valid ({why}): set them again with `configure`")
 }
 
 /// The key `reference` as stored in session storage: a missing or empty one is an error that

@@ -105,6 +105,35 @@ fn stored_values_read_as_settings_or_name_what_is_unreadable() {
 }
 
 #[test]
+fn stored_settings_that_configure_would_refuse_are_refused_when_read() {
+    // Written behind `configure`'s back (a compromised renderer could write local storage).
+    let forged = json!({"models": [{"name": "own", "provider": "openai", "baseUrl": "http://evil.example/v1", "model": "x", "nativeTools": true, "keyRef": "k"}], "default": "own"});
+    let bad = store::registry(Some(forged)).expect_err("plain http off loopback");
+    assert!(
+        bad.starts_with("the stored model registry is not valid (model `own`: "),
+        "{bad}"
+    );
+    assert!(bad.ends_with("set them again with `configure`"), "{bad}");
+    let forged = json!([{"name": "s", "url": "http://evil.example/mcp"}]);
+    let bad = store::servers(Some(forged)).expect_err("plain http off loopback");
+    assert!(
+        bad.starts_with("the stored MCP servers are not valid (MCP server `s`: "),
+        "{bad}"
+    );
+    // `configure` still reads it, to replace it.
+    let forged = json!({"models": [{"name": "own", "provider": "openai", "baseUrl": "http://evil.example/v1", "model": "x", "nativeTools": true}], "default": "own"});
+    let replaced = json!({"models": [{"name": "own", "provider": "openai", "baseUrl": "https://api.example/v1", "model": "x", "nativeTools": true}]});
+    let done = plan(&replaced, Some(forged.clone()));
+    assert!(done.end.is_ok(), "{:?}", done.end);
+    let kept = plan(&json!({"keys": {"k": "v"}}), Some(forged))
+        .end
+        .expect_err("still invalid");
+    assert!(kept.contains("model `own`"), "{kept}");
+    let fine = json!([{"name": "s", "url": "https://mcp.example/mcp"}]);
+    assert_eq!(store::servers(Some(fine)).map(|s| s.len()), Ok(1));
+}
+
+#[test]
 fn a_key_is_a_non_empty_string_of_the_session() {
     assert_eq!(store::key_slot("openai"), format!("{KEY_PREFIX}openai"));
     assert_eq!(
@@ -133,7 +162,7 @@ fn configure_writes_sites_servers_registry_then_keys() {
         "servers": [{"name": "docs", "url": "https://docs.test/mcp"}],
         "keys": {"openai": "sk-1", "old": ""},
     });
-    let done = plan(&request, ModelRegistry::default());
+    let done = plan(&request, None);
     let places: Vec<(Area, &str, bool)> = done
         .writes
         .iter()
@@ -161,22 +190,19 @@ fn configure_writes_sites_servers_registry_then_keys() {
 
 #[test]
 fn configure_stops_at_the_first_bad_setting_after_the_writes_before_it() {
-    let bad_models = plan(&json!({"models": 3, "sites": []}), ModelRegistry::default());
+    let bad_models = plan(&json!({"models": 3, "sites": []}), None);
     assert!(bad_models.writes.is_empty());
     let error = bad_models.end.expect_err("bad models");
     assert!(error.starts_with("configure: `models`: "), "{error}");
 
     let bad_server = json!({"sites": [], "servers": [{"name": "s", "url": "ftp://x"}]});
-    let done = plan(&bad_server, ModelRegistry::default());
+    let done = plan(&bad_server, None);
     assert_eq!(done.writes.len(), 1, "the sites stay stored");
     assert_eq!(done.writes[0].key, SITES_KEY);
     assert!(done.end.expect_err("bad url").starts_with("configure: "));
 
     // An unknown default fails the registry after the sites were written.
-    let done = plan(
-        &json!({"sites": [], "default": "nope"}),
-        ModelRegistry::default(),
-    );
+    let done = plan(&json!({"sites": [], "default": "nope"}), None);
     assert_eq!(
         done.writes
             .iter()

@@ -306,6 +306,32 @@ impl Flow {
             );
             return;
         }
+        // RFC 9207: an answer that names another issuer came from another authorization server
+        // (a mix-up); one that names none, where the server said it always would, is refused.
+        let issuer = self.server.as_ref().map(|s| s.issuer.as_str());
+        let named = query_param(url, "iss");
+        let iss_promised = self
+            .server
+            .as_ref()
+            .is_some_and(|s| s.authorization_response_iss_parameter_supported);
+        match (named.as_deref(), issuer) {
+            (Some(named), Some(issuer)) if named != issuer => {
+                self.state = State::Failed(format!(
+                    "the sign-in's answer names another issuer (iss `{}`, not `{}`); it was ignored",
+                    clip(&strip_query(named), 200),
+                    strip_query(issuer)
+                ));
+                return;
+            }
+            (None, Some(issuer)) if iss_promised => {
+                self.state = State::Failed(format!(
+                    "the sign-in's answer does not name its issuer (iss), which `{}` promises; it was ignored",
+                    strip_query(issuer)
+                ));
+                return;
+            }
+            _ => {}
+        }
         if let Some(error) = query_param(url, "error") {
             let description = query_param(url, "error_description")
                 .map(|d| format!(": {}", clip(&d, 300)))

@@ -75,6 +75,9 @@ pub struct ServerMetadata {
     pub token_endpoint_auth_methods_supported: Vec<String>,
     /// `client_id_metadata_document_supported`.
     pub client_id_metadata_document_supported: bool,
+    /// `authorization_response_iss_parameter_supported` (RFC 9207): every authorization
+    /// answer must then name the issuer.
+    pub authorization_response_iss_parameter_supported: bool,
 }
 
 /// Parses and checks an authorization server's metadata: the endpoints are https (or
@@ -131,6 +134,10 @@ pub fn parse_server_metadata(
             value.get("token_endpoint_auth_methods_supported"),
         )
         .unwrap_or_default(),
+        authorization_response_iss_parameter_supported: value
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         client_id_metadata_document_supported: value
             .get("client_id_metadata_document_supported")
             .and_then(Value::as_bool)

@@ -411,6 +411,15 @@ fn a_whole_flow_with_dynamic_registration() {
     let mut forged = flow.clone();
     forged.redirected("http://127.0.0.1:9999/callback?code=x&state=other");
     assert!(matches!(forged.step(), Step::Failed(m) if m.contains("state")));
+    // RFC 9207: an answer naming another issuer is refused; one naming this issuer is taken.
+    let mut mixed_up = flow.clone();
+    mixed_up.redirected("http://127.0.0.1:9999/callback?code=x&state=state-0123456789&iss=https%3A%2F%2Fevil.example");
+    assert!(
+        matches!(mixed_up.step(), Step::Failed(m) if m.contains("another issuer (iss `https://evil.example`"))
+    );
+    let mut named = flow.clone();
+    named.redirected("http://127.0.0.1:9999/callback?code=x&state=state-0123456789&iss=http%3A%2F%2Flocalhost%3A4000%2Ftenant1");
+    assert!(matches!(named.step(), Step::Fetch(r) if r.url.ends_with("/token")));
     let mut denied = flow.clone();
     denied.redirected("http://127.0.0.1:9999/callback?error=access_denied&state=state-0123456789");
     assert!(matches!(denied.step(), Step::Failed(m) if m.contains("access_denied")));
@@ -686,4 +695,23 @@ fn the_loopback_listener_reads_the_callback() {
     );
     assert_eq!(loopback_redirect("", uri), None);
     assert!(loopback_response().starts_with("HTTP/1.1 200 OK\r\n"));
+}
+
+#[test]
+fn an_answer_without_the_issuer_it_promised_is_refused() {
+    let mut flow = Flow::new(config(r#"Bearer scope="mcp:x""#), secrets());
+    flow.response(200, PRM, 0.0);
+    let promised = json!({"authorization_response_iss_parameter_supported": true});
+    flow.response(200, &as_metadata(promised), 0.0);
+    flow.response(201, r#"{"client_id":"dyn-1"}"#, 0.0);
+    assert!(
+        matches!(flow.step(), Step::Authorize { .. }),
+        "{:?}",
+        flow.step()
+    );
+    let mut silent = flow.clone();
+    silent.redirected("http://127.0.0.1:9999/callback?code=c&state=state-0123456789");
+    assert!(matches!(silent.step(), Step::Failed(m) if m.contains("does not name its issuer")));
+    flow.redirected("http://127.0.0.1:9999/callback?code=c&state=state-0123456789&iss=http://localhost:4000/tenant1");
+    assert!(matches!(flow.step(), Step::Fetch(r) if r.url.ends_with("/token")));
 }
