@@ -318,7 +318,7 @@ impl Flow {
             (Some(named), Some(issuer)) if named != issuer => {
                 self.state = State::Failed(format!(
                     "the sign-in's answer names another issuer (iss `{}`, not `{}`); it was ignored",
-                    clip(&strip_query(named), 200),
+                    clip(strip_query(named), 200),
                     strip_query(issuer)
                 ));
                 return;
