@@ -161,6 +161,7 @@ pub fn check_requests(value: &Value) {
             tab_id: 1,
             frame_id,
             url: "https://site.example/".into(),
+            origin: Some("https://site.example".into()),
         };
         for frame_id in [0, 3] {
             if authorize(&content(frame_id), op.name()).is_ok() {
