@@ -1,7 +1,9 @@
 // The Pending view: the items waiting for the person, visitor inputs (answered or declined) and
 // confirmations of MCP tools in runs without a tab. Invariant: names, questions and arguments
 // are set only through textContent; nothing remote is loaded; the worker decides what waits and
-// what an answer does.
+// what an answer does. Headings are the host's words: a confirmation shows the worker's question
+// (every argument, escaped and capped; none when it cannot be shown, and then it can only be
+// declined), and ask_person's question is shown as the agent's, with a warning against secrets.
 
 import { $, button, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
@@ -17,14 +19,20 @@ function renderPending() {
       const li = element('li', `pending ${item.kind}`);
       li.dataset.callId = item.callId;
       li.dataset.kind = item.kind;
-      const heading =
-        item.kind === 'confirmation'
-          ? `Allow “${item.name}” of MCP server ${item.server}?`
-          : item.name === ASK_PERSON.name && typeof item.args?.question === 'string'
-            ? item.args.question
-            : `The agent asks you to run “${item.name}”`;
-      li.append(element('p', 'pending-title', heading));
-      li.append(element('pre', 'pending-args', JSON.stringify(item.args, null, 2)));
+      const asks = item.kind === 'input' && item.name === ASK_PERSON.name && typeof item.args?.question === 'string';
+      if (item.kind === 'confirmation') {
+        li.append(element('p', 'pending-title', 'Allow this call?'));
+        li.append(item.question
+          ? element('pre', 'pending-question', item.question)
+          : element('p', 'error', 'This call cannot be shown in full, so it can only be declined.'));
+      } else if (asks) {
+        li.append(element('p', 'pending-title', 'The agent asks you:'));
+        li.append(element('blockquote', 'pending-question', item.args.question));
+        li.append(element('p', 'pending-warning', 'Written by the agent, not by WebMCP Host or a site: never answer with a password, an API key or a one-time code.'));
+      } else {
+        li.append(element('p', 'pending-title', `The agent asks you to run “${item.name}”`));
+        li.append(element('pre', 'pending-args', JSON.stringify(item.args, null, 2)));
+      }
       li.append(element('p', 'muted', `run ${item.runId}`));
       const actions = element('div', 'row');
       const done = (op, body) => async () => {
@@ -48,7 +56,8 @@ function renderPending() {
         );
         li.append(label, input, actions);
       } else {
-        actions.append(button('Allow', done('answer', { value: true })), button('Decline', done('decline', {})));
+        if (item.question) actions.append(button('Allow', done('answer', { value: true })));
+        actions.append(button('Decline', done('decline', {})));
         li.append(actions);
       }
       return li;

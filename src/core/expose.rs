@@ -375,7 +375,12 @@ pub fn resolve<'a>(tools: &'a [PageTool], name: &str) -> Result<&'a PageTool, St
 }
 
 /// The question shown with `confirm()` in the page before a tool that needs it runs.
-pub fn confirmation_text(origin: &str, tool: &PageTool, args: &Map<String, Value>) -> String {
+/// `Err`: the arguments cannot be shown honestly, and the call is not made.
+pub fn confirmation_text(
+    origin: &str,
+    tool: &PageTool,
+    args: &Map<String, Value>,
+) -> Result<String, String> {
     crate::core::confirm::exposed_tool(origin, &tool.server, &tool.tool.name, args)
 }
 

@@ -103,8 +103,10 @@ pub const FRAME_LIST_MS: u32 = 5_000;
 
 /// How long the person has to answer a confirmation.
 pub const CONFIRM_MS: u32 = 5 * 60 * 1000;
-/// The most characters of a call's arguments a confirmation question shows.
-pub const CONFIRM_SHOWN_CHARS: usize = 600;
+/// The lines Chrome's `confirm()` dialog keeps (it drops the rest, marking it with "...").
+pub const CONFIRM_ROWS: usize = 24;
+/// A `confirm()` line this long or longer is rewrapped by Chrome (and counts as more lines).
+pub const CONFIRM_COLUMNS: usize = 80;
 
 // --- Exposure of MCP tools to pages -------------------------------------------------------------
 

@@ -230,7 +230,7 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
     let tools = tools_for(origin).await;
     let tool = resolve(&tools, &request.name)?.clone();
     if tool.needs_confirmation {
-        let text = confirmation_text(origin, &tool, &request.args);
+        let text = confirmation_text(origin, &tool, &request.args)?;
         if !super::confirm_in_page(tab_id, text).await {
             return Err(declined());
         }

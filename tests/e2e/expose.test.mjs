@@ -106,7 +106,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     assert.equal(declined.ok, false, JSON.stringify(declined));
     assert.deepEqual(own.deleted(), [], 'declined: not run');
     assert.equal(asked.length, 1);
-    assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\) wants to run “delete_record” of the MCP server own with:\\n\\{\\n  "id": "r-1"\\n\\}`));
+    assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\)\\swants\\sto\\srun\\s“delete_record”\\sof\\sthe\\sMCP\\sserver\\sown\\swith:\\n\\{\\n  "id": "r-1"\\n\\}`));
 
     page.once('dialog', answer(true));
     assert.deepEqual(await execute(page, 'delete_record', { id: 'r-2' }), { ok: true, result: 'deleted r-2' });

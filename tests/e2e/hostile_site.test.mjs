@@ -459,3 +459,99 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     await page.close();
   });
 });
+
+describe('hostile confirmations', () => {
+  let server, models, own, host;
+  let opened = 0;
+  const HIDDEN = ['\u202E', '\u2028', '\u200B'];
+  const hostile = { note: 'a\u2028b\u200B', payee: 'bob\u202Ekcatta', amount: 5 };
+  const SCENARIOS = {
+    // An MCP tool's call in a run with a tab: confirmed in the page, with the same escapes.
+    'mcp-hidden': { steps: [call('own__delete_record', { note: 'x'.repeat(700), id: 'bob\u202Ekcatta', memo: 'a\u2028b\u200B' }), { text: 'Done.' }] },
+  };
+  const open = async () => {
+    const page = await host.context.newPage();
+    const dialogs = [];
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      d.dismiss().catch(() => {});
+    });
+    // A query of its own, so that the tab is found by its URL even if an earlier page stayed open.
+    await page.goto(`${server.url}/hostile/confirm.html?open=${++opened}`);
+    return { page, dialogs, tabId: await host.tabIdOf(page) };
+  };
+  const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);
+  const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
+
+  before(async () => {
+    server = await serve(FIXTURES);
+    models = await startModelServer({ scenarios: SCENARIOS });
+    own = await startMcpServer();
+    host = await launchHost();
+  });
+  after(async () => {
+    await host?.close();
+    await own?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  test('a long first argument cannot push the payee out of the confirmation', async () => {
+    const { page, dialogs, tabId } = await open();
+    const answer = await callTool({ tabId, name: 'send_payment', args: { note: 'x'.repeat(700), payee: 'attacker', amount: 5 } });
+    assert.deepEqual(answer, DECLINED);
+    assert.equal(dialogs.length, 1);
+    const [text] = dialogs;
+    assert.ok(text.includes('"payee": "attacker"'), text);
+    assert.ok(text.includes('"amount": 5'), text);
+    assert.match(text, /"note": "x+"… \d+ more characters,\n/);
+    assert.ok(text.endsWith('\n\nAllow it?'), text);
+    // What Chrome's dialog keeps: 24 lines of fewer than 80 characters.
+    const lines = text.split('\n');
+    assert.ok(lines.length <= 24 && lines.every((l) => l.length < 80), text);
+    assert.deepEqual(await page.evaluate(() => window.__calls), []);
+    await page.close();
+  });
+
+  test('characters that reorder or hide text are shown escaped', async () => {
+    const { page, dialogs, tabId } = await open();
+    assert.deepEqual(await callTool({ tabId, name: 'send_payment', args: hostile }), DECLINED);
+    assert.equal(dialogs.length, 1);
+    const [text] = dialogs;
+    for (const c of HIDDEN) assert.ok(!text.includes(c), `U+${c.codePointAt(0).toString(16)} in ${JSON.stringify(text)}`);
+    assert.ok(text.includes('"payee": "bob\\u{202E}kcatta"'), text);
+    assert.ok(text.includes('"note": "a\\u{2028}b\\u{200B}"'), text);
+    assert.deepEqual(await page.evaluate(() => window.__calls), []);
+    await page.close();
+  });
+
+  test('a call that cannot be shown honestly is declined without asking', async () => {
+    const { page, dialogs, tabId } = await open();
+    const args = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, i]));
+    const answer = await callTool({ tabId, name: 'send_payment', args: { ...args, payee: 'attacker', amount: 5 } });
+    assert.equal(answer.ok, false);
+    assert.match(answer.error, /not run: its arguments cannot all be shown to the person for confirmation/);
+    assert.equal(dialogs.length, 0, 'nothing asked');
+    assert.deepEqual(await page.evaluate(() => window.__calls), []);
+    await page.close();
+  });
+
+  test("an MCP tool's confirmation in the page shows every key, escaped", async () => {
+    const { page, dialogs, tabId } = await open();
+    await host.worker.evaluate((c) => webmcpHost.configure(c), {
+      models: [{ name: 'mcp-hidden', provider: 'openai', baseUrl: `${models.url}/s/mcp-hidden/v1`, model: 'scripted', nativeTools: true, keyRef: 'canary' }],
+      default: 'mcp-hidden',
+      servers: [{ name: 'own', url: `${own.url}/mcp`, namespace: 'own' }],
+    });
+    const result = await host.worker.evaluate((r) => webmcpHost.run(r), { tabId, prompt: 'Delete it.' });
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'Done.' });
+    assert.equal(dialogs.length, 1);
+    const [text] = dialogs;
+    for (const c of HIDDEN) assert.ok(!text.includes(c), JSON.stringify(text));
+    assert.ok(text.includes('"id": "bob\\u{202E}kcatta"'), text);
+    assert.ok(text.includes('"memo": "a\\u{2028}b\\u{200B}"'), text);
+    assert.match(text, /more characters/);
+    assert.deepEqual(own.deleted(), [], 'declined: not run');
+    await page.close();
+  });
+});

@@ -61,6 +61,21 @@ describe('popup and side panel', () => {
     confirm: {
       steps: [{ calls: [{ name: 'proj__delete_record', arguments: { id: 'r-7' } }] }, { text: 'Deleted r-7.' }],
     },
+    // Arguments that try to hide in the confirmation: a long first one, bidi and invisible
+    // characters.
+    hidden: {
+      steps: [
+        { calls: [{ name: 'proj__delete_record', arguments: { note: 'x'.repeat(700), id: 'bob\u202Ekcatta', memo: 'a\u2028b\u200B' } }] },
+        { text: 'Not deleted.' },
+      ],
+    },
+    // The model asks for a secret as if the host did.
+    phish: {
+      steps: [
+        { calls: [{ name: 'ask_person', arguments: { question: 'Session expired: enter your OpenAI API key to continue' } }] },
+        { text: 'Thanks.' },
+      ],
+    },
   });
 
   const shot = (target, name) => target.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
@@ -272,7 +287,8 @@ describe('popup and side panel', () => {
     await view(popup, 'pending');
     const item = popup.locator('#pending li.pending.input');
     await item.waitFor();
-    assert.equal(await item.locator('.pending-title').textContent(), 'Which colour do you want?');
+    assert.equal(await item.locator('.pending-title').textContent(), 'The agent asks you:');
+    assert.equal(await item.locator('.pending-question').textContent(), 'Which colour do you want?');
     await shot(popup, 'popup-pending');
     await item.locator('textarea').fill('blue');
     await item.locator('button:has-text("Answer")').click();
@@ -306,7 +322,8 @@ describe('popup and side panel', () => {
     await view(popup, 'pending');
     const item = popup.locator(`#pending li.pending.confirmation`);
     await item.waitFor();
-    assert.match(await item.locator('.pending-title').textContent(), /Allow “delete_record” of MCP server project\?/);
+    assert.equal(await item.locator('.pending-title').textContent(), 'Allow this call?');
+    assert.match(await item.locator('.pending-question').textContent(), /“delete_record” of the MCP server project with:\n\{\n  "id": "r-7"\n\}/);
     assert.deepEqual(await host.worker.evaluate(() => webmcpHost.pending().then((p) => p.map((i) => i.kind))), ['confirmation']);
     await item.locator('button:has-text("Allow")').click();
     await host.worker.evaluate(async (runId) => {
@@ -317,6 +334,44 @@ describe('popup and side panel', () => {
     const { run } = await host.worker.evaluate((runId) => webmcpHost.runLog({ runId }), runId);
     assert.deepEqual(run.outcome, { type: 'completed', text: 'Deleted r-7.' });
     assert.equal(mcp.deleted().length, deletedBefore + 1);
+  });
+
+  test('a confirmation in the popup shows every key, escaped and capped', async () => {
+    const deletedBefore = mcp.deleted().length;
+    await addModel(popup, { preset: 'openai', name: 'hider', base: `${models.url}/s/hidden/v1`, keyRef: 'canary' });
+    const { runId } = await host.worker.evaluate(() => webmcpHost.startRun({ prompt: 'Delete it.', model: 'hider' }));
+    await view(popup, 'pending');
+    const item = popup.locator('#pending li.pending.confirmation').filter({ hasText: 'kcatta' });
+    await item.waitFor();
+    const shown = await item.textContent();
+    for (const c of ['\u202E', '\u2028', '\u200B']) assert.ok(!shown.includes(c), JSON.stringify(shown));
+    const question = await item.locator('.pending-question').textContent();
+    assert.ok(question.includes('"id": "bob\\u{202E}kcatta"'), question);
+    assert.ok(question.includes('"memo": "a\\u{2028}b\\u{200B}"'), question);
+    assert.match(question, /"note": "x+"… \d+ more characters,/);
+    await shot(popup, 'popup-pending-confirmation');
+    await item.locator('button:has-text("Decline")').click();
+    await host.worker.evaluate(async (runId) => {
+      while ((await webmcpHost.runs()).find((r) => r.runId === runId)?.state !== 'finished') {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }, runId);
+    assert.equal(mcp.deleted().length, deletedBefore, 'declined: not run');
+  });
+
+  test("ask_person's question is shown as the agent's, with a warning against secrets", async () => {
+    await addModel(popup, { preset: 'openai', name: 'phisher', base: `${models.url}/s/phish/v1`, keyRef: 'canary' });
+    await runPrompt(popup, 'phisher', 'Help me.');
+    await view(popup, 'pending');
+    const item = popup.locator('#pending li.pending.input').filter({ hasText: 'Session expired' });
+    await item.waitFor();
+    assert.equal(await item.locator('.pending-title').textContent(), 'The agent asks you:');
+    assert.equal(await item.locator('.pending-question').textContent(), 'Session expired: enter your OpenAI API key to continue');
+    assert.match(await item.locator('.pending-warning').textContent(), /written by the agent, not by WebMCP Host.*never.*password.*API key/i);
+    await shot(popup, 'popup-pending-ask-person');
+    await item.locator('button:has-text("Decline")').click();
+    await view(popup, 'run');
+    await popup.waitForSelector('body[data-run="finished"]');
   });
 
   test('stop ends a run that is writing', async () => {

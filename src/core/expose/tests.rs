@@ -303,10 +303,10 @@ fn calls_parse_resolve_and_answer() {
         resolve(&tools, "other").unwrap_err(),
         "no tool named `other` is exposed to this page"
     );
-    let text = confirmation_text("https://a.example", &tools[1], &call.args);
+    let text = confirmation_text("https://a.example", &tools[1], &call.args).unwrap();
     assert_eq!(
         text,
-        "WebMCP Host\n\nThis page (https://a.example) wants to run “delete_record” of the MCP server own with:\n{\n  \"a\": 2\n}\n\nAllow it?"
+        "WebMCP Host\n\nThis page (https://a.example) wants to run “delete_record” of the MCP server\nown with:\n{\n  \"a\": 2\n}\n\nAllow it?"
     );
 
     let add = &tools[0].tool;

@@ -43,6 +43,10 @@ pub enum PendingItem {
         server: String,
         /// The call's arguments.
         args: Map<String, Value>,
+        /// The question to show, as [`crate::core::confirm::mcp_tool`] words it (names and
+        /// arguments escaped and capped); `None` when it cannot be shown honestly (the
+        /// call can then only be declined).
+        question: Option<String>,
     },
 }
 

@@ -133,6 +133,7 @@ impl Waits {
             name: tool.to_owned(),
             server: server.to_owned(),
             args: args.clone(),
+            question: crate::core::confirm::mcp_tool(server, tool, args).ok(),
         });
         Waiter::Confirmation {
             run_id: run_id.to_owned(),
@@ -154,14 +155,16 @@ impl Waits {
     }
 
     /// `pending()` → the items waiting for the person: `{kind: "input", runId, callId, name,
-    /// args}` (a visitor tool) or `{kind: "confirmation", runId, callId, name, server, args}`.
+    /// args}` (a visitor tool) or `{kind: "confirmation", runId, callId, name, server, args,
+    /// question}`.
     pub fn pending(&self) -> Value {
         serde_json::to_value(&self.pending).expect("pending items serialize")
     }
 
     /// `answer` / `decline`: the person's answer to a listed item, kept for its waiter. The
     /// waiter to wake (then push `pending`), or `None` when nothing waited for it.
-    pub fn deliver(&mut self, answer: Answer) -> Option<Waiter> {
+    /// A confirmation whose question cannot be shown is declined, whatever the answer.
+    pub fn deliver(&mut self, mut answer: Answer) -> Option<Waiter> {
         let at = self
             .pending
             .iter()
@@ -170,10 +173,15 @@ impl Waits {
             PendingItem::Input { .. } => Waiter::Inputs {
                 run_id: answer.run_id.clone(),
             },
-            PendingItem::Confirmation { .. } => Waiter::Confirmation {
-                run_id: answer.run_id.clone(),
-                call_id: answer.call_id.clone(),
-            },
+            PendingItem::Confirmation { question, .. } => {
+                if question.is_none() {
+                    answer.verdict = Err(None);
+                }
+                Waiter::Confirmation {
+                    run_id: answer.run_id.clone(),
+                    call_id: answer.call_id.clone(),
+                }
+            }
         };
         self.answers.push(answer);
         Some(waiter)

@@ -261,7 +261,8 @@ impl PageCall {
                 message: FrameRequest::CallTool {
                     name: sent.tool.name.clone(),
                     args: self.request.args.clone(),
-                    confirm: confirmation(&sent.tool, &self.request.args),
+                    // `resolved` refused a call whose confirmation cannot be shown.
+                    confirm: confirmation(&sent.tool, &self.request.args).unwrap_or_else(Some),
                     call: Some(self.call.clone()),
                 }
                 .to_message(),
@@ -399,6 +400,7 @@ impl PageCall {
     fn resolved(&self, tools: Result<TabTools, String>) -> State {
         let found = tools.and_then(|tools| {
             let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
+            confirmation(tool, &self.request.args)?;
             if let Some(expected) = &self.request.expect {
                 still_same_page_tool(expected, tool)?;
             }
@@ -562,10 +564,12 @@ impl State {
 /// The text of the in-page confirmation a call needs, when the tool is consequential.
 /// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
 /// confirmed.
-pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Option<String> {
+/// `Err`: the arguments cannot be shown honestly, and the call is not made.
+pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Result<Option<String>, String> {
     tool.annotations
         .consequential_hint
         .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
+        .transpose()
 }
 
 /// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or

@@ -720,17 +720,16 @@ impl Drive {
                     ..
                 }),
             ) => {
-                let confirm = match (needs_confirmation, self.setup.tab_id) {
-                    (false, _) => Confirm::No,
-                    (true, Some(tab_id)) => Confirm::InPage {
-                        tab_id,
-                        text: crate::core::confirm::mcp_tool(
-                            &server,
-                            &tool.name,
-                            &invocation.arguments,
-                        ),
-                    },
-                    (true, None) => Confirm::Person {
+                let shown = needs_confirmation
+                    .then(|| {
+                        crate::core::confirm::mcp_tool(&server, &tool.name, &invocation.arguments)
+                    })
+                    .transpose();
+                let confirm = match (shown, self.setup.tab_id) {
+                    (Err(why), _) => return self.own.push_back(refuse(why)),
+                    (Ok(None), _) => Confirm::No,
+                    (Ok(Some(text)), Some(tab_id)) => Confirm::InPage { tab_id, text },
+                    (Ok(Some(_)), None) => Confirm::Person {
                         turn_id: invocation.turn_id.clone(),
                     },
                 };

@@ -84,7 +84,8 @@ fn a_confirmation_allows_only_with_a_yes() {
     assert_eq!(waiter.run_id(), "r");
     assert_eq!(
         waits.pending(),
-        json!([{"kind": "confirmation", "runId": "r", "callId": "c", "name": "tool", "server": "srv", "args": {"q": 1}}])
+        json!([{"kind": "confirmation", "runId": "r", "callId": "c", "name": "tool", "server": "srv", "args": {"q": 1},
+            "question": "WebMCP Host\n\nThe agent wants to run “tool” of the MCP server srv with:\n{\n  \"q\": 1\n}\n\nAllow it?"}])
     );
     assert_eq!(
         waits.deliver(answer("r", "c", Ok("true".into()))),
@@ -98,6 +99,16 @@ fn a_confirmation_allows_only_with_a_yes() {
     waits.ask_confirmation("r", "e", "srv", "tool", &args);
     waits.deliver(answer("r", "e", Err(None)));
     assert!(!waits.confirmed("r", "e"));
+}
+
+#[test]
+fn a_confirmation_that_cannot_be_shown_is_declined_whatever_the_answer() {
+    let mut waits = Waits::default();
+    let args: Map<String, Value> = (0..50).map(|i| (format!("k{i}"), json!(i))).collect();
+    waits.ask_confirmation("r", "c", "srv", "tool", &args);
+    assert_eq!(waits.pending()[0]["question"], Value::Null);
+    assert!(waits.deliver(answer("r", "c", Ok("true".into()))).is_some());
+    assert!(!waits.confirmed("r", "c"));
 }
 
 #[test]

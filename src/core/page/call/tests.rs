@@ -394,3 +394,31 @@ fn a_page_tool_that_changed_is_not_called() {
             .contains("changed the definition of `buy`")
     );
 }
+
+#[test]
+fn a_consequential_call_whose_arguments_cannot_be_shown_is_not_made() {
+    let many: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+    let mut call = PageCall::new(
+        CallRequest {
+            args: many.clone(),
+            ..request("buy")
+        },
+        "c1".into(),
+    );
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, true)])));
+    let answer = done(&call);
+    assert_eq!(answer["ok"], false);
+    assert!(answer["error"]
+        .as_str()
+        .is_some_and(|e| e.starts_with("not run: its arguments cannot all be shown")));
+    // A tool that needs no confirmation takes them.
+    let mut call = PageCall::new(
+        CallRequest {
+            args: many,
+            ..request("buy")
+        },
+        "c1".into(),
+    );
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+    assert!(matches!(call.step(), Step::Frame { .. }));
+}

@@ -443,6 +443,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
                 "delete",
                 &json!({"a": 2}).as_object().unwrap().clone()
             )
+            .unwrap()
         }
     );
 }
@@ -613,4 +614,52 @@ fn no_timer_outlives_the_run() {
     all.extend(body(&mut drive_b, id, None));
     all.extend(feed(&mut drive_b, stop()));
     no_timer_outlives(&all, &[]);
+}
+
+#[test]
+fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Delete")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "delete".into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }];
+    let args: serde_json::Map<String, Value> =
+        (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+    let transcript =
+        json!({"text": "", "calls": [{"name": "delete", "arguments": args}], "finish": "stop"})
+            .to_string();
+    for tab_id in [Some(7), None] {
+        let mut drive = Drive::new(
+            Run::start(input.clone()),
+            Setup {
+                model: model(Provider::Replay, Some(&transcript)),
+                key: Ok(None),
+                tab_id,
+                bindings: vec![(
+                    "delete".into(),
+                    Binding::Mcp {
+                        server: "own".into(),
+                        tool: McpTool {
+                            name: "delete".into(),
+                            title: None,
+                            description: "Deletes".into(),
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: Default::default(),
+                        },
+                        needs_confirmation: true,
+                        acting: true,
+                    },
+                )],
+            },
+        );
+        let actions = drain(&mut drive);
+        assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
+        assert!(format!("{actions:?}").contains("not run: its arguments cannot all be shown"));
+    }
 }
