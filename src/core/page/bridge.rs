@@ -6,7 +6,9 @@
 //! or rejected with a [`BridgeError`] that says what was wrong.
 //!
 //! Replies, as the content script writes them:
-//! - list: `{"ok":true,"supported":bool,"url":"…","origin":"…","tools":[…]}`
+//! - list: `{"ok":true,"supported":bool,"polyfilled"?:true,"url":"…","origin":"…","tools":[…]}`
+//!   (`url` and `origin` are the content script's own location; `polyfilled`: the tools came
+//!   from the page's world, which may drop `consequentialHint`)
 //! - call: `{"ok":true,"result":"text"|null,"url":"…"}` (`null`: the tool navigated the page)
 //! - any:  `{"ok":false,"error":{"name":"…","message":"…"}}`
 
@@ -94,6 +96,9 @@ pub struct FrameListing {
     pub url: String,
     /// The frame's origin.
     pub origin: String,
+    /// Whether the tools came from the page's own world (a polyfill, or the page's own
+    /// `document.modelContext`): every one not read-only is then consequential.
+    pub polyfilled: bool,
     /// Its tools and what was skipped.
     pub tools: FrameTools,
 }
@@ -255,7 +260,8 @@ pub fn parse_listing(
     let url = string_field(&map, "url")?;
     let origin = string_field(&map, "origin")?;
     let supported = map.get("supported") == Some(&Value::Bool(true));
-    let tools = match map.get("tools") {
+    let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
+    let mut tools = match map.get("tools") {
         None | Some(Value::Null) => FrameTools::default(),
         Some(Value::Array(entries)) => parse_tools(entries, frame_id, &origin, limits),
         Some(other) => {
@@ -265,10 +271,14 @@ pub fn parse_listing(
             )))
         }
     };
+    if polyfilled {
+        tools.confirm_unless_read_only();
+    }
     Ok(FrameListing {
         supported,
         url,
         origin,
+        polyfilled,
         tools,
     })
 }
@@ -351,6 +361,21 @@ mod tests {
         assert!(listing.supported);
         assert_eq!(listing.tools.tools[0].origin, "http://a.test");
         assert_eq!(listing.tools.tools[0].frame_id, 4);
+        assert!(!listing.polyfilled);
+        assert!(!listing.tools.tools[0].annotations.consequential_hint);
+    }
+
+    #[test]
+    fn a_polyfilled_listing_confirms_what_is_not_read_only() {
+        let raw = r#"{"ok":true,"supported":true,"polyfilled":true,"origin":"http://a.test",
+                      "tools":[{"name":"close","origin":"https://bank.example"},
+                               {"name":"read","annotations":{"readOnlyHint":true}}]}"#;
+        let listing = parse_listing(raw, 0, &L).unwrap();
+        assert!(listing.polyfilled);
+        let tools = &listing.tools.tools;
+        assert_eq!(tools[0].origin, "http://a.test");
+        assert!(tools[0].annotations.consequential_hint);
+        assert!(!tools[1].annotations.consequential_hint);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What a tab offers: every frame's answer to `listTools`, merged into one list in frame order,
 //! and the resolution of a call's tool name (by frame when several frames offer it).
 //! Invariant: only the top frame's failure to answer is a problem; other frames without our
-//! content script are skipped silently.
+//! content script are skipped silently. A frame whose reported origin is not the origin of its
+//! URL as Chrome lists it gives no tools (its tools' origin is Chrome's, never the page's word).
 
 use serde::Serialize;
 use serde_json::Value;
@@ -29,6 +30,13 @@ pub enum FrameFailure {
     /// The message did not get there or back (no content script, frame gone, …); the shell's
     /// own words.
     Unreachable(String),
+    /// The frame reported an origin other than its URL's as Chrome lists it.
+    Origin {
+        /// The origin the frame reported.
+        reported: String,
+        /// The origin of the frame's URL as Chrome lists it.
+        chrome: String,
+    },
 }
 
 /// A frame of a tab, as `chrome.webNavigation.getAllFrames` lists it.
@@ -67,9 +75,9 @@ pub fn frames(tab_id: i64, listed: &Value) -> Result<Vec<Frame>, String> {
 /// why it did not get there or back (within [`FRAME_LIST_MS`]).
 pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
     let answer = match reply {
-        Reply::Answered(Ok(text)) => {
-            parse_listing(&text, frame.frame_id, &Limits::DEFAULT).map_err(FrameFailure::Bridge)
-        }
+        Reply::Answered(Ok(text)) => parse_listing(&text, frame.frame_id, &Limits::DEFAULT)
+            .map_err(FrameFailure::Bridge)
+            .and_then(|listing| chrome_origin(&frame, listing)),
         Reply::Answered(Err(e)) | Reply::Failed(e) => Err(FrameFailure::Unreachable(e)),
         Reply::TimedOut => Err(FrameFailure::Unreachable(format!(
             "no answer within {FRAME_LIST_MS} ms"
@@ -79,6 +87,19 @@ pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
         frame_id: frame.frame_id,
         url: frame.url,
         answer,
+    }
+}
+
+/// A listing whose origin is the one Chrome gives its frame's URL (an http(s) URL; another,
+/// such as `about:blank`, inherits an origin Chrome does not list, and the content script's own
+/// `location.origin` stands).
+fn chrome_origin(frame: &Frame, listing: FrameListing) -> Result<FrameListing, FrameFailure> {
+    match crate::core::url::http_origin(&frame.url) {
+        Some(chrome) if chrome != listing.origin => Err(FrameFailure::Origin {
+            reported: listing.origin,
+            chrome,
+        }),
+        _ => Ok(listing),
     }
 }
 
@@ -116,6 +137,9 @@ impl TabTools {
                     let why = match failure {
                         FrameFailure::Bridge(e) => e.to_string(),
                         FrameFailure::Unreachable(message) => format!("no answer: {message}"),
+                        FrameFailure::Origin { reported, chrome } => format!(
+                            "it reports the origin {reported}, but Chrome lists it at {chrome}; its tools are not used"
+                        ),
                     };
                     out.problems.push(ToolProblem {
                         frame_id: frame.frame_id,

@@ -27,6 +27,49 @@ fn frames_are_read_from_get_all_frames() {
 }
 
 #[test]
+fn a_frame_that_reports_another_origin_than_chromes_gives_no_tools() {
+    let at = |url: &str| Frame {
+        frame_id: 3,
+        url: url.into(),
+    };
+    let text =
+        r#"{"ok":true,"supported":true,"origin":"https://bank.example","tools":[{"name":"t"}]}"#;
+    let forged = listing(
+        at("http://127.0.0.1:8080/x"),
+        Reply::Answered(Ok(text.into())),
+    );
+    let failure = forged.answer.clone().expect_err("forged");
+    assert_eq!(
+        failure,
+        FrameFailure::Origin {
+            reported: "https://bank.example".into(),
+            chrome: "http://127.0.0.1:8080".into()
+        }
+    );
+    let merged = TabTools::from_frames(vec![forged]);
+    assert!(merged.tools.is_empty());
+    assert!(
+        merged.problems[0].message.contains(
+            "reports the origin https://bank.example, but Chrome lists it at http://127.0.0.1:8080"
+        ),
+        "{:?}",
+        merged.problems
+    );
+    // Chrome's URL agrees (its origin written in another case or with a default port): kept.
+    let agreed = listing(
+        at("HTTPS://Bank.Example:443/p"),
+        Reply::Answered(Ok(text.into())),
+    );
+    assert_eq!(
+        agreed.answer.expect("agreed").tools.tools[0].origin,
+        "https://bank.example"
+    );
+    // about:blank inherits an origin Chrome does not list: the content script's stands.
+    let blank = listing(at("about:blank"), Reply::Answered(Ok(text.into())));
+    assert!(blank.answer.is_ok());
+}
+
+#[test]
 fn a_frame_reply_becomes_its_listing_or_why_not() {
     let frame = || Frame {
         frame_id: 2,
