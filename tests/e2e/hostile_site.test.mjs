@@ -480,6 +480,24 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     });
   }
 
+  // A call goes to the document its tool was listed from, or nowhere. swap.html's first frame
+  // lists a read-only `lookup`, then navigates to another site whose `lookup` acts; its second
+  // frame holds the listing for 2 s, so the call comes after the swap, to the same frame id.
+  test('a frame that swaps its document between the listing and the call does not get the call', async () => {
+    const { page, dialogs, tabId } = await open('hostile/swap.html');
+    try {
+      const answer = await callTool({ tabId, name: 'lookup', args: { order: '7' } });
+      const swapped = await until('the swap', () => page.frames().find((f) => f.url().includes('/hostile/swap-b.html')));
+      await until('its tools', () => swapped.evaluate(() => Array.isArray(window.__calls)));
+      assert.deepEqual(await swapped.evaluate(() => window.__calls), [], 'the other site’s lookup did not run');
+      assert.equal(answer.ok, false, JSON.stringify(answer));
+      assert.match(answer.error, /`lookup` .*since its tools were listed; the call was not sent/);
+      assert.deepEqual(dialogs, []);
+    } finally {
+      await page.close();
+    }
+  });
+
   // @mcp-b/webmcp-polyfill keeps only readOnlyHint and untrustedContentHint: a tool's
   // consequentialHint never reaches the host. A polyfilled tool that is not read-only is
   // confirmed (hints only tighten), without any site policy.

@@ -24,6 +24,43 @@ pub const PROTOCOL_KEY: &str = "webmcpHost";
 /// The version of the bridge protocol both sides speak.
 pub const PROTOCOL_VERSION: u64 = 1;
 
+/// Where a message to a frame goes: the frame and, when known, the document it must still
+/// hold. Chrome delivers a message with a `documentId` to that document only, so a call never
+/// reaches a document that replaced the one its tool was listed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The frame (0: the top frame).
+    pub frame_id: i64,
+    /// The document (`webNavigation`'s `documentId`); `None` sends to whatever the frame holds.
+    pub document_id: Option<String>,
+}
+
+impl Target {
+    /// The top frame, whatever document it holds.
+    pub const TOP: Target = Target {
+        frame_id: 0,
+        document_id: None,
+    };
+
+    /// The options of `chrome.tabs.sendMessage`: `{frameId, documentId?}`.
+    pub fn options(&self) -> Value {
+        match &self.document_id {
+            Some(document) => json!({"frameId": self.frame_id, "documentId": document}),
+            None => json!({"frameId": self.frame_id}),
+        }
+    }
+}
+
+impl From<i64> for Target {
+    /// A frame, whatever document it holds.
+    fn from(frame_id: i64) -> Target {
+        Target {
+            frame_id,
+            document_id: None,
+        }
+    }
+}
+
 /// What the worker asks of a frame.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrameRequest {
@@ -96,6 +133,8 @@ pub struct FrameListing {
     pub url: String,
     /// The frame's origin.
     pub origin: String,
+    /// The document that answered (set from Chrome's list of frames, never from the reply).
+    pub document_id: Option<String>,
     /// Whether the tools came from the page's own world (a polyfill, or the page's own
     /// `document.modelContext`): every one not read-only is then consequential.
     pub polyfilled: bool,
@@ -278,6 +317,7 @@ pub fn parse_listing(
         supported,
         url,
         origin,
+        document_id: None,
         polyfilled,
         tools,
     })
@@ -351,6 +391,16 @@ mod tests {
             FrameRequest::ListTools.to_message(),
             json!({"webmcpHost": 1, "op": "listTools"})
         );
+    }
+
+    #[test]
+    fn a_target_names_its_document_when_known() {
+        let bound = Target {
+            frame_id: 3,
+            document_id: Some("D1".into()),
+        };
+        assert_eq!(bound.options(), json!({"frameId": 3, "documentId": "D1"}));
+        assert_eq!(Target::TOP.options(), json!({"frameId": 0}));
     }
 
     #[test]

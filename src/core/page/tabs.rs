@@ -7,7 +7,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::bridge::{parse_listing, BridgeError, FrameListing, Reply};
+use std::collections::BTreeMap;
+
+use super::bridge::{parse_listing, BridgeError, FrameListing, Reply, Target};
 use super::tool::{PageTool, ToolProblem};
 use crate::core::limits::{Limits, FRAME_LIST_MS};
 
@@ -46,6 +48,18 @@ pub struct Frame {
     pub frame_id: i64,
     /// The frame's URL.
     pub url: String,
+    /// The document it holds (`documentId`), when Chrome says.
+    pub document_id: Option<String>,
+}
+
+impl Frame {
+    /// Where a message to this frame's document goes.
+    pub fn target(&self) -> Target {
+        Target {
+            frame_id: self.frame_id,
+            document_id: self.document_id.clone(),
+        }
+    }
 }
 
 /// The frames of tab `tab_id` from `getAllFrames`' answer: entries without a numeric
@@ -66,6 +80,10 @@ pub fn frames(tab_id: i64, listed: &Value) -> Result<Vec<Frame>, String> {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned(),
+                document_id: frame
+                    .get("documentId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
             })
         })
         .collect())
@@ -77,7 +95,11 @@ pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
     let answer = match reply {
         Reply::Answered(Ok(text)) => parse_listing(&text, frame.frame_id, &Limits::DEFAULT)
             .map_err(FrameFailure::Bridge)
-            .and_then(|listing| chrome_origin(&frame, listing)),
+            .and_then(|listing| chrome_origin(&frame, listing))
+            .map(|listing| FrameListing {
+                document_id: frame.document_id.clone(),
+                ..listing
+            }),
         Reply::Answered(Err(e)) | Reply::Failed(e) => Err(FrameFailure::Unreachable(e)),
         Reply::TimedOut => Err(FrameFailure::Unreachable(format!(
             "no answer within {FRAME_LIST_MS} ms"
@@ -110,6 +132,10 @@ pub struct TabTools {
     pub tools: Vec<PageTool>,
     /// What was skipped, and why.
     pub problems: Vec<ToolProblem>,
+    /// The document each frame listed its tools from (by frame id), where Chrome named it: a
+    /// call goes to that document or nowhere.
+    #[serde(skip)]
+    pub documents: BTreeMap<i64, String>,
 }
 
 impl TabTools {
@@ -127,6 +153,9 @@ impl TabTools {
         for frame in frames {
             match frame.answer {
                 Ok(listing) => {
+                    if let Some(document) = listing.document_id {
+                        out.documents.insert(frame.frame_id, document);
+                    }
                     out.tools.extend(listing.tools.tools);
                     out.problems.extend(listing.tools.problems);
                 }
@@ -150,6 +179,14 @@ impl TabTools {
             }
         }
         out
+    }
+
+    /// Where a call of `tool` goes: its frame, and the document it was listed from.
+    pub fn target(&self, tool: &PageTool) -> Target {
+        Target {
+            frame_id: tool.frame_id,
+            document_id: self.documents.get(&tool.frame_id).cloned(),
+        }
     }
 
     /// The tool a call means: by name, and by frame when several frames offer the name.
