@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use serde_json::Map;
 
 use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target};
-use super::tabs::TabTools;
+use super::tabs::{undelivered, TabTools};
 use super::tool::PageTool;
 use crate::core::limits::Limits;
 
@@ -345,6 +345,16 @@ impl PageCall {
                     Ok(outcome) => self.answered(sent, outcome),
                     Err(failure) => settle(sent, failure, false),
                 }
+            }
+            // Sent to the listed document only: no listener there means the frame holds
+            // another document by now, and the call never reached a page.
+            (State::Send { sent }, Input::ChannelFailed(failure))
+                if sent.target.document_id.is_some() && undelivered(&failure) =>
+            {
+                State::Done(call_response(&Err(format!(
+                    "the frame that offered `{}` no longer holds the document its tools were listed from; the call was not sent ({failure})",
+                    sent.tool.name
+                ))))
             }
             (State::Send { sent }, Input::ChannelFailed(failure)) => settle(sent, failure, true),
             (State::Send { sent }, Input::Timeout) => State::Cancel {

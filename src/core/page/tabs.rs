@@ -236,9 +236,14 @@ impl TabTools {
 /// shell injects the bridge once and asks again.
 pub fn orphaned(answers: &[FrameAnswer]) -> bool {
     answers.iter().any(|a| {
-        a.frame_id == 0
-            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
+        a.frame_id == 0 && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if undelivered(m))
     })
+}
+
+/// Whether Chrome's words for a failed message say it reached no listener: nothing ran (no
+/// content script there, or the frame no longer holds the document the message names).
+pub fn undelivered(failure: &str) -> bool {
+    failure.contains("Receiving end does not exist")
 }
 
 #[cfg(test)]

@@ -269,6 +269,16 @@ fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call
         call.handle(now);
         assert_eq!(done(&call), json!({"ok": false, "error": error}));
     }
+    // The document changed between that look and the send: Chrome finds no listener in the
+    // listed document, and nothing ran.
+    let mut call = sent(true);
+    call.handle(Input::ChannelFailed(
+        "Could not establish connection. Receiving end does not exist.".into(),
+    ));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "the frame that offered `buy` no longer holds the document its tools were listed from; the call was not sent (Could not establish connection. Receiving end does not exist.)"})
+    );
     // A listing without document ids (an older browser) sends to the frame as it is.
     let mut call = PageCall::new(request("buy"), "c1".into());
     call.handle(Input::Tools(Ok(TabTools {
