@@ -103,18 +103,23 @@
     description: plain(tool.description),
     inputSchema: plain(tool.inputSchema),
     annotations: plain(tool.annotations),
-    origin: typeof tool.origin === 'string' ? tool.origin : location.origin,
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });
   // END SHARED BLOCK
 
+  // The frame's URL and origin are this world's own, never the page's word: a tool names no
+  // origin, and the companion's answer (a page's own modelContext, a polyfill that takes
+  // `globalThis.origin`) keeps only its tools. Those are marked polyfilled: such a source may
+  // drop consequentialHint, so the worker confirms every tool of it that is not read-only.
   const listTools = async () => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin };
     if (context) return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
-    if (main.paired) return main.ask({ op: 'listTools' });
-    return { ok: true, supported: false, ...frame, tools: [] };
+    if (!main.paired) return { ok: true, supported: false, ...frame, tools: [] };
+    const listed = await main.ask({ op: 'listTools' });
+    if (listed?.ok !== true) return listed;
+    return { ok: true, supported: listed.supported === true, polyfilled: true, ...frame, tools: listed.tools };
   };
 
   // Native executeTool takes an object; a polyfill wants a JSON string and says so before the

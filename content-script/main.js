@@ -60,7 +60,6 @@
     description: plain(tool.description),
     inputSchema: plain(tool.inputSchema),
     annotations: plain(tool.annotations),
-    origin: typeof tool.origin === 'string' ? tool.origin : location.origin,
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });

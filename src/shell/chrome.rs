@@ -40,9 +40,9 @@ pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
     frames(tab_id, &to_json(&listed).unwrap_or(Value::Null))
 }
 
-/// Sends a message to the content script of one frame; the promise resolves to its reply.
-pub fn send_to_frame(tab_id: i64, frame_id: i64, message: &JsValue) -> Promise {
-    let options = from_json(&serde_json::json!({ "frameId": frame_id }));
+/// Sends a message to one frame's content script (only to the document the target names, if any).
+pub fn send_to_frame(tab_id: i64, to: impl Into<super::Target>, message: &JsValue) -> Promise {
+    let options = from_json(&to.into().options());
     tabs_send_message(tab_id as f64, message, &options).unwrap_or_else(|e| Promise::reject(&e))
 }
 

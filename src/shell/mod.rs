@@ -26,7 +26,7 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::core::bridge::{confirmed, FrameRequest, Reply};
+use crate::core::bridge::{confirmed, FrameRequest, Reply, Target};
 use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
@@ -47,7 +47,7 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let request = FrameRequest::ListTools.to_message();
     // Every frame's request starts before any is awaited.
     let pending: Vec<_> = (chrome::all_frames(tab_id).await?.into_iter())
-        .map(|frame| (ask(tab_id, frame.frame_id, &request, FRAME_LIST_MS), frame))
+        .map(|frame| (ask(tab_id, frame.target(), &request, FRAME_LIST_MS), frame))
         .collect();
     let mut answers = Vec::with_capacity(pending.len());
     for (reply, frame) in pending {
@@ -56,9 +56,9 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     Ok(answers)
 }
 
-/// Sends `message` to a frame now; the future is its reply as JSON text, within `ms`.
-fn ask(tab_id: i64, frame_id: i64, message: &Value, ms: u32) -> impl Future<Output = Reply> {
-    let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(message));
+/// Sends `message` to a frame's document now; its reply as JSON text, within `ms`.
+fn ask(tab_id: i64, to: Target, message: &Value, ms: u32) -> impl Future<Output = Reply> {
+    let reply = chrome::send_to_frame(tab_id, to, &convert::from_json(message));
     async move {
         match timer::within(reply, ms).await {
             Ok(Some(reply)) => Reply::Answered(convert::to_json_text(&reply)),
@@ -82,16 +82,16 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
             Step::Tabs => Input::Tabs(chrome::tabs().await),
             Step::Send {
                 tab_id,
-                frame_id,
+                target,
                 message,
                 timeout_ms,
-            } => ask(tab_id, frame_id, &message, timeout_ms).await.into(),
+            } => ask(tab_id, target, &message, timeout_ms).await.into(),
             Step::Cancel {
                 tab_id,
-                frame_id,
+                target,
                 message,
             } => {
-                send_unanswered(tab_id, frame_id, &message);
+                send_unanswered(tab_id, target, &message);
                 Input::Performed
             }
             Step::Wait { ms } => {
@@ -108,7 +108,7 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
 /// within 5 minutes, or the tab is gone.
 pub(crate) async fn confirm_in_page(tab_id: i64, text: String) -> bool {
     let message = FrameRequest::Confirm { text }.to_message();
-    confirmed(&ask(tab_id, 0, &message, CONFIRM_MS).await)
+    confirmed(&ask(tab_id, Target::TOP, &message, CONFIRM_MS).await)
 }
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.
@@ -121,8 +121,8 @@ pub(crate) fn cancel_in_frame(tab_id: i64, frame_id: i64, call: &str) {
 }
 
 /// Sends a message whose answer nobody needs; a rejection (frame gone) is not left unhandled.
-fn send_unanswered(tab_id: i64, frame_id: i64, message: &Value) {
-    let reply = chrome::send_to_frame(tab_id, frame_id, &convert::from_json(message));
+fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
+    let reply = chrome::send_to_frame(tab_id, to, &convert::from_json(message));
     wasm_bindgen_futures::spawn_local(async move {
         let _ = wasm_bindgen_futures::JsFuture::from(reply).await;
     });

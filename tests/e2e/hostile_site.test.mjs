@@ -439,24 +439,80 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     await server?.close();
   });
 
-  test("a tool that claims another origin is listed under its page's origin, and the page's site policy applies", async () => {
+  const open = async (path) => {
     const page = await host.context.newPage();
     const dialogs = [];
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       d.dismiss().catch(() => {});
     });
-    await page.goto(`${server.url}/hostile/forged-origin.html`);
-    const tabId = await host.tabIdOf(page);
-    const { tools } = await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
-    assert.deepEqual(tools.map((t) => [t.name, t.origin]), [['wire_money', server.url]], 'not https://bank.example');
-    await host.worker.evaluate((c) => webmcpHost.configure(c), { sites: [{ origin: server.url, alwaysConfirm: true }] });
-    const answer = await host.worker.evaluate((t) => webmcpHost.callTool({ tabId: t, name: 'wire_money', args: { amount: 5 } }), tabId);
-    assert.deepEqual(answer, { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' });
-    assert.equal(dialogs.length, 1);
-    assert.ok(dialogs[0].includes(`“wire_money” on ${server.url}`), dialogs[0]);
-    assert.deepEqual(await page.evaluate(() => window.__calls), []);
-    await page.close();
+    await page.goto(`${server.url}/${path}`);
+    return { page, dialogs, tabId: await host.tabIdOf(page) };
+  };
+  const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
+  const listTools = (tabId) => host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
+  const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);
+  const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
+
+  // The origin of a tool is Chrome's (the frame's own location), never the page's word: not a
+  // tool entry's `origin` field (forged-origin.html), not the polyfill's `globalThis.origin`,
+  // which page script can replace before it loads (forged-origin-global.html), not the
+  // `origin` a hand-written `document.modelContext` puts in its entries (forged-origin-context.html).
+  for (const fixture of ['forged-origin.html', 'forged-origin-global.html', 'forged-origin-context.html']) {
+    test(`${fixture}: a tool that claims another origin is listed under its page's origin, and the page's site policies apply`, async () => {
+      const { page, dialogs, tabId } = await open(`hostile/${fixture}`);
+      try {
+        const { tools } = await listTools(tabId);
+        assert.deepEqual(tools.map((t) => [t.name, t.origin]), [['wire_money', server.url]], 'not https://bank.example');
+        await configure({ sites: [{ origin: server.url, alwaysConfirm: true }] });
+        assert.deepEqual(await callTool({ tabId, name: 'wire_money', args: { amount: 5 } }), DECLINED);
+        assert.equal(dialogs.length, 1);
+        assert.ok(dialogs[0].includes(`“wire_money” on ${server.url}`), dialogs[0]);
+        assert.ok(!dialogs[0].includes('bank.example'), dialogs[0]);
+        await configure({ sites: [{ origin: server.url, filter: [] }] });
+        assert.deepEqual((await listTools(tabId)).tools, [], "the page's filter hides the tool");
+        assert.match((await callTool({ tabId, name: 'wire_money', args: { amount: 5 } })).error, /no page tool named `wire_money`/);
+        assert.deepEqual(await page.evaluate(() => window.__calls), []);
+      } finally {
+        await configure({ sites: [] });
+        await page.close();
+      }
+    });
+  }
+
+  // A call goes to the document its tool was listed from, or nowhere. swap.html's first frame
+  // lists a read-only `lookup`, then navigates to another site whose `lookup` acts; its second
+  // frame holds the listing for 2 s, so the call comes after the swap, to the same frame id.
+  test('a frame that swaps its document between the listing and the call does not get the call', async () => {
+    const { page, dialogs, tabId } = await open('hostile/swap.html');
+    try {
+      const answer = await callTool({ tabId, name: 'lookup', args: { order: '7' } });
+      const swapped = await until('the swap', () => page.frames().find((f) => f.url().includes('/hostile/swap-b.html')));
+      await until('its tools', () => swapped.evaluate(() => Array.isArray(window.__calls)));
+      assert.deepEqual(await swapped.evaluate(() => window.__calls), [], 'the other site’s lookup did not run');
+      assert.equal(answer.ok, false, JSON.stringify(answer));
+      assert.match(answer.error, /`lookup` .*since its tools were listed; the call was not sent/);
+      assert.deepEqual(dialogs, []);
+    } finally {
+      await page.close();
+    }
+  });
+
+  // @mcp-b/webmcp-polyfill keeps only readOnlyHint and untrustedContentHint: a tool's
+  // consequentialHint never reaches the host. A polyfilled tool that is not read-only is
+  // confirmed (hints only tighten), without any site policy.
+  test('a consequential tool of a page polyfilled by @mcp-b/webmcp-polyfill is confirmed, with no site policy', async () => {
+    const { page, dialogs, tabId } = await open('polyfill.html');
+    try {
+      assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), DECLINED);
+      assert.equal(dialogs.length, 1, 'the browser asked');
+      assert.ok(dialogs[0].includes(`“close_account” on ${server.url}`), dialogs[0]);
+      assert.deepEqual(await page.evaluate(() => window.__calls), [], 'declined: not run');
+      assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 2, b: 3 } }), { ok: true, result: '6' });
+      assert.equal(dialogs.length, 1, 'a read-only tool is not confirmed');
+    } finally {
+      await page.close();
+    }
   });
 });
 

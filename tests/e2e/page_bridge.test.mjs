@@ -253,9 +253,13 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
       const names = (await listTools(tabId)).tools.map((t) => t.name).sort();
       assert.deepEqual(names, ['close_account', 'multiply', 'profile']);
       assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 6, b: 7 } }), { ok: true, result: '42' });
+      // Not read-only, on a source that may drop consequentialHint: confirmed, and accepted.
+      const dialogs = [];
+      page.once('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
       assert.deepEqual(await callTool({ tabId, name: 'profile', args: { who: 'Ann' } }), {
         ok: true, result: JSON.stringify({ who: 'Ann', polyfill }),
       });
+      assert.equal(dialogs.length, 1, 'profile was confirmed');
       assert.deepEqual(await page.evaluate(() => window.__calls), [
         { name: 'multiply', input: { a: 6, b: 7 } },
         { name: 'profile', input: { who: 'Ann' } },
@@ -268,7 +272,6 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
     const page = await host.context.newPage();
     await page.goto(`${server.url}/polyfill.html`);
     const tabId = await host.tabIdOf(page);
-    const origin = new URL(server.url).origin;
     // The page listens for every pairing message, then asks for a hello and offers its own.
     const heard = await page.evaluate(() => {
       const seen = (window.__seen = []);
@@ -283,23 +286,18 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
     assert.deepEqual(heard.map((h) => h.type), ['webmcp-host:main-ready', 'webmcp-host:hello'], 'only its own events: no secret came back');
     assert.ok(!heard.some((h) => h.type === 'webmcp-host:hello' && h.detail !== 'a'.repeat(32)));
 
-    // Calls still go to the real companion, and a consequential call (by site policy: the
-    // polyfill drops consequentialHint) is confirmed by the browser's dialog, which the page
-    // cannot answer: declined means not run.
-    await host.worker.evaluate((c) => webmcpHost.configure(c), { sites: [{ origin, filter: ['close_account', 'multiply'], alwaysConfirm: true }] });
-    try {
-      page.once('dialog', (d) => d.dismiss());
-      assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), {
-        ok: false, error: 'NotAllowedError: declined: the person did not allow this call',
-      });
-      page.once('dialog', (d) => d.accept());
-      assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), { ok: true, result: 'closed' });
-      assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['close_account']);
-      assert.deepEqual((await page.evaluate(() => window.__seen)).map((h) => h.type), heard.map((h) => h.type),
-        'no request went to the secret the page offered');
-    } finally {
-      await host.worker.evaluate((c) => webmcpHost.configure(c), { sites: [] });
-    }
+    // Calls still go to the real companion, and a consequential call (a polyfilled tool that is
+    // not read-only: the polyfill drops consequentialHint) is confirmed by the browser's dialog,
+    // which the page cannot answer: declined means not run.
+    page.once('dialog', (d) => d.dismiss());
+    assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), {
+      ok: false, error: 'NotAllowedError: declined: the person did not allow this call',
+    });
+    page.once('dialog', (d) => d.accept());
+    assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), { ok: true, result: 'closed' });
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['close_account']);
+    assert.deepEqual((await page.evaluate(() => window.__seen)).map((h) => h.type), heard.map((h) => h.type),
+      'no request went to the secret the page offered');
     await page.close();
   });
 });

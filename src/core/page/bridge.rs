@@ -6,7 +6,9 @@
 //! or rejected with a [`BridgeError`] that says what was wrong.
 //!
 //! Replies, as the content script writes them:
-//! - list: `{"ok":true,"supported":bool,"url":"…","origin":"…","tools":[…]}`
+//! - list: `{"ok":true,"supported":bool,"polyfilled"?:true,"url":"…","origin":"…","tools":[…]}`
+//!   (`url` and `origin` are the content script's own location; `polyfilled`: the tools came
+//!   from the page's world, which may drop `consequentialHint`)
 //! - call: `{"ok":true,"result":"text"|null,"url":"…"}` (`null`: the tool navigated the page)
 //! - any:  `{"ok":false,"error":{"name":"…","message":"…"}}`
 
@@ -21,6 +23,43 @@ use crate::core::limits::Limits;
 pub const PROTOCOL_KEY: &str = "webmcpHost";
 /// The version of the bridge protocol both sides speak.
 pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Where a message to a frame goes: the frame and, when known, the document it must still
+/// hold. Chrome delivers a message with a `documentId` to that document only, so a call never
+/// reaches a document that replaced the one its tool was listed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The frame (0: the top frame).
+    pub frame_id: i64,
+    /// The document (`webNavigation`'s `documentId`); `None` sends to whatever the frame holds.
+    pub document_id: Option<String>,
+}
+
+impl Target {
+    /// The top frame, whatever document it holds.
+    pub const TOP: Target = Target {
+        frame_id: 0,
+        document_id: None,
+    };
+
+    /// The options of `chrome.tabs.sendMessage`: `{frameId, documentId?}`.
+    pub fn options(&self) -> Value {
+        match &self.document_id {
+            Some(document) => json!({"frameId": self.frame_id, "documentId": document}),
+            None => json!({"frameId": self.frame_id}),
+        }
+    }
+}
+
+impl From<i64> for Target {
+    /// A frame, whatever document it holds.
+    fn from(frame_id: i64) -> Target {
+        Target {
+            frame_id,
+            document_id: None,
+        }
+    }
+}
 
 /// What the worker asks of a frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,6 +133,11 @@ pub struct FrameListing {
     pub url: String,
     /// The frame's origin.
     pub origin: String,
+    /// The document that answered (set from Chrome's list of frames, never from the reply).
+    pub document_id: Option<String>,
+    /// Whether the tools came from the page's own world (a polyfill, or the page's own
+    /// `document.modelContext`): every one not read-only is then consequential.
+    pub polyfilled: bool,
     /// Its tools and what was skipped.
     pub tools: FrameTools,
 }
@@ -255,7 +299,8 @@ pub fn parse_listing(
     let url = string_field(&map, "url")?;
     let origin = string_field(&map, "origin")?;
     let supported = map.get("supported") == Some(&Value::Bool(true));
-    let tools = match map.get("tools") {
+    let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
+    let mut tools = match map.get("tools") {
         None | Some(Value::Null) => FrameTools::default(),
         Some(Value::Array(entries)) => parse_tools(entries, frame_id, &origin, limits),
         Some(other) => {
@@ -265,10 +310,15 @@ pub fn parse_listing(
             )))
         }
     };
+    if polyfilled {
+        tools.confirm_unless_read_only();
+    }
     Ok(FrameListing {
         supported,
         url,
         origin,
+        document_id: None,
+        polyfilled,
         tools,
     })
 }
@@ -344,6 +394,16 @@ mod tests {
     }
 
     #[test]
+    fn a_target_names_its_document_when_known() {
+        let bound = Target {
+            frame_id: 3,
+            document_id: Some("D1".into()),
+        };
+        assert_eq!(bound.options(), json!({"frameId": 3, "documentId": "D1"}));
+        assert_eq!(Target::TOP.options(), json!({"frameId": 0}));
+    }
+
+    #[test]
     fn listing_reads_tools_and_their_frame() {
         let raw = r#"{"ok":true,"supported":true,"url":"http://a.test/x","origin":"http://a.test",
                       "tools":[{"name":"t","description":"d"}]}"#;
@@ -351,6 +411,21 @@ mod tests {
         assert!(listing.supported);
         assert_eq!(listing.tools.tools[0].origin, "http://a.test");
         assert_eq!(listing.tools.tools[0].frame_id, 4);
+        assert!(!listing.polyfilled);
+        assert!(!listing.tools.tools[0].annotations.consequential_hint);
+    }
+
+    #[test]
+    fn a_polyfilled_listing_confirms_what_is_not_read_only() {
+        let raw = r#"{"ok":true,"supported":true,"polyfilled":true,"origin":"http://a.test",
+                      "tools":[{"name":"close","origin":"https://bank.example"},
+                               {"name":"read","annotations":{"readOnlyHint":true}}]}"#;
+        let listing = parse_listing(raw, 0, &L).unwrap();
+        assert!(listing.polyfilled);
+        let tools = &listing.tools.tools;
+        assert_eq!(tools[0].origin, "http://a.test");
+        assert!(tools[0].annotations.consequential_hint);
+        assert!(!tools[1].annotations.consequential_hint);
     }
 
     #[test]

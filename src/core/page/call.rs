@@ -2,8 +2,9 @@
 //!
 //! The call goes resolve → confirm → send → settle → destination, each a state: the tab's
 //! tools are listed and the call's tool resolved (and, for a run, checked to be the tool the
-//! run began with); the frame's document is noted; the call is sent with its confirmation
-//! question; a failure or timeout is settled against the frame's document (navigated, frame
+//! run began with); the frame's document is checked to be the one the tool was listed from
+//! (another means the frame navigated: the call is not sent); the call is sent with its
+//! confirmation question, to that document only (`{frameId, documentId}`); a failure or timeout is settled against the frame's document (navigated, frame
 //! removed, tab closed); a navigation of the top frame waits for its destination (or a tab the
 //! call opened) and lists its tools. [`PageCall::step`] says what to do next; the shell does it
 //! and feeds back [`Input`]. Time never enters: waits are steps and the call's timeout comes
@@ -14,8 +15,8 @@ use serde_json::{json, Value};
 
 use serde_json::Map;
 
-use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply};
-use super::tabs::TabTools;
+use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target};
+use super::tabs::{undelivered, TabTools};
 use super::tool::PageTool;
 use crate::core::limits::Limits;
 
@@ -80,8 +81,8 @@ pub enum Step {
     Send {
         /// The tab of the frame.
         tab_id: i64,
-        /// The frame that offers the tool.
-        frame_id: i64,
+        /// The frame that offers the tool, and the document it was listed from.
+        target: Target,
         /// The bridge message (`callTool`).
         message: Value,
         /// How long the frame may take.
@@ -91,8 +92,8 @@ pub enum Step {
     Cancel {
         /// The tab of the frame.
         tab_id: i64,
-        /// The frame where the call runs.
-        frame_id: i64,
+        /// The frame and document where the call runs.
+        target: Target,
         /// The bridge message (`cancel`).
         message: Value,
     },
@@ -161,9 +162,11 @@ enum State {
     Resolve,
     Before {
         tool: PageTool,
+        target: Target,
     },
     Newest {
         tool: PageTool,
+        target: Target,
         before: Option<FrameState>,
     },
     Send {
@@ -197,6 +200,8 @@ enum State {
 #[derive(Debug, Clone, PartialEq)]
 struct Sent {
     tool: PageTool,
+    /// The frame and the document the tool was listed from.
+    target: Target,
     before: Option<FrameState>,
     /// The highest tab id before the call: a tab above it was opened since.
     newest: i64,
@@ -250,14 +255,14 @@ impl PageCall {
         let tab_id = self.request.tab_id;
         match &self.state {
             State::Resolve => Step::ListTools { tab_id },
-            State::Before { tool } => Step::Frame {
+            State::Before { tool, .. } => Step::Frame {
                 tab_id,
                 frame_id: tool.frame_id,
             },
             State::Newest { .. } | State::TabOpen { .. } => Step::Tabs,
             State::Send { sent } => Step::Send {
                 tab_id,
-                frame_id: sent.tool.frame_id,
+                target: sent.target.clone(),
                 message: FrameRequest::CallTool {
                     name: sent.tool.name.clone(),
                     args: self.request.args.clone(),
@@ -270,7 +275,7 @@ impl PageCall {
             },
             State::Cancel { sent, .. } => Step::Cancel {
                 tab_id,
-                frame_id: sent.tool.frame_id,
+                target: sent.target.clone(),
                 message: FrameRequest::Cancel {
                     call: self.call.clone(),
                 }
@@ -308,10 +313,27 @@ impl PageCall {
         let state = std::mem::replace(&mut self.state, State::Resolve);
         self.state = match (state, input) {
             (State::Resolve, Input::Tools(tools)) => self.resolved(tools),
-            (State::Before { tool }, Input::Frame(before)) => State::Newest { tool, before },
-            (State::Newest { tool, before }, Input::Tabs(tabs)) => State::Send {
+            (State::Before { tool, target }, Input::Frame(before)) => {
+                match still_listed(&tool.name, &target, before.as_ref()) {
+                    Ok(()) => State::Newest {
+                        tool,
+                        target,
+                        before,
+                    },
+                    Err(error) => State::Done(call_response(&Err(error))),
+                }
+            }
+            (
+                State::Newest {
+                    tool,
+                    target,
+                    before,
+                },
+                Input::Tabs(tabs),
+            ) => State::Send {
                 sent: Sent {
                     tool,
+                    target,
                     before,
                     newest: tabs.iter().map(|t| t.id).max().unwrap_or(-1),
                 },
@@ -324,6 +346,16 @@ impl PageCall {
                     Ok(outcome) => self.answered(sent, outcome),
                     Err(failure) => settle(sent, failure, false),
                 }
+            }
+            // Sent to the listed document only: no listener there means the frame holds
+            // another document by now, and the call never reached a page.
+            (State::Send { sent }, Input::ChannelFailed(failure))
+                if sent.target.document_id.is_some() && undelivered(&failure) =>
+            {
+                State::Done(call_response(&Err(format!(
+                    "the frame that offered `{}` no longer holds the document its tools were listed from; the call was not sent ({failure})",
+                    sent.tool.name
+                ))))
             }
             (State::Send { sent }, Input::ChannelFailed(failure)) => settle(sent, failure, true),
             (State::Send { sent }, Input::Timeout) => State::Cancel {
@@ -404,10 +436,10 @@ impl PageCall {
             if let Some(expected) = &self.request.expect {
                 still_same_page_tool(expected, tool)?;
             }
-            Ok(tool.clone())
+            Ok((tool.clone(), tools.target(tool)))
         });
         match found {
-            Ok(tool) => State::Before { tool },
+            Ok((tool, target)) => State::Before { tool, target },
             Err(error) => State::Done(call_response(&Err(error))),
         }
     }
@@ -605,6 +637,25 @@ pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), Stri
         ));
     }
     Ok(())
+}
+
+/// Whether the frame still holds the document `name` was listed from, as
+/// `webNavigation.getFrame` says just before the call is sent: a frame that navigated since (to
+/// another site, perhaps, with a tool of the same name that acts) does not get the call.
+pub fn still_listed(name: &str, target: &Target, now: Option<&FrameState>) -> Result<(), String> {
+    let Some(listed) = &target.document_id else {
+        return Ok(());
+    };
+    match now {
+        Some(now) if now.document_id.as_ref() == Some(listed) => Ok(()),
+        Some(now) => Err(format!(
+            "the frame that offered `{name}` holds another document ({}) since its tools were listed; the call was not sent",
+            if now.url.is_empty() { "unknown URL" } else { &now.url }
+        )),
+        None => Err(format!(
+            "the frame that offered `{name}` is gone since its tools were listed; the call was not sent"
+        )),
+    }
 }
 
 /// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.

@@ -117,6 +117,7 @@ mod tests {
         let mut tools = TabTools {
             tools: vec![tool("search", "https://shop.test")],
             problems: vec![],
+            ..TabTools::default()
         };
         apply_stored(
             Err("the stored site policies are unreadable".into()),
@@ -138,6 +139,7 @@ mod tests {
                 tool("search", "https://ads.test"),
             ],
             problems: vec![],
+            ..TabTools::default()
         };
         let list = policies(json!([
             {"origin": "https://shop.test", "filter": ["search"], "alwaysConfirm": true},
@@ -162,6 +164,7 @@ mod tests {
         let mut tools = TabTools {
             tools: vec![tool("a", "https://x.test"), tool("b", "https://x.test")],
             problems: vec![],
+            ..TabTools::default()
         };
         let list = policies(json!([
             {"origin": "*", "filter": ["a", "b"], "untrusted": true},

@@ -1,12 +1,15 @@
 //! What a tab offers: every frame's answer to `listTools`, merged into one list in frame order,
 //! and the resolution of a call's tool name (by frame when several frames offer it).
 //! Invariant: only the top frame's failure to answer is a problem; other frames without our
-//! content script are skipped silently.
+//! content script are skipped silently. A frame whose reported origin is not the origin of its
+//! URL as Chrome lists it gives no tools (its tools' origin is Chrome's, never the page's word).
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::bridge::{parse_listing, BridgeError, FrameListing, Reply};
+use std::collections::BTreeMap;
+
+use super::bridge::{parse_listing, BridgeError, FrameListing, Reply, Target};
 use super::tool::{PageTool, ToolProblem};
 use crate::core::limits::{Limits, FRAME_LIST_MS};
 
@@ -29,6 +32,13 @@ pub enum FrameFailure {
     /// The message did not get there or back (no content script, frame gone, …); the shell's
     /// own words.
     Unreachable(String),
+    /// The frame reported an origin other than its URL's as Chrome lists it.
+    Origin {
+        /// The origin the frame reported.
+        reported: String,
+        /// The origin of the frame's URL as Chrome lists it.
+        chrome: String,
+    },
 }
 
 /// A frame of a tab, as `chrome.webNavigation.getAllFrames` lists it.
@@ -38,6 +48,18 @@ pub struct Frame {
     pub frame_id: i64,
     /// The frame's URL.
     pub url: String,
+    /// The document it holds (`documentId`), when Chrome says.
+    pub document_id: Option<String>,
+}
+
+impl Frame {
+    /// Where a message to this frame's document goes.
+    pub fn target(&self) -> Target {
+        Target {
+            frame_id: self.frame_id,
+            document_id: self.document_id.clone(),
+        }
+    }
 }
 
 /// The frames of tab `tab_id` from `getAllFrames`' answer: entries without a numeric
@@ -58,6 +80,10 @@ pub fn frames(tab_id: i64, listed: &Value) -> Result<Vec<Frame>, String> {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned(),
+                document_id: frame
+                    .get("documentId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
             })
         })
         .collect())
@@ -67,9 +93,13 @@ pub fn frames(tab_id: i64, listed: &Value) -> Result<Vec<Frame>, String> {
 /// why it did not get there or back (within [`FRAME_LIST_MS`]).
 pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
     let answer = match reply {
-        Reply::Answered(Ok(text)) => {
-            parse_listing(&text, frame.frame_id, &Limits::DEFAULT).map_err(FrameFailure::Bridge)
-        }
+        Reply::Answered(Ok(text)) => parse_listing(&text, frame.frame_id, &Limits::DEFAULT)
+            .map_err(FrameFailure::Bridge)
+            .and_then(|listing| chrome_origin(&frame, listing))
+            .map(|listing| FrameListing {
+                document_id: frame.document_id.clone(),
+                ..listing
+            }),
         Reply::Answered(Err(e)) | Reply::Failed(e) => Err(FrameFailure::Unreachable(e)),
         Reply::TimedOut => Err(FrameFailure::Unreachable(format!(
             "no answer within {FRAME_LIST_MS} ms"
@@ -82,6 +112,19 @@ pub fn listing(frame: Frame, reply: Reply) -> FrameAnswer {
     }
 }
 
+/// A listing whose origin is the one Chrome gives its frame's URL (an http(s) URL; another,
+/// such as `about:blank`, inherits an origin Chrome does not list, and the content script's own
+/// `location.origin` stands).
+fn chrome_origin(frame: &Frame, listing: FrameListing) -> Result<FrameListing, FrameFailure> {
+    match crate::core::url::http_origin(&frame.url) {
+        Some(chrome) if chrome != listing.origin => Err(FrameFailure::Origin {
+            reported: listing.origin,
+            chrome,
+        }),
+        _ => Ok(listing),
+    }
+}
+
 /// All tools of a tab: every frame's, in frame order, with what was skipped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct TabTools {
@@ -89,6 +132,10 @@ pub struct TabTools {
     pub tools: Vec<PageTool>,
     /// What was skipped, and why.
     pub problems: Vec<ToolProblem>,
+    /// The document each frame listed its tools from (by frame id), where Chrome named it: a
+    /// call goes to that document or nowhere.
+    #[serde(skip)]
+    pub documents: BTreeMap<i64, String>,
 }
 
 impl TabTools {
@@ -106,6 +153,9 @@ impl TabTools {
         for frame in frames {
             match frame.answer {
                 Ok(listing) => {
+                    if let Some(document) = listing.document_id {
+                        out.documents.insert(frame.frame_id, document);
+                    }
                     out.tools.extend(listing.tools.tools);
                     out.problems.extend(listing.tools.problems);
                 }
@@ -116,6 +166,9 @@ impl TabTools {
                     let why = match failure {
                         FrameFailure::Bridge(e) => e.to_string(),
                         FrameFailure::Unreachable(message) => format!("no answer: {message}"),
+                        FrameFailure::Origin { reported, chrome } => format!(
+                            "it reports the origin {reported}, but Chrome lists it at {chrome}; its tools are not used"
+                        ),
                     };
                     out.problems.push(ToolProblem {
                         frame_id: frame.frame_id,
@@ -126,6 +179,14 @@ impl TabTools {
             }
         }
         out
+    }
+
+    /// Where a call of `tool` goes: its frame, and the document it was listed from.
+    pub fn target(&self, tool: &PageTool) -> Target {
+        Target {
+            frame_id: tool.frame_id,
+            document_id: self.documents.get(&tool.frame_id).cloned(),
+        }
     }
 
     /// The tool a call means: by name, and by frame when several frames offer the name.
@@ -175,9 +236,14 @@ impl TabTools {
 /// shell injects the bridge once and asks again.
 pub fn orphaned(answers: &[FrameAnswer]) -> bool {
     answers.iter().any(|a| {
-        a.frame_id == 0
-            && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if m.contains("Receiving end does not exist"))
+        a.frame_id == 0 && matches!(&a.answer, Err(FrameFailure::Unreachable(m)) if undelivered(m))
     })
+}
+
+/// Whether Chrome's words for a failed message say it reached no listener: nothing ran (no
+/// content script there, or the frame no longer holds the document the message names).
+pub fn undelivered(failure: &str) -> bool {
+    failure.contains("Receiving end does not exist")
 }
 
 #[cfg(test)]

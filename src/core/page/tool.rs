@@ -5,6 +5,10 @@
 //! [`ToolProblem`]s for the entries it had to skip. It never fails as a whole because of one bad
 //! entry, and it never lets an entry through that breaks the rules of a tool (a name of
 //! `[A-Za-z0-9_-]`, an object schema, sizes within [`Limits`]).
+//!
+//! Invariant: a tool's origin is its frame's, never the entry's word. An `origin` field in an
+//! entry is ignored: a polyfill takes it from `globalThis.origin`, which page script can
+//! replace, and a hand-written `document.modelContext` can name any site.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -26,7 +30,8 @@ pub struct PageTool {
     pub input_schema: Value,
     /// Its hints.
     pub annotations: Annotations,
-    /// The origin of the document that registered the tool.
+    /// The origin of the frame that reported the tool (its content script's own location, as
+    /// Chrome's frame URL agrees); never what the page said.
     pub origin: String,
     /// The frame whose content script reported the tool (0 is the top frame).
     pub frame_id: i64,
@@ -66,6 +71,20 @@ pub struct FrameTools {
     pub problems: Vec<ToolProblem>,
 }
 
+impl FrameTools {
+    /// For a source that cannot carry `consequentialHint` (a polyfilled page:
+    /// `@mcp-b/webmcp-polyfill` drops it, and a page's own `document.modelContext` is not held
+    /// to it): every tool that does not say `readOnlyHint` counts as consequential, so each of
+    /// its calls is confirmed. Hints only tighten.
+    pub fn confirm_unless_read_only(&mut self) {
+        for tool in &mut self.tools {
+            if !tool.annotations.read_only_hint {
+                tool.annotations.consequential_hint = true;
+            }
+        }
+    }
+}
+
 /// Is `name` a valid tool name: 1 to `max_bytes` bytes of `[A-Za-z0-9_-]`?
 pub fn is_valid_name(name: &str, max_bytes: usize) -> bool {
     !name.is_empty()
@@ -75,14 +94,9 @@ pub fn is_valid_name(name: &str, max_bytes: usize) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Parses the `tools` array of a frame's report. `fallback_origin` is the frame's own origin,
-/// used for entries that do not carry one.
-pub fn parse_tools(
-    entries: &[Value],
-    frame_id: i64,
-    fallback_origin: &str,
-    limits: &Limits,
-) -> FrameTools {
+/// Parses the `tools` array of a frame's report. `origin` is the frame's own origin, which
+/// every tool gets (an entry's own `origin` field is ignored).
+pub fn parse_tools(entries: &[Value], frame_id: i64, origin: &str, limits: &Limits) -> FrameTools {
     let mut out = FrameTools::default();
     let problem = |tool: Option<&str>, message: String| ToolProblem {
         frame_id,
@@ -102,7 +116,7 @@ pub fn parse_tools(
         ));
     }
     for entry in entries.iter().take(limits.max_tools_per_frame) {
-        match parse_one(entry, frame_id, fallback_origin, limits) {
+        match parse_one(entry, frame_id, origin, limits) {
             Ok(tool) => {
                 if out.tools.iter().any(|t| t.name == tool.name) {
                     out.problems.push(problem(
@@ -124,7 +138,7 @@ type EntryError = (Option<String>, String);
 fn parse_one(
     entry: &Value,
     frame_id: i64,
-    fallback_origin: &str,
+    origin: &str,
     limits: &Limits,
 ) -> Result<PageTool, EntryError> {
     let obj = entry.as_object().ok_or_else(|| {
@@ -175,9 +189,6 @@ fn parse_one(
     let title = optional_string(obj, "title")
         .map_err(&fail)?
         .filter(|t| !t.is_empty());
-    let origin = optional_string(obj, "origin")
-        .map_err(&fail)?
-        .unwrap_or_else(|| fallback_origin.to_owned());
 
     let input_schema = parse_schema(obj.get("inputSchema"), limits).map_err(&fail)?;
     let annotations = parse_annotations(obj.get("annotations")).map_err(&fail)?;
@@ -188,7 +199,7 @@ fn parse_one(
         description,
         input_schema,
         annotations,
-        origin,
+        origin: origin.to_owned(),
         frame_id,
     })
 }
@@ -303,17 +314,51 @@ mod tests {
             "description": "Adds an item",
             "inputSchema": {"type": "object", "properties": {"sku": {"type": "string"}}},
             "annotations": {"consequentialHint": true},
-            "origin": "http://shop.test",
             "window": {}
         }]));
         assert_eq!(out.problems, vec![]);
         let tool = &out.tools[0];
         assert_eq!(tool.name, "add_to_cart");
         assert_eq!(tool.title.as_deref(), Some("Add to cart"));
-        assert_eq!(tool.origin, "http://shop.test");
+        assert_eq!(tool.origin, "http://a.test");
         assert!(tool.annotations.consequential_hint);
         assert!(!tool.annotations.read_only_hint);
         assert_eq!(tool.input_schema["properties"]["sku"]["type"], "string");
+    }
+
+    #[test]
+    fn an_entry_cannot_name_its_origin() {
+        let out = parse(json!([
+            {"name": "wire_money", "origin": "https://bank.example"},
+            {"name": "odd", "origin": 7}
+        ]));
+        assert_eq!(out.problems, vec![]);
+        assert!(out.tools.iter().all(|t| t.origin == "http://a.test"));
+    }
+
+    #[test]
+    fn a_source_without_the_hint_confirms_every_tool_that_is_not_read_only() {
+        let mut out = parse(json!([
+            {"name": "read", "annotations": {"readOnlyHint": true}},
+            {"name": "act"},
+            {"name": "both", "annotations": {"readOnlyHint": true, "consequentialHint": true}},
+            {"name": "vague", "annotations": {"readOnlyHint": "yes"}}
+        ]));
+        out.confirm_unless_read_only();
+        let acting: Vec<_> = out
+            .tools
+            .iter()
+            .map(|t| (t.name.as_str(), t.annotations.consequential_hint))
+            .collect();
+        assert_eq!(
+            acting,
+            [
+                ("read", false),
+                ("act", true),
+                ("both", true),
+                ("vague", true)
+            ]
+        );
     }
 
     #[test]

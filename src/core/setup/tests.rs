@@ -302,6 +302,7 @@ fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
     let tools = TabTools {
         tools: vec![page_tool("buy")],
         problems: Vec::new(),
+        ..TabTools::default()
     };
     start.handle(Got::TabTools(Ok(tools)));
     assert_eq!(start.poll(), Need::Servers);
@@ -415,6 +416,7 @@ fn a_tab_s_tools_answer_list_tools() {
     let tools = TabTools {
         tools: vec![page_tool("buy")],
         problems: Vec::new(),
+        ..TabTools::default()
     };
     let value = tools.response();
     assert_eq!(value["tools"][0]["name"], "buy");

@@ -20,8 +20,10 @@ fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
     }
 }
 
+/// The tools, each listed from document `d1` of its frame.
 fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
     Ok(TabTools {
+        documents: list.iter().map(|t| (t.frame_id, "d1".into())).collect(),
         tools: list,
         problems: Vec::new(),
     })
@@ -83,7 +85,7 @@ fn done(call: &PageCall) -> Value {
 fn a_reply_is_the_answer_and_a_consequential_tool_asks_first() {
     let mut call = sent(true);
     let Step::Send {
-        frame_id,
+        target,
         message,
         timeout_ms,
         ..
@@ -91,7 +93,11 @@ fn a_reply_is_the_answer_and_a_consequential_tool_asks_first() {
     else {
         panic!("a send")
     };
-    assert_eq!((frame_id, timeout_ms), (0, 30_000));
+    assert_eq!(
+        (target.options(), timeout_ms),
+        (json!({"frameId": 0, "documentId": "d1"}), 30_000),
+        "to the document the tool was listed from"
+    );
     assert_eq!(message["call"], "c1");
     assert!(message["confirm"]
         .as_str()
@@ -246,6 +252,49 @@ fn a_removed_frame_or_a_closed_tab_is_said_so() {
 }
 
 #[test]
+fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call() {
+    for (now, error) in [
+        (
+            frame("d2", "https://pay.test/"),
+            "the frame that offered `buy` holds another document (https://pay.test/) since its tools were listed; the call was not sent",
+        ),
+        (
+            Input::Frame(None),
+            "the frame that offered `buy` is gone since its tools were listed; the call was not sent",
+        ),
+    ] {
+        let mut call = PageCall::new(request("buy"), "c1".into());
+        call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+        assert!(matches!(call.step(), Step::Frame { frame_id: 0, .. }));
+        call.handle(now);
+        assert_eq!(done(&call), json!({"ok": false, "error": error}));
+    }
+    // The document changed between that look and the send: Chrome finds no listener in the
+    // listed document, and nothing ran.
+    let mut call = sent(true);
+    call.handle(Input::ChannelFailed(
+        "Could not establish connection. Receiving end does not exist.".into(),
+    ));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "the frame that offered `buy` no longer holds the document its tools were listed from; the call was not sent (Could not establish connection. Receiving end does not exist.)"})
+    );
+    // A listing without document ids (an older browser) sends to the frame as it is.
+    let mut call = PageCall::new(request("buy"), "c1".into());
+    call.handle(Input::Tools(Ok(TabTools {
+        tools: vec![tool("buy", 0, false)],
+        ..TabTools::default()
+    })));
+    call.handle(frame("d2", "https://pay.test/"));
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    assert!(
+        matches!(call.step(), Step::Send { target, .. } if target == Target::from(0)),
+        "{:?}",
+        call.step()
+    );
+}
+
+#[test]
 fn a_timeout_cancels_the_call_in_its_frame() {
     let mut call = sent(false);
     call.handle(Input::Timeout);
@@ -253,7 +302,10 @@ fn a_timeout_cancels_the_call_in_its_frame() {
         call.step(),
         Step::Cancel {
             tab_id: 7,
-            frame_id: 0,
+            target: Target {
+                frame_id: 0,
+                document_id: Some("d1".into())
+            },
             message: json!({"webmcpHost": 1, "op": "cancel", "call": "c1"})
         }
     );
