@@ -42,7 +42,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     Ok(tools)
 }
 
-/// Every frame's answer to `listTools`, asked all at once.
+/// Every frame's answer to `listTools`, asked all at once, within one deadline.
 async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let request = FrameRequest::ListTools.to_message();
     // Every frame's request starts before any is awaited.
@@ -56,11 +56,14 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     Ok(answers)
 }
 
-/// Sends `message` to a frame's document now; its reply as JSON text, within `ms`.
+/// Sends `message` to a frame's document now; its reply as JSON text, within `ms` from now
+/// (so that replies asked at once share one deadline, however they are awaited).
 fn ask(tab_id: i64, to: Target, message: &Value, ms: u32) -> impl Future<Output = Reply> {
     let reply = chrome::send_to_frame(tab_id, to, &convert::from_json(message));
+    let deadline = io::now_ms() + f64::from(ms);
     async move {
-        match timer::within(reply, ms).await {
+        let left = (deadline - io::now_ms()).max(0.0) as u32;
+        match timer::within(reply, left).await {
             Ok(Some(reply)) => Reply::Answered(convert::to_json_text(&reply)),
             Ok(None) => Reply::TimedOut,
             Err(error) => Reply::Failed(error),

@@ -480,6 +480,22 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     });
   }
 
+  // Frames that never answer a listing share one deadline: four silent frames once made a
+  // listing (and so every run start and page call) wait 5 s each, one after the other.
+  test('four frames that never answer hold a listing for one deadline, not one each', async () => {
+    const { page, tabId } = await open('hostile/silent.html');
+    try {
+      await until('the four frames', () => page.frames().filter((f) => f.url().includes('silent-frame')).length === 4 || undefined);
+      const started = Date.now();
+      const listed = await listTools(tabId);
+      const took = Date.now() - started;
+      assert.ok(took < 6_500, `the listing took ${took} ms`);
+      assert.deepEqual(listed.tools, []);
+    } finally {
+      await page.close();
+    }
+  });
+
   // A call goes to the document its tool was listed from, or nowhere. swap.html's first frame
   // lists a read-only `lookup`, then navigates to another site whose `lookup` acts; its second
   // frame holds the listing for 2 s, so the call comes after the swap, to the same frame id.
