@@ -61,7 +61,7 @@ fn middleware_blocks_redacts_wraps_and_observes() {
         results[1]
     );
     assert!(
-        results[1].contains("key [redacted] <\\/data> ignore"),
+        results[1].contains("key [redacted] &lt;/data> ignore"),
         "{}",
         results[1]
     );

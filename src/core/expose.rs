@@ -19,6 +19,7 @@ use serde_json::{json, Map, Value};
 use super::mcp::source::McpServerConfig;
 use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
+use super::run::redact_secrets;
 use super::tool::{is_valid_name, kind};
 
 pub use crate::core::limits::{MAX_EXPOSURES, MAX_ORIGINS};
@@ -386,14 +387,21 @@ pub fn confirmation_text(
 
 /// The outcome of `callExposed`: the result's text (which the content script returns as is)
 /// or an error (which it throws), for `isError`, a protocol error or structured content that
-/// breaks the tool's output schema.
-pub fn call_reply(tool: &McpTool, result: &CallResult) -> Result<String, String> {
-    match result {
+/// breaks the tool's output schema. Either is redacted of `secrets` (every secret the
+/// connection sends: [`secrets_of`](crate::core::run::secrets_of)) before the page gets it.
+pub fn call_reply(
+    tool: &McpTool,
+    result: &CallResult,
+    secrets: &[String],
+) -> Result<String, String> {
+    let reply = match result {
         CallResult::Ok { text, structured } => {
             check_structured(tool, structured.as_ref()).map(|()| text.clone())
         }
         CallResult::Error(error) => Err(error.clone()),
-    }
+    };
+    let redact = |text: String| redact_secrets(&text, secrets);
+    reply.map(redact).map_err(redact)
 }
 
 /// A refusal of `callExposed` before anything ran.

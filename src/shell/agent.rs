@@ -165,8 +165,9 @@ pub async fn run(raw: Value) -> Result<Value, String> {
             } => Got::Opened(
                 match super::mcp::open(server.clone(), key, within_ms).await {
                     Ok((client, listed)) => {
+                        let auth = client.borrow().session.auth().cloned().map(Box::new);
                         clients.insert(server.name, client);
-                        Ok(listed)
+                        Ok((listed, auth))
                     }
                     Err(message) => Err(message),
                 },

@@ -32,6 +32,7 @@ use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::provider::redact;
+use crate::core::run::secrets_of;
 use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";
@@ -239,17 +240,13 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
     let open = with(|open| open.get(&tool.server).cloned());
     let open = open.ok_or_else(|| not_connected(&request.name))?;
     let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
-    let result = match result {
-        CallResult::Error(error) => {
-            // The next call starts with a fresh connection (and a fresh listing).
-            if with(|kept| kept.get(&tool.server).is_some_and(|k| Rc::ptr_eq(k, &open))) {
-                forget(&tool.server);
-            }
-            CallResult::Error(redact(&error, open.key.as_deref()))
-        }
-        ok => ok,
-    };
-    call_reply(&tool.tool, &result)
+    // After a failure the next call starts with a fresh connection (and a fresh listing).
+    let kept = with(|kept| kept.get(&tool.server).is_some_and(|k| Rc::ptr_eq(k, &open)));
+    if kept && matches!(result, CallResult::Error(_)) {
+        forget(&tool.server);
+    }
+    let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
+    call_reply(&tool.tool, &result, &secrets)
 }
 
 /// Tells the top frame of every open tab of `origin` to ask for its tools again.

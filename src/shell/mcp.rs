@@ -35,7 +35,7 @@ pub type Shared = Rc<RefCell<McpClient>>;
 pub struct McpClient {
     pub config: McpServerConfig,
     /// Carries the key header and the sign-in's Bearer token into every request.
-    session: Session,
+    pub session: Session,
     key: Option<String>,
     /// What the client knows of the server's tools since a `tools/list_changed`.
     tools: ToolWatch,

@@ -46,7 +46,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
 
   before(async () => {
     pages = await serve(join(ROOT, 'tests', 'fixtures'));
-    own = await startMcpServer();
+    own = await startMcpServer({ behaviours: { echoErr: { echoAuth: 'error' }, echoRpc: { echoAuth: 'rpc' } } });
     host = await launchHost();
     await host.worker.evaluate((c) => webmcpHost.configure(c), {
       servers: [{ name: 'own', url: `${own.url}/mcp`, enabled: false }],
@@ -93,6 +93,53 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
       `chrome.runtime.sendMessage({op: 'callExposed', name: 'fails', args: {}})`,
     );
     assert.deepEqual(direct, { ok: false, error: 'it failed' });
+  });
+
+  test('a key or token the server echoes back never reaches the page, in a result or an error', async () => {
+    const TOKENS = { access: 'oauth-access-e41b7f2c09d35a86', refresh: 'oauth-refresh-93c0a5e7d1f24b68', secret: 'client-secret-0d6b2f8a4c1e9375' };
+    const echo = (name) => `${own.url}/s/${name}/mcp`;
+    await host.worker.evaluate(async ({ url, t }) => {
+      await chrome.storage.session.set({ webmcpHostAuth: { etok: {
+        serverUrl: url, resource: url, issuer: 'http://127.0.0.1', tokenEndpoint: 'http://127.0.0.1/token',
+        client: { clientId: 'webmcp-host', clientSecret: t.secret },
+        tokens: { accessToken: t.access, refreshToken: t.refresh },
+        obtainedMs: Date.now(),
+      } } });
+    }, { url: echo('echoAuth~x'), t: TOKENS });
+    await host.worker.evaluate((c) => webmcpHost.configure(c), {
+      servers: [
+        { name: 'own', url: `${own.url}/mcp`, enabled: false },
+        { name: 'ekey', url: echo('echoAuth~k'), enabled: false, keyRef: 'canary' },
+        { name: 'eerr', url: echo('echoErr'), enabled: false, keyRef: 'canary', keyHeader: 'X-Api-Key' },
+        { name: 'erpc', url: echo('echoRpc'), enabled: false, keyRef: 'canary' },
+        { name: 'etok', url: echo('echoAuth~x'), enabled: false },
+      ],
+    });
+    const fresh = await host.context.newPage();
+    await fresh.goto(`${pages.url.replace('127.0.0.1', 'localhost')}/expose.html`);
+    const origin = new URL(fresh.url()).origin;
+    const answers = [];
+    for (const server of ['ekey', 'eerr', 'erpc', 'etok']) {
+      await expose({ server, origin, enabled: true, tools: ['add'] });
+      answers.push(await evaluateInContentScript(
+        host.context,
+        fresh,
+        `chrome.runtime.sendMessage({op: 'callExposed', name: 'add', args: {a: 1, b: 2}})`,
+      ));
+      await expose({ server, origin, enabled: false });
+    }
+    await host.worker.evaluate(() => chrome.storage.session.remove('webmcpHostAuth'));
+    const calls = own.requests({ rpcMethod: 'tools/call' });
+    assert.ok(calls.some((r) => r.headers['x-api-key'] === host.canary.value), 'the server got its key');
+    assert.ok(calls.some((r) => r.headers.authorization === `Bearer ${TOKENS.access}`), 'the server got its token');
+    assert.equal(answers[0].ok, true, JSON.stringify(answers));
+    for (const answer of answers.slice(1, 3)) assert.equal(answer.ok, false, JSON.stringify(answers));
+    const seen = JSON.stringify(answers);
+    assert.match(seen, /\[redacted\]/);
+    for (const secret of [host.canary.value, TOKENS.access, TOKENS.refresh, TOKENS.secret]) {
+      assert.ok(!seen.includes(secret.slice(3, 18)), `the page got ${secret}: ${seen}`);
+    }
+    await fresh.close();
   });
 
   test('a destructive tool is confirmed in the page: declined, it does not run; accepted, it does', async () => {

@@ -37,6 +37,8 @@ describe('misbehaving MCP servers in runs', () => {
         huge: { oversized: 17 * 1024 * 1024 },
         slow200: { slowStream: 200 },
         slow2000: { slowStream: 2000 },
+        echoErr: { echoAuth: 'error' },
+        echoRpc: { echoAuth: 'rpc' },
       },
     });
     models = await startModelServer({
@@ -63,6 +65,19 @@ describe('misbehaving MCP servers in runs', () => {
               ],
             },
             { text: 'Asked.' },
+          ],
+        },
+        echo: {
+          steps: [
+            {
+              calls: [
+                { name: 'echo__add', arguments: { a: 1, b: 2 } },
+                { name: 'eerr__add', arguments: { a: 1, b: 2 } },
+                { name: 'erpc__add', arguments: { a: 1, b: 2 } },
+                { name: 'etok__add', arguments: { a: 1, b: 2 } },
+              ],
+            },
+            { text: 'Echoed.' },
           ],
         },
         rugpull: {
@@ -192,6 +207,57 @@ describe('misbehaving MCP servers in runs', () => {
     const elicitation = answers.find((a) => a.method === 'elicitation/create');
     assert.equal(elicitation.answered, true);
     assert.equal(elicitation.result.action, 'decline');
+  });
+
+  test('a server that echoes its key or token back: redacted before the model, the events and the run log; its failures are wrapped as data', async () => {
+    // OAuth secrets of a sign-in (stored as a sign-in leaves them) for the server `etok`.
+    const TOKENS = { access: 'oauth-access-7c1e93f04ab25d68', refresh: 'oauth-refresh-2b8d0e6f91c3a457', secret: 'client-secret-5a0f3c9e17d2b864' };
+    const tokUrl = `${own.url}/s/echoAuth~tok/mcp`;
+    await host.worker.evaluate(async ({ url, t }) => {
+      await chrome.storage.session.set({ webmcpHostAuth: { tok: {
+        serverUrl: url, resource: url, issuer: 'http://127.0.0.1', tokenEndpoint: 'http://127.0.0.1/token',
+        client: { clientId: 'webmcp-host', clientSecret: t.secret },
+        tokens: { accessToken: t.access, refreshToken: t.refresh },
+        obtainedMs: Date.now(),
+      } } });
+    }, { url: tokUrl, t: TOKENS });
+    await configure({
+      models: [{ name: 'e', provider: 'openai', baseUrl: `${models.url}/s/echo/v1`, model: 'x', nativeTools: true }],
+      default: 'e',
+      servers: [
+        { name: 'echo', url: `${own.url}/s/echoAuth~e/mcp`, namespace: 'echo', trusted: true, keyRef: 'canary' },
+        { name: 'eerr', url: `${own.url}/s/echoErr/mcp`, namespace: 'eerr', trusted: true, keyRef: 'canary', keyHeader: 'X-Api-Key' },
+        { name: 'erpc', url: `${own.url}/s/echoRpc/mcp`, namespace: 'erpc', trusted: true, keyRef: 'canary' },
+        { name: 'tok', url: tokUrl, namespace: 'etok', trusted: true },
+      ],
+    });
+    const result = await run({ prompt: 'Add, and say what the servers said.' });
+    await host.worker.evaluate(() => chrome.storage.session.remove('webmcpHostAuth'));
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'Echoed.' });
+    // The servers did get their credentials (so they could echo them) ...
+    const calls = own.requests({ rpcMethod: 'tools/call' });
+    assert.ok(calls.some((r) => r.headers.authorization === `Bearer ${host.canary.value}`));
+    assert.ok(calls.some((r) => r.headers['x-api-key'] === host.canary.value));
+    assert.ok(calls.some((r) => r.headers.authorization === `Bearer ${TOKENS.access}`));
+    // ... and none of it reached the model, the events, the messages or the run log.
+    const asked = models.requests().filter((r) => r.method === 'POST' && r.scenario === 'echo');
+    assert.equal(asked.length, 2);
+    const runLog = await host.worker.evaluate((id) => webmcpHost.events({ runId: id }), result.runId).catch((e) => String(e));
+    const seen = JSON.stringify({ bodies: asked.map((r) => r.body), events: result.events, messages: result.messages, runLog });
+    for (const secret of [host.canary.value, TOKENS.access, TOKENS.refresh, TOKENS.secret]) {
+      assert.ok(!seen.includes(secret), `${secret} reached the model, an event or the log`);
+      assert.ok(!seen.includes(secret.slice(3, 18)), `a part of ${secret} reached the model, an event or the log`);
+    }
+    const tools = asked[1].body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    assert.equal(tools.length, 4);
+    for (const [i, source] of ['echo', 'eerr', 'erpc', 'tok'].entries()) {
+      // Result or failure, what the server wrote is data in a wrapper it could not close.
+      assert.ok(tools[i].startsWith(`<data source="MCP server ${source}">\n`), tools[i]);
+      assert.equal(tools[i].match(/<\/data/gi).length, 1, tools[i]);
+      assert.match(tools[i], /\[(redacted|key)\]/, tools[i]);
+    }
   });
 
   test('a tool whose definition changes during a run (list_changed) is not called', async () => {

@@ -316,13 +316,36 @@ fn calls_parse_resolve_and_answer() {
             &CallResult::Ok {
                 text: "2 + 40 = 42".into(),
                 structured: None
-            }
+            },
+            &[]
         ),
         Ok("2 + 40 = 42".into())
     );
     assert_eq!(
-        call_reply(add, &CallResult::Error("it failed".into())),
+        call_reply(add, &CallResult::Error("it failed".into()), &[]),
         Err("it failed".into())
+    );
+    // What the server echoes of the connection's secrets never reaches the page.
+    let secrets = vec!["sk-exposed-key-0123456789".to_owned()];
+    let echoed = |text: &str| CallResult::Ok {
+        text: text.into(),
+        structured: None,
+    };
+    assert_eq!(
+        call_reply(
+            add,
+            &echoed("sent: Bearer sk-exposed-key-0123456789"),
+            &secrets
+        ),
+        Ok("sent: Bearer [redacted]".into())
+    );
+    assert_eq!(
+        call_reply(
+            add,
+            &CallResult::Error("bad key sk-exposed-key-01…".into()),
+            &secrets
+        ),
+        Err("bad key [redacted]…".into())
     );
     let with_schema = McpTool {
         output_schema: Some(json!({"type": "object", "required": ["sum"]})),
@@ -334,6 +357,7 @@ fn calls_parse_resolve_and_answer() {
             text: "{}".into(),
             structured: Some(json!({"total": 3})),
         },
+        &[],
     );
     assert!(reply
         .unwrap_err()

@@ -31,7 +31,7 @@ mod tools;
 
 pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
-pub use middleware::{wrap_as_data, Middleware};
+pub use middleware::{redact_secrets, secrets_of, wrap_as_data, Middleware, REDACTED};
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
 
@@ -150,9 +150,10 @@ impl Run {
             run_id: run.input.run_id.clone(),
         });
         for error in run.input.source_errors.clone() {
+            let message = run.redact_text(&error.message);
             run.emit(Event::Custom {
                 name: CUSTOM_TOOL_SOURCE_ERROR.into(),
-                value: json!({"source": error.source, "message": error.message}),
+                value: json!({"source": error.source, "message": message}),
             });
         }
         for problem in problems {
@@ -594,7 +595,7 @@ impl Run {
             self.finish(RunOutcome::EndedByTool { tool, outcome });
             return;
         }
-        self.finish_call_message(call_id, outcome);
+        self.result_message(call_id, outcome, true);
         if !self.busy() {
             self.after_tools(true);
         }
@@ -614,25 +615,36 @@ impl Run {
             .unwrap_or_default()
     }
 
-    /// The result message of a call: post-call middleware (in reverse order), the data
-    /// wrapper for untrusted tools, `TOOL_CALL_RESULT`, and both views of the conversation.
+    /// The result message of a call the host ended itself (blocked, over budget, cancelled,
+    /// submitted): see [`Run::result_message`].
     fn finish_call_message(&mut self, call_id: &str, outcome: ToolOutcome) {
+        self.result_message(call_id, outcome, false);
+    }
+
+    /// The result message of a call: secrets redacted first (before any event, view or
+    /// request sees it), post-call middleware (in reverse order), the data wrapper for
+    /// untrusted tools (around what the tool said, a failure as well as a result),
+    /// `TOOL_CALL_RESULT`, and both views of the conversation.
+    fn result_message(&mut self, call_id: &str, outcome: ToolOutcome, from_tool: bool) {
         let name = self.call_name(call_id);
         let (_, data_source) = self.kind(&name);
         let (ok, mut content) = match outcome {
-            ToolOutcome::Ok(text) => (true, text),
-            ToolOutcome::Error(error) => (false, json!({"error": error}).to_string()),
-            ToolOutcome::EndTurn { result, .. } => (true, result),
+            ToolOutcome::Ok(text) => (true, self.redact_text(&text)),
+            ToolOutcome::Error(error) => (
+                false,
+                json!({"error": self.redact_text(&error)}).to_string(),
+            ),
+            ToolOutcome::EndTurn { result, .. } => (true, self.redact_text(&result)),
         };
-        content = self.redact_text(&content);
-        if ok {
+        let wrap = ok || from_tool;
+        if wrap {
             if let Some(source) = data_source {
                 content = wrap_as_data(&source, &content);
             }
         }
         for layer in self.input.middleware.clone().iter().rev() {
             match layer {
-                Middleware::DataWrap { source } if ok => content = wrap_as_data(source, &content),
+                Middleware::DataWrap { source } if wrap => content = wrap_as_data(source, &content),
                 Middleware::Observe => self.emit(Event::Custom {
                     name: CUSTOM_TOOL_OBSERVE.into(),
                     value: json!({"phase": "result", "toolCallId": call_id, "toolCallName": name, "ok": ok}),

@@ -4,7 +4,9 @@
 //! what came back: local, page, MCP, frontend and visitor tools, the sources' errors, the
 //! page and MCP bindings. Drive it like the other machines: perform [`Start::poll`](crate::core::setup::start::Start::poll)'s [`Need`](crate::core::setup::start::Need),
 //! feed what came of it to [`Start::handle`](crate::core::setup::start::Start::handle), until [`Need::Ready`](crate::core::setup::start::Need::Ready); then [`Start::finish`](crate::core::setup::start::Start::finish).
-//! Invariant: a source that fails is a [`SourceError`](crate::core::run::SourceError) of the run, never the run's failure.
+//! Invariants: a source that fails is a [`SourceError`](crate::core::run::SourceError) of the run, never the run's failure;
+//! every secret the run sends (the model's key, each server's key, each sign-in's tokens and
+//! client secret) is redacted from every tool result and error before anything sees it.
 
 use std::collections::VecDeque;
 
@@ -12,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::core::agui::Message;
 use crate::core::limits::MCP_SOURCE_MS;
+use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::McpTool;
 use crate::core::ops::request::{visitor_tools, RunRequest};
@@ -20,7 +23,9 @@ use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
 use crate::core::run::local::local_tools;
 use crate::core::run::page::page_run_tools;
-use crate::core::run::{Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
+use crate::core::run::{
+    secrets_of, Middleware, Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind,
+};
 use crate::core::toolset::ToolSpec;
 
 /// What the start needs next from the worker.
@@ -55,8 +60,9 @@ pub enum Got {
     Servers(Result<Vec<McpServerConfig>, String>),
     /// The key asked for, or why it could not be read.
     Key(Result<Option<String>, String>),
-    /// The server's tools, or why it could not be opened.
-    Opened(Result<Vec<McpTool>, String>),
+    /// The server's tools and the sign-in the connection uses (if any), or why it could not
+    /// be opened.
+    Opened(Result<(Vec<McpTool>, Option<Box<AuthRecord>>), String>),
 }
 
 /// Where the start stands.
@@ -84,6 +90,8 @@ pub struct Start {
     errors: Vec<SourceError>,
     bindings: Vec<(String, Binding)>,
     key: Result<Option<String>, String>,
+    /// Every secret the run's connections send, redacted from tool results and errors.
+    secrets: Vec<String>,
 }
 
 impl Start {
@@ -122,6 +130,7 @@ impl Start {
             errors: Vec::new(),
             bindings: Vec::new(),
             key: Ok(None),
+            secrets: Vec::new(),
         })
     }
 
@@ -192,7 +201,10 @@ impl Start {
                 self.next_server();
             }
             (Phase::ServerKey(server), Got::Key(key)) => match key {
-                Ok(key) => self.phase = Phase::Open(server, key),
+                Ok(key) => {
+                    self.secrets.extend(secrets_of(key.as_deref(), None));
+                    self.phase = Phase::Open(server, key)
+                }
                 Err(message) => {
                     self.server_failed(&server, message);
                     self.next_server();
@@ -200,12 +212,20 @@ impl Start {
             },
             (Phase::Open(server, _), Got::Opened(listed)) => {
                 match listed {
-                    Ok(listed) => self.listed(&server, &listed),
+                    Ok((listed, auth)) => {
+                        self.secrets.extend(secrets_of(None, auth.as_deref()));
+                        self.listed(&server, &listed)
+                    }
                     Err(message) => self.server_failed(&server, message),
                 }
                 self.next_server();
             }
-            (Phase::ModelKey(_), Got::Key(key)) => self.key = key,
+            (Phase::ModelKey(_), Got::Key(key)) => {
+                if let Ok(key) = &key {
+                    self.secrets.extend(secrets_of(key.as_deref(), None));
+                }
+                self.key = key
+            }
             (phase, _) => self.phase = phase,
         }
     }
@@ -262,6 +282,7 @@ impl Start {
             errors,
             bindings,
             key,
+            secrets,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -291,6 +312,9 @@ impl Start {
         input.source_errors = errors;
         input.max_steps = request.max_steps;
         input.context = request.context;
+        if !secrets.is_empty() {
+            input.middleware.push(Middleware::Redact { secrets });
+        }
         let setup = Setup {
             model,
             key,

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::configure::{plan, Write};
 use super::start::{finished, Got, Need, Start};
 use super::store::{self, Area, KEY_PREFIX, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
+use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{McpAnnotations, McpTool};
 use crate::core::page::tabs::TabTools;
@@ -245,7 +246,7 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
     start.handle(Got::Servers(Ok(servers)));
     assert_eq!(start.poll(), Need::Key("docs-key".into()));
     // A stale answer is ignored.
-    start.handle(Got::Opened(Ok(Vec::new())));
+    start.handle(Got::Opened(Ok((Vec::new(), None))));
     assert_eq!(start.poll(), Need::Key("docs-key".into()));
     start.handle(Got::Key(Err("no key docs-key".into())));
     let Need::Open {
@@ -257,10 +258,10 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
         panic!("the next server is opened");
     };
     assert_eq!((open.name.as_str(), key, within_ms), ("open", None, 20_000));
-    start.handle(Got::Opened(Ok(vec![
-        mcp_tool("search", true),
-        mcp_tool("delete", false),
-    ])));
+    start.handle(Got::Opened(Ok((
+        vec![mcp_tool("search", true), mcp_tool("delete", false)],
+        None,
+    ))));
     assert!(matches!(start.poll(), Need::Open { server, .. } if server.name == "down"));
     start.handle(Got::Opened(Err("refused".into())));
     assert_eq!(start.poll(), Need::Key("openai".into()));
@@ -276,6 +277,39 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
 }
 
 #[test]
+fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
+    let mut start =
+        Start::new(&json!({"prompt": "hi"}), &registry(Some("openai")), ids()).expect("a start");
+    start.handle(Got::Servers(Ok(vec![
+        server("keyed", Some("keyed"), true),
+        server("signed", None, true),
+        server("echo", None, true),
+    ])));
+    start.handle(Got::Key(Ok(Some("server-key-0123456789".into()))));
+    start.handle(Got::Opened(Ok((Vec::new(), None))));
+    let auth: AuthRecord = serde_json::from_value(json!({
+        "serverUrl": "https://signed.test/mcp", "resource": "https://signed.test/mcp",
+        "issuer": "https://as.test", "tokenEndpoint": "https://as.test/token",
+        "client": {"clientId": "c", "clientSecret": "client-secret-0123456789"},
+        "tokens": {"accessToken": "access-token-0123456789", "refreshToken": "refresh-token-0123456789"},
+        "obtainedMs": 0.0,
+    }))
+    .expect("a record");
+    start.handle(Got::Opened(Ok((Vec::new(), Some(Box::new(auth))))));
+    // A server that says every secret of the run back (here in its error).
+    start.handle(Got::Opened(Err(
+        "initialize: you sent model-key-0123456789, server-key-0123456789, \
+         access-token-0123456789, refresh-token-0123456789 and client-secret-0123456789"
+            .into(),
+    )));
+    assert_eq!(start.poll(), Need::Key("openai".into()));
+    start.handle(Got::Key(Ok(Some("model-key-0123456789".into()))));
+    let asked = asked(&mut start.finish());
+    assert!(asked.contains("initialize: you sent [redacted]"), "{asked}");
+    assert!(!asked.contains("0123456789"), "{asked}");
+}
+
+#[test]
 fn a_server_time_limit_is_its_own_when_given() {
     let mut start = Start::new(
         &json!({"prompt": "hi", "runId": "r", "threadId": "t"}),
@@ -288,7 +322,7 @@ fn a_server_time_limit_is_its_own_when_given() {
     slow.timeout_ms = Some(5);
     start.handle(Got::Servers(Ok(vec![slow])));
     assert!(matches!(start.poll(), Need::Open { within_ms: 5, .. }));
-    start.handle(Got::Opened(Ok(Vec::new())));
+    start.handle(Got::Opened(Ok((Vec::new(), None))));
     assert_eq!(start.poll(), Need::Ready);
 }
 
