@@ -28,6 +28,7 @@ use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
 use crate::core::provider::redact;
+use crate::core::run::{redact_result, secrets_of};
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
 pub type Shared = Rc<RefCell<McpClient>>;
@@ -120,11 +121,10 @@ pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>)
         return CallResult::Error(refused);
     }
     let progress = Some(json!(random_id()));
-    let request = client
-        .borrow_mut()
-        .session
-        .call_tool(&name, &arguments, progress);
-    call_result(exchange(&client, request).await, &name)
+    let request = (client.borrow_mut().session).call_tool(&name, &arguments, progress);
+    let result = call_result(exchange(&client, request).await, &name);
+    let c = client.borrow(); // what the session sends now: a token refreshed meanwhile too
+    redact_result(result, &secrets_of(c.key.as_deref(), c.session.auth()))
 }
 
 /// Ends the session (`DELETE`), without waiting for long.

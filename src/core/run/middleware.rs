@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::Run;
 use crate::core::mcp::auth::AuthRecord;
+use crate::core::mcp::CallResult;
 
 /// What a secret becomes once redacted.
 pub const REDACTED: &str = "[redacted]";
@@ -68,6 +69,23 @@ impl Run {
 pub fn secrets_of(key: Option<&str>, auth: Option<&AuthRecord>) -> Vec<String> {
     let sign_in = auth.map(AuthRecord::secrets).unwrap_or_default();
     key.into_iter().chain(sign_in).map(str::to_owned).collect()
+}
+
+/// An MCP call's result with every secret of `secrets` redacted ([`redact_secrets`]) from its
+/// text, its structured content and its error: what the connection sends now, a token
+/// refreshed during a run included, never comes back through a result.
+pub fn redact_result<S: AsRef<str>>(result: CallResult, secrets: &[S]) -> CallResult {
+    let redact = |text: &str| redact_secrets(text, secrets);
+    match result {
+        CallResult::Ok { text, structured } => CallResult::Ok {
+            text: redact(&text),
+            structured: structured.map(|value| {
+                // Redacted inside its JSON text; what would not parse back is dropped.
+                serde_json::from_str(&redact(&value.to_string())).unwrap_or(Value::Null)
+            }),
+        },
+        CallResult::Error(error) => CallResult::Error(redact(&error)),
+    }
 }
 
 /// `text` with every secret replaced by [`REDACTED`]: a secret of 4 to 12 bytes where it

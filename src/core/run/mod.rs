@@ -31,7 +31,9 @@ mod tools;
 
 pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
-pub use middleware::{redact_secrets, secrets_of, wrap_as_data, Middleware, REDACTED};
+pub use middleware::{
+    redact_result, redact_secrets, secrets_of, wrap_as_data, Middleware, REDACTED,
+};
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
 

@@ -1,6 +1,7 @@
 //! Unit tests of the run machine.
 
 use super::*;
+use crate::core::mcp::CallResult;
 use crate::core::toolset::ToolSpec;
 
 #[test]
@@ -298,4 +299,25 @@ fn model_output_over_the_cap_ends_the_run_naming_the_cap() {
         }));
     }
     assert!(run_error(&mut run).is_some_and(|e| e.contains("max_model_output_bytes")));
+}
+
+#[test]
+fn an_mcp_result_is_redacted_of_what_its_connection_sends() {
+    let token = "tok-refreshed-0123456789abcdef";
+    let result = CallResult::Ok {
+        text: format!("you sent Bearer {token}"),
+        structured: Some(json!({"echo": token, "n": 1})),
+    };
+    let CallResult::Ok { text, structured } = redact_result(result, &[token]) else {
+        panic!("still a result")
+    };
+    assert!(!text.contains(token) && text.contains(REDACTED), "{text}");
+    let structured = structured.expect("kept");
+    assert_eq!(structured["n"], 1);
+    assert!(
+        !structured.to_string().contains(&token[..12]),
+        "{structured}"
+    );
+    let error = redact_result(CallResult::Error(format!("401 for {token}")), &[token]);
+    assert_eq!(error, CallResult::Error(format!("401 for {REDACTED}")));
 }
