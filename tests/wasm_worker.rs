@@ -131,9 +131,9 @@ async fn messages_and_listing_against_a_scripted_chrome() {
           0: {{ok: true, supported: true, url: 'http://a.test/', origin: 'http://a.test',
                tools: [{{name: 'add', description: 'adds', inputSchema: {{type: 'object'}}}}, {{name: 'bad name'}}]}},
           3: 'not an object',
-          5: {{ok: true, supported: true, tools: [{{name: 'huge', description: '{big}'}}]}},
+          5: {{ok: true, supported: true, url: 'http://a.test/5', origin: 'http://a.test', tools: [{{name: 'huge', description: '{big}'}}]}},
           7: 'reject',
-          9: (m) => m.op === 'callTool' ? {{ok: true, result: 'called ' + m.name + ' ' + JSON.stringify(m.args)}} : {{ok: true, tools: [{{name: 'nine'}}]}}
+          9: (m) => m.op === 'callTool' ? {{ok: true, result: 'called ' + m.name + ' ' + JSON.stringify(m.args)}} : {{ok: true, url: 'http://a.test/9', origin: 'http://a.test', tools: [{{name: 'nine'}}]}}
         }}"
     )));
 
