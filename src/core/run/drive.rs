@@ -774,13 +774,18 @@ impl Drive {
         };
         let (call_id, acting) = self.running.remove(at);
         self.page_calls.retain(|(id, _)| *id != call_id);
-        if acting {
-            self.intent_done(&call_id);
-        }
         self.run.handle(Input::ToolDone {
-            call_id,
+            call_id: call_id.clone(),
             outcome: tool_outcome(&response),
         });
+        if acting {
+            // The result's events go out (to the stored log) before the intent is dropped: a
+            // cut in between leaves the intent, never neither.
+            while let Some(output) = self.run.poll() {
+                self.output(output);
+            }
+            self.intent_done(&call_id);
+        }
     }
 }
 

@@ -335,7 +335,18 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
         name: "buy".into(),
         source: "page https://shop.test".into(),
     }])));
-    assert_eq!(done[0], Action::Intents(Vec::new()));
+    let result = done.iter().position(|a| {
+        matches!(a, Action::Event(e) if serde_json::to_value(e).unwrap()["type"] == "TOOL_CALL_RESULT")
+    });
+    let dropped = done.iter().position(|a| *a == Action::Intents(Vec::new()));
+    let (result, dropped) = (
+        result.expect("the result"),
+        dropped.expect("the intent goes"),
+    );
+    assert!(
+        result < dropped,
+        "the result's event goes out before the intent is dropped"
+    );
     assert_eq!(
         outcome(&done),
         Some(RunOutcome::Completed {
