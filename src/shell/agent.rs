@@ -150,7 +150,7 @@ pub async fn run(raw: Value) -> Result<Value, String> {
         };
         runs.borrow_mut().insert(run_id.clone(), record)
     });
-    super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw);
+    super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
     // The tool sources, read as the core asks; the MCP clients opened are kept for the calls.
     let mut clients = HashMap::new();
     loop {
@@ -178,7 +178,7 @@ pub async fn run(raw: Value) -> Result<Value, String> {
     }
     let mut drive = start.finish();
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
-    super::restart::forget(&run_id).await;
+    super::runlog::forget_intents(&run_id).await;
     for client in clients.values() {
         super::mcp::close(client).await;
     }
@@ -263,7 +263,7 @@ async fn perform(
                         super::timer::cancel(&handle);
                     }
                 }
-                Action::Intents(intents) => super::restart::save(run_id, &intents).await,
+                Action::Intents(intents) => super::runlog::on_intents(run_id, &intents).await,
                 Action::Tool { call_id, call } => {
                     let client = match call.as_ref() {
                         ToolCall::Mcp { server, .. } => clients.get(server).cloned(),

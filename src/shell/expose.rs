@@ -202,14 +202,12 @@ async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
             }
         }
     });
-    match earlier {
-        Some(other) => {
-            let client = opened.client.clone();
-            spawn_local(async move { mcp::close(&client).await });
-            Ok(other)
-        }
-        None => Ok(opened),
-    }
+    let Some(other) = earlier else {
+        return Ok(opened);
+    };
+    let client = opened.client.clone();
+    spawn_local(async move { mcp::close(&client).await });
+    Ok(other)
 }
 
 /// Closes a server's kept connection, if there is one.

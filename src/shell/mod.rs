@@ -14,7 +14,6 @@ pub mod expose;
 pub mod io;
 pub mod mcp;
 pub mod pages;
-pub mod restart;
 pub mod router;
 pub mod runlog;
 pub mod settings;

@@ -1,7 +1,9 @@
 //! The run log store's effects: the core's [`RunLog`] decides what is kept, pushed and saved;
 //! this module pushes to the open pages, runs each run's save loop (its timer and
-//! `chrome.storage.session` writes) and reads stored records back, including, at a worker's
-//! start, the ending of the runs a previous worker left running.
+//! `chrome.storage.session` writes), keeps the intents of a run's acting calls (stored before
+//! the call starts, removed only once the log holds its result: `core::restart`), and reads
+//! stored records back, including, at a worker's start, the ending of the runs a previous
+//! worker left running.
 //!
 //! Invariant: events are pushed and stored as the run emits them (they carry no key); a run's
 //! store is written by one save loop at a time (the core asks for one only when none runs).
@@ -15,9 +17,10 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 use super::io::{now_ms, sleep};
 use super::pages::push;
 use super::store::{put, read};
-use super::{chrome, restart, waits};
+use super::{chrome, waits};
 use crate::core::ops::runlog::{end_cut_run, needs_ending, Effect, Events, Next, RunLog};
 use crate::core::ops::runs::RunSummary;
+use crate::core::restart::{intent_slot, stored_intents, Intent};
 use crate::core::setup::store::Area::Session;
 
 const LIST_KEY: &str = "webmcpHost.ui.runs";
@@ -31,10 +34,39 @@ fn with<T>(f: impl FnOnce(&mut RunLog) -> T) -> T {
     LOG.with(|log| f(&mut log.borrow_mut()))
 }
 
-/// A run started (any run: from the popup or from `webmcpHost.run`).
-pub(crate) fn on_start(run_id: &str, thread_id: &str, tab_id: Option<i64>, request: &Value) {
+/// A run started (any run: from the popup or from `webmcpHost.run`): resolves once its record
+/// is stored, before anything of it can act.
+pub(crate) async fn on_start(run_id: &str, thread_id: &str, tab_id: Option<i64>, request: &Value) {
     let effects = with(|log| log.on_start(run_id, thread_id, tab_id, request, now_ms()));
     perform(run_id, effects);
+    flush(run_id).await;
+}
+
+/// Stores the intents of a run's acting calls (none: removes them), after its log: the result
+/// of a call that ended is stored before its intent goes. Resolves once stored.
+pub(crate) async fn on_intents(run_id: &str, intents: &[Intent]) {
+    flush(run_id).await;
+    let value = (!intents.is_empty()).then(|| serde_json::to_value(intents).unwrap_or_default());
+    if let Err(error) = put(Session, &intent_slot(run_id), value.as_ref()).await {
+        chrome::warn(&format!(
+            "webmcp-host: run {run_id}'s intents were not stored: {error}"
+        ));
+    }
+}
+
+/// A run's record stored now, not at its save loop's next tick; a change meanwhile goes on.
+async fn flush(run_id: &str) {
+    if let Some((summary, events)) = with(|log| log.snapshot(run_id)) {
+        save(summary, events).await;
+        if with(|log| log.saved(run_id)) == Next::Again {
+            spawn_local(save_loop(run_id.to_owned(), 0));
+        }
+    }
+}
+
+/// The run ended, or was ended after a restart: its intents are no longer kept.
+pub(crate) async fn forget_intents(run_id: &str) {
+    let _ = put(Session, &intent_slot(run_id), None).await;
 }
 
 /// An event of a run: kept, pushed to the open pages, stored soon.
@@ -114,15 +146,20 @@ pub(crate) async fn run_list() -> Vec<RunSummary> {
     if let Some(list) = with(|log| log.list()) {
         return list;
     }
-    let read = read(Session, LIST_KEY).await.ok().flatten();
-    let mut list = with(|log| log.read_list(read));
+    let stored = read(Session, LIST_KEY).await.ok().flatten();
+    let mut list = with(|log| log.read_list(stored));
     let mut ended = false;
     for run in list.iter_mut().filter(|r| needs_ending(r)) {
         let mut events = stored_events(&run.run_id).await;
-        let intents = restart::stored(&run.run_id).await;
+        let intents = stored_intents(
+            read(Session, &intent_slot(&run.run_id))
+                .await
+                .ok()
+                .flatten(),
+        );
         if end_cut_run(run, &mut events, &intents, now_ms()) {
             let _ = store_events(&run.run_id, &events).await;
-            restart::forget(&run.run_id).await;
+            forget_intents(&run.run_id).await;
             ended = true;
         }
     }

@@ -1,0 +1,96 @@
+// Chrome stops the extension's service worker whenever it likes. Here it is stopped (DevTools'
+// `ServiceWorker.stopAllWorkers`: the browser and its pages live on) right after a run's
+// consequential page tool ran, while the model is still answering. The run must not be lost,
+// and its stored log must hold the call's result or name it as a call that may have run; the
+// tool is never run again.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+
+const until = async (what, check, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('a worker stopped by Chrome mid-run', () => {
+  let server, models, host, page, tabId;
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({
+      scenarios: {
+        act: {
+          steps: [
+            { calls: [{ name: 'delete_everything', arguments: { confirm: true } }] },
+            { text: 'Everything is deleted, as you asked.', firstByteDelayMs: 5000 },
+          ],
+        },
+        slow: { steps: [{ text: 'Thinking…', firstByteDelayMs: 5000 }] },
+      },
+    });
+    host = await launchHost();
+    page = await host.context.newPage();
+    page.on('dialog', (dialog) => dialog.accept());
+    await page.goto(`${server.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+    await host.worker.evaluate((c) => webmcpHost.configure(c), {
+      models: [
+        { name: 'act', provider: 'openai', baseUrl: `${models.url}/s/act/v1`, model: 'x', nativeTools: true },
+        { name: 'slow', provider: 'openai', baseUrl: `${models.url}/s/slow/v1`, model: 'x', nativeTools: true },
+      ],
+      default: 'act',
+    });
+  });
+  after(async () => {
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  /** Stops the worker; an extension page starts a fresh one. Resolves to that page's `ask`. */
+  const restart = async () => {
+    const cdp = await host.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await cdp.detach();
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
+    return { popup, ask: (message) => popup.evaluate((m) => chrome.runtime.sendMessage(m), message) };
+  };
+  const interrupted = (ask, runId) =>
+    until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+
+  test('cut as soon as a run started: the run is kept, and ends with RUN_ERROR', async () => {
+    const { runId } = await host.worker.evaluate((r) => webmcpHost.startRun(r), { tabId, prompt: 'Think.', model: 'slow' });
+    const { popup, ask } = await restart();
+    assert.ok(await interrupted(ask, runId), 'the run is listed');
+    const log = (await ask({ op: 'runLog', runId })).value;
+    assert.deepEqual([log.events.at(-1).type, log.events.at(-1).code], ['RUN_ERROR', 'worker_restarted']);
+    await popup.close();
+  });
+
+  test('cut right after a consequential page tool ran: the run is kept, the call is in its log, nothing runs twice', async () => {
+    const { runId } = await host.worker.evaluate((r) => webmcpHost.startRun(r), { tabId, prompt: 'Delete everything.' });
+    const deletions = () => page.evaluate(() => window.__calls.filter((c) => c.name === 'delete_everything').length);
+    await until('the consequential call', async () => (await deletions()) === 1);
+    const { popup, ask } = await restart();
+    assert.ok(await interrupted(ask, runId), 'the run is listed');
+    const log = (await ask({ op: 'runLog', runId })).value;
+    const last = log.events.at(-1);
+    assert.equal(last.type, 'RUN_ERROR', JSON.stringify(last));
+    assert.equal(last.code, 'worker_restarted');
+    const result = log.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.ok(result || last.message.includes('delete_everything'), `the call is in the log or named: ${last.message}`);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(await deletions(), 1, 'the consequential tool ran once');
+    await popup.close();
+  });
+});
