@@ -68,8 +68,10 @@ describe('a worker stopped by Chrome mid-run', () => {
   const interrupted = (ask, runId) =>
     until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
 
-  test('cut as soon as a run started: the run is kept, and ends with RUN_ERROR', async () => {
+  test('cut as soon as its first model request was sent: the run is kept, and ends with RUN_ERROR', async () => {
     const { runId } = await host.worker.evaluate((r) => webmcpHost.startRun(r), { tabId, prompt: 'Think.', model: 'slow' });
+    // A run is stored before its first model request (before, it was first stored 250 ms later).
+    await until('the model request', async () => models.requests().some((r) => r.scenario === 'slow'));
     const { popup, ask } = await restart();
     assert.ok(await interrupted(ask, runId), 'the run is listed');
     const log = (await ask({ op: 'runLog', runId })).value;
