@@ -28,11 +28,12 @@ setup-browser:
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
 test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e
 
-## check: the fast loop: formatting, clippy (native, and the wasm shell) and the native tests
+## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
 check: setup
 	cargo fmt --check
 	cargo clippy --all-targets --quiet -- -D warnings
 	cargo clippy --lib --target $(WASM_TARGET) --quiet -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --quiet
 	cargo test
 
 test-native: check
