@@ -250,21 +250,13 @@ fn escape(c: char, json: bool, marks: &mut usize) -> String {
 /// Whether `c` hides, reorders or breaks the text around it, or looks like a plain space.
 fn is_hiding(c: char) -> bool {
     c.is_control()
+        || crate::core::text::is_invisible(c)
         || matches!(
             u32::from(c),
-            // Spaces other than U+0020, and invisible fillers.
-            0xA0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000
-            | 0x115F | 0x1160 | 0x3164 | 0xFFA0 | 0x2800
-            // Format characters: soft hyphen, prepended marks, bidi marks, overrides and
-            // isolates, zero-width characters, word joiners, invisible operators.
-            | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2
-            | 0x180E | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F
-            | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x1343F
-            | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF
+            // Spaces other than U+0020, and the Braille blank.
+            0xA0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000 | 0x2800
             // Line and paragraph separators.
             | 0x2028 | 0x2029
-            // Variation selectors, the combining grapheme joiner, Mongolian selectors.
-            | 0xFE00..=0xFE0F | 0x34F | 0x180B..=0x180D | 0x180F
             // Private use (no known glyph) and noncharacters.
             | 0xE000..=0xF8FF | 0xF0000..=0x10FFFF | 0xFDD0..=0xFDEF | 0xFFFE | 0xFFFF
         )

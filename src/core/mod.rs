@@ -19,6 +19,7 @@
 //! - [`run`]: a run (one turn of a conversation) as a machine that asks for everything and
 //!   performs nothing.
 //! - [`stream`]: one model output turned into AG-UI events and the calls to run.
+//! - [`text`]: characters that change what a reader sees without showing themselves.
 //! - [`toolset`]: the tools a model may call in one run, their schemas compiled once.
 //! - [`url`]: URLs and origins: parsing, normal origins, loopback.
 //!
@@ -43,6 +44,7 @@ pub mod restart;
 pub mod run;
 pub mod setup;
 pub mod stream;
+pub mod text;
 pub mod toolset;
 pub mod url;
 

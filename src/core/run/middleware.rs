@@ -171,30 +171,10 @@ fn fragments(secret: &str) -> Vec<&str> {
     out
 }
 
-/// Characters that show as nothing, or reorder what is shown: soft hyphen, joiners and
-/// zero-width spaces, bidi controls, fillers, variation selectors, tag characters, other
-/// format characters and controls (line breaks and tabs stay).
+/// Characters that show as nothing, or reorder what is shown ([`crate::core::text`]), and
+/// controls (line breaks and tabs stay).
 fn invisible(c: char) -> bool {
-    matches!(
-        c as u32,
-        0x00AD
-            | 0x034F
-            | 0x061C
-            | 0x115F..=0x1160
-            | 0x17B4..=0x17B5
-            | 0x180B..=0x180F
-            | 0x200B..=0x200F
-            | 0x202A..=0x202E
-            | 0x2060..=0x206F
-            | 0x3164
-            | 0xFE00..=0xFE0F
-            | 0xFEFF
-            | 0xFFA0
-            | 0xFFF0..=0xFFFB
-            | 0x1BCA0..=0x1BCA3
-            | 0x1D173..=0x1D17A
-            | 0xE0000..=0xE0FFF
-    ) || (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    crate::core::text::is_invisible(c) || (c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
 }
 
 /// `<` and the characters a reader may take for it: full-width, small, the angle brackets
