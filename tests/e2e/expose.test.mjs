@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { ROOT, evaluateInContentScript, launchHost, storeSignIn } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 
@@ -98,14 +98,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
   test('a key or token the server echoes back never reaches the page, in a result or an error', async () => {
     const TOKENS = { access: 'oauth-access-e41b7f2c09d35a86', refresh: 'oauth-refresh-93c0a5e7d1f24b68', secret: 'client-secret-0d6b2f8a4c1e9375' };
     const echo = (name) => `${own.url}/s/${name}/mcp`;
-    await host.worker.evaluate(async ({ url, t }) => {
-      await chrome.storage.session.set({ webmcpHostAuth: { etok: {
-        serverUrl: url, resource: url, issuer: 'http://127.0.0.1', tokenEndpoint: 'http://127.0.0.1/token',
-        client: { clientId: 'webmcp-host', clientSecret: t.secret },
-        tokens: { accessToken: t.access, refreshToken: t.refresh },
-        obtainedMs: Date.now(),
-      } } });
-    }, { url: echo('echoAuth~x'), t: TOKENS });
+    await storeSignIn(host.worker, 'etok', echo('echoAuth~x'), TOKENS);
     await host.worker.evaluate((c) => webmcpHost.configure(c), {
       servers: [
         { name: 'own', url: `${own.url}/mcp`, enabled: false },

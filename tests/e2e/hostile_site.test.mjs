@@ -16,6 +16,8 @@ import { validateEvents } from '../agui/validate.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
 
+/** `callTool`'s answer when the person declined the confirmation. */
+const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
 const until = async (what, check, ms = 10_000) => {
   const end = Date.now() + ms;
   for (;;) {
@@ -470,7 +472,6 @@ describe('hostile polyfilled site (WebMCP off)', () => {
   const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
   const listTools = (tabId) => host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
   const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);
-  const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
 
   // The origin of a tool is Chrome's (the frame's own location), never the page's word: not a
   // tool entry's `origin` field (forged-origin.html), not the polyfill's `globalThis.origin`,
@@ -571,7 +572,6 @@ describe('hostile confirmations', () => {
     return { page, dialogs, tabId: await host.tabIdOf(page) };
   };
   const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);
-  const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
 
   before(async () => {
     server = await serve(FIXTURES);

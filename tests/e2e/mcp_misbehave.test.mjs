@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { ROOT, launchHost, storeSignIn } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -213,14 +213,7 @@ describe('misbehaving MCP servers in runs', () => {
     // OAuth secrets of a sign-in (stored as a sign-in leaves them) for the server `etok`.
     const TOKENS = { access: 'oauth-access-7c1e93f04ab25d68', refresh: 'oauth-refresh-2b8d0e6f91c3a457', secret: 'client-secret-5a0f3c9e17d2b864' };
     const tokUrl = `${own.url}/s/echoAuth~tok/mcp`;
-    await host.worker.evaluate(async ({ url, t }) => {
-      await chrome.storage.session.set({ webmcpHostAuth: { tok: {
-        serverUrl: url, resource: url, issuer: 'http://127.0.0.1', tokenEndpoint: 'http://127.0.0.1/token',
-        client: { clientId: 'webmcp-host', clientSecret: t.secret },
-        tokens: { accessToken: t.access, refreshToken: t.refresh },
-        obtainedMs: Date.now(),
-      } } });
-    }, { url: tokUrl, t: TOKENS });
+    await storeSignIn(host.worker, 'tok', tokUrl, TOKENS);
     await configure({
       models: [{ name: 'e', provider: 'openai', baseUrl: `${models.url}/s/echo/v1`, model: 'x', nativeTools: true }],
       default: 'e',

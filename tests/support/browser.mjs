@@ -203,6 +203,22 @@ const withTimeout = (promise, ms, what) =>
   });
 
 /**
+ * Stores an MCP sign-in for the server `name` (at `url`) in the worker's session storage, as
+ * `signIn` leaves one, with the OAuth secrets `{access, refresh, secret}`: for tests of what the
+ * host does with a signed-in server's tokens, without an authorization server.
+ */
+export async function storeSignIn(worker, name, url, secrets) {
+  await worker.evaluate(async ({ name, url, t }) => {
+    await chrome.storage.session.set({ webmcpHostAuth: { [name]: {
+      serverUrl: url, resource: url, issuer: 'http://127.0.0.1', tokenEndpoint: 'http://127.0.0.1/token',
+      client: { clientId: 'webmcp-host', clientSecret: t.secret },
+      tokens: { accessToken: t.access, refreshToken: t.refresh },
+      obtainedMs: Date.now(),
+    } } });
+  }, { name, url, t: secrets });
+}
+
+/**
  * Evaluates `expression` in our content script's isolated world of the page's top frame, as a
  * compromised renderer could, through the DevTools protocol. Resolves to the value.
  */
