@@ -23,12 +23,13 @@ use super::io::{
     now_ms, random_id, utc_offset_minutes,
 };
 use super::store;
+use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
-use crate::core::setup::store::{Area::Local, REGISTRY_KEY};
+use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY};
 use crate::core::setup::{call as answer, configure};
 
 /// Where a run stands, for `stop`.
@@ -133,28 +134,42 @@ pub fn stop(request: &Value) -> Result<Value, String> {
 pub async fn run(raw: Value) -> Result<Value, String> {
     let registry = store::load_registry().await?;
     let mut start = Start::new(&raw, &registry, random_id)?;
-    let (run_id, thread_id) = (start.run_id().to_owned(), start.thread_id().to_owned());
+    let run_id = start.run_id().to_owned();
     if with_record(&run_id, |_| ()).is_some() {
         return Err(format!("run: a run `{run_id}` exists already"));
     }
     let inbox = Rc::new(Inbox::default());
-    let mut resolve_stop = None;
-    let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
-    RUNS.with(|runs| {
-        let record = Record {
-            events: Vec::new(),
-            stop,
-            resolve_stop,
-            going: Going::Yes,
-            inbox: inbox.clone(),
-        };
-        runs.borrow_mut().insert(run_id.clone(), record)
-    });
-    super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
-    // The tool sources, read as the core asks; the MCP clients opened are kept for the calls.
-    let mut clients = HashMap::new();
+    // Its conversation, its record, its tool sources, read as the core asks; the MCP clients
+    // opened are kept for the calls.
+    let (mut clients, mut thread) = (HashMap::new(), None);
     loop {
         let got = match start.poll() {
+            Need::Conversation(id) => {
+                Got::Conversation(store::read(Session, &thread_key(&id)).await)
+            }
+            Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
+            Need::Refused(message) => return Err(message),
+            Need::Record => {
+                let mut resolve_stop = None;
+                let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
+                let (events, going, inbox) = (Vec::new(), Going::Yes, inbox.clone());
+                let record = Record {
+                    events,
+                    stop,
+                    resolve_stop,
+                    going,
+                    inbox,
+                };
+                RUNS.with(|runs| runs.borrow_mut().insert(run_id.clone(), record));
+                let thread_id = start.thread_id().to_owned();
+                super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
+                Got::Recorded(now_ms())
+            }
+            Need::SaveConversation(record) => {
+                super::threads::save(&record).await;
+                thread = Some(record);
+                Got::ConversationSaved
+            }
             Need::TabTools(tab_id) => Got::TabTools(super::tab_tools(tab_id).await),
             Need::Servers => Got::Servers(store::load_servers().await),
             Need::Key(reference) => Got::Key(store::read_key(&reference).await),
@@ -176,11 +191,15 @@ pub async fn run(raw: Value) -> Result<Value, String> {
         };
         start.handle(got);
     }
+    let thread_id = start.thread_id().to_owned();
     let mut drive = start.finish();
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::runlog::forget_intents(&run_id).await;
     for client in clients.values() {
         super::mcp::close(client).await;
+    }
+    if let Some(record) = thread {
+        super::threads::save(&record.ended(drive.messages(), now_ms())).await;
     }
     let events = with_record(&run_id, |r| {
         r.going = Going::Finished;

@@ -18,6 +18,7 @@ pub mod router;
 pub mod runlog;
 pub mod settings;
 pub mod store;
+pub mod threads;
 pub mod timer;
 pub mod waits;
 

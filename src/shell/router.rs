@@ -15,7 +15,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
-use super::{agent, auth, chrome, expose, runlog, settings, waits};
+use super::{agent, auth, chrome, expose, runlog, settings, threads, waits};
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
 use crate::core::setup::call::page;
@@ -82,6 +82,9 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Configure(request) => agent::configure(&request).await,
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
+        Op::Conversations { tab_id } => Ok(threads::conversations(tab_id).await),
+        Op::Conversation { thread_id } => threads::conversation(&thread_id).await,
+        Op::Forget { thread_id } => threads::forget(&thread_id).await,
         Op::Pending => Ok(waits::pending()),
         Op::Answer(answer) => Ok(Value::Bool(waits::deliver(answer))),
         Op::Settings => settings::settings().await,

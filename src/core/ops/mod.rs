@@ -24,6 +24,7 @@ pub mod runlog;
 pub mod runs;
 pub mod sender;
 pub mod settings;
+pub mod threads;
 pub mod waits;
 
 #[cfg(test)]
@@ -69,6 +70,21 @@ pub enum Op {
         run_id: String,
         /// The index of the first event wanted.
         since: usize,
+    },
+    /// `conversations({tabId?})`.
+    Conversations {
+        /// Only the conversations whose last run had this tab.
+        tab_id: Option<i64>,
+    },
+    /// `conversation({threadId})`.
+    Conversation {
+        /// The conversation.
+        thread_id: String,
+    },
+    /// `forget({threadId})`.
+    Forget {
+        /// The conversation.
+        thread_id: String,
     },
     /// `pending()`.
     Pending,
@@ -131,6 +147,15 @@ impl Op {
                     .to_owned(),
                 since: request.get("since").and_then(Value::as_u64).unwrap_or(0) as usize,
             },
+            OpName::Conversations => Op::Conversations {
+                tab_id: request.get("tabId").and_then(Value::as_i64),
+            },
+            OpName::Conversation => Op::Conversation {
+                thread_id: thread_field(request, "conversation")?,
+            },
+            OpName::Forget => Op::Forget {
+                thread_id: thread_field(request, "forget")?,
+            },
             OpName::Pending => Op::Pending,
             OpName::Answer => Op::Answer(Answer::parse_answer(request).map_err(error)?),
             OpName::Decline => Op::Answer(Answer::parse_decline(request).map_err(error)?),
@@ -163,6 +188,9 @@ impl Op {
             Op::Configure(_) => OpName::Configure,
             Op::Runs { .. } => OpName::Runs,
             Op::RunLog { .. } => OpName::RunLog,
+            Op::Conversations { .. } => OpName::Conversations,
+            Op::Conversation { .. } => OpName::Conversation,
+            Op::Forget { .. } => OpName::Forget,
             Op::Pending => OpName::Pending,
             Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
             Op::Answer(_) => OpName::Decline,
@@ -178,6 +206,16 @@ impl Op {
             Op::CallExposed(_) => OpName::CallExposed,
             Op::ToolsChanged => OpName::ToolsChanged,
         }
+    }
+}
+
+/// A request's `threadId`: a non-empty string.
+fn thread_field(request: &Value, what: &str) -> Result<String, RequestError> {
+    match request.get("threadId") {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err(RequestError(format!(
+            "{what}: `threadId` is required (a non-empty string)"
+        ))),
     }
 }
 

@@ -58,6 +58,12 @@ pub enum OpName {
     CallExposed,
     /// A frame's tools changed: the person's side lists them again.
     ToolsChanged,
+    /// The kept conversations, most recently updated first.
+    Conversations,
+    /// One kept conversation with its messages.
+    Conversation,
+    /// Deletes a kept conversation.
+    Forget,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -73,7 +79,7 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 24] = [
+    pub const ALL: [OpName; 27] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
@@ -84,6 +90,9 @@ impl OpName {
         OpName::Configure,
         OpName::Runs,
         OpName::RunLog,
+        OpName::Conversations,
+        OpName::Conversation,
+        OpName::Forget,
         OpName::Pending,
         OpName::Answer,
         OpName::Decline,
@@ -127,6 +136,9 @@ impl OpName {
             OpName::ExposedTools => "exposedTools",
             OpName::CallExposed => "callExposed",
             OpName::ToolsChanged => "toolsChanged",
+            OpName::Conversations => "conversations",
+            OpName::Conversation => "conversation",
+            OpName::Forget => "forget",
         }
     }
 

@@ -167,6 +167,13 @@ impl RunLog {
             log.dropped += 1;
         }
         kept.summary.event_count = seq + 1;
+        // The run's conversation is settled once its tools are read: a new one carrying the
+        // history when they changed. Its `RUN_STARTED` names it.
+        if event.get("type").and_then(Value::as_str) == Some("RUN_STARTED") {
+            if let Some(thread_id) = event.get("threadId").and_then(Value::as_str) {
+                kept.summary.thread_id = thread_id.to_owned();
+            }
+        }
         let body = json!({"runId": run_id, "seq": seq, "time": now_ms, "event": event});
         let mut effects = vec![push("event", body)];
         effects.extend(self.changed(run_id));

@@ -88,7 +88,7 @@ fn ops_parse_with_clear_errors() {
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
         "unknown op `setKey`; known: version, listTools, callTool, run, startRun, events, stop, \
-         configure, runs, runLog, pending, answer, decline, settings, testModel, checkServer, \
+         configure, runs, runLog, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged"
     );
     assert_eq!(
@@ -226,11 +226,22 @@ fn requests_parse_into_their_operation() {
             OpName::Decline => json!({"runId": "r", "callId": "c"}),
             OpName::Expose => json!({"server": "s", "origin": "https://a.test", "enabled": true}),
             OpName::CallExposed => json!({"name": "add"}),
+            OpName::Conversation | OpName::Forget => json!({"threadId": "t"}),
             _ => json!({}),
         };
         let parsed = parse(op, request).unwrap_or_else(|e| panic!("{}: {e}", op.as_str()));
         assert_eq!(parsed.name(), op);
     }
+    assert_eq!(
+        parse(OpName::Forget, json!({"threadId": ""}))
+            .unwrap_err()
+            .0,
+        "forget: `threadId` is required (a non-empty string)"
+    );
+    assert_eq!(
+        parse(OpName::Conversations, json!({"tabId": 4})),
+        Ok(Op::Conversations { tab_id: Some(4) })
+    );
     assert_eq!(
         parse(OpName::Runs, json!({"tabId": 4})),
         Ok(Op::Runs { tab_id: Some(4) })

@@ -38,6 +38,9 @@ pub struct RunInput {
     /// Whether a repair hook is configured: a call that repair (and reask) could not make
     /// valid is handed to it ([`Output::RepairHook`]) before its error goes to the model.
     pub hook: bool,
+    /// `CUSTOM` [`webmcp_host.conversation`](super::CUSTOM_CONVERSATION)
+    /// values emitted after `RUN_STARTED`: what became of the run's conversation.
+    pub notices: Vec<Value>,
 }
 
 impl RunInput {
@@ -59,6 +62,7 @@ impl RunInput {
             middleware: Vec::new(),
             reask: true,
             hook: false,
+            notices: Vec::new(),
         }
     }
 }

@@ -54,6 +54,9 @@ pub use crate::core::limits::{DEFAULT_MAX_STEPS, MAX_MODEL_OUTPUT_BYTES};
 /// The result of a visitor call the person declined without a reason.
 pub const VISITOR_DECLINED: &str = "The visitor declined.";
 
+/// `CUSTOM` event: what became of the run's conversation (`forked`: a new one carrying the
+/// history, since the tools changed; `resumed`: a cut run's calls that may have run).
+pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
 /// `CUSTOM` event: a tool source failed or a tool was left out.
 pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
 /// `CUSTOM` event: a visitor call waits for the person.
@@ -151,6 +154,12 @@ impl Run {
             thread_id: run.input.thread_id.clone(),
             run_id: run.input.run_id.clone(),
         });
+        for value in std::mem::take(&mut run.input.notices) {
+            run.emit(Event::Custom {
+                name: CUSTOM_CONVERSATION.into(),
+                value,
+            });
+        }
         for error in run.input.source_errors.clone() {
             let message = run.redact_text(&error.message);
             run.emit(Event::Custom {

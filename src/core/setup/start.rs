@@ -1,8 +1,10 @@
 //! A run's start, decided: the request checked against the stored registry, the run's ids,
-//! then its tool sources read one after the other (the tab's page tools, each enabled MCP
+//! its conversation read (and the log of a run of it a worker restart cut), the run's record
+//! stored, then its tool sources read one after the other (the tab's page tools, each enabled MCP
 //! server with its key and time limit, the model's key), and the run and its drive built from
 //! what came back: local, page, MCP, frontend and visitor tools, the sources' errors, the
-//! page and MCP bindings. Drive it like the other machines: perform [`Start::poll`](crate::core::setup::start::Start::poll)'s [`Need`](crate::core::setup::start::Need),
+//! page and MCP bindings, and its conversation settled and stored (continued, or a new one
+//! carrying the history when the tools changed: `core::ops::threads`). Drive it like the other machines: perform [`Start::poll`](crate::core::setup::start::Start::poll)'s [`Need`](crate::core::setup::start::Need),
 //! feed what came of it to [`Start::handle`](crate::core::setup::start::Start::handle), until [`Need::Ready`](crate::core::setup::start::Need::Ready); then [`Start::finish`](crate::core::setup::start::Start::finish).
 //! Invariants: a source that fails is a [`SourceError`](crate::core::run::SourceError) of the run, never the run's failure;
 //! every secret the run sends (the model's key, each server's key, each sign-in's tokens and
@@ -18,6 +20,8 @@ use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::McpTool;
 use crate::core::ops::request::{visitor_tools, RunRequest};
+pub use crate::core::ops::threads::ThreadRecord;
+use crate::core::ops::threads::{marks, Opening};
 use crate::core::page::tabs::TabTools;
 use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
@@ -31,6 +35,20 @@ use crate::core::toolset::ToolSpec;
 /// What the start needs next from the worker.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Need {
+    /// The stored record of the conversation the run continues (session storage, under
+    /// [`thread_key`](crate::core::ops::threads::thread_key)): [`Got::Conversation`].
+    Conversation(String),
+    /// The log of the conversation's open run (a cut run), as `runLog` answers it from its
+    /// first event: [`Got::RunLog`].
+    RunLog(String),
+    /// The run cannot start: answer this error (nothing of it was stored).
+    Refused(String),
+    /// Store the run's record (the run log) before anything of it acts: [`Got::Recorded`].
+    Record,
+    /// Store the conversation's record (session storage, and its place in the list) before
+    /// the run acts: [`Got::ConversationSaved`]. Once the run ended, store
+    /// [`ThreadRecord::ended`] of it.
+    SaveConversation(Box<ThreadRecord>),
     /// The tools of the run's tab: [`Got::TabTools`].
     TabTools(i64),
     /// The stored MCP servers: [`Got::Servers`].
@@ -54,6 +72,14 @@ pub enum Need {
 /// What came of a [`Need`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Got {
+    /// The conversation's stored record (`None`: nothing stored), or why it could not be read.
+    Conversation(Result<Option<Value>, String>),
+    /// The open run's log, or why it could not be read.
+    RunLog(Result<Value, String>),
+    /// The run's record is stored; the time now (ms since the epoch).
+    Recorded(f64),
+    /// The conversation's record is stored (or could not be: the run goes on).
+    ConversationSaved,
     /// The tab's tools, or why they could not be listed.
     TabTools(Result<TabTools, String>),
     /// The stored MCP servers, or why they could not be read.
@@ -68,11 +94,16 @@ pub enum Got {
 /// Where the start stands.
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
+    Thread(String),
+    CutRun(String),
+    Refused(String),
+    Record,
     Tab(i64),
     Servers,
     ServerKey(McpServerConfig),
     Open(McpServerConfig, Option<String>),
     ModelKey(String),
+    SaveThread(Box<ThreadRecord>),
     Ready,
 }
 
@@ -92,6 +123,14 @@ pub struct Start {
     key: Result<Option<String>, String>,
     /// Every secret the run's connections send, redacted from tool results and errors.
     secrets: Vec<String>,
+    /// The conversation as read, until it is settled.
+    opening: Opening,
+    /// The id of a new conversation carrying the history, if the tools changed.
+    fork_id: String,
+    /// When the run's record was stored.
+    now_ms: f64,
+    /// The conversation's history and notices, once settled.
+    settled: Option<(Vec<Message>, Vec<Value>)>,
 }
 
 impl Start {
@@ -117,7 +156,11 @@ impl Start {
             .thread_id
             .clone()
             .unwrap_or_else(|| format!("thread_{}", fresh()));
-        let phase = request.tab_id.map_or(Phase::Servers, Phase::Tab);
+        let fork_id = format!("thread_{}", fresh());
+        let phase = match &request.thread_id {
+            Some(thread_id) => Phase::Thread(thread_id.clone()),
+            None => Phase::Record,
+        };
         Ok(Start {
             request,
             visitor,
@@ -131,6 +174,10 @@ impl Start {
             bindings: Vec::new(),
             key: Ok(None),
             secrets: Vec::new(),
+            opening: Opening::default(),
+            fork_id,
+            now_ms: 0.0,
+            settled: None,
         })
     }
 
@@ -152,6 +199,11 @@ impl Start {
     /// What the start needs now.
     pub fn poll(&self) -> Need {
         match &self.phase {
+            Phase::Thread(thread_id) => Need::Conversation(thread_id.clone()),
+            Phase::CutRun(run_id) => Need::RunLog(run_id.clone()),
+            Phase::Refused(message) => Need::Refused(message.clone()),
+            Phase::Record => Need::Record,
+            Phase::SaveThread(record) => Need::SaveConversation(record.clone()),
             Phase::Tab(tab_id) => Need::TabTools(*tab_id),
             Phase::Servers => Need::Servers,
             Phase::ServerKey(server) => {
@@ -170,6 +222,32 @@ impl Start {
     /// Feeds what came of the last [`Need`]; an answer to another need is ignored.
     pub fn handle(&mut self, got: Got) {
         match (std::mem::replace(&mut self.phase, Phase::Ready), got) {
+            (Phase::Thread(thread_id), Got::Conversation(stored)) => {
+                let read = stored
+                    .map_err(|e| {
+                        format!("run: the conversation `{thread_id}` could not be read: {e}")
+                    })
+                    .and_then(|stored| ThreadRecord::from_stored(&thread_id, stored));
+                self.phase = match read {
+                    Ok(record) => {
+                        let (opening, open) = Opening::read(record);
+                        self.opening = opening;
+                        open.map_or(Phase::Record, Phase::CutRun)
+                    }
+                    Err(message) => Phase::Refused(message),
+                };
+            }
+            (Phase::CutRun(run_id), Got::RunLog(log)) => {
+                self.phase = match self.opening.with_log(&run_id, log) {
+                    Ok(()) => Phase::Record,
+                    Err(message) => Phase::Refused(message),
+                };
+            }
+            (Phase::Record, Got::Recorded(now_ms)) => {
+                self.now_ms = now_ms;
+                self.phase = self.request.tab_id.map_or(Phase::Servers, Phase::Tab);
+            }
+            (Phase::SaveThread(_), Got::ConversationSaved) => self.phase = Phase::Ready,
             (Phase::Tab(tab_id), Got::TabTools(found)) => {
                 match found {
                     Ok(found) => {
@@ -224,7 +302,8 @@ impl Start {
                 if let Ok(key) = &key {
                     self.secrets.extend(secrets_of(key.as_deref(), None));
                 }
-                self.key = key
+                self.key = key;
+                self.settle();
             }
             (phase, _) => self.phase = phase,
         }
@@ -265,9 +344,40 @@ impl Start {
             Some(server) => Phase::Open(server, None),
             None => match &self.model.key_ref {
                 Some(reference) => Phase::ModelKey(reference.clone()),
-                None => Phase::Ready,
+                None => return self.settle(),
             },
         };
+    }
+
+    /// Every tool is known: the run's conversation is settled (continued, new, or new with
+    /// the history when the tools changed), and its record is to be stored.
+    fn settle(&mut self) {
+        let mut all = self.tools.clone();
+        let tool = |kind: ToolKind| {
+            move |spec: &ToolSpec| RunTool {
+                spec: spec.clone(),
+                kind,
+                data_source: None,
+            }
+        };
+        all.extend(
+            self.request
+                .frontend_tools
+                .iter()
+                .map(tool(ToolKind::Frontend)),
+        );
+        all.extend(self.visitor.iter().map(tool(ToolKind::Visitor)));
+        name_user_messages(&mut self.request.messages, &self.run_id);
+        let settled = std::mem::take(&mut self.opening).settle(
+            &self.thread_id,
+            &self.fork_id,
+            marks(&all),
+            (&self.run_id, self.request.tab_id, &self.request.messages),
+            self.now_ms,
+        );
+        self.thread_id = settled.record.summary.thread_id.clone();
+        self.settled = Some((settled.history, settled.notices));
+        self.phase = Phase::SaveThread(Box::new(settled.record));
     }
 
     /// The run and its drive, from every source read (call at [`Need::Ready`]).
@@ -283,6 +393,7 @@ impl Start {
             bindings,
             key,
             secrets,
+            settled,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -300,14 +411,11 @@ impl Start {
         );
         tools.extend(visitor.into_iter().map(tool(ToolKind::Visitor)));
         let mut messages = request.messages;
-        for (i, message) in messages.iter_mut().enumerate() {
-            if let Message::User { id, .. } = message {
-                if id.is_empty() {
-                    *id = format!("{run_id}-user_{}", i + 1);
-                }
-            }
-        }
+        name_user_messages(&mut messages, &run_id);
+        let (history, notices) = settled.unwrap_or_default();
+        let messages = history.into_iter().chain(messages).collect();
         let mut input = RunInput::new(thread_id, run_id, messages);
+        input.notices = notices;
         input.tools = tools;
         input.source_errors = errors;
         input.max_steps = request.max_steps;
@@ -322,6 +430,18 @@ impl Start {
             bindings,
         };
         Drive::new(Run::start(input), setup)
+    }
+}
+
+/// Names the user messages that came without an id, `<runId>-user_<n>`: unique in the
+/// conversation.
+fn name_user_messages(messages: &mut [Message], run_id: &str) {
+    for (i, message) in messages.iter_mut().enumerate() {
+        if let Message::User { id, .. } = message {
+            if id.is_empty() {
+                *id = format!("{run_id}-user_{}", i + 1);
+            }
+        }
     }
 }
 

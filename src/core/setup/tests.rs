@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::configure::{plan, Write};
-use super::start::{finished, Got, Need, Start};
+use super::start::{finished, Got, Need, Start, ThreadRecord};
 use super::store::{self, Area, KEY_PREFIX, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
 use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::McpServerConfig;
@@ -65,6 +65,23 @@ fn ids() -> impl FnMut() -> String {
         n += 1;
         format!("id{n}")
     }
+}
+
+/// A start past its conversation (none stored) and its record.
+fn begun(request: Value, registry: &ModelRegistry) -> Start {
+    let mut start = Start::new(&request, registry, ids()).expect("a start");
+    if let Need::Conversation(_) = start.poll() {
+        start.handle(Got::Conversation(Ok(None)));
+    }
+    assert_eq!(start.poll(), Need::Record);
+    start.handle(Got::Recorded(1.0));
+    start
+}
+
+/// The conversation's record stored: the start is ready.
+fn saved(start: &mut Start) {
+    assert!(matches!(start.poll(), Need::SaveConversation(_)));
+    start.handle(Got::ConversationSaved);
 }
 
 /// Everything the drive asked at its start, as JSON text (the model request's body names
@@ -229,8 +246,7 @@ fn a_bad_run_request_or_model_fails_before_any_source() {
 
 #[test]
 fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
-    let mut start =
-        Start::new(&json!({"prompt": "hi"}), &registry(Some("openai")), ids()).expect("a start");
+    let mut start = begun(json!({"prompt": "hi"}), &registry(Some("openai")));
     assert_eq!(
         (start.run_id(), start.thread_id()),
         ("run_id1", "thread_id2")
@@ -266,6 +282,7 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
     start.handle(Got::Opened(Err("refused".into())));
     assert_eq!(start.poll(), Need::Key("openai".into()));
     start.handle(Got::Key(Ok(Some("sk-1".into()))));
+    saved(&mut start);
     assert_eq!(start.poll(), Need::Ready);
     let mut drive = start.finish();
     let asked = asked(&mut drive);
@@ -278,8 +295,7 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
 
 #[test]
 fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
-    let mut start =
-        Start::new(&json!({"prompt": "hi"}), &registry(Some("openai")), ids()).expect("a start");
+    let mut start = begun(json!({"prompt": "hi"}), &registry(Some("openai")));
     start.handle(Got::Servers(Ok(vec![
         server("keyed", Some("keyed"), true),
         server("signed", None, true),
@@ -304,6 +320,7 @@ fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
     )));
     assert_eq!(start.poll(), Need::Key("openai".into()));
     start.handle(Got::Key(Ok(Some("model-key-0123456789".into()))));
+    saved(&mut start);
     let asked = asked(&mut start.finish());
     assert!(asked.contains("initialize: you sent [redacted]"), "{asked}");
     assert!(!asked.contains("0123456789"), "{asked}");
@@ -311,18 +328,17 @@ fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
 
 #[test]
 fn a_server_time_limit_is_its_own_when_given() {
-    let mut start = Start::new(
-        &json!({"prompt": "hi", "runId": "r", "threadId": "t"}),
+    let mut start = begun(
+        json!({"prompt": "hi", "runId": "r", "threadId": "t"}),
         &registry(None),
-        ids(),
-    )
-    .expect("a start");
+    );
     assert_eq!((start.run_id(), start.thread_id()), ("r", "t"));
     let mut slow = server("slow", None, true);
     slow.timeout_ms = Some(5);
     start.handle(Got::Servers(Ok(vec![slow])));
     assert!(matches!(start.poll(), Need::Open { within_ms: 5, .. }));
     start.handle(Got::Opened(Ok((Vec::new(), None))));
+    saved(&mut start);
     assert_eq!(start.poll(), Need::Ready);
 }
 
@@ -331,7 +347,7 @@ fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
     let request = json!({"prompt": "hi", "tabId": 7,
         "tools": [{"name": "pick", "description": "Picks", "parameters": {"type": "object"}}],
         "visitorTools": [{"name": "ask_visitor", "description": "Asks"}]});
-    let mut start = Start::new(&request, &registry(None), ids()).expect("a start");
+    let mut start = begun(request, &registry(None));
     assert_eq!(start.poll(), Need::TabTools(7));
     let tools = TabTools {
         tools: vec![page_tool("buy")],
@@ -341,6 +357,7 @@ fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
     start.handle(Got::TabTools(Ok(tools)));
     assert_eq!(start.poll(), Need::Servers);
     start.handle(Got::Servers(Err("unreadable".into())));
+    saved(&mut start);
     assert_eq!(start.poll(), Need::Ready);
     let mut drive = start.finish();
     let asked = asked(&mut drive);
@@ -363,10 +380,10 @@ fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
 
 #[test]
 fn a_tab_whose_tools_cannot_be_listed_is_a_source_error() {
-    let mut start =
-        Start::new(&json!({"prompt": "hi", "tabId": 3}), &registry(None), ids()).expect("a start");
+    let mut start = begun(json!({"prompt": "hi", "tabId": 3}), &registry(None));
     start.handle(Got::TabTools(Err("no such tab".into())));
     start.handle(Got::Servers(Ok(Vec::new())));
+    saved(&mut start);
     let mut drive = start.finish();
     let asked = asked(&mut drive);
     assert!(
@@ -455,4 +472,165 @@ fn a_tab_s_tools_answer_list_tools() {
     let value = tools.response();
     assert_eq!(value["tools"][0]["name"], "buy");
     assert_eq!(value["problems"], json!([]));
+}
+
+/// A run of `request` through its start, the conversation stored as `stored` and the open
+/// run's log (if asked) as `log`: the record it stores, its thread id, and what it asked.
+fn continued(
+    request: Value,
+    stored: Option<Value>,
+    log: Option<Value>,
+) -> Result<(ThreadRecord, String, String), String> {
+    let mut start = Start::new(&request, &registry(None), ids()).expect("a start");
+    assert!(matches!(start.poll(), Need::Conversation(ref t) if t == "t"));
+    start.handle(Got::Conversation(Ok(stored)));
+    if let Need::RunLog(run) = start.poll() {
+        assert_eq!(run, "cut");
+        start.handle(Got::RunLog(log.ok_or_else(|| "no log".to_owned())));
+    }
+    if let Need::Refused(message) = start.poll() {
+        return Err(message);
+    }
+    assert_eq!(start.poll(), Need::Record);
+    start.handle(Got::Recorded(5.0));
+    start.handle(Got::Servers(Ok(Vec::new())));
+    let Need::SaveConversation(record) = start.poll() else {
+        panic!("the conversation is stored before the run acts");
+    };
+    start.handle(Got::ConversationSaved);
+    assert_eq!(start.poll(), Need::Ready);
+    let thread = start.thread_id().to_owned();
+    let asked = asked(&mut start.finish());
+    Ok((*record, thread, asked))
+}
+
+fn first_turn() -> ThreadRecord {
+    // The record a first run stores, then ends with its answer.
+    let (record, thread, _) = continued(
+        json!({"prompt": "Find mugs.", "threadId": "t", "runId": "r1"}),
+        None,
+        None,
+    )
+    .expect("a run");
+    assert_eq!(thread, "t");
+    assert_eq!(
+        (record.open_run.as_deref(), record.summary.title.as_str()),
+        (Some("r1"), "Find mugs.")
+    );
+    let mut messages = record.messages.clone();
+    messages.push(
+        serde_json::from_value(
+            json!({"role": "assistant", "id": "r1-a", "content": "Three mugs."}),
+        )
+        .expect("a message"),
+    );
+    record.ended(&messages, 9.0)
+}
+
+#[test]
+fn a_second_turn_carries_the_first_and_is_stored_before_it_acts() {
+    let stored = first_turn();
+    assert_eq!((stored.summary.turns, stored.open_run.clone()), (1, None));
+    let request = json!({"prompt": "The cheapest?", "threadId": "t", "runId": "r2"});
+    let (record, thread, asked) =
+        continued(request, Some(stored.to_stored()), None).expect("a run");
+    assert_eq!(thread, "t");
+    assert!(
+        asked.contains("Find mugs.")
+            && asked.contains("Three mugs.")
+            && asked.contains("The cheapest?"),
+        "{asked}"
+    );
+    assert!(
+        asked.find("Three mugs.") < asked.find("The cheapest?"),
+        "in order: {asked}"
+    );
+    assert!(
+        !asked.contains("webmcp_host.conversation"),
+        "nothing to say: {asked}"
+    );
+    assert_eq!(
+        (record.open_run.as_deref(), record.messages.len()),
+        (Some("r2"), 3)
+    );
+}
+
+#[test]
+fn changed_tools_start_a_new_conversation_carrying_the_history() {
+    let mut stored = first_turn();
+    stored.tools.retain(|t| t.name != "current_time");
+    stored.tools.push(crate::core::ops::threads::ToolMark {
+        name: "gone".into(),
+        digest: "0".into(),
+    });
+    let request = json!({"prompt": "Again.", "threadId": "t", "runId": "r2"});
+    let (record, thread, asked) =
+        continued(request, Some(stored.to_stored()), None).expect("a run");
+    assert_eq!(thread, "thread_id1", "a new conversation");
+    assert_eq!(record.summary.forked_from.as_deref(), Some("t"));
+    assert!(
+        asked.contains("\"threadId\":\"thread_id1\""),
+        "RUN_STARTED names it: {asked}"
+    );
+    assert!(
+        asked.contains("webmcp_host.conversation") && asked.contains("forked"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("\"added\":[\"current_time\"]") && asked.contains("\"removed\":[\"gone\"]"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Three mugs."),
+        "the history is carried: {asked}"
+    );
+}
+
+#[test]
+fn a_cut_run_is_continued_with_its_calls_marked_as_may_have_run() {
+    let mut stored = first_turn();
+    stored.open_run = Some("cut".into());
+    stored.messages.push(
+        serde_json::from_value(
+            json!({"role": "user", "id": "cut-user_1", "content": "Buy the cheapest."}),
+        )
+        .expect("a message"),
+    );
+    let log = json!({"run": {"state": "interrupted"}, "events": [
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "cut"},
+        {"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "buy", "parentMessageId": "cut-m1"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{\"sku\":\"m-2\"}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c1"},
+        {"type": "RUN_ERROR", "message": "cut", "code": "worker_restarted"}]});
+    let request = json!({"prompt": "Did it go through?", "threadId": "t", "runId": "r3"});
+    let (record, _, asked) =
+        continued(request.clone(), Some(stored.to_stored()), Some(log)).expect("a run");
+    assert!(
+        asked.contains("Buy the cheapest.") && asked.contains("m-2"),
+        "{asked}"
+    );
+    assert!(asked.contains("may have run"), "the model is told: {asked}");
+    assert!(
+        asked.contains("resumed") && asked.contains("\"mayHaveRun\":[\"buy\"]"),
+        "{asked}"
+    );
+    assert_eq!(record.open_run.as_deref(), Some("r3"));
+    // A run of the conversation still going is not continued over.
+    let live = json!({"run": {"state": "running"}, "events": []});
+    let error = continued(request, Some(stored.to_stored()), Some(live)).expect_err("refused");
+    assert!(error.contains("has a run going (`cut`)"), "{error}");
+}
+
+#[test]
+fn an_unreadable_conversation_is_refused_naming_it() {
+    let error = continued(
+        json!({"prompt": "x", "threadId": "t"}),
+        Some(json!({"threadId": 7})),
+        None,
+    )
+    .expect_err("refused");
+    assert!(
+        error.starts_with("run: the stored conversation `t` is unreadable"),
+        "{error}"
+    );
 }

@@ -1,0 +1,540 @@
+//! Conversations (AG-UI threads) as the worker keeps them: each one's messages, tool calls and
+//! results included, in session storage, so that `run({threadId, prompt})` continues it; the
+//! list `conversations()` answers; and the decisions a run's start takes about its
+//! conversation:
+//!
+//! - a conversation's tools are fixed when it is created: when the run's tools differ (the
+//!   tab's tools or the enabled servers changed since), the run starts a **new conversation
+//!   carrying the history**, says so in a `CUSTOM` event ([`CUSTOM_CONVERSATION`]), and the
+//!   old one stays as it was;
+//! - a conversation whose last run was cut (the worker stopped) is continued from that run's
+//!   stored log: its messages are rebuilt from its events, and each call with no stored result
+//!   gets a tool message telling the model it **may have run**, so that it checks before acting
+//!   again.
+//!
+//! Invariants: the stored list holds at most [`MAX_CONVERSATIONS`] conversations, most recently
+//! updated first; a stored conversation's messages stay under [`MAX_CONVERSATION_BYTES`] by
+//! dropping its oldest whole turns (counted in `droppedTurns`), never part of a turn; stored
+//! values are read as untrusted (what does not parse is an error naming the conversation).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::core::agui::{Event, Message, Role, ToolCall};
+use crate::core::run::RunTool;
+pub use crate::core::run::CUSTOM_CONVERSATION;
+
+/// Where the list of conversations lives (session storage).
+pub const INDEX_KEY: &str = "webmcpHost.conversations";
+/// The prefix of a conversation's record in session storage (then its thread id).
+pub const THREAD_KEY: &str = "webmcpHost.conversation.";
+/// The most conversations kept; the least recently updated goes first.
+pub const MAX_CONVERSATIONS: usize = 20;
+/// The most bytes of a conversation's stored messages (as JSON).
+pub const MAX_CONVERSATION_BYTES: usize = 1_000_000;
+
+/// What the tool message of a call cut by a worker restart says to the model.
+pub const MAY_HAVE_RUN: &str = "No result: the run was cut (the browser stopped the extension's worker) before this call's result was stored. The call may have run: check its effect before calling it again.";
+
+/// Where a conversation's record lives.
+pub fn thread_key(thread_id: &str) -> String {
+    format!("{THREAD_KEY}{thread_id}")
+}
+
+/// A conversation as `conversations()` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadSummary {
+    /// The conversation's id (the AG-UI thread id).
+    pub thread_id: String,
+    /// Its first prompt, shortened.
+    pub title: String,
+    /// The tab of its last run, if it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<i64>,
+    /// How many runs (turns) it had.
+    pub turns: usize,
+    /// When it was last updated (ms since the epoch).
+    pub updated_ms: f64,
+    /// The conversation it was carried over from, when its tools changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<String>,
+    /// Its last run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_run: Option<String>,
+    /// Its oldest turns dropped to stay under [`MAX_CONVERSATION_BYTES`].
+    #[serde(default)]
+    pub dropped_turns: usize,
+}
+
+/// A tool as a conversation fixed it: its name and a digest of its definition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ToolMark {
+    /// The tool's name as the model sees it.
+    pub name: String,
+    /// A digest of its description and input schema.
+    pub digest: String,
+}
+
+/// A conversation as stored under [`thread_key`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreadRecord {
+    /// What the list shows of it.
+    #[serde(flatten)]
+    pub summary: ThreadSummary,
+    /// Its tools, fixed when it was created (sorted by name).
+    pub tools: Vec<ToolMark>,
+    /// Its messages, tool calls and results included (through its last ended run; with the
+    /// new messages of its open run).
+    pub messages: Vec<Message>,
+    /// The run going on in it (or cut): its messages past the new ones are in that run's log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_run: Option<String>,
+}
+
+impl ThreadRecord {
+    /// A stored record read back; `None` when nothing is stored.
+    pub fn from_stored(thread_id: &str, stored: Option<Value>) -> Result<Option<Self>, String> {
+        let Some(value) = stored.filter(|v| !v.is_null()) else {
+            return Ok(None);
+        };
+        let record: ThreadRecord = serde_json::from_value(value).map_err(|e| {
+            format!("run: the stored conversation `{thread_id}` is unreadable ({e}): forget it with `forget` or start a new one")
+        })?;
+        if record.summary.thread_id != thread_id {
+            return Err(format!(
+                "run: the stored conversation `{thread_id}` names another thread"
+            ));
+        }
+        Ok(Some(record))
+    }
+
+    /// The record with the run's messages once it ended: the open run closed, one more turn,
+    /// and the oldest turns dropped while over [`MAX_CONVERSATION_BYTES`].
+    pub fn ended(&self, messages: &[Message], now_ms: f64) -> ThreadRecord {
+        let mut record = self.clone();
+        record.messages = messages.to_vec();
+        record.open_run = None;
+        record.summary.turns += 1;
+        record.summary.updated_ms = now_ms;
+        record.summary.dropped_turns += trim(&mut record.messages, MAX_CONVERSATION_BYTES);
+        record
+    }
+
+    /// The record as stored.
+    pub fn to_stored(&self) -> Value {
+        serde_json::to_value(self).expect("records serialize")
+    }
+}
+
+/// Drops the oldest whole turns (a turn starts at a user message) while the messages are over
+/// `cap` bytes as JSON; the last turn always stays. How many turns went.
+fn trim(messages: &mut Vec<Message>, cap: usize) -> usize {
+    let mut dropped = 0;
+    while serde_json::to_string(messages).map_or(0, |s| s.len()) > cap {
+        let next = messages
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, m)| matches!(m, Message::User { .. }))
+            .map(|(i, _)| i);
+        let Some(next) = next else { break };
+        messages.drain(..next);
+        dropped += 1;
+    }
+    dropped
+}
+
+/// The marks of a run's tools, sorted by name.
+pub fn marks(tools: &[RunTool]) -> Vec<ToolMark> {
+    let mut marks: Vec<ToolMark> = tools
+        .iter()
+        .map(|t| ToolMark {
+            name: t.spec.name.clone(),
+            digest: digest(&format!(
+                "{}\u{0}{}",
+                t.spec.description, t.spec.input_schema
+            )),
+        })
+        .collect();
+    marks.sort();
+    marks.dedup();
+    marks
+}
+
+/// FNV-1a, 64 bits, as hex: a digest to notice a change, not to resist one (the definitions
+/// are the host's own reading of the sources).
+fn digest(text: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// What changed between a conversation's tools and a run's: `{added, removed, changed}`
+/// names, or `None` when nothing did.
+pub fn tool_changes(fixed: &[ToolMark], now: &[ToolMark]) -> Option<Value> {
+    let find = |list: &[ToolMark], name: &str| list.iter().find(|m| m.name == name).cloned();
+    let added: Vec<&str> = (now.iter().filter(|m| find(fixed, &m.name).is_none()))
+        .map(|m| m.name.as_str())
+        .collect();
+    let removed: Vec<&str> = (fixed.iter().filter(|m| find(now, &m.name).is_none()))
+        .map(|m| m.name.as_str())
+        .collect();
+    let changed: Vec<&str> = (now.iter())
+        .filter(|m| find(fixed, &m.name).is_some_and(|f| f.digest != m.digest))
+        .map(|m| m.name.as_str())
+        .collect();
+    (!added.is_empty() || !removed.is_empty() || !changed.is_empty())
+        .then(|| json!({"added": added, "removed": removed, "changed": changed}))
+}
+
+/// The conversation a run starts in, decided once its tools are known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settled {
+    /// The record to store before the run acts (its open run set).
+    pub record: ThreadRecord,
+    /// The history the run continues (the new messages come after it).
+    pub history: Vec<Message>,
+    /// `CUSTOM` event values to emit after `RUN_STARTED` ([`CUSTOM_CONVERSATION`]).
+    pub notices: Vec<Value>,
+}
+
+/// What a run knows of its conversation before its tools are read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Opening {
+    /// The stored record, when the asked thread has one.
+    pub record: Option<ThreadRecord>,
+    /// Its messages, the cut run's rebuilt and marked.
+    pub history: Vec<Message>,
+    /// Notices so far (a resumed cut run).
+    pub notices: Vec<Value>,
+}
+
+impl Opening {
+    /// The stored record read; the run whose log must be read next, if it left one open.
+    pub fn read(record: Option<ThreadRecord>) -> (Opening, Option<String>) {
+        let open = record.as_ref().and_then(|r| r.open_run.clone());
+        let history = record
+            .as_ref()
+            .map(|r| r.messages.clone())
+            .unwrap_or_default();
+        let opening = Opening {
+            record,
+            history,
+            notices: Vec::new(),
+        };
+        (opening, open)
+    }
+
+    /// The open run's log (the `runLog` answer `{run, events}`, or why it could not be read):
+    /// its messages continue the history. A run still going is refused.
+    pub fn with_log(&mut self, run_id: &str, log: Result<Value, String>) -> Result<(), String> {
+        let thread = self.record.as_ref().map(|r| r.summary.thread_id.clone());
+        let thread = thread.unwrap_or_default();
+        let log = match log {
+            Ok(log) => log,
+            Err(message) => {
+                self.notices.push(json!({"type": "logLost", "threadId": thread, "runId": run_id, "message": message}));
+                return Ok(());
+            }
+        };
+        let state = log.pointer("/run/state").and_then(Value::as_str);
+        if state == Some("running") {
+            return Err(format!("run: conversation `{thread}` has a run going (`{run_id}`): wait for its end, or stop it, before continuing"));
+        }
+        let events = log.get("events").and_then(Value::as_array);
+        let events = events.map(Vec::as_slice).unwrap_or_default();
+        let (messages, cut) = rebuild(std::mem::take(&mut self.history), events);
+        self.history = messages;
+        if state == Some("interrupted") || !cut.is_empty() {
+            self.notices.push(
+                json!({"type": "resumed", "threadId": thread, "runId": run_id, "mayHaveRun": cut}),
+            );
+        }
+        Ok(())
+    }
+
+    /// The conversation the run starts in, given its tools: this one, a new one (nothing was
+    /// stored under `thread_id`), or a new one carrying the history (the tools changed: its
+    /// id is `fork_id`).
+    pub fn settle(
+        self,
+        thread_id: &str,
+        fork_id: &str,
+        tools: Vec<ToolMark>,
+        run: (&str, Option<i64>, &[Message]),
+        now_ms: f64,
+    ) -> Settled {
+        let (run_id, tab_id, new) = run;
+        let Opening {
+            record,
+            mut history,
+            mut notices,
+        } = self;
+        let title = |messages: &[Message]| {
+            let first = messages.iter().find_map(|m| match m {
+                Message::User { content, .. } => Some(content.trim()),
+                _ => None,
+            });
+            first
+                .unwrap_or_default()
+                .chars()
+                .take(80)
+                .collect::<String>()
+        };
+        let mut record = match record {
+            Some(mut record) => {
+                if let Some(changes) = tool_changes(&record.tools, &tools) {
+                    let from = record.summary.thread_id.clone();
+                    let mut notice = json!({"type": "forked", "from": from, "threadId": fork_id, "reason": "the tools changed since the conversation was created"});
+                    notice
+                        .as_object_mut()
+                        .expect("an object")
+                        .extend(changes.as_object().cloned().unwrap_or_default());
+                    notices.push(notice);
+                    record.summary.forked_from = Some(from);
+                    record.summary.thread_id = fork_id.to_owned();
+                    record.summary.turns = 0;
+                    record.tools = tools;
+                }
+                record
+            }
+            None => {
+                history.clear();
+                ThreadRecord {
+                    summary: ThreadSummary {
+                        thread_id: thread_id.to_owned(),
+                        title: title(new),
+                        tab_id,
+                        turns: 0,
+                        updated_ms: now_ms,
+                        forked_from: None,
+                        last_run: None,
+                        dropped_turns: 0,
+                    },
+                    tools,
+                    messages: Vec::new(),
+                    open_run: None,
+                }
+            }
+        };
+        record.summary.tab_id = tab_id;
+        record.summary.updated_ms = now_ms;
+        record.summary.last_run = Some(run_id.to_owned());
+        record.open_run = Some(run_id.to_owned());
+        record.messages = history.iter().chain(new).cloned().collect();
+        Settled {
+            record,
+            history,
+            notices,
+        }
+    }
+}
+
+/// A run's messages rebuilt from its stored events, on top of `base` (the conversation
+/// before it, with its new messages): a snapshot replaces them all, the other events add
+/// text, calls and results. Each call left without a result gets a tool message saying it
+/// may have run ([`MAY_HAVE_RUN`]); a call whose arguments were cut short gets `{}`. The
+/// messages and the names of those calls.
+pub fn rebuild(base: Vec<Message>, events: &[Value]) -> (Vec<Message>, Vec<String>) {
+    let mut messages = base;
+    for event in events {
+        let Ok(event) = serde_json::from_value::<Event>(event.clone()) else {
+            continue;
+        };
+        match event {
+            Event::MessagesSnapshot { messages: all } => messages = all,
+            Event::TextMessageStart {
+                message_id,
+                role: Role::Assistant,
+            } => assistant(&mut messages, &message_id),
+            Event::TextMessageContent { message_id, delta } => {
+                if let Some(Message::Assistant { content, .. }) = find(&mut messages, &message_id) {
+                    content.get_or_insert_with(String::new).push_str(&delta);
+                }
+            }
+            Event::ToolCallStart {
+                tool_call_id,
+                tool_call_name,
+                parent_message_id,
+            } => {
+                let parent = parent_message_id.unwrap_or_else(|| tool_call_id.clone());
+                assistant(&mut messages, &parent);
+                if let Some(Message::Assistant { tool_calls, .. }) = find(&mut messages, &parent) {
+                    tool_calls.push(ToolCall::function(tool_call_id, tool_call_name, ""));
+                }
+            }
+            Event::ToolCallArgs {
+                tool_call_id,
+                delta,
+            } => {
+                if let Some(call) = call_mut(&mut messages, &tool_call_id) {
+                    call.function.arguments.push_str(&delta);
+                }
+            }
+            Event::ToolCallResult {
+                message_id,
+                tool_call_id,
+                content,
+                ..
+            } => {
+                let known = messages.iter().any(
+                    |m| matches!(m, Message::Tool { tool_call_id: id, .. } if *id == tool_call_id),
+                );
+                if !known {
+                    messages.push(Message::Tool {
+                        id: message_id,
+                        content,
+                        tool_call_id,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut cut = Vec::new();
+    let mut i = 0;
+    while i < messages.len() {
+        let calls = match &mut messages[i] {
+            Message::Assistant { tool_calls, .. } => {
+                for call in tool_calls.iter_mut() {
+                    let args = serde_json::from_str::<Value>(&call.function.arguments);
+                    if !args.is_ok_and(|v| v.is_object()) {
+                        call.function.arguments = "{}".into();
+                    }
+                }
+                tool_calls.clone()
+            }
+            _ => Vec::new(),
+        };
+        // After the results that follow the message already.
+        let mut at = i + 1;
+        while matches!(messages.get(at), Some(Message::Tool { .. })) {
+            at += 1;
+        }
+        for call in calls {
+            let answered = messages.iter().any(
+                |m| matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == call.id),
+            );
+            if !answered {
+                cut.push(call.function.name.clone());
+                let message = Message::Tool {
+                    id: format!("{}-cut", call.id),
+                    content: MAY_HAVE_RUN.into(),
+                    tool_call_id: call.id.clone(),
+                };
+                messages.insert(at, message);
+                at += 1;
+            }
+        }
+        i += 1;
+    }
+    (messages, cut)
+}
+
+fn find<'a>(messages: &'a mut [Message], id: &str) -> Option<&'a mut Message> {
+    messages.iter_mut().rev().find(|m| match m {
+        Message::Assistant { id: own, .. } => own == id,
+        _ => false,
+    })
+}
+
+fn assistant(messages: &mut Vec<Message>, id: &str) {
+    if find(messages, id).is_none() {
+        messages.push(Message::Assistant {
+            id: id.to_owned(),
+            content: None,
+            tool_calls: Vec::new(),
+        });
+    }
+}
+
+fn call_mut<'a>(messages: &'a mut [Message], call_id: &str) -> Option<&'a mut ToolCall> {
+    messages.iter_mut().rev().find_map(|m| match m {
+        Message::Assistant { tool_calls, .. } => tool_calls.iter_mut().find(|c| c.id == call_id),
+        _ => None,
+    })
+}
+
+/// The worker's list of conversations, read from storage once per worker and kept here; every
+/// change is made on it and stored whole (so two runs ending together lose nothing).
+#[derive(Debug, Default)]
+pub struct Threads {
+    list: Option<Vec<ThreadSummary>>,
+}
+
+impl Threads {
+    /// The list, when read already in this worker.
+    pub fn list(&self) -> Option<Vec<ThreadSummary>> {
+        self.list.clone()
+    }
+
+    /// The stored list read back (what does not parse is left out); kept unless a concurrent
+    /// read kept one first. The list kept.
+    pub fn keep(&mut self, stored: Option<Value>) -> Vec<ThreadSummary> {
+        let read = || {
+            let items = stored
+                .and_then(|v| v.as_array().cloned())
+                .unwrap_or_default();
+            items
+                .into_iter()
+                .filter_map(|v| serde_json::from_value(v).ok())
+                .collect()
+        };
+        self.list.get_or_insert_with(read).clone()
+    }
+
+    /// A conversation saved: its summary first in the list. The list to store, and the
+    /// conversations dropped past [`MAX_CONVERSATIONS`] (their records are removed).
+    pub fn saved(&mut self, summary: ThreadSummary) -> (Value, Vec<String>) {
+        let list = self.list.get_or_insert_with(Vec::new);
+        list.retain(|t| t.thread_id != summary.thread_id);
+        list.insert(0, summary);
+        list.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
+        let dropped = list.split_off(list.len().min(MAX_CONVERSATIONS));
+        let dropped = dropped.into_iter().map(|t| t.thread_id).collect();
+        (json!(list), dropped)
+    }
+
+    /// `forget({threadId})`: the list to store, or an error when no such conversation is kept.
+    pub fn forget(&mut self, thread_id: &str) -> Result<Value, String> {
+        let list = self.list.get_or_insert_with(Vec::new);
+        let before = list.len();
+        list.retain(|t| t.thread_id != thread_id);
+        if list.len() == before {
+            return Err(format!("forget: no conversation `{thread_id}` is kept"));
+        }
+        Ok(json!(list))
+    }
+
+    /// `conversations({tabId?})` → the kept conversations, most recently updated first.
+    pub fn conversations(&self, tab_id: Option<i64>) -> Value {
+        let list = self.list.as_deref().unwrap_or_default().iter();
+        json!(list
+            .filter(|t| tab_id.is_none() || t.tab_id == tab_id)
+            .collect::<Vec<_>>())
+    }
+}
+
+/// `conversation({threadId})` → the kept conversation with its messages, from its stored
+/// record (`None` stored: an error).
+pub fn conversation(thread_id: &str, stored: Option<Value>) -> Result<Value, String> {
+    let record = ThreadRecord::from_stored(thread_id, stored)
+        .map_err(|e| e.replacen("run:", "conversation:", 1))?
+        .ok_or_else(|| format!("conversation: no conversation `{thread_id}` is kept"))?;
+    let mut value = serde_json::to_value(&record.summary).expect("summaries serialize");
+    let map = value.as_object_mut().expect("an object");
+    map.insert("messages".into(), json!(record.messages));
+    map.insert("tools".into(), json!(record.tools));
+    if let Some(run) = record.open_run {
+        map.insert("openRun".into(), json!(run));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,158 @@
+use serde_json::{json, Value};
+
+use super::*;
+
+fn message(value: Value) -> Message {
+    serde_json::from_value(value).expect("a message")
+}
+
+fn summary(id: &str, tab: Option<i64>, updated: f64) -> ThreadSummary {
+    ThreadSummary {
+        thread_id: id.into(),
+        title: String::new(),
+        tab_id: tab,
+        turns: 1,
+        updated_ms: updated,
+        forked_from: None,
+        last_run: None,
+        dropped_turns: 0,
+    }
+}
+
+#[test]
+fn a_cut_run_is_rebuilt_from_its_events_and_its_unanswered_calls_marked() {
+    let base = vec![message(
+        json!({"role": "user", "id": "u1", "content": "Buy two."}),
+    )];
+    let events = [
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "TEXT_MESSAGE_START", "messageId": "m1", "role": "assistant"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Buying "}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "now."}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "look", "parentMessageId": "m1"}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"}),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "2 left"}),
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "buy", "parentMessageId": "m1"}),
+        json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c2", "delta": "{\"n\":"}),
+        json!({"not": "an event"}),
+    ];
+    let (messages, cut) = rebuild(base, &events);
+    assert_eq!(cut, vec!["buy"]);
+    let text = serde_json::to_value(&messages).expect("json");
+    assert_eq!(text[1]["content"], "Buying now.");
+    assert_eq!(text[1]["toolCalls"][0]["function"]["arguments"], "{}");
+    assert_eq!(
+        text[1]["toolCalls"][1]["function"]["arguments"], "{}",
+        "arguments cut short are no JSON: an empty object"
+    );
+    assert_eq!(text[2]["toolCallId"], "c1");
+    assert_eq!(
+        (text[3]["toolCallId"].as_str(), text[3]["content"].as_str()),
+        (Some("c2"), Some(MAY_HAVE_RUN))
+    );
+    assert_eq!(messages.len(), 4);
+}
+
+#[test]
+fn a_snapshot_replaces_what_came_before_it() {
+    let base = vec![message(
+        json!({"role": "user", "id": "u1", "content": "Hi."}),
+    )];
+    let snapshot = json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+        {"role": "user", "id": "u1", "content": "Hi."},
+        {"role": "assistant", "id": "m1", "toolCalls": [{"id": "c1", "type": "function", "function": {"name": "buy", "arguments": "{\"n\":2}"}}]},
+        {"role": "tool", "id": "t1", "toolCallId": "c1", "content": "done"}]});
+    let (messages, cut) = rebuild(base, &[snapshot]);
+    assert!(cut.is_empty());
+    assert_eq!(messages.len(), 3);
+    // A log with nothing of the run leaves the history as it was.
+    let (same, cut) = rebuild(messages.clone(), &[]);
+    assert_eq!((same, cut.len()), (messages, 0));
+}
+
+#[test]
+fn the_oldest_whole_turns_go_first_and_the_last_turn_stays() {
+    let turn = |n: usize| {
+        vec![
+            message(json!({"role": "user", "id": format!("u{n}"), "content": "x".repeat(100)})),
+            message(
+                json!({"role": "assistant", "id": format!("a{n}"), "content": "y".repeat(100)}),
+            ),
+        ]
+    };
+    let mut messages: Vec<Message> = (0..5).flat_map(turn).collect();
+    assert_eq!(trim(&mut messages, 600), 3);
+    assert_eq!(messages.len(), 4);
+    assert!(matches!(&messages[0], Message::User { id, .. } if id == "u3"));
+    let mut one = turn(9);
+    assert_eq!(trim(&mut one, 10), 0, "the last turn stays, however large");
+    assert_eq!(one.len(), 2);
+}
+
+#[test]
+fn tool_changes_name_what_was_added_removed_and_changed() {
+    let mark = |name: &str, digest: &str| ToolMark {
+        name: name.into(),
+        digest: digest.into(),
+    };
+    let fixed = vec![mark("a", "1"), mark("b", "2")];
+    assert_eq!(tool_changes(&fixed, &fixed), None);
+    let now = vec![mark("b", "3"), mark("c", "4")];
+    assert_eq!(
+        tool_changes(&fixed, &now),
+        Some(json!({"added": ["c"], "removed": ["a"], "changed": ["b"]}))
+    );
+    assert_ne!(digest("a"), digest("b"));
+}
+
+#[test]
+fn the_list_keeps_the_most_recent_conversations_within_the_cap() {
+    let mut threads = Threads::default();
+    assert_eq!(threads.list(), None);
+    let stored = json!([summary("old", Some(1), 1.0), {"garbage": true}]);
+    assert_eq!(
+        threads.keep(Some(stored)).len(),
+        1,
+        "what does not parse is left out"
+    );
+    for i in 0..MAX_CONVERSATIONS - 1 {
+        let (_, dropped) = threads.saved(summary(&format!("t{i}"), Some(2), 10.0 + i as f64));
+        assert_eq!(dropped, Vec::<String>::new());
+    }
+    let (list, dropped) = threads.saved(summary("t5", Some(2), 99.0));
+    assert!(dropped.is_empty(), "saving one again adds nothing");
+    assert_eq!(list[0]["threadId"], "t5");
+    let (list, dropped) = threads.saved(summary("new", Some(2), 100.0));
+    assert_eq!(dropped, vec!["old"], "the least recently updated goes");
+    assert_eq!(list.as_array().map(Vec::len), Some(MAX_CONVERSATIONS));
+    assert_eq!(threads.conversations(Some(1)), json!([]));
+    assert_eq!(threads.conversations(Some(2))[0]["threadId"], "new");
+    assert!(threads.forget("new").is_ok());
+    let error = threads.forget("new").expect_err("gone");
+    assert_eq!(error, "forget: no conversation `new` is kept");
+}
+
+#[test]
+fn a_stored_record_is_read_as_untrusted() {
+    assert_eq!(ThreadRecord::from_stored("t", None), Ok(None));
+    let error = ThreadRecord::from_stored("t", Some(json!([1]))).expect_err("not a record");
+    assert!(
+        error.starts_with("run: the stored conversation `t` is unreadable"),
+        "{error}"
+    );
+    let record = ThreadRecord {
+        summary: summary("other", None, 1.0),
+        tools: Vec::new(),
+        messages: Vec::new(),
+        open_run: None,
+    };
+    let error = ThreadRecord::from_stored("t", Some(record.to_stored())).expect_err("another");
+    assert!(error.contains("names another thread"), "{error}");
+    let shown = conversation("other", Some(record.to_stored())).expect("shown");
+    assert_eq!(
+        (shown["threadId"].as_str(), shown["messages"].clone()),
+        (Some("other"), json!([]))
+    );
+    let error = conversation("t", None).expect_err("none kept");
+    assert_eq!(error, "conversation: no conversation `t` is kept");
+}

@@ -1,0 +1,169 @@
+// Conversations: `run({threadId, prompt})` continues a conversation from the messages the
+// worker keeps (tool calls and results included); changed tools start a new conversation that
+// carries the history; `conversations()` lists them and `forget()` deletes one; a run cut by a
+// worker restart is continued with its calls marked, for the model, as calls that may have run.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { validateEvents } from '../agui/validate.mjs';
+
+const until = async (what, check, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+const SCENARIOS = {
+  turns: {
+    steps: [
+      { calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] },
+      { text: 'The sum is 42.' },
+      { text: 'Twice that is 84.' },
+      { text: 'Now I can multiply too.' },
+    ],
+    after: 'repeat',
+  },
+  cut: {
+    steps: [
+      { calls: [{ name: 'delete_everything', arguments: { confirm: true } }] },
+      { text: 'Deleted.', firstByteDelayMs: 5000 },
+      { text: 'Yes: the data was deleted.' },
+    ],
+  },
+  hang: {
+    steps: [
+      { calls: [{ name: 'never_returns', arguments: {} }] },
+      { text: 'I will check before calling it again.' },
+    ],
+  },
+};
+
+describe('conversations', () => {
+  let server, models, host, page, tabId;
+  const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
+  const ask = (op, request = {}) => host.worker.evaluate(([o, r]) => webmcpHost[o](r), [op, request]);
+  /** The messages of the model requests of a scenario, as text. */
+  const sent = (scenario) => models.requests().filter((r) => r.scenario === scenario).map((r) => JSON.stringify(r.body.messages));
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({ scenarios: SCENARIOS });
+    host = await launchHost();
+    page = await host.context.newPage();
+    page.on('dialog', (dialog) => dialog.accept());
+    await page.goto(`${server.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+    const model = (name) => ({ name, provider: 'openai', baseUrl: `${models.url}/s/${name}/v1`, model: 'x', nativeTools: true });
+    await ask('configure', { models: [model('turns'), model('cut'), model('hang')], default: 'turns' });
+  });
+  after(async () => {
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  test('a second turn carries the first, calls and results included; changed tools start a new conversation', async () => {
+    const first = await run({ prompt: 'Add 2 and 40.' });
+    assert.equal(first.outcome.type, 'completed', JSON.stringify(first.outcome));
+    const second = await run({ threadId: first.threadId, prompt: 'And twice that?' });
+    assert.equal(second.threadId, first.threadId, 'the same conversation');
+    const [, , carried] = sent('turns');
+    for (const part of ['Add 2 and 40.', '"name":"add"', 'The sum is 42.', 'And twice that?']) {
+      assert.ok(carried.includes(part), `the second turn's request carries ${part}: ${carried}`);
+    }
+    assert.ok(carried.indexOf('The sum is 42.') < carried.indexOf('And twice that?'));
+    assert.equal(second.messages.length, 6, JSON.stringify(second.messages));
+    assert.deepEqual((await validateEvents(second.events)).errors, []);
+
+    let [listed] = (await ask('conversations')).filter((c) => c.threadId === first.threadId);
+    assert.deepEqual([listed.title, listed.tabId, listed.turns], ['Add 2 and 40.', tabId, 2]);
+    assert.ok(listed.updatedMs > 0);
+
+    // The page registers another tool: the conversation's tools were fixed when it was created.
+    await page.evaluate(() =>
+      document.modelContext.registerTool({
+        name: 'multiply',
+        description: 'Multiplies a and b.',
+        inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+        execute: async ({ a, b }) => String(a * b),
+      }),
+    );
+    const third = await run({ threadId: first.threadId, prompt: 'Can you multiply now?' });
+    assert.notEqual(third.threadId, first.threadId, 'a new conversation');
+    const started = third.events.find((e) => e.type === 'RUN_STARTED');
+    assert.equal(started.threadId, third.threadId);
+    const notice = third.events.find((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.conversation');
+    assert.deepEqual([notice.value.type, notice.value.from, notice.value.added], ['forked', first.threadId, ['multiply']]);
+    const forked = sent('turns').at(-1);
+    assert.ok(forked.includes('Twice that is 84.') && forked.includes('Can you multiply now?'), 'the history is carried');
+    assert.deepEqual((await validateEvents(third.events)).errors, []);
+    const threads = await ask('conversations');
+    listed = threads.find((c) => c.threadId === third.threadId);
+    assert.deepEqual([listed.forkedFrom, listed.turns], [first.threadId, 1]);
+    assert.ok(threads.some((c) => c.threadId === first.threadId), 'the old conversation stays as it was');
+    const shown = await ask('conversation', { threadId: third.threadId });
+    assert.equal(shown.messages.at(-1).content, 'Now I can multiply too.');
+
+    assert.equal(await ask('forget', { threadId: first.threadId }), true);
+    assert.ok(!(await ask('conversations')).some((c) => c.threadId === first.threadId));
+    await assert.rejects(ask('forget', { threadId: first.threadId }), /no conversation `thread_.*` is kept/);
+    // A forgotten id starts afresh: nothing of the old turns is sent.
+    const fresh = await run({ threadId: first.threadId, prompt: 'Hello again.' });
+    assert.equal(fresh.threadId, first.threadId);
+    const request = sent('turns').at(-1);
+    assert.ok(request.includes('Hello again.') && !request.includes('Add 2 and 40.'), `the forgotten turns are gone: ${request}`);
+  });
+
+  /** Starts a run, waits until `tool` ran in the page, stops the worker, and waits for a fresh one to list the run as interrupted. */
+  const cutAfter = async (model, tool, settleMs = 0) => {
+    const { runId, threadId } = await ask('startRun', { tabId, prompt: `Call ${tool}.`, model });
+    const calls = () => page.evaluate((name) => window.__calls.filter((c) => c.name === name).length, tool);
+    await until(`the call of ${tool}`, async () => (await calls()) === 1);
+    await new Promise((r) => setTimeout(r, settleMs));
+    // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
+    const cdp = await host.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await cdp.detach();
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
+    const message = (m) => popup.evaluate((x) => chrome.runtime.sendMessage(x), m);
+    await until('the interrupted run', async () => (await message({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+    await popup.close();
+    return { runId, threadId, calls };
+  };
+
+  test('a run cut after its consequential call is continued with the call and its result, and the call never runs again', async () => {
+    const { runId, threadId, calls } = await cutAfter('cut', 'delete_everything');
+    const next = await run({ threadId, prompt: 'Did it go through?', model: 'cut' });
+    assert.equal(next.threadId, threadId);
+    const continued = sent('cut').at(-1);
+    for (const part of ['Call delete_everything.', '"name":"delete_everything"', '"content":"deleted"', 'Did it go through?']) {
+      assert.ok(continued.includes(part), `the continued request carries ${part}: ${continued}`);
+    }
+    const notice = next.events.find((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.conversation');
+    assert.deepEqual([notice.value.type, notice.value.runId, notice.value.mayHaveRun], ['resumed', runId, []]);
+    assert.deepEqual((await validateEvents(next.events)).errors, []);
+    assert.equal(await calls(), 1, 'the consequential tool ran once');
+  });
+
+  test('a run cut while its call was running is continued with that call marked, for the model, as one that may have run', async () => {
+    // A call that does not act is stored with the run's other events (within 250 ms), not
+    // before it starts as an acting call is: the cut comes once it is stored.
+    const { runId, threadId, calls } = await cutAfter('hang', 'never_returns', 400);
+    const next = await run({ threadId, prompt: 'Go on.', model: 'hang' });
+    const continued = sent('hang').at(-1);
+    assert.ok(continued.includes('"name":"never_returns"') && continued.includes('may have run'), `the model is told: ${continued}`);
+    const notice = next.events.find((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.conversation');
+    assert.deepEqual([notice.value.type, notice.value.runId, notice.value.mayHaveRun], ['resumed', runId, ['never_returns']]);
+    assert.equal(next.outcome.type, 'completed');
+    assert.equal(await calls(), 1, 'not called again');
+  });
+});
