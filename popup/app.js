@@ -17,6 +17,7 @@ import { applyPreset, renderModels, submitModel } from './views/models.js';
 import { refreshPending } from './views/pending.js';
 import { loadTools, renderExtraTools, renderModelSelect, startRun, stopRun } from './views/run.js';
 import { renderServers, submitServer, toggleContext7 } from './views/servers.js';
+import { CONTINUE_PROMPT, newConversation } from './views/thread.js';
 
 // ------------------------------------------------------------------------------------------
 // The tab this view is about: `?tab=ID` (or `?tabId=ID`), else the active tab of the last
@@ -107,6 +108,8 @@ async function main() {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('prompt-form').requestSubmit();
   });
   $('stop').addEventListener('click', stopRun);
+  $('new-conversation').addEventListener('click', newConversation);
+  $('continue').addEventListener('click', (event) => startRun(event, CONTINUE_PROMPT));
   $('log-filter').addEventListener('change', applyFilter);
   $('run-select').addEventListener('change', () => selectRun($('run-select').value));
   $('export').addEventListener('click', () => exportLog().catch((e) => say('log-status', errorText(e), true)));

@@ -7,6 +7,7 @@ import { errorText, say } from './dom.js';
 import { call } from './host.js';
 import { state } from './state.js';
 import { renderAnswer, renderRunState } from './views/answer.js';
+import { followRun } from './views/thread.js';
 import { appendLogEvent, applyFilter, refreshRuns, resetLog } from './views/log.js';
 
 /** Adds events from `since`; returns whether they were in order. */
@@ -33,6 +34,7 @@ export function catchUp() {
       state.log.run = log.run;
       renderAnswer();
       renderRunState();
+      followRun();
       applyFilter();
     } catch (error) {
       say('log-status', errorText(error), true);

@@ -9,6 +9,7 @@ export const SURFACE = document.body.dataset.surface ?? 'popup';
 export const state = {
   tabId: null,
   settings: null,
+  threadId: null, // the conversation the next prompt continues (null: a new one)
   runId: null, // the run shown in the run view and the log
   log: { runId: null, events: [], times: [], run: null },
   filter: '',

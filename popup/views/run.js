@@ -113,16 +113,18 @@ export function renderModelSelect() {
   if (models.length === 0) say('run-status', 'Add a model under Models first.');
 }
 
-export async function startRun(event) {
+export async function startRun(event, fallback) {
   event.preventDefault();
-  const prompt = $('prompt').value.trim();
+  const prompt = $('prompt').value.trim() || fallback;
   if (!prompt) return;
   const request = { prompt, visitorTools: [ASK_PERSON] };
+  if (state.threadId) request.threadId = state.threadId;
   if (typeof state.tabId === 'number') request.tabId = state.tabId;
   if ($('model-select').value) request.model = $('model-select').value;
   $('run').disabled = true;
   try {
     const { runId } = await call('startRun', request);
+    $('prompt').value = '';
     await selectRun(runId);
     say('run-status', 'Running…');
   } catch (error) {

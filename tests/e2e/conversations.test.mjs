@@ -4,6 +4,7 @@
 // worker restart is continued with its calls marked, for the model, as calls that may have run.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
@@ -37,6 +38,9 @@ const SCENARIOS = {
       { text: 'Yes: the data was deleted.' },
     ],
   },
+  chat: {
+    steps: [{ text: 'Mugs cost 4 to 9 euros.' }, { text: 'The blue one, at 4 euros.' }, { text: 'It is in stock.' }],
+  },
   hang: {
     steps: [
       { calls: [{ name: 'never_returns', arguments: {} }] },
@@ -61,7 +65,9 @@ describe('conversations', () => {
     await page.goto(`${server.url}/tools.html`);
     tabId = await host.tabIdOf(page);
     const model = (name) => ({ name, provider: 'openai', baseUrl: `${models.url}/s/${name}/v1`, model: 'x', nativeTools: true });
-    await ask('configure', { models: [model('turns'), model('cut'), model('hang')], default: 'turns' });
+    const models_ = [model('turns'), model('cut'), model('hang'), model('chat')];
+    models_.push({ ...model('hang'), name: 'hang-popup', baseUrl: `${models.url}/s/hang~popup/v1` });
+    await ask('configure', { models: models_, default: 'turns' });
   });
   after(async () => {
     await host?.close();
@@ -122,8 +128,8 @@ describe('conversations', () => {
   });
 
   /** Starts a run, waits until `tool` ran in the page, stops the worker, and waits for a fresh one to list the run as interrupted. */
-  const cutAfter = async (model, tool, settleMs = 0) => {
-    const { runId, threadId } = await ask('startRun', { tabId, prompt: `Call ${tool}.`, model });
+  const cutAfter = async (model, tool, settleMs = 0, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model })) => {
+    const { runId, threadId } = await start();
     const calls = () => page.evaluate((name) => window.__calls.filter((c) => c.name === name).length, tool);
     await until(`the call of ${tool}`, async () => (await calls()) === 1);
     await new Promise((r) => setTimeout(r, settleMs));
@@ -165,5 +171,55 @@ describe('conversations', () => {
     assert.deepEqual([notice.value.type, notice.value.runId, notice.value.mayHaveRun], ['resumed', runId, ['never_returns']]);
     assert.equal(next.outcome.type, 'completed');
     assert.equal(await calls(), 1, 'not called again');
+  });
+
+  test('the popup holds a conversation: earlier turns stay, the prompt continues it, New conversation starts afresh, Continue picks up a cut run', async () => {
+    const popup = await host.context.newPage();
+    await popup.setViewportSize({ width: 404, height: 900 });
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
+    await popup.waitForSelector('body[data-state="ready"]');
+    await popup.click('#new-conversation');
+    await popup.selectOption('#model-select', 'chat');
+    const turn = async (prompt, answer) => {
+      await popup.fill('#prompt', prompt);
+      await popup.click('#run');
+      await popup.waitForFunction((a) => document.querySelector('#answer').textContent === a && document.body.dataset.run === 'finished', answer);
+    };
+    await turn('Which mugs do you sell?', 'Mugs cost 4 to 9 euros.');
+    await turn('Which is cheapest?', 'The blue one, at 4 euros.');
+    await turn('Is it in stock?', 'It is in stock.');
+    await popup.waitForFunction(() => document.querySelectorAll('#thread li').length === 4);
+    const turns = await popup.$$eval('#thread li', (items) => items.map((i) => i.textContent));
+    assert.deepEqual(turns, ['Which mugs do you sell?', 'Mugs cost 4 to 9 euros.', 'Which is cheapest?', 'The blue one, at 4 euros.']);
+    assert.match(await popup.textContent('#thread-label'), /^Conversation: Which mugs do you sell\? · 3 turns$/);
+    await mkdir(join(ROOT, 'test-output'), { recursive: true });
+    await popup.screenshot({ path: join(ROOT, 'test-output', 'conversation.png'), fullPage: true });
+    await until('one conversation of three turns', async () => {
+      const threads = (await ask('conversations')).filter((c) => c.title === 'Which mugs do you sell?');
+      return threads.length === 1 && threads[0].turns === 3;
+    });
+    await popup.click('#new-conversation');
+    assert.equal(await popup.locator('#thread li').count(), 0);
+    assert.equal(await popup.textContent('#thread-label'), 'New conversation');
+
+    // A run cut by a worker restart: the popup offers to continue it.
+    await popup.selectOption('#model-select', 'hang-popup');
+    const { threadId } = await cutAfter('hang-popup', 'never_returns', 400, async () => {
+      await popup.fill('#prompt', 'Call never_returns.');
+      await popup.click('#run');
+      await popup.waitForFunction(() => document.body.dataset.run === 'running');
+      return (await ask('runs', { tabId }))[0];
+    });
+    await popup.reload();
+    await popup.waitForSelector('body[data-state="ready"]');
+    await popup.selectOption('#model-select', 'hang-popup');
+    await popup.waitForSelector('#continue:not([hidden])');
+    assert.equal(await popup.getAttribute('body', 'data-run'), 'interrupted');
+    await popup.click('#continue');
+    await popup.waitForFunction(() => document.querySelector('#answer').textContent === 'I will check before calling it again.');
+    const request = models.requests().filter((r) => r.scenario === 'hang~popup').at(-1);
+    assert.ok(JSON.stringify(request.body.messages).includes('may have run'), 'the cut call is marked');
+    await until('the same conversation, continued', async () => (await ask('conversations')).some((c) => c.threadId === threadId && c.turns === 1));
+    await popup.close();
   });
 });
