@@ -192,6 +192,7 @@ pub async fn run(raw: Value) -> Result<Value, String> {
         start.handle(got);
     }
     let thread_id = start.thread_id().to_owned();
+    start.set_repair_hook(super::io::has_repair_hook());
     let mut drive = start.finish();
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::runlog::forget_intents(&run_id).await;
@@ -308,6 +309,11 @@ async fn perform(
                 }
                 // While the run works, the worker is kept from idling out (Chrome stops an idle
                 // worker after 30 s, and a model may think longer than that between two chunks).
+                Action::RepairHook { call_id, request } => inbox.spawn(async move {
+                    let answer = super::io::ask_repair_hook(convert::from_json(&request)).await;
+                    let call = convert::to_json(&answer).ok().filter(|v| !v.is_null());
+                    Answer::Hook { call_id, call }
+                }),
                 Action::KeepAlive(true) => {
                     keep_alive.get_or_insert_with(super::io::keep_alive);
                 }

@@ -158,3 +158,24 @@ export async function raceStop(promise, stop) {
 export function callMethod(object, method, ...args) {
   return object[method](...args);
 }
+
+// The hooks a harness sets in the worker (`webmcpHost.repairHook`), kept by worker.js.
+const hooks = () => globalThis.webmcpHostHooks ?? {};
+
+export const hasRepairHook = () => typeof hooks().repair === 'function';
+
+/** The repair hook's answer within 5 s; null when there is none, it threw, or it took longer. */
+export async function askRepairHook(request) {
+  const hook = hooks().repair;
+  if (typeof hook !== 'function') return null;
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(null), 5000); });
+  try {
+    return (await Promise.race([Promise.resolve().then(() => hook(request)), late])) ?? null;
+  } catch (error) {
+    console.warn('webmcp-host: the repair hook threw:', error);
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}

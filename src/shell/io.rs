@@ -46,6 +46,12 @@ extern "C" {
     pub(crate) fn keep_alive() -> js_sys::Function;
     #[wasm_bindgen(js_name = nowMs)]
     pub(crate) fn now_ms() -> f64;
+    /// Whether `webmcpHost.repairHook` set a hook.
+    #[wasm_bindgen(js_name = hasRepairHook)]
+    pub(crate) fn has_repair_hook() -> bool;
+    /// The repair hook's answer (bounded in time; `null` when it has none or threw).
+    #[wasm_bindgen(js_name = askRepairHook)]
+    pub(crate) async fn ask_repair_hook(request: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = utcOffsetMinutes)]
     pub(crate) fn utc_offset_minutes() -> i32;
     #[wasm_bindgen(js_name = sleep)]

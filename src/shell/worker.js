@@ -38,6 +38,13 @@ const operation = (name) => async (request) => {
   if (answer?.ok) return answer.value;
   throw new Error(answer?.error ?? `no answer to ${name}`);
 };
+// What a harness sets in the worker: the repair hook (`webmcpHost.repairHook(fn | null)`).
+const hooks = { repair: null };
+Object.defineProperty(globalThis, 'webmcpHostHooks', { value: hooks });
+const repairHook = (fn) => {
+  if (fn !== null && typeof fn !== 'function') throw new TypeError('repairHook takes a function or null');
+  hooks.repair = fn;
+};
 // The operations are known once the module is loaded; until then any name may be one.
 let known = null;
 operations.then((names) => { known = names; }, () => {});
@@ -47,6 +54,8 @@ globalThis.webmcpHost = new Proxy(
     ready,
     /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
     startup: () => ({ scriptStartMs, readyMs }),
+    /** Sets the repair hook, `({raw, name, error, tools}) => {name, arguments} | null` (null: none). */
+    repairHook,
   }),
   {
     get: (fixed, name) => {

@@ -140,7 +140,8 @@ impl CallToolRequest {
     }
 }
 
-/// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?})`.
+/// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?,
+/// outputSchema?})`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
     /// The tab whose page tools the run may use; none: a run without a page.
@@ -159,6 +160,8 @@ pub struct RunRequest {
     pub run_id: Option<String>,
     /// The thread id to use (made up when missing).
     pub thread_id: Option<String>,
+    /// A JSON schema the final answer must follow: the run offers `submit_result`.
+    pub output_schema: Option<Value>,
 }
 
 pub use crate::core::limits::MAX_MAX_STEPS;
@@ -244,7 +247,25 @@ impl RunRequest {
             context: map.get("context").cloned().unwrap_or(Value::Null),
             run_id: string("runId")?,
             thread_id: string("threadId")?,
+            output_schema: output_schema(map.get("outputSchema"))?,
         })
+    }
+}
+
+/// `outputSchema`: a JSON schema (an object) that compiles; `null` or absent: none.
+fn output_schema(value: Option<&Value>) -> Result<Option<Value>, RequestError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(schema @ Value::Object(_)) => match jsonschema::validator_for(schema) {
+            Ok(_) => Ok(Some(schema.clone())),
+            Err(e) => Err(bad(format!(
+                "run: `outputSchema` is not a valid JSON schema: {e}"
+            ))),
+        },
+        Some(other) => Err(bad(format!(
+            "run: `outputSchema` must be a JSON schema (an object), not {}",
+            kind(other)
+        ))),
     }
 }
 

@@ -196,6 +196,10 @@ impl Drive {
             }
             Answer::Timeout(timer) => self.timeout(timer),
             Answer::ToolDone { call_id, response } => self.tool_done(call_id, response),
+            Answer::Hook { call_id, call } => {
+                self.running.retain(|(id, _)| *id != call_id);
+                self.feed(Input::HookAnswer { call_id, call });
+            }
             Answer::Person(answers) => {
                 self.waiting = false;
                 self.out.push_back(Action::KeepAlive(true));
@@ -272,7 +276,20 @@ impl Drive {
                     }
                 }
             }
-            // No repair hook in this host: the call's error goes to the model.
+            Output::RepairHook(request) if self.setup.hook => {
+                let tools: Vec<Value> = (request.tools.iter())
+                    .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema}))
+                    .collect();
+                let value = json!({"raw": request.raw, "name": request.written_name,
+                    "error": request.error, "tools": tools});
+                // Under way until the hook answers, like a tool call.
+                self.running.push((request.call_id.clone(), false));
+                self.out.push_back(Action::RepairHook {
+                    call_id: request.call_id,
+                    request: value,
+                });
+            }
+            // No repair hook: the call's error goes to the model.
             Output::RepairHook(request) => self.feed(Input::HookAnswer {
                 call_id: request.call_id,
                 call: None,

@@ -131,6 +131,8 @@ pub struct Start {
     now_ms: f64,
     /// The conversation's history and notices, once settled.
     settled: Option<(Vec<Message>, Vec<Value>)>,
+    /// Whether a repair hook is set (`webmcpHost.repairHook`).
+    hook: bool,
 }
 
 impl Start {
@@ -178,6 +180,7 @@ impl Start {
             fork_id,
             now_ms: 0.0,
             settled: None,
+            hook: false,
         })
     }
 
@@ -189,6 +192,12 @@ impl Start {
     /// The run's thread id.
     pub fn thread_id(&self) -> &str {
         &self.thread_id
+    }
+
+    /// Sets whether a repair hook is set: the run hands it the calls repair could not make
+    /// valid.
+    pub fn set_repair_hook(&mut self, hook: bool) {
+        self.hook = hook;
     }
 
     /// The run's tab, if any.
@@ -394,6 +403,7 @@ impl Start {
             key,
             secrets,
             settled,
+            hook,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -420,6 +430,8 @@ impl Start {
         input.source_errors = errors;
         input.max_steps = request.max_steps;
         input.context = request.context;
+        input.output_schema = request.output_schema;
+        input.hook = hook;
         if !secrets.is_empty() {
             input.middleware.push(Middleware::Redact { secrets });
         }
@@ -428,6 +440,7 @@ impl Start {
             key,
             tab_id: request.tab_id,
             bindings,
+            hook,
         };
         Drive::new(Run::start(input), setup)
     }

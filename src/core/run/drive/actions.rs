@@ -50,6 +50,8 @@ pub struct Setup {
     pub tab_id: Option<i64>,
     /// Page and MCP tools by the name the run gives them.
     pub bindings: Vec<(String, Binding)>,
+    /// Whether a repair hook is set: calls repair could not make valid are handed to it.
+    pub hook: bool,
 }
 
 /// How an MCP call is confirmed before it runs.
@@ -160,6 +162,14 @@ pub enum Action {
     },
     /// Wait for the person to answer these visitor calls: [`Answer::Person`].
     WaitForPerson(Vec<PendingInput>),
+    /// Ask the repair hook (`webmcpHost.repairHook`) about a call repair could not make
+    /// valid: `{raw, name, error, tools}`; its answer is [`Answer::Hook`].
+    RepairHook {
+        /// The call.
+        call_id: String,
+        /// What the hook is given.
+        request: Value,
+    },
     /// Keep the worker from idling out (`true`) or let it idle (`false`).
     KeepAlive(bool),
     /// The run ended.
@@ -217,6 +227,14 @@ pub enum Answer {
     },
     /// The person's answers to visitor calls (none when the wait ended otherwise).
     Person(Vec<Input>),
+    /// The repair hook's answer: `{name, arguments}` to call instead, or `None` (no answer,
+    /// `null`, it threw, or it took too long).
+    Hook {
+        /// The call.
+        call_id: String,
+        /// The call it proposes.
+        call: Option<Value>,
+    },
     /// The person stopped the run.
     Stop {
         /// Why.

@@ -69,6 +69,7 @@ fn drive(model: ModelConfig) -> (Drive, Vec<Action>) {
             key: Ok(None),
             tab_id: Some(7),
             bindings: vec![("buy".into(), Binding::Page(page_tool("buy", true)))],
+            hook: false,
         },
     );
     let actions = drain(&mut drive);
@@ -407,6 +408,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             model: model(Provider::Replay, Some(transcript)),
             key: Ok(None),
             tab_id: Some(7),
+            hook: false,
             // A page tool of the same name (left out of the run) does not take the call.
             bindings: vec![
                 ("delete".into(), Binding::Page(page_tool("delete", true))),
@@ -470,6 +472,7 @@ fn a_key_that_cannot_be_read_fails_the_first_call() {
             key: Err("no API key `k`".into()),
             tab_id: None,
             bindings: Vec::new(),
+            hook: false,
         },
     );
     assert_eq!(
@@ -534,6 +537,7 @@ fn a_visitor_call_waits_for_the_person_with_the_worker_let_idle() {
             key: Ok(None),
             tab_id: None,
             bindings: Vec::new(),
+            hook: false,
         },
     );
     let actions = drain(&mut drive);
@@ -651,6 +655,7 @@ fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
                 model: model(Provider::Replay, Some(&transcript)),
                 key: Ok(None),
                 tab_id,
+                hook: false,
                 bindings: vec![(
                     "delete".into(),
                     Binding::Mcp {
@@ -672,5 +677,65 @@ fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
         let actions = drain(&mut drive);
         assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
         assert!(format!("{actions:?}").contains("not run: its arguments cannot all be shown"));
+    }
+}
+
+#[test]
+fn a_call_repair_cannot_fix_goes_to_the_repair_hook_when_one_is_set() {
+    let transcript = r#"{"text":"","calls":[{"name":"zzz_unknown","arguments":{"n":1}}],"finish":"stop"}
+{"text":"Done.","finish":"stop"}"#;
+    for hook in [true, false] {
+        let mut input = RunInput::new("t1", "r1", vec![user("Buy it")]);
+        input.hook = hook;
+        input.tools = vec![RunTool {
+            spec: ToolSpec {
+                name: "buy".into(),
+                description: "Buys".into(),
+                input_schema: json!({"type": "object"}),
+            },
+            kind: ToolKind::Page,
+            data_source: None,
+        }];
+        let mut drive = Drive::new(
+            Run::start(input),
+            Setup {
+                model: model(Provider::Replay, Some(transcript)),
+                key: Ok(None),
+                tab_id: Some(7),
+                bindings: vec![("buy".into(), Binding::Page(page_tool("buy", false)))],
+                hook,
+            },
+        );
+        let actions = drain(&mut drive);
+        let asked = actions.iter().find_map(|a| match a {
+            Action::RepairHook { call_id, request } => Some((call_id.clone(), request.clone())),
+            _ => None,
+        });
+        if !hook {
+            assert!(asked.is_none(), "no hook is asked when none is set");
+            assert!(outcome(&actions).is_some(), "the error went to the model");
+            continue;
+        }
+        let (call_id, request) = asked.expect("the hook is asked");
+        assert_eq!(request["name"], "zzz_unknown");
+        assert!(
+            request["raw"].as_str().is_some_and(|r| r.contains("\"n\"")),
+            "{request}"
+        );
+        assert_eq!(request["tools"][0]["name"], "buy");
+        let actions = feed(
+            &mut drive,
+            Answer::Hook {
+                call_id: call_id.clone(),
+                call: Some(json!({"name": "buy", "arguments": {"n": 1}})),
+            },
+        );
+        let ran = actions
+            .iter()
+            .any(|a| matches!(a, Action::Tool { call_id: id, .. } if *id == call_id));
+        assert!(
+            ran,
+            "the hook's call runs under the model's call id: {actions:?}"
+        );
     }
 }

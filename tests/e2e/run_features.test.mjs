@@ -1,0 +1,107 @@
+// The run features a QA harness reaches from `webmcpHost`: `run({outputSchema})` (the reserved
+// `submit_result` tool: valid, repaired, invalid then valid) and `webmcpHost.repairHook(fn)` (a
+// call the built-in repair cannot fix, rescued by the hook; a hook that throws or answers null
+// leaves the error to the model).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { validateEvents } from '../agui/validate.mjs';
+
+const SCHEMA = {
+  type: 'object',
+  properties: { answer: { type: 'string' }, count: { type: 'integer', minimum: 0 } },
+  required: ['answer', 'count'],
+  additionalProperties: false,
+};
+const submit = (args) => ({ calls: [{ name: 'submit_result', arguments: args }] });
+const SCENARIOS = {
+  submit: { steps: [submit({ answer: 'mugs', count: 3 })] },
+  repaired: { steps: [submit('{"answer": "mugs", "count": "3"')] },
+  invalid: { steps: [submit({ answer: 'mugs', count: 'many' }), submit({ answer: 'mugs', count: 3 })] },
+  hooked: { steps: [{ calls: [{ name: 'sum_numbers', arguments: { x: 2, y: 40 } }] }, { text: 'The sum is 42.' }] },
+};
+
+describe('run features from webmcpHost', () => {
+  let server, models, host, page, tabId;
+  const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
+  const custom = (result, name) => result.events.filter((e) => e.type === 'CUSTOM' && e.name === name).map((e) => e.value);
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({ scenarios: SCENARIOS });
+    host = await launchHost();
+    page = await host.context.newPage();
+    await page.goto(`${server.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+    const model = (name) => ({ name, provider: 'openai', baseUrl: `${models.url}/s/${name}/v1`, model: 'x', nativeTools: true });
+    await host.worker.evaluate((c) => webmcpHost.configure(c), { models: Object.keys(SCENARIOS).map(model), default: 'submit' });
+  });
+  after(async () => {
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  test('outputSchema: a valid submit_result ends the turn with its value', async () => {
+    const result = await run({ prompt: 'Count the mugs.', outputSchema: SCHEMA });
+    assert.deepEqual(result.outcome, { type: 'submitted', value: { answer: 'mugs', count: 3 } });
+    const offered = models.requests().find((r) => r.scenario === 'submit').body.tools.map((t) => t.function.name);
+    assert.ok(offered.includes('submit_result'), `offered: ${offered}`);
+    assert.deepEqual((await validateEvents(result.events)).errors, []);
+  });
+
+  test('outputSchema: a broken submit_result is repaired like any call', async () => {
+    const result = await run({ prompt: 'Count the mugs.', outputSchema: SCHEMA, model: 'repaired' });
+    assert.deepEqual(result.outcome, { type: 'submitted', value: { answer: 'mugs', count: 3 } });
+    const [repair] = custom(result, 'webmcp_host.tool_repair');
+    assert.deepEqual(repair.fixes.map((f) => f.step), ['json', 'coerce']);
+  });
+
+  test('outputSchema: an invalid submit_result goes back to the model as an error', async () => {
+    const result = await run({ prompt: 'Count the mugs.', outputSchema: SCHEMA, model: 'invalid' });
+    assert.deepEqual(result.outcome, { type: 'submitted', value: { answer: 'mugs', count: 3 } });
+    const second = JSON.stringify(models.requests().filter((r) => r.scenario === 'invalid')[1].body.messages);
+    assert.match(second, /count/, 'the model is told what was wrong');
+    await assert.rejects(run({ prompt: 'x', outputSchema: { type: 'object', properties: 7 } }), /`outputSchema` is not a valid JSON schema/);
+    await assert.rejects(run({ prompt: 'x', outputSchema: 'an answer' }), /`outputSchema` must be a JSON schema \(an object\), not a string/);
+  });
+
+  test('repairHook: a call the built-in steps cannot fix is rescued by the hook, and reported', async () => {
+    await host.worker.evaluate(() => {
+      globalThis.hookAsked = [];
+      webmcpHost.repairHook(({ raw, name, error, tools }) => {
+        globalThis.hookAsked.push({ raw, name, error, tools: tools.map((t) => t.name) });
+        if (name !== 'sum_numbers') return null;
+        const { x, y } = JSON.parse(raw);
+        return { name: 'add', arguments: { a: x, b: y } };
+      });
+    });
+    const result = await run({ prompt: 'Add 2 and 40.', model: 'hooked' });
+    assert.equal(result.outcome.type, 'completed', JSON.stringify(result.outcome));
+    const [asked] = await host.worker.evaluate(() => globalThis.hookAsked);
+    assert.equal(asked.name, 'sum_numbers');
+    assert.ok(asked.tools.includes('add') && asked.error.length > 0, JSON.stringify(asked));
+    const calls = await page.evaluate(() => window.__calls.filter((c) => c.name === 'add').map((c) => c.input));
+    assert.deepEqual(calls.at(-1), { a: 2, b: 40 });
+    const [repair] = custom(result, 'webmcp_host.tool_repair');
+    assert.equal(repair.toolCallName, 'add');
+    assert.equal(repair.writtenName, 'sum_numbers');
+    assert.equal(repair.fixes.at(-1).step, 'hook');
+    assert.deepEqual((await validateEvents(result.events)).errors, []);
+  });
+
+  test('repairHook: a hook that throws, or null, leaves the error to the model; repairHook(null) removes it', async () => {
+    await host.worker.evaluate(() => webmcpHost.repairHook(() => { throw new Error('hook bug'); }));
+    models.reset();
+    const thrown = await run({ prompt: 'Add 2 and 40.', model: 'hooked' });
+    assert.equal(thrown.outcome.type, 'completed');
+    const told = JSON.stringify(models.requests().filter((r) => r.scenario === 'hooked')[1].body.messages);
+    assert.match(told, /sum_numbers/, 'the model hears its call was refused');
+    assert.equal(custom(thrown, 'webmcp_host.tool_repair').length, 0);
+    await host.worker.evaluate(() => webmcpHost.repairHook(null));
+    await assert.rejects(host.worker.evaluate(() => webmcpHost.repairHook('no')), /repairHook takes a function or null/);
+  });
+});
