@@ -29,7 +29,7 @@ use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
-use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY};
+use crate::core::setup::store::{Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY};
 use crate::core::setup::{call as answer, configure};
 
 /// Where a run stands, for `stop`.
@@ -149,6 +149,7 @@ pub async fn run(raw: Value) -> Result<Value, String> {
             }
             Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
             Need::Refused(message) => return Err(message),
+            Need::Middleware => Got::Middleware(store::read(Local, MIDDLEWARE_KEY).await),
             Need::Record => {
                 let mut resolve_stop = None;
                 let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
@@ -204,6 +205,8 @@ pub async fn run(raw: Value) -> Result<Value, String> {
     }
     let events = with_record(&run_id, |r| {
         r.going = Going::Finished;
+        // What waits on the run's end (a middleware layer's abort signal) hears it.
+        let _ = (r.resolve_stop.take()).map(|resolve| resolve.call0(&JsValue::UNDEFINED));
         r.events.clone()
     })
     .unwrap_or_default();
@@ -284,13 +287,18 @@ async fn perform(
                     }
                 }
                 Action::Intents(intents) => super::runlog::on_intents(run_id, &intents).await,
-                Action::Tool { call_id, call } => {
+                Action::Tool {
+                    call_id,
+                    call,
+                    info,
+                } => {
                     let client = match call.as_ref() {
                         ToolCall::Mcp { server, .. } => clients.get(server).cloned(),
                         _ => None,
                     };
+                    let stop = stop_promise(run_id);
                     inbox.spawn(async move {
-                        let response = call_tool(&call_id, *call, client).await;
+                        let response = through_layers(&call_id, *call, client, &info, stop).await;
                         Answer::ToolDone { call_id, response }
                     });
                 }
@@ -361,6 +369,27 @@ async fn chrome_model(
 }
 
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
+/// A tool call through the middleware layers set with `webmcpHost.use` (none: the call).
+async fn through_layers(
+    call_id: &str,
+    call: ToolCall,
+    client: Option<super::mcp::Shared>,
+    info: &Value,
+    stop: Promise,
+) -> Value {
+    if !super::io::has_layers() {
+        return call_tool(call_id, call, client).await;
+    }
+    let id = call_id.to_owned();
+    let next = Closure::once_into_js(move || {
+        wasm_bindgen_futures::future_to_promise(async move {
+            Ok(convert::from_json(&call_tool(&id, call, client).await))
+        })
+    });
+    let answer = super::io::through_layers(convert::from_json(info), next.into(), stop).await;
+    convert::to_json(&answer).unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e}))
+}
+
 async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
     match call {
         ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),

@@ -159,8 +159,44 @@ export function callMethod(object, method, ...args) {
   return object[method](...args);
 }
 
-// The hooks a harness sets in the worker (`webmcpHost.repairHook`), kept by worker.js.
+// The hooks a harness sets in the worker (`webmcpHost.repairHook`, `webmcpHost.use`), kept by
+// worker.js.
 const hooks = () => globalThis.webmcpHostHooks ?? {};
+
+export const hasLayers = () => (hooks().layers?.length ?? 0) > 0;
+
+/** A layer's answer as the run takes it: `{ok: true, result}` (text; anything else as JSON) or `{ok: false, error}`. */
+function answered(answer) {
+  if (answer?.ok === true && (typeof answer.result === 'string' || answer.navigated === true)) return answer;
+  if (answer?.ok === true && 'result' in answer) return { ...answer, result: JSON.stringify(answer.result) ?? 'null' };
+  if (answer?.ok === false) return { ok: false, error: String(answer.error ?? 'the call failed') };
+  return { ok: false, error: 'a middleware layer answered neither {ok: true, result} nor {ok: false, error}' };
+}
+
+/**
+ * A tool call through the layers of `webmcpHost.use`, the first added outermost: each gets the
+ * call (`info` with an abort `signal`, aborted when the run stops or ends, and `endTurn(outcome)`)
+ * and `next()`, the inner layers then the call itself (run once, however often it is asked).
+ * A layer that throws is an error for the model.
+ */
+export async function throughLayers(info, next, stop) {
+  const layers = [...(hooks().layers ?? [])];
+  const controller = new AbortController();
+  stop.then(() => controller.abort(), () => controller.abort());
+  let ended = null;
+  const call = Object.freeze({ ...info, signal: controller.signal, endTurn: (outcome) => { ended = outcome ?? {}; } });
+  let inner = null;
+  const through = (i) => i === layers.length
+    ? (inner ??= Promise.resolve().then(() => next()))
+    : Promise.resolve().then(() => layers[i](call, () => through(i + 1)));
+  let answer;
+  try {
+    answer = answered(await through(0));
+  } catch (error) {
+    answer = { ok: false, error: `a middleware layer threw: ${error?.message ?? error}` };
+  }
+  return ended === null ? answer : { ...answer, endTurn: ended };
+}
 
 export const hasRepairHook = () => typeof hooks().repair === 'function';
 

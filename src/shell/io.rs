@@ -46,6 +46,17 @@ extern "C" {
     pub(crate) fn keep_alive() -> js_sys::Function;
     #[wasm_bindgen(js_name = nowMs)]
     pub(crate) fn now_ms() -> f64;
+    /// Whether `webmcpHost.use` set middleware layers.
+    #[wasm_bindgen(js_name = hasLayers)]
+    pub(crate) fn has_layers() -> bool;
+    /// A tool call's answer through the layers: `info` as they see it, `next()` the call,
+    /// `stop` settled when the run stops or ends (their abort signal).
+    #[wasm_bindgen(js_name = throughLayers)]
+    pub(crate) async fn through_layers(
+        info: JsValue,
+        next: js_sys::Function,
+        stop: Promise,
+    ) -> JsValue;
     /// Whether `webmcpHost.repairHook` set a hook.
     #[wasm_bindgen(js_name = hasRepairHook)]
     pub(crate) fn has_repair_hook() -> bool;

@@ -38,12 +38,21 @@ const operation = (name) => async (request) => {
   if (answer?.ok) return answer.value;
   throw new Error(answer?.error ?? `no answer to ${name}`);
 };
-// What a harness sets in the worker: the repair hook (`webmcpHost.repairHook(fn | null)`).
-const hooks = { repair: null };
+// What a harness sets in the worker: the repair hook (`webmcpHost.repairHook(fn | null)`) and
+// middleware layers around every tool call (`webmcpHost.use(fn)`, which returns their removal).
+const hooks = { repair: null, layers: [] };
 Object.defineProperty(globalThis, 'webmcpHostHooks', { value: hooks });
 const repairHook = (fn) => {
   if (fn !== null && typeof fn !== 'function') throw new TypeError('repairHook takes a function or null');
   hooks.repair = fn;
+};
+const use = (layer) => {
+  if (typeof layer !== 'function') throw new TypeError('use takes a function (call, next) => result');
+  hooks.layers.push(layer);
+  return () => {
+    const at = hooks.layers.indexOf(layer);
+    if (at >= 0) hooks.layers.splice(at, 1);
+  };
 };
 // The operations are known once the module is loaded; until then any name may be one.
 let known = null;
@@ -56,6 +65,8 @@ globalThis.webmcpHost = new Proxy(
     startup: () => ({ scriptStartMs, readyMs }),
     /** Sets the repair hook, `({raw, name, error, tools}) => {name, arguments} | null` (null: none). */
     repairHook,
+    /** Adds a middleware layer `async (call, next) => ({ok, result} | {ok: false, error})`; returns its removal. */
+    use,
   }),
   {
     get: (fixed, name) => {

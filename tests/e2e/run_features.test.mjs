@@ -105,3 +105,115 @@ describe('run features from webmcpHost', () => {
     await assert.rejects(host.worker.evaluate(() => webmcpHost.repairHook('no')), /repairHook takes a function or null/);
   });
 });
+
+describe('middleware from webmcpHost', () => {
+  let server, models, host, page, tabId;
+  const adds = () => page.evaluate(() => window.__calls.filter((c) => c.name === 'add').length);
+  // Each run gets its own step counters on the model server (`add~N`, `twice~N`).
+  let round = 0;
+  const fresh = async () => {
+    round += 1;
+    const model = (name) => ({ name, provider: 'openai', baseUrl: `${models.url}/s/${name}~${round}/v1`, model: 'x', nativeTools: true });
+    await host.worker.evaluate((c) => webmcpHost.configure(c), { models: [model('add'), model('twice')], default: 'add' });
+  };
+  const run = async (request) => {
+    await fresh();
+    return host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
+  };
+  /** What the model was told last in the last run's model requests to `scenario`. */
+  const told = (scenario) => JSON.stringify(models.requests().filter((r) => r.scenario === `${scenario}~${round}`).at(-1).body.messages.at(-1));
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    const addThenText = { steps: [{ calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'Done.' }] };
+    const twice = { steps: [{ calls: [{ name: 'add', arguments: { a: 1, b: 1 } }] }, { calls: [{ name: 'add', arguments: { a: 1, b: 1 } }] }, { text: 'Done.' }] };
+    models = await startModelServer({ scenarios: { add: addThenText, twice } });
+    host = await launchHost();
+    page = await host.context.newPage();
+    await page.goto(`${server.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+  });
+  after(async () => {
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  test('use(fn): a layer sees the call with its context, changes the result, and is removed', async () => {
+    await host.worker.evaluate(() => {
+      globalThis.seen = [];
+      globalThis.removeLayer = webmcpHost.use(async (call, next) => {
+        globalThis.seen.push({ ...call, signal: call.signal instanceof AbortSignal });
+        const outcome = await next();
+        return outcome.ok ? { ok: true, result: `${outcome.result} (checked by the harness)` } : outcome;
+      });
+    });
+    const result = await run({ prompt: 'Add.', context: { account: 'qa-7' } });
+    assert.equal(result.outcome.type, 'completed');
+    const [seen] = await host.worker.evaluate(() => globalThis.seen);
+    assert.deepEqual([seen.name, seen.args, seen.context, seen.callCount, seen.source, seen.signal], ['add', { a: 2, b: 40 }, { account: 'qa-7' }, 1, 'page', true]);
+    assert.equal(seen.turnId, result.runId);
+    assert.match(told('add'), /42 \(checked by the harness\)/);
+    const result2 = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    assert.match(result2.content, /checked by the harness/);
+    await host.worker.evaluate(() => globalThis.removeLayer());
+    await run({ prompt: 'Add.' });
+    assert.doesNotMatch(told('add'), /checked by the harness/, 'removed');
+  });
+
+  test('use(fn): a layer that throws is an error for the model; one that does not call next keeps the tool from running', async () => {
+    const before = await adds();
+    await host.worker.evaluate(() => {
+      globalThis.removeLayer = webmcpHost.use(() => { throw new Error('harness refuses'); });
+    });
+    await run({ prompt: 'Add.' });
+    assert.match(told('add'), /a middleware layer threw: harness refuses/);
+    assert.equal(await adds(), before, 'the tool did not run');
+    await host.worker.evaluate(() => globalThis.removeLayer());
+  });
+
+  test('use(fn): endTurn from a layer ends the turn at once with endedByTool', async () => {
+    await host.worker.evaluate(() => {
+      globalThis.removeLayer = webmcpHost.use(async (call, next) => {
+        const outcome = await next();
+        call.endTurn({ view: `sum ${outcome.result}` });
+        return outcome;
+      });
+    });
+    const result = await run({ prompt: 'Add.' });
+    assert.equal(result.outcome.type, 'endedByTool', JSON.stringify(result.outcome));
+    assert.deepEqual(result.outcome.outcome, { view: 'sum 42' });
+    assert.equal(models.requests().filter((r) => r.scenario === `add~${round}`).length, 1, 'no model request after the end');
+    assert.deepEqual((await validateEvents(result.events)).errors, []);
+    await host.worker.evaluate(() => globalThis.removeLayer());
+  });
+
+  test('declarative layers: fail (times), block, redact, observe, delay; configure then run, global first', async () => {
+    const configure = (middleware) => host.worker.evaluate((m) => webmcpHost.configure({ middleware: m }), middleware);
+    // fail, the first call only: the model's retry runs.
+    let before = await adds();
+    let result = await run({ prompt: 'Add twice.', model: 'twice', middleware: [{ kind: 'fail', tool: 'add', error: 'injected: 503 from the shop', times: 1 }] });
+    const results = result.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.content);
+    assert.match(results[0], /injected: 503 from the shop/);
+    assert.equal(results[1], '2');
+    assert.equal(await adds(), before + 1, 'the failed call did not run, the second did');
+    // block from configure (global), redact and observe from the run.
+    await configure([{ kind: 'block', tool: 'add', reason: 'not on this site' }]);
+    before = await adds();
+    result = await run({ prompt: 'Add.' });
+    assert.match(told('add'), /blocked: not on this site/);
+    assert.equal(await adds(), before);
+    await configure([{ kind: 'observe' }, { kind: 'delay', tool: 'add', ms: 400 }]);
+    const started = Date.now();
+    result = await run({ prompt: 'Add.', middleware: [{ kind: 'redact', pattern: '4\\d', replacement: '[n]' }] });
+    assert.ok(Date.now() - started >= 400, 'the call was held 400 ms');
+    assert.match(told('add'), /\[n\]/);
+    const observed = result.events.filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_observe').map((e) => e.value.phase);
+    assert.deepEqual(observed, ['call', 'result']);
+    await assert.rejects(configure([{ kind: 'delay', ms: 'soon' }]), /configure: middleware\[0\]: `ms` must be a whole number/);
+    await assert.rejects(run({ prompt: 'x', middleware: [{ kind: 'redact', pattern: '(' }] }), /run: middleware\[0\]: `pattern` is not a regular expression/);
+    await configure(null);
+    result = await run({ prompt: 'Add.' });
+    assert.match(told('add'), /42/, 'no global layer left');
+  });
+});

@@ -141,7 +141,7 @@ impl CallToolRequest {
 }
 
 /// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?,
-/// outputSchema?})`.
+/// outputSchema?, middleware?})`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
     /// The tab whose page tools the run may use; none: a run without a page.
@@ -162,6 +162,8 @@ pub struct RunRequest {
     pub thread_id: Option<String>,
     /// A JSON schema the final answer must follow: the run offers `submit_result`.
     pub output_schema: Option<Value>,
+    /// The run's own middleware layers (after the global ones).
+    pub middleware: Vec<crate::core::run::Middleware>,
 }
 
 pub use crate::core::limits::MAX_MAX_STEPS;
@@ -248,6 +250,11 @@ impl RunRequest {
             run_id: string("runId")?,
             thread_id: string("threadId")?,
             output_schema: output_schema(map.get("outputSchema"))?,
+            middleware: crate::core::run::declared(
+                map.get("middleware").unwrap_or(&Value::Null),
+                "run",
+            )
+            .map_err(bad)?,
         })
     }
 }

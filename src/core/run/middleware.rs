@@ -1,5 +1,7 @@
 //! Middleware around every tool call of a run: built-in layers (observe, redact, block, the
-//! data-not-instructions wrapper). Invariants: wrapped data can never close its wrapper (no
+//! data-not-instructions wrapper) and the declarative layers a person or a script sets
+//! (`configure({middleware})`, `run({middleware})`: observe, redact a pattern, block, fail,
+//! delay), parsed by [`declared`]. Invariants: wrapped data can never close its wrapper (no
 //! `<` or look-alike of it, and no invisible character, is left inside); a secret given to
 //! the redaction (or any 12-byte run of a longer one) never passes it.
 
@@ -43,9 +45,162 @@ pub enum Middleware {
         /// Where the data comes from.
         source: String,
     },
+    /// Replaces every match of a regular expression in results and errors before the model
+    /// sees them.
+    Replace {
+        /// The regular expression (Rust `regex` syntax; checked when declared).
+        pattern: String,
+        /// What each match becomes.
+        replacement: String,
+    },
+    /// Fault injection: the tool answers this error instead of running, for its first
+    /// `times` calls of the turn (all of them when `None`).
+    Fail {
+        /// The tool.
+        tool: String,
+        /// The error the model is given.
+        error: String,
+        /// How many calls fail.
+        times: Option<usize>,
+    },
+    /// Holds calls (of `tool`, or of every tool) this long before they run.
+    Delay {
+        /// The tool, or every tool.
+        tool: Option<String>,
+        /// How long (ms).
+        ms: u32,
+    },
+}
+
+/// The longest `delay` a layer may declare (ms).
+pub const MAX_DELAY_MS: u32 = 60_000;
+
+/// Declarative layers (`[{kind, ...}]`) as `what` (`configure` or `run`) received them:
+/// `{kind: "observe"}`, `{kind: "redact", pattern, replacement?}`, `{kind: "block", tool,
+/// reason?}`, `{kind: "fail", tool, error, times?}`, `{kind: "delay", tool?, ms}`. An error
+/// names the layer and the field.
+pub fn declared(value: &Value, what: &str) -> Result<Vec<Middleware>, String> {
+    let items = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        _ => return Err(format!("{what}: `middleware` must be an array of layers")),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, layer)| layer_of(layer).map_err(|e| format!("{what}: middleware[{i}]: {e}")))
+        .collect()
+}
+
+fn layer_of(layer: &Value) -> Result<Middleware, String> {
+    let text = |key: &str| layer.get(key).and_then(Value::as_str).map(str::to_owned);
+    let needed = |key: &str| {
+        text(key)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| format!("`{key}` is required (a non-empty string)"))
+    };
+    let number = |key: &str| -> Result<Option<u64>, String> {
+        match layer.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| format!("`{key}` must be a whole number of at least 0")),
+        }
+    };
+    match layer.get("kind").and_then(Value::as_str) {
+        Some("observe") => Ok(Middleware::Observe),
+        Some("redact") => {
+            let pattern = needed("pattern")?;
+            regex::Regex::new(&pattern)
+                .map_err(|e| format!("`pattern` is not a regular expression: {e}"))?;
+            let replacement = text("replacement").unwrap_or_else(|| REDACTED.to_owned());
+            Ok(Middleware::Replace {
+                pattern,
+                replacement,
+            })
+        }
+        Some("block") => Ok(Middleware::Block {
+            tools: vec![needed("tool")?],
+            reason: text("reason").unwrap_or_else(|| "a middleware layer blocks this tool".into()),
+        }),
+        Some("fail") => Ok(Middleware::Fail {
+            tool: needed("tool")?,
+            error: needed("error")?,
+            times: number("times")?.map(|n| n as usize),
+        }),
+        Some("delay") => {
+            let ms = number("ms")?.ok_or("`ms` is required")?;
+            if ms > u64::from(MAX_DELAY_MS) {
+                return Err(format!("`ms` is at most {MAX_DELAY_MS}"));
+            }
+            Ok(Middleware::Delay {
+                tool: text("tool"),
+                ms: ms as u32,
+            })
+        }
+        Some(other) => Err(format!(
+            "unknown kind `{}` (observe, redact, block, fail, delay)",
+            other.chars().take(40).collect::<String>()
+        )),
+        None => Err("`kind` is required".into()),
+    }
 }
 
 impl Run {
+    /// The pre-call layers, in order, for a call of `name` (its `call_count`th in the turn):
+    /// how long to hold it (`delay`), or the error it answers instead of running (`block`,
+    /// `fail`). `observe` reports the call (arguments redacted).
+    pub(super) fn before_call(
+        &mut self,
+        id: &str,
+        name: &str,
+        arguments: &serde_json::Map<String, Value>,
+        call_count: usize,
+    ) -> Result<u32, String> {
+        let shown = self.redact_value(&Value::Object(arguments.clone()));
+        let mut delay: u32 = 0;
+        for layer in self.input.middleware.clone() {
+            match layer {
+                Middleware::Observe => self.emit(crate::core::agui::Event::Custom {
+                    name: super::CUSTOM_TOOL_OBSERVE.into(),
+                    value: serde_json::json!({"phase": "call", "toolCallId": id, "toolCallName": name, "arguments": shown}),
+                }),
+                Middleware::Block { tools, reason } if tools.iter().any(|t| t == name) => {
+                    return Err(format!("blocked: {reason}"))
+                }
+                Middleware::Fail { tool, error, times }
+                    if tool == name && times.is_none_or(|n| call_count <= n) =>
+                {
+                    return Err(error)
+                }
+                Middleware::Delay { tool, ms } if tool.as_deref().is_none_or(|t| t == name) => {
+                    delay = delay.saturating_add(ms).min(MAX_DELAY_MS)
+                }
+                _ => {}
+            }
+        }
+        Ok(delay)
+    }
+
+    /// A result's or an error's text with every secret redacted and every `redact` pattern
+    /// replaced.
+    pub(super) fn result_text(&self, text: &str) -> String {
+        let mut text = self.redact_text(text);
+        for layer in &self.input.middleware {
+            if let Middleware::Replace {
+                pattern,
+                replacement,
+            } = layer
+            {
+                if let Ok(regex) = regex::Regex::new(pattern) {
+                    text = regex.replace_all(&text, replacement.as_str()).into_owned();
+                }
+            }
+        }
+        text
+    }
+
     pub(super) fn redact_text(&self, text: &str) -> String {
         let secrets: Vec<String> = self
             .input

@@ -32,7 +32,8 @@ mod tools;
 pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
 pub use middleware::{
-    redact_result, redact_secrets, secrets_of, wrap_as_data, Middleware, REDACTED,
+    declared, redact_result, redact_secrets, secrets_of, wrap_as_data, Middleware, MAX_DELAY_MS,
+    REDACTED,
 };
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
@@ -554,20 +555,10 @@ impl Run {
             }
         };
         // Pre-call middleware, in order.
-        let shown = self.redact_value(&Value::Object(call.arguments.clone()));
-        for layer in self.input.middleware.clone() {
-            match layer {
-                Middleware::Observe => self.emit(Event::Custom {
-                    name: CUSTOM_TOOL_OBSERVE.into(),
-                    value: json!({"phase": "call", "toolCallId": call.id, "toolCallName": call.name, "arguments": shown}),
-                }),
-                Middleware::Block { tools, reason } if tools.contains(&call.name) => {
-                    self.finish_call_message(&call.id, ToolOutcome::Error(format!("blocked: {reason}")));
-                    return;
-                }
-                _ => {}
-            }
-        }
+        let delay_ms = match self.before_call(&call.id, &call.name, &call.arguments, call_count) {
+            Ok(delay) => delay,
+            Err(error) => return self.finish_call_message(&call.id, ToolOutcome::Error(error)),
+        };
         match kind {
             ToolKind::Visitor => {
                 let pending = PendingInput {
@@ -592,6 +583,7 @@ impl Run {
                     arguments: call.arguments,
                     context: self.input.context.clone(),
                     call_count,
+                    delay_ms,
                 }));
             }
         }
@@ -640,12 +632,12 @@ impl Run {
         let name = self.call_name(call_id);
         let (_, data_source) = self.kind(&name);
         let (ok, mut content) = match outcome {
-            ToolOutcome::Ok(text) => (true, self.redact_text(&text)),
+            ToolOutcome::Ok(text) => (true, self.result_text(&text)),
             ToolOutcome::Error(error) => (
                 false,
-                json!({"error": self.redact_text(&error)}).to_string(),
+                json!({"error": self.result_text(&error)}).to_string(),
             ),
-            ToolOutcome::EndTurn { result, .. } => (true, self.redact_text(&result)),
+            ToolOutcome::EndTurn { result, .. } => (true, self.result_text(&result)),
         };
         let wrap = ok || from_tool;
         if wrap {

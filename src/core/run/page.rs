@@ -97,6 +97,15 @@ pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
         response.get("result"),
         response.get("navigated"),
     ) {
+        // A middleware layer ended the turn (`endTurn(outcome)`).
+        (Some(Value::Bool(true)), Some(Value::String(text)), _)
+            if response.get("endTurn").is_some() =>
+        {
+            ToolOutcome::EndTurn {
+                result: text.clone(),
+                outcome: response["endTurn"].clone(),
+            }
+        }
         (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
         (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
             let mut result = json!({"navigated": true});

@@ -321,3 +321,91 @@ fn an_mcp_result_is_redacted_of_what_its_connection_sends() {
     let error = redact_result(CallResult::Error(format!("401 for {token}")), &[token]);
     assert_eq!(error, CallResult::Error(format!("401 for {REDACTED}")));
 }
+
+#[test]
+fn declarative_layers_fail_block_delay_and_replace_as_declared() {
+    let layers = declared(
+        &json!([
+            {"kind": "fail", "tool": "reviews", "error": "injected fault", "times": 1},
+            {"kind": "delay", "ms": 250},
+            {"kind": "delay", "tool": "plain", "ms": 100},
+            {"kind": "redact", "pattern": "\\d{4}-\\d{4}", "replacement": "[card]"},
+            {"kind": "observe"},
+        ]),
+        "run",
+    )
+    .expect("layers");
+    let tool = |name: &str| RunTool {
+        spec: ToolSpec {
+            name: name.into(),
+            description: "Reads.".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Page,
+        data_source: None,
+    };
+    let mut input = RunInput::new(
+        "t",
+        "r",
+        vec![Message::User {
+            id: "u1".into(),
+            content: "Read.".into(),
+        }],
+    );
+    input.tools = vec![tool("reviews"), tool("plain")];
+    input.middleware = layers;
+    let mut run = Run::start(input);
+    let call = |name: &str| {
+        format!("<tool_call>{{\"name\": \"{name}\", \"arguments\": {{}}}}</tool_call>")
+    };
+    run.handle(Input::ModelText(format!(
+        "{}{}{}",
+        call("reviews"),
+        call("plain"),
+        call("reviews")
+    )));
+    run.handle(Input::ModelDone {
+        cut_by_limit: false,
+    });
+    let mut invocations = Vec::new();
+    let mut events = String::new();
+    while let Some(output) = run.poll() {
+        match output {
+            Output::CallTool(call) => invocations.push(call),
+            Output::Event(e) => events.push_str(&serde_json::to_string(&e).expect("json")),
+            _ => {}
+        }
+    }
+    // The first call of `reviews` failed without running; the second runs (times: 1).
+    let ran: Vec<(&str, u32)> = invocations
+        .iter()
+        .map(|c| (c.name.as_str(), c.delay_ms))
+        .collect();
+    assert_eq!(ran, vec![("plain", 350), ("reviews", 250)], "delays add up");
+    assert!(events.contains("injected fault"), "{events}");
+    run.handle(Input::ToolDone {
+        call_id: invocations[0].call_id.clone(),
+        outcome: ToolOutcome::Ok("card 1234-5678 on file".into()),
+    });
+    let events = emitted(&mut run);
+    assert!(
+        events.contains("card [card] on file") && !events.contains("1234-5678"),
+        "{events}"
+    );
+    for bad in [
+        json!([{"kind": "redact", "pattern": "("}]),
+        json!([{"kind": "delay", "ms": 60_001}]),
+        json!([{"kind": "fail", "tool": "x"}]),
+        json!({"kind": "observe"}),
+    ] {
+        let error = declared(&bad, "configure").expect_err("refused");
+        assert!(error.starts_with("configure: "), "{error}");
+    }
+    assert_eq!(
+        declared(&json!([{"kind": "block", "tool": "x"}]), "run"),
+        Ok(vec![Middleware::Block {
+            tools: vec!["x".into()],
+            reason: "a middleware layer blocks this tool".into()
+        }])
+    );
+}

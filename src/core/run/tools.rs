@@ -69,6 +69,8 @@ pub struct ToolInvocation {
     pub context: Value,
     /// Runs of this tool in this turn, this one included.
     pub call_count: usize,
+    /// How long a `delay` middleware layer holds the call before it runs (ms).
+    pub delay_ms: u32,
 }
 
 /// How a tool call ended, as the shell reports it.

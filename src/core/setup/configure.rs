@@ -1,4 +1,4 @@
-//! `configure({models?, default?, sites?, servers?, keys?})` decided: what is stored where, in
+//! `configure({models?, default?, sites?, servers?, keys?, middleware?})` decided: what is stored where, in
 //! which order, and what the operation answers. Invariant: a write follows only the checks of
 //! its own setting and of those before it (a bad registry leaves the sites and servers given
 //! with it stored, as it always did); keys go to session storage only, and never into the
@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::store::{key_slot, Area, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
+use super::store::{key_slot, Area, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::page::site::{self, SitePolicy};
 use crate::core::provider::ModelRegistry;
@@ -91,6 +91,14 @@ pub fn plan(request: &Value, stored: Option<Value>) -> Plan {
         }
         let value = serde_json::to_value(&servers).expect("servers serialize");
         writes.push(store(Area::Local, SERVERS_KEY, Some(value)));
+    }
+    if let Some(layers) = request.get("middleware") {
+        // Checked as a run reads them; stored as given (`null` or `[]`: none).
+        if let Err(e) = crate::core::run::declared(layers, "configure") {
+            return Plan::stop(writes, e);
+        }
+        let value = (!layers.is_null()).then(|| layers.clone());
+        writes.push(store(Area::Local, MIDDLEWARE_KEY, value));
     }
     if let Err(e) = registry.validate() {
         return Plan::stop(writes, format!("configure: {e}"));

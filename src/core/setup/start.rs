@@ -43,6 +43,9 @@ pub enum Need {
     RunLog(String),
     /// The run cannot start: answer this error (nothing of it was stored).
     Refused(String),
+    /// The global middleware layers as stored (local storage, under
+    /// [`MIDDLEWARE_KEY`](crate::core::setup::store::MIDDLEWARE_KEY)): [`Got::Middleware`].
+    Middleware,
     /// Store the run's record (the run log) before anything of it acts: [`Got::Recorded`].
     Record,
     /// Store the conversation's record (session storage, and its place in the list) before
@@ -76,6 +79,8 @@ pub enum Got {
     Conversation(Result<Option<Value>, String>),
     /// The open run's log, or why it could not be read.
     RunLog(Result<Value, String>),
+    /// The stored global middleware (`None`: none), or why it could not be read.
+    Middleware(Result<Option<Value>, String>),
     /// The run's record is stored; the time now (ms since the epoch).
     Recorded(f64),
     /// The conversation's record is stored (or could not be: the run goes on).
@@ -97,6 +102,7 @@ enum Phase {
     Thread(String),
     CutRun(String),
     Refused(String),
+    Middleware,
     Record,
     Tab(i64),
     Servers,
@@ -133,6 +139,8 @@ pub struct Start {
     settled: Option<(Vec<Message>, Vec<Value>)>,
     /// Whether a repair hook is set (`webmcpHost.repairHook`).
     hook: bool,
+    /// The global middleware layers, once read.
+    global: Vec<Middleware>,
 }
 
 impl Start {
@@ -161,7 +169,7 @@ impl Start {
         let fork_id = format!("thread_{}", fresh());
         let phase = match &request.thread_id {
             Some(thread_id) => Phase::Thread(thread_id.clone()),
-            None => Phase::Record,
+            None => Phase::Middleware,
         };
         Ok(Start {
             request,
@@ -181,6 +189,7 @@ impl Start {
             now_ms: 0.0,
             settled: None,
             hook: false,
+            global: Vec::new(),
         })
     }
 
@@ -211,6 +220,7 @@ impl Start {
             Phase::Thread(thread_id) => Need::Conversation(thread_id.clone()),
             Phase::CutRun(run_id) => Need::RunLog(run_id.clone()),
             Phase::Refused(message) => Need::Refused(message.clone()),
+            Phase::Middleware => Need::Middleware,
             Phase::Record => Need::Record,
             Phase::SaveThread(record) => Need::SaveConversation(record.clone()),
             Phase::Tab(tab_id) => Need::TabTools(*tab_id),
@@ -241,14 +251,25 @@ impl Start {
                     Ok(record) => {
                         let (opening, open) = Opening::read(record);
                         self.opening = opening;
-                        open.map_or(Phase::Record, Phase::CutRun)
+                        open.map_or(Phase::Middleware, Phase::CutRun)
                     }
                     Err(message) => Phase::Refused(message),
                 };
             }
             (Phase::CutRun(run_id), Got::RunLog(log)) => {
                 self.phase = match self.opening.with_log(&run_id, log) {
-                    Ok(()) => Phase::Record,
+                    Ok(()) => Phase::Middleware,
+                    Err(message) => Phase::Refused(message),
+                };
+            }
+            (Phase::Middleware, Got::Middleware(stored)) => {
+                let read = stored
+                    .map_err(|e| format!("run: the stored middleware could not be read: {e}"));
+                self.phase = match read.and_then(crate::core::setup::store::middleware) {
+                    Ok(layers) => {
+                        self.global = layers;
+                        Phase::Record
+                    }
                     Err(message) => Phase::Refused(message),
                 };
             }
@@ -404,6 +425,7 @@ impl Start {
             secrets,
             settled,
             hook,
+            global,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -432,6 +454,8 @@ impl Start {
         input.context = request.context;
         input.output_schema = request.output_schema;
         input.hook = hook;
+        // Global layers first, then the run's own.
+        input.middleware = global.into_iter().chain(request.middleware).collect();
         if !secrets.is_empty() {
             input.middleware.push(Middleware::Redact { secrets });
         }

@@ -17,6 +17,8 @@ pub const REGISTRY_KEY: &str = "webmcpHost.models";
 pub const SERVERS_KEY: &str = "webmcpHost.servers";
 /// Where the per-site policies live (local storage, `configure({sites})`).
 pub const SITES_KEY: &str = "webmcpHost.sites";
+/// Where the global middleware layers live (local storage, `configure({middleware})`).
+pub const MIDDLEWARE_KEY: &str = "webmcpHost.middleware";
 /// The prefix of a key's name in session storage (keys live only until the browser closes).
 pub const KEY_PREFIX: &str = "webmcpHost.key.";
 
@@ -93,4 +95,11 @@ pub fn key(reference: &str, stored: Option<Value>) -> Result<Option<String>, Str
         Some(Value::String(key)) if !key.is_empty() => Ok(Some(key)),
         _ => Err(format!("no API key `{reference}` in this browser session: set it in the popup (keys live only until the browser closes)")),
     }
+}
+
+/// The stored global middleware layers (`None`: none), checked as `configure` checks them: a
+/// stored layer that does not parse refuses the run (a `block` must never be skipped).
+pub fn middleware(stored: Option<Value>) -> Result<Vec<crate::core::run::Middleware>, String> {
+    crate::core::run::declared(&stored.unwrap_or(Value::Null), "the stored middleware")
+        .map_err(|e| format!("run: {e}: set it again with `configure`"))
 }

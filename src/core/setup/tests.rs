@@ -73,6 +73,8 @@ fn begun(request: Value, registry: &ModelRegistry) -> Start {
     if let Need::Conversation(_) = start.poll() {
         start.handle(Got::Conversation(Ok(None)));
     }
+    assert_eq!(start.poll(), Need::Middleware);
+    start.handle(Got::Middleware(Ok(None)));
     assert_eq!(start.poll(), Need::Record);
     start.handle(Got::Recorded(1.0));
     start
@@ -491,6 +493,8 @@ fn continued(
     if let Need::Refused(message) = start.poll() {
         return Err(message);
     }
+    assert_eq!(start.poll(), Need::Middleware);
+    start.handle(Got::Middleware(Ok(None)));
     assert_eq!(start.poll(), Need::Record);
     start.handle(Got::Recorded(5.0));
     start.handle(Got::Servers(Ok(Vec::new())));
@@ -631,6 +635,45 @@ fn an_unreadable_conversation_is_refused_naming_it() {
     .expect_err("refused");
     assert!(
         error.starts_with("run: the stored conversation `t` is unreadable"),
+        "{error}"
+    );
+}
+
+#[test]
+fn stored_middleware_wraps_the_run_s_own_and_a_bad_one_refuses_the_run() {
+    let mut start = Start::new(
+        &json!({"prompt": "hi", "middleware": [{"kind": "block", "tool": "current_time", "reason": "run"}]}),
+        &registry(None),
+        ids(),
+    )
+    .expect("a start");
+    assert_eq!(start.poll(), Need::Middleware);
+    let stored = json!([{"kind": "fail", "tool": "current_time", "error": "global says no"}]);
+    start.handle(Got::Middleware(Ok(Some(stored))));
+    start.handle(Got::Recorded(1.0));
+    start.handle(Got::Servers(Ok(Vec::new())));
+    saved(&mut start);
+    let drive = start.finish();
+    drop(drive);
+    // A stored layer that does not parse (written behind `configure`'s back) refuses the run:
+    // a `block` must never be skipped.
+    let mut start = Start::new(&json!({"prompt": "hi"}), &registry(None), ids()).expect("a start");
+    start.handle(Got::Middleware(Ok(Some(json!([{"kind": "block"}])))));
+    let Need::Refused(message) = start.poll() else {
+        panic!("refused");
+    };
+    assert!(
+        message.starts_with("run: the stored middleware: middleware[0]: `tool` is required"),
+        "{message}"
+    );
+    let error = Start::new(
+        &json!({"prompt": "hi", "middleware": [{"kind": "nap"}]}),
+        &registry(None),
+        ids(),
+    )
+    .expect_err("a bad layer");
+    assert!(
+        error.contains("run: middleware[0]: unknown kind `nap`"),
         "{error}"
     );
 }

@@ -144,12 +144,15 @@ pub enum Action {
     /// Store the intents of the run's acting calls under way, replacing those stored (none:
     /// remove them); done before the next action, which may start the call.
     Intents(Vec<Intent>),
-    /// Run a tool call.
+    /// Run a tool call (through the worker's middleware layers, `webmcpHost.use`).
     Tool {
         /// The run's id of the call.
         call_id: String,
         /// What to run.
         call: Box<ToolCall>,
+        /// What middleware layers are told of it: `{callId, turnId, name, args, context,
+        /// callCount, source}` (`source`: `page`, `mcp` or `local`).
+        info: Value,
     },
     /// Abort a page call still running in its frame.
     CancelInFrame {

@@ -313,7 +313,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
         .iter()
         .enumerate()
         .find_map(|(i, a)| match a {
-            Action::Tool { call_id, call } => match call.as_ref() {
+            Action::Tool { call_id, call, .. } => match call.as_ref() {
                 ToolCall::Page(request) => Some((i, call_id.clone(), request.clone())),
                 _ => None,
             },

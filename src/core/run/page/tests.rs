@@ -81,4 +81,11 @@ fn call_responses_become_outcomes() {
         tool_outcome(&json!({"ok": false, "error": "boom"})),
         ToolOutcome::Error("boom".into())
     );
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "result": "shown", "endTurn": {"view": "v"}})),
+        ToolOutcome::EndTurn {
+            result: "shown".into(),
+            outcome: json!({"view": "v"})
+        }
+    );
 }
