@@ -8,7 +8,9 @@
 // derives them: one string property per named control, `required` controls required, and a
 // `declarative` field saying whether the form auto-submits and its method. Frames come from
 // `<iframe src>` and from a script setting an element's `src`; each frame is numbered in the
-// order found, its tools carry that `frameId`. Run: `node tests/audit/extract-pages.mjs`.
+// order found, its tools carry that `frameId`. Run: `node tests/audit/extract-pages.mjs`;
+// with `--check` it writes nothing and exits 1 when a file is not what the pages give
+// (tests/support/audit-pages.test.mjs).
 
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, dirname, relative } from 'node:path';
@@ -123,7 +125,9 @@ const walk = (dir) => readdirSync(dir).flatMap((name) => {
   return statSync(path).isDirectory() ? walk(path) : name.endsWith('.html') ? [path] : [];
 });
 
-mkdirSync(out, { recursive: true });
+const check = process.argv.includes('--check');
+const stale = [];
+if (!check) mkdirSync(out, { recursive: true });
 for (const path of walk(fixtures).sort()) {
   const top = await page(path);
   const entries = top.tools.map((t) => ({ ...t, frameId: 0 }));
@@ -136,6 +140,16 @@ for (const path of walk(fixtures).sort()) {
   const name = relative(fixtures, path).replace(/\.html$/, '').replaceAll('/', '-');
   // Pretty unless large (the caps page's giant schema stays one line).
   const text = JSON.stringify(entries, null, 2);
-  writeFileSync(join(out, `${name}.tools.json`), `${text.length > 20000 ? JSON.stringify(entries) : text}\n`);
-  console.log(`${name}: ${entries.length} tools`);
+  const file = join(out, `${name}.tools.json`);
+  const wanted = `${text.length > 20000 ? JSON.stringify(entries) : text}\n`;
+  if (!check) {
+    writeFileSync(file, wanted);
+    console.log(`${name}: ${entries.length} tools`);
+  } else if ((() => { try { return readFileSync(file, 'utf8'); } catch { return null; } })() !== wanted) {
+    stale.push(relative(join(here, '..', '..'), file));
+  }
+}
+if (stale.length) {
+  console.error(`not what the fixture pages give (run node tests/audit/extract-pages.mjs): ${stale.join(', ')}`);
+  process.exit(1);
 }
