@@ -167,3 +167,13 @@ fn the_schema_check_can_fail() {
         "no driver name, an unknown level"
     );
 }
+
+#[test]
+fn every_rule_is_in_the_docs_table() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/audit.md"))
+        .unwrap();
+    for rule in webmcp_host::core::audit::rules::RULES {
+        let row = format!("| `{}` | {} |", rule.id, rule.severity.as_str());
+        assert!(docs.contains(&row), "docs/audit.md has no row {row}");
+    }
+}
