@@ -2,6 +2,8 @@
 //! the shells hand it JSON values and strings and carry out what it returns.
 //!
 //! - [`agui`]: AG-UI events and messages, as the host emits them to its clients.
+//! - [`audit`]: a page's tools reviewed against rules: findings, scores, JSON and SARIF.
+//! - [`cli`]: the pure part of the native CLI's commands (arguments in, output out).
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
 //! - [`expose`]: an MCP server's tools offered to chosen origins' own WebMCP.
@@ -29,6 +31,8 @@
 #![warn(missing_docs)]
 
 pub mod agui;
+pub mod audit;
+pub mod cli;
 pub mod confirm;
 pub mod conversation;
 pub mod expose;

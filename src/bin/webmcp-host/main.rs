@@ -1,14 +1,13 @@
 //! `webmcp-host`: the native CLI, a second shell over the same core as the extension.
 //! It reads files and stdin and writes stdout; every decision is the core's.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::process::ExitCode;
-
-use std::io::Read;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod mcp;
 
+use webmcp_host::core::cli::{self, chunks};
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run;
@@ -49,6 +48,9 @@ USAGE:
     webmcp-host tools FILE     check a tools file (a JSON array of {name, description,
                                inputSchema, annotations?}): prints the tools as the host
                                reads them, one JSON object a line, and every entry it skips
+    webmcp-host audit TOOLS.json [--format json|sarif]
+                               audit a tools file (docs/audit.md): findings and scores as
+                               JSON or a SARIF 2.1.0 log; exit 1 on an error-level finding
     webmcp-host --version      print the version
     webmcp-host --help         print this help
 
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
         ["parse", rest @ ..] => parse(rest),
         ["mcp", rest @ ..] => mcp_command(rest),
         ["repair", rest @ ..] => repair(rest),
+        ["audit", rest @ ..] => answer(cli::audit(rest, std::fs::read_to_string)),
         [command, ..] => usage_error(&format!("unknown command `{command}`")),
     }
 }
@@ -101,6 +104,13 @@ fn tools(file: &str) -> ExitCode {
         eprintln!("webmcp-host: {file}: skipped{name}: {message}");
     }
     ExitCode::from(u8::from(!parsed.problems.is_empty()))
+}
+
+/// Prints a core command's answer and exits with its code.
+fn answer(answer: cli::Answer) -> ExitCode {
+    eprint!("{}", answer.stderr);
+    let printed = std::io::stdout().write_all(answer.stdout.as_bytes());
+    ExitCode::from(if printed.is_ok() { answer.code } else { 1 })
 }
 
 /// Says `message` and exits with `code`.
@@ -163,21 +173,6 @@ fn usage_error(message: &str) -> ExitCode {
     eprintln!("webmcp-host: {message}");
     eprintln!("{USAGE}");
     ExitCode::from(2)
-}
-
-/// Splits `text` into pieces of about `n` bytes, never inside a character.
-fn chunks(text: &str, n: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + n).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[start..end]);
-        start = end;
-    }
-    out
 }
 
 fn parse(args: &[&str]) -> ExitCode {

@@ -1,0 +1,721 @@
+//! The rules: their table ([`RULES`]: id, severity, what each checks) and the checks of one
+//! entry's name, description, hints and declarative form ([`check_entry`]), and of the entries
+//! together: duplicate names and descriptions that name other tools ([`check_across`]).
+//!
+//! Invariant: a finding's severity is its rule's, from the table (a rule has one severity).
+
+use serde_json::{Map, Value};
+
+use super::words::{self, name_words, normalize};
+use super::{schema, Entry, Finding, Severity};
+use crate::core::limits::Limits;
+use crate::core::text::is_invisible;
+use crate::core::tool::{is_valid_name, kind};
+
+/// One rule of the audit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// The stable id findings carry.
+    pub id: &'static str,
+    /// How bad breaking it is.
+    pub severity: Severity,
+    /// What it checks, in one line.
+    pub summary: &'static str,
+}
+
+const fn rule(id: &'static str, severity: Severity, summary: &'static str) -> Rule {
+    Rule {
+        id,
+        severity,
+        summary,
+    }
+}
+
+use Severity::{Error, Note, Warning};
+
+/// Every rule, in the order the docs list them.
+pub const RULES: &[Rule] = &[
+    rule("name-missing", Error, "The tool has a name, a string."),
+    rule(
+        "name-charset",
+        Error,
+        "The name is made of A-Z, a-z, 0-9, '_' and '-' only.",
+    ),
+    rule(
+        "name-too-long",
+        Error,
+        "The name is within the host's cap (128 bytes).",
+    ),
+    rule("name-length", Warning, "The name is at most 30 characters."),
+    rule(
+        "name-verb",
+        Warning,
+        "The name starts with a clear, specific verb.",
+    ),
+    rule(
+        "name-duplicate",
+        Error,
+        "No two tools of one frame and source share a name.",
+    ),
+    rule(
+        "name-duplicate-across",
+        Warning,
+        "No two frames or sources offer the same name.",
+    ),
+    rule("description-missing", Error, "The tool has a description."),
+    rule(
+        "description-short",
+        Warning,
+        "The description is long enough to choose the tool by.",
+    ),
+    rule(
+        "description-long",
+        Warning,
+        "The description is at most 500 characters.",
+    ),
+    rule(
+        "description-too-long",
+        Error,
+        "The description is within the host's cap (16 KiB).",
+    ),
+    rule(
+        "description-injection",
+        Error,
+        "The text does not try to override the agent.",
+    ),
+    rule(
+        "description-instructs",
+        Warning,
+        "The text says what the tool does, not what the agent must do.",
+    ),
+    rule(
+        "description-cross-tool",
+        Warning,
+        "The description does not name other tools of the page.",
+    ),
+    rule(
+        "description-hidden-unicode",
+        Error,
+        "The text has no invisible or direction-changing characters.",
+    ),
+    rule(
+        "schema-invalid",
+        Error,
+        "The input schema is valid JSON Schema.",
+    ),
+    rule(
+        "schema-too-large",
+        Error,
+        "The input schema is within the host's caps (64 KiB, 32 deep).",
+    ),
+    rule(
+        "schema-root-not-object",
+        Error,
+        "The input schema's root is an object schema.",
+    ),
+    rule(
+        "schema-root-type-missing",
+        Warning,
+        "The input schema's root says \"type\": \"object\".",
+    ),
+    rule(
+        "schema-required-absent",
+        Error,
+        "Every name in \"required\" is a declared property.",
+    ),
+    rule(
+        "property-description-missing",
+        Warning,
+        "Every property has a description.",
+    ),
+    rule(
+        "property-description-long",
+        Note,
+        "A property's description is at most 150 characters.",
+    ),
+    rule(
+        "property-name-length",
+        Note,
+        "A property's name is at most 30 characters.",
+    ),
+    rule(
+        "property-unconstrained",
+        Warning,
+        "A URL, path, command, SQL, HTML or email string is constrained.",
+    ),
+    rule(
+        "schema-additional-properties",
+        Note,
+        "The input schema says whether other properties are allowed.",
+    ),
+    rule(
+        "annotations-invalid",
+        Error,
+        "The annotations are an object.",
+    ),
+    rule("hint-not-boolean", Warning, "Every hint is true or false."),
+    rule(
+        "hint-conflict",
+        Error,
+        "A tool is not both read-only and consequential.",
+    ),
+    rule(
+        "hint-write-read-only",
+        Error,
+        "A tool whose name writes or acts is not read-only.",
+    ),
+    rule(
+        "hint-consequential-missing",
+        Warning,
+        "A tool whose name acts (delete, send, pay, book, ...) is consequential.",
+    ),
+    rule(
+        "hint-read-missing",
+        Warning,
+        "A tool whose name reads (get, list, search, ...) is read-only.",
+    ),
+    rule(
+        "form-description-missing",
+        Error,
+        "A declarative form with toolname has a tooldescription.",
+    ),
+    rule(
+        "form-autosubmit-consequential",
+        Error,
+        "A consequential declarative form does not auto-submit.",
+    ),
+    rule(
+        "host-skipped",
+        Error,
+        "The host could read the tool (listTools reported no problem).",
+    ),
+];
+
+/// The rule with id `id` (every id a check uses is in [`RULES`]).
+pub fn find(id: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
+}
+
+/// The budgets the rules hold tools to (see docs/audit.md for their sources).
+pub mod budget {
+    /// A tool or property name, in characters.
+    pub const NAME_CHARS: usize = 30;
+    /// A tool's description, in characters.
+    pub const DESCRIPTION_CHARS: usize = 500;
+    /// A property's description, in characters.
+    pub const PROPERTY_DESCRIPTION_CHARS: usize = 150;
+    /// The fewest characters a description must have to choose a tool by.
+    pub const DESCRIPTION_MIN_CHARS: usize = 15;
+    /// The fewest words a description must have to choose a tool by.
+    pub const DESCRIPTION_MIN_WORDS: usize = 3;
+}
+
+/// The findings of one entry as they are made.
+pub(super) struct Out<'a> {
+    /// The tool, as findings name it.
+    pub tool: &'a str,
+    /// The findings so far.
+    pub findings: Vec<Finding>,
+}
+
+impl Out<'_> {
+    /// Adds a finding of rule `id` at `pointer`.
+    pub fn add(&mut self, id: &'static str, pointer: Option<&str>, message: String) {
+        let severity = find(id).map_or(Severity::Error, |r| r.severity);
+        self.findings.push(Finding {
+            rule: id,
+            severity,
+            tool: self.tool.to_owned(),
+            pointer: pointer.map(str::to_owned),
+            message,
+        });
+    }
+}
+
+/// Every rule of one entry (the rules across entries are [`check_across`]'s).
+pub fn check_entry(entry: &Entry) -> Vec<Finding> {
+    let mut out = Out {
+        tool: &entry.label,
+        findings: Vec::new(),
+    };
+    if let Some(reason) = &entry.skipped {
+        out.add(
+            "host-skipped",
+            None,
+            format!(
+                "the host skipped this tool: {reason}. Fix the definition so the host can read it"
+            ),
+        );
+        return out.findings;
+    }
+    let Some(obj) = entry.value.as_object() else {
+        out.add(
+            "name-missing",
+            None,
+            format!(
+                "the entry is {}, not a tool definition: write an object \
+                 {{name, description, inputSchema, annotations?}}",
+                kind(&entry.value)
+            ),
+        );
+        return out.findings;
+    };
+    let name = check_name(obj, &mut out);
+    let declarative = obj.get("declarative").and_then(Value::as_object);
+    check_description(obj, declarative.is_some(), &mut out);
+    schema::check(obj.get("inputSchema"), &mut out);
+    let hints = check_hints(obj, name.as_deref(), &mut out);
+    if let Some(form) = declarative {
+        check_form(form, name.as_deref(), hints, &mut out);
+    }
+    out.findings
+}
+
+fn check_name(obj: &Map<String, Value>, out: &mut Out) -> Option<String> {
+    let name = match obj.get("name") {
+        Some(Value::String(name)) if !name.is_empty() => name,
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            out.add(
+                "name-missing",
+                Some("/name"),
+                "the tool has no name: give it a short verb_object name such as `search_flights`"
+                    .into(),
+            );
+            return None;
+        }
+        Some(other) => {
+            out.add(
+                "name-missing",
+                Some("/name"),
+                format!(
+                    "the name is {}, not a string: give it a string name",
+                    kind(other)
+                ),
+            );
+            return None;
+        }
+    };
+    let cap = Limits::DEFAULT.max_name_bytes;
+    if name.len() > cap {
+        out.add(
+            "name-too-long",
+            Some("/name"),
+            format!(
+                "the name is {} bytes, over the host's cap of {cap}: the host skips this tool; \
+                 shorten the name",
+                name.len()
+            ),
+        );
+    } else if !is_valid_name(name, cap) {
+        let bad: String = name
+            .chars()
+            .filter(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+            .map(|c| format!("{:?}", c))
+            .collect::<Vec<_>>()
+            .join(", ");
+        out.add(
+            "name-charset",
+            Some("/name"),
+            format!(
+                "the name has characters outside A-Z, a-z, 0-9, '_' and '-' ({bad}): the host \
+                 skips this tool and models cannot call it; use snake_case"
+            ),
+        );
+    }
+    let chars = name.chars().count();
+    if chars > super::rules::budget::NAME_CHARS {
+        out.add(
+            "name-length",
+            Some("/name"),
+            format!(
+                "the name is {chars} characters, over the budget of {}: shorten it to a verb \
+                 and its object",
+                budget::NAME_CHARS
+            ),
+        );
+    }
+    check_verb(name, out);
+    Some(name.clone())
+}
+
+fn check_verb(name: &str, out: &mut Out) {
+    let words = name_words(name);
+    let Some(first) = words.first() else {
+        return;
+    };
+    if words::is_in(words::GENERIC_VERBS, first) {
+        out.add(
+            "name-verb",
+            Some("/name"),
+            format!(
+                "the name starts with `{first}`, which says nothing of what the tool does: start \
+                 with a specific verb (`search_`, `add_`, `book_`)"
+            ),
+        );
+    } else if !words::is_verb(first) {
+        out.add(
+            "name-verb",
+            Some("/name"),
+            format!(
+                "the name starts with `{first}`, not a verb: name the action first, as in `{}`",
+                suggestion(&words)
+            ),
+        );
+    }
+}
+
+/// A name with its verb first: the first verb of `words` moved to the front, or `get_` put
+/// before them.
+fn suggestion(words: &[String]) -> String {
+    match words.iter().position(|w| words::is_verb(w)) {
+        Some(at) => {
+            let mut reordered = vec![words[at].clone()];
+            reordered.extend(
+                words
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != at)
+                    .map(|(_, w)| w.clone()),
+            );
+            reordered.join("_")
+        }
+        None => format!("get_{}", words.join("_")),
+    }
+}
+
+fn check_description(obj: &Map<String, Value>, declarative: bool, out: &mut Out) {
+    let missing_rule = if declarative {
+        "form-description-missing"
+    } else {
+        "description-missing"
+    };
+    let text = match obj.get("description") {
+        Some(Value::String(text)) if !text.trim().is_empty() => text,
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            let how = if declarative {
+                "add a tooldescription attribute to the form that says what submitting it does"
+            } else {
+                "add one or two sentences that say what the tool does and when to use it"
+            };
+            out.add(
+                missing_rule,
+                Some("/description"),
+                format!(
+                    "the tool has no description, so an agent cannot tell when to use it: {how}"
+                ),
+            );
+            check_text_fields(obj, out);
+            return;
+        }
+        Some(other) => {
+            out.add(
+                missing_rule,
+                Some("/description"),
+                format!(
+                    "the description is {}, not a string: the host skips this tool; write it \
+                     as text",
+                    kind(other)
+                ),
+            );
+            return;
+        }
+    };
+    let chars = text.chars().count();
+    let words = text.split_whitespace().count();
+    let cap = Limits::DEFAULT.max_description_bytes;
+    if text.len() > cap {
+        out.add(
+            "description-too-long",
+            Some("/description"),
+            format!(
+                "the description is {} bytes, over the host's cap of {cap}: the host skips this \
+                 tool; keep it to what the tool does and when to use it",
+                text.len()
+            ),
+        );
+    } else if chars > budget::DESCRIPTION_CHARS {
+        out.add(
+            "description-long",
+            Some("/description"),
+            format!(
+                "the description is {chars} characters, over the budget of {}: every tool's \
+                 description is in the agent's context on every turn; move parameter details \
+                 into the schema's property descriptions",
+                budget::DESCRIPTION_CHARS
+            ),
+        );
+    }
+    if chars < budget::DESCRIPTION_MIN_CHARS || words < budget::DESCRIPTION_MIN_WORDS {
+        out.add(
+            "description-short",
+            Some("/description"),
+            format!(
+                "the description ({words} words) is too short to choose the tool by: say what it \
+                 does, to what, and when to use it"
+            ),
+        );
+    }
+    check_text_fields(obj, out);
+}
+
+/// The description and title: hidden characters, injection, directives.
+fn check_text_fields(obj: &Map<String, Value>, out: &mut Out) {
+    for key in ["description", "title"] {
+        if let Some(Value::String(text)) = obj.get(key) {
+            check_text(text, &format!("/{key}"), out);
+        }
+    }
+}
+
+/// The text rules on one text: hidden Unicode, injection, directives. Also used on the
+/// schema's descriptions.
+pub(super) fn check_text(text: &str, pointer: &str, out: &mut Out) {
+    let hidden: Vec<String> = text
+        .chars()
+        .filter(|c| is_invisible(*c))
+        .map(|c| format!("U+{:04X}", u32::from(c)))
+        .collect();
+    if !hidden.is_empty() {
+        let mut shown = hidden.clone();
+        shown.dedup();
+        shown.truncate(5);
+        out.add(
+            "description-hidden-unicode",
+            Some(pointer),
+            format!(
+                "the text has {} invisible or direction-changing character(s) ({}): what an \
+                 agent reads is not what a person reviewing the page sees; remove them",
+                hidden.len(),
+                shown.join(", ")
+            ),
+        );
+    }
+    let visible: String = text.chars().filter(|c| !is_invisible(*c)).collect();
+    let normalized = normalize(&visible);
+    if let Some(phrase) = words::first_phrase(&normalized, words::INJECTION_PHRASES) {
+        out.add(
+            "description-injection",
+            Some(pointer),
+            format!(
+                "the text says \"{phrase}\": it addresses the agent's instructions, as a prompt \
+                 injection does; describe only what the tool does"
+            ),
+        );
+    } else if let Some(phrase) = words::first_phrase(&normalized, words::DIRECTIVE_PHRASES) {
+        out.add(
+            "description-instructs",
+            Some(pointer),
+            format!(
+                "the text says \"{phrase}\": it tells the agent what to do instead of saying \
+                 what the tool does and when it helps; rewrite it as a plain description"
+            ),
+        );
+    }
+}
+
+/// The hints the entry gives: (readOnlyHint, consequentialHint), each counted only when `true`.
+fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (bool, bool) {
+    let annotations = match obj.get("annotations") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(other) => {
+            out.add(
+                "annotations-invalid",
+                Some("/annotations"),
+                format!(
+                    "the annotations are {}, not an object: the host skips this tool; write \
+                     {{\"readOnlyHint\": true}} or the like",
+                    kind(other)
+                ),
+            );
+            return (false, false);
+        }
+    };
+    let mut hint = |key: &str| match annotations.and_then(|a| a.get(key)) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            out.add(
+                "hint-not-boolean",
+                Some(&format!("/annotations/{key}")),
+                format!(
+                    "{key} is {}, not a boolean: the host counts a hint only when it is `true`; \
+                     write true or leave it out",
+                    kind(other)
+                ),
+            );
+            false
+        }
+    };
+    let read_only = hint("readOnlyHint");
+    let consequential = hint("consequentialHint");
+    hint("untrustedContentHint");
+    if read_only && consequential {
+        out.add(
+            "hint-conflict",
+            Some("/annotations"),
+            "the tool says both readOnlyHint and consequentialHint: a tool that only reads has \
+             no consequences; keep the one that is true"
+                .into(),
+        );
+    }
+    let name_words = name.map(name_words).unwrap_or_default();
+    let Some(verb) = name_words.first().cloned() else {
+        return (read_only, consequential);
+    };
+    let acts = words::is_in(words::CONSEQUENTIAL_VERBS, &verb);
+    // A verb alone (`add`) may be arithmetic or a change: only a verb with its object
+    // (`add_to_cart`) says the tool writes.
+    let writes = acts || (words::is_in(words::WRITE_VERBS, &verb) && name_words.len() > 1);
+    if writes && read_only {
+        out.add(
+            "hint-write-read-only",
+            Some("/annotations/readOnlyHint"),
+            format!(
+                "the name starts with `{verb}`, which changes things, yet the tool says \
+                 readOnlyHint: an agent may call it without asking; remove readOnlyHint (or \
+                 rename the tool if it only reads)"
+            ),
+        );
+    }
+    if acts && !consequential && !read_only {
+        out.add(
+            "hint-consequential-missing",
+            Some("/annotations"),
+            format!(
+                "the name starts with `{verb}`, an action with consequences, but the tool does \
+                 not say consequentialHint: add \"consequentialHint\": true so each call is \
+                 confirmed by the person"
+            ),
+        );
+    }
+    // A declarative form navigates when submitted: it is not held to readOnlyHint.
+    let form = obj.contains_key("declarative");
+    if words::is_in(words::READ_VERBS, &verb) && !read_only && !consequential && !form {
+        out.add(
+            "hint-read-missing",
+            Some("/annotations"),
+            format!(
+                "the name starts with `{verb}`, which reads, but the tool does not say \
+                 readOnlyHint: add \"readOnlyHint\": true if it changes nothing (or rename it \
+                 if it does)"
+            ),
+        );
+    }
+    (read_only, consequential)
+}
+
+fn check_form(
+    form: &Map<String, Value>,
+    name: Option<&str>,
+    (_, consequential): (bool, bool),
+    out: &mut Out,
+) {
+    if form.get("autoSubmit") != Some(&Value::Bool(true)) {
+        return;
+    }
+    let method = form
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("get")
+        .to_ascii_lowercase();
+    let verb = name.and_then(|n| name_words(n).into_iter().next());
+    let acting_name = verb
+        .as_deref()
+        .is_some_and(|v| words::is_in(words::CONSEQUENTIAL_VERBS, v));
+    let why = if consequential {
+        Some("it says consequentialHint".to_owned())
+    } else if acting_name {
+        Some(format!(
+            "its name starts with `{}`",
+            verb.unwrap_or_default()
+        ))
+    } else if method == "post" {
+        Some("it submits with POST".to_owned())
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        out.add(
+            "form-autosubmit-consequential",
+            Some("/declarative/autoSubmit"),
+            format!(
+                "the form auto-submits (toolautosubmit) and acts ({why}): an agent would submit \
+                 it without the person seeing the filled form; remove toolautosubmit so the \
+                 person submits it"
+            ),
+        );
+    }
+}
+
+/// The rules across entries: duplicate names (in one frame and source: an error; across
+/// frames or sources: a warning) and descriptions that name other tools of the page.
+pub fn check_across(entries: &[Entry], per_entry: &mut [Vec<Finding>]) {
+    let name_of = |e: &Entry| match e.value.get("name") {
+        Some(Value::String(n)) if e.skipped.is_none() && !n.is_empty() => Some(n.clone()),
+        _ => None,
+    };
+    let names: Vec<Option<String>> = entries.iter().map(name_of).collect();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(name) = &names[i] else { continue };
+        let mut out = Out {
+            tool: &entry.label,
+            findings: Vec::new(),
+        };
+        let same = |j: usize| names[j].as_ref() == Some(name);
+        let place = |e: &Entry| (e.frame_id, e.source.clone());
+        if (0..i).any(|j| same(j) && place(&entries[j]) == place(entry)) {
+            out.add(
+                "name-duplicate",
+                Some("/name"),
+                format!(
+                    "another tool of the same frame is named `{name}`: the host keeps only the \
+                     first and WebMCP refuses the second registration; give each tool its own name"
+                ),
+            );
+        } else if (0..entries.len())
+            .any(|j| j != i && same(j) && place(&entries[j]) != place(entry))
+        {
+            out.add(
+                "name-duplicate-across",
+                Some("/name"),
+                format!(
+                    "another frame or source also offers `{name}`: an agent sees two tools of \
+                     one name (the host tells them apart as `{name}__frameN`); give them \
+                     distinct names"
+                ),
+            );
+        }
+        if let Some(Value::String(text)) = entry.value.get("description") {
+            let mentioned = names.iter().enumerate().find_map(|(j, other)| {
+                let other = other.as_deref()?;
+                // A one-word name (`search`) is also a plain word: only names of two or more
+                // words (`search_flights`, `getWeather`) count.
+                let named = name_words(other).len() >= 2 && mentions(text, other);
+                (j != i && other != name && named).then_some(other)
+            });
+            if let Some(other) = mentioned {
+                out.add(
+                    "description-cross-tool",
+                    Some("/description"),
+                    format!(
+                        "the description names another tool, `{other}`: one tool's text that \
+                         steers calls to another is how a tool shadows or hijacks others; say \
+                         only what this tool does"
+                    ),
+                );
+            }
+        }
+        per_entry[i].extend(out.findings);
+    }
+}
+
+/// Whether `text` has `name` as a whole word (not inside a longer name).
+fn mentions(text: &str, name: &str) -> bool {
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+    })
+}

@@ -1,0 +1,274 @@
+//! The checks of a tool's input schema: valid JSON Schema (its draft's meta-schema, through the
+//! `jsonschema` crate, then compiled), within the host's caps, an object at the root, `required`
+//! naming declared properties, every property described, sensitive strings constrained, and an
+//! `additionalProperties` policy.
+//!
+//! Invariant: the walk reaches every subschema an agent fills (properties, items, combinators,
+//! definitions) and never recurses deeper than the host's depth cap.
+
+use serde_json::{Map, Value};
+
+use super::rules::{budget, check_text, Out};
+use super::words::{self, name_words};
+use crate::core::limits::{json_depth, Limits};
+use crate::core::tool::kind;
+
+/// Checks the `inputSchema` of an entry (absent: a tool without input, nothing to check).
+pub(super) fn check(raw: Option<&Value>, out: &mut Out) {
+    const AT: &str = "/inputSchema";
+    let parsed;
+    let schema = match raw {
+        None | Some(Value::Null) => return,
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(value) => {
+                parsed = value;
+                &parsed
+            }
+            Err(e) => {
+                out.add(
+                    "schema-invalid",
+                    Some(AT),
+                    format!(
+                        "the input schema is a string that is not JSON ({e}): give the schema \
+                         as an object"
+                    ),
+                );
+                return;
+            }
+        },
+        Some(other) => other,
+    };
+    let limits = Limits::DEFAULT;
+    let size = serde_json::to_string(schema).map_or(usize::MAX, |s| s.len());
+    let depth = json_depth(schema);
+    if size > limits.max_schema_bytes || depth > limits.max_schema_depth {
+        out.add(
+            "schema-too-large",
+            Some(AT),
+            format!(
+                "the input schema is {size} bytes nested {depth} deep, over the host's caps \
+                 ({} bytes, {} deep): the host skips this tool; simplify the schema",
+                limits.max_schema_bytes, limits.max_schema_depth
+            ),
+        );
+        return;
+    }
+    let Some(root) = schema.as_object() else {
+        out.add(
+            "schema-root-not-object",
+            Some(AT),
+            format!(
+                "the input schema is {}, not a schema object: the host skips this tool; write \
+                 {{\"type\": \"object\", \"properties\": {{…}}}}",
+                kind(schema)
+            ),
+        );
+        return;
+    };
+    if let Err(e) = jsonschema::meta::validate(schema) {
+        let at = format!("{AT}{}", e.instance_path().as_str());
+        out.add(
+            "schema-invalid",
+            Some(&at),
+            format!("the input schema is not valid JSON Schema: {e}; fix it so agents and validators can read it"),
+        );
+    } else if let Err(e) = jsonschema::validator_for(schema) {
+        out.add(
+            "schema-invalid",
+            Some(AT),
+            format!(
+                "the input schema does not compile: {e}; inline what it refers to and fix the \
+                 keyword"
+            ),
+        );
+    }
+    check_root(root, out);
+    walk(schema, AT, 0, out);
+}
+
+fn check_root(root: &Map<String, Value>, out: &mut Out) {
+    const AT: &str = "/inputSchema/type";
+    let object = match root.get("type") {
+        None => {
+            out.add(
+                "schema-root-type-missing",
+                Some("/inputSchema"),
+                "the input schema does not say \"type\": \"object\": tool arguments are an \
+                 object; say so"
+                    .into(),
+            );
+            true
+        }
+        Some(Value::String(t)) if t == "object" => true,
+        Some(Value::Array(types)) if types.iter().any(|t| t == "object") => true,
+        Some(other) => {
+            out.add(
+                "schema-root-not-object",
+                Some(AT),
+                format!(
+                    "the input schema's type is {other}, not \"object\": tool arguments are \
+                     always an object; put the value in a property"
+                ),
+            );
+            false
+        }
+    };
+    let has_properties = root
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    let policy =
+        root.contains_key("additionalProperties") || root.contains_key("unevaluatedProperties");
+    if object && has_properties && !policy {
+        out.add(
+            "schema-additional-properties",
+            Some("/inputSchema"),
+            "the input schema does not say whether other properties are allowed: add \
+             \"additionalProperties\": false (or a schema for them)"
+                .into(),
+        );
+    }
+}
+
+/// Escapes one JSON pointer segment.
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+/// Checks the object schemas in `node` (at `at`) and walks its subschemas.
+fn walk(node: &Value, at: &str, depth: usize, out: &mut Out) {
+    let Some(obj) = node.as_object() else { return };
+    if depth > Limits::DEFAULT.max_schema_depth {
+        return;
+    }
+    let properties = obj.get("properties").and_then(Value::as_object);
+    if let Some(Value::Array(required)) = obj.get("required") {
+        for (i, name) in required.iter().enumerate() {
+            let Some(name) = name.as_str() else { continue };
+            if !properties.is_some_and(|p| p.contains_key(name)) {
+                out.add(
+                    "schema-required-absent",
+                    Some(&format!("{at}/required/{i}")),
+                    format!(
+                        "\"required\" names `{name}`, which is not among the properties: an \
+                         agent cannot know what to give; declare it or drop it from required"
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(properties) = properties {
+        for (name, sub) in properties {
+            let here = format!("{at}/properties/{}", escape(name));
+            check_property(name, sub, &here, out);
+            walk(sub, &here, depth + 1, out);
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+    ] {
+        if let Some(sub) = obj.get(key) {
+            if let Value::Array(items) = sub {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, &format!("{at}/{key}/{i}"), depth + 1, out);
+                }
+            } else {
+                walk(sub, &format!("{at}/{key}"), depth + 1, out);
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(items)) = obj.get(key) {
+            for (i, item) in items.iter().enumerate() {
+                walk(item, &format!("{at}/{key}/{i}"), depth + 1, out);
+            }
+        }
+    }
+    for key in ["$defs", "definitions", "patternProperties"] {
+        if let Some(Value::Object(defs)) = obj.get(key) {
+            for (name, sub) in defs {
+                walk(sub, &format!("{at}/{key}/{}", escape(name)), depth + 1, out);
+            }
+        }
+    }
+}
+
+fn check_property(name: &str, sub: &Value, at: &str, out: &mut Out) {
+    let Some(schema) = sub.as_object() else {
+        return;
+    };
+    let chars = name.chars().count();
+    if chars > budget::NAME_CHARS {
+        out.add(
+            "property-name-length",
+            Some(at),
+            format!(
+                "the property `{name}` has a {chars}-character name, over the budget of {}: use \
+                 the word a person would say",
+                budget::NAME_CHARS
+            ),
+        );
+    }
+    match schema.get("description") {
+        Some(Value::String(text)) if !text.trim().is_empty() => {
+            let chars = text.chars().count();
+            if chars > budget::PROPERTY_DESCRIPTION_CHARS {
+                out.add(
+                    "property-description-long",
+                    Some(&format!("{at}/description")),
+                    format!(
+                        "the description of `{name}` is {chars} characters, over the budget of \
+                         {}: keep it to what the value is and its form",
+                        budget::PROPERTY_DESCRIPTION_CHARS
+                    ),
+                );
+            }
+            check_text(text, &format!("{at}/description"), out);
+        }
+        _ if schema.contains_key("$ref") => {}
+        _ => out.add(
+            "property-description-missing",
+            Some(at),
+            format!(
+                "the property `{name}` has no description: say what value it takes and in \
+                 which form (\"Departure airport, IATA code\")"
+            ),
+        ),
+    }
+    check_sensitive(name, schema, at, out);
+}
+
+/// A string property whose name says URL, path, command, SQL, HTML or email, with no
+/// `format`, `pattern`, `enum` or `const`.
+fn check_sensitive(name: &str, schema: &Map<String, Value>, at: &str, out: &mut Out) {
+    let is_string = match schema.get("type") {
+        None => true,
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "string"),
+        Some(_) => false,
+    };
+    let constrained = ["format", "pattern", "enum", "const"]
+        .iter()
+        .any(|k| schema.contains_key(*k));
+    if !is_string || constrained {
+        return;
+    }
+    let mut words = name_words(name);
+    words.push(name.to_lowercase());
+    let hit = words::SENSITIVE_PROPERTIES
+        .iter()
+        .find(|(names, _)| words.iter().any(|w| names.contains(&w.as_str())));
+    if let Some((_, advice)) = hit {
+        out.add(
+            "property-unconstrained",
+            Some(at),
+            format!("the property `{name}` takes any string, yet its name says it is {advice}"),
+        );
+    }
+}
