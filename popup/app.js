@@ -11,6 +11,7 @@ import { loadSettings, onSettings } from './settings.js';
 import { addEvents, catchUp, selectRun } from './shown-run.js';
 import { params, state, SURFACE } from './state.js';
 import { renderAnswer } from './views/answer.js';
+import { exportSarif, runAudit } from './views/audit.js';
 import { renderKeys, submitKey } from './views/keys.js';
 import { applyFilter, exportLog, refreshRuns } from './views/log.js';
 import { applyPreset, renderModels, submitModel } from './views/models.js';
@@ -42,6 +43,7 @@ function showView(name) {
   document.body.dataset.view = name;
   if (name === 'pending') refreshPending();
   if (name === 'log') refreshRuns();
+  if (name === 'audit') runAudit();
 }
 
 // The views that show the worker's settings, in the order they render after each load.
@@ -109,6 +111,8 @@ async function main() {
   });
   $('stop').addEventListener('click', stopRun);
   $('new-conversation').addEventListener('click', newConversation);
+  $('audit-run').addEventListener('click', runAudit);
+  $('audit-sarif').addEventListener('click', exportSarif);
   $('continue').addEventListener('click', (event) => startRun(event, CONTINUE_PROMPT));
   $('log-filter').addEventListener('change', applyFilter);
   $('run-select').addEventListener('change', () => selectRun($('run-select').value));

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::core::expose::{CallExposedRequest, ExposeRequest};
 pub use name::{Audience, OpName};
-pub use request::{CallToolRequest, ListToolsRequest, RequestError, RunRequest};
+pub use request::{AuditRequest, CallToolRequest, ListToolsRequest, RequestError, RunRequest};
 use runs::Answer;
 pub use sender::{authorize, classify, Refusal, Sender, SenderInfo};
 
@@ -81,6 +81,8 @@ pub enum Op {
         /// The conversation.
         thread_id: String,
     },
+    /// `audit({tabId, format?})`.
+    Audit(AuditRequest),
     /// `forget({threadId})`.
     Forget {
         /// The conversation.
@@ -153,6 +155,7 @@ impl Op {
             OpName::Conversation => Op::Conversation {
                 thread_id: thread_field(request, "conversation")?,
             },
+            OpName::Audit => Op::Audit(AuditRequest::parse(request)?),
             OpName::Forget => Op::Forget {
                 thread_id: thread_field(request, "forget")?,
             },
@@ -191,6 +194,7 @@ impl Op {
             Op::Conversations { .. } => OpName::Conversations,
             Op::Conversation { .. } => OpName::Conversation,
             Op::Forget { .. } => OpName::Forget,
+            Op::Audit(_) => OpName::Audit,
             Op::Pending => OpName::Pending,
             Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
             Op::Answer(_) => OpName::Decline,

@@ -64,6 +64,8 @@ pub enum OpName {
     Conversation,
     /// Deletes a kept conversation.
     Forget,
+    /// Audits a tab's tools.
+    Audit,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -79,10 +81,11 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 27] = [
+    pub const ALL: [OpName; 28] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
+        OpName::Audit,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -139,6 +142,7 @@ impl OpName {
             OpName::Conversations => "conversations",
             OpName::Conversation => "conversation",
             OpName::Forget => "forget",
+            OpName::Audit => "audit",
         }
     }
 

@@ -89,6 +89,47 @@ impl ListToolsRequest {
     }
 }
 
+/// `audit({tabId, format?, probe?})`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRequest {
+    /// The tab whose tools are audited.
+    pub tab_id: i64,
+    /// How the audit is written (`json`, the default, or `sarif`).
+    pub format: crate::core::audit::Format,
+}
+
+impl AuditRequest {
+    /// Parses `{tabId, format?, probe?}`; probes (calls of the tools) are not built yet, so
+    /// `probe: true` is refused rather than ignored.
+    pub fn parse(value: &Value) -> Result<Self, RequestError> {
+        let what = OpName::Audit.as_str();
+        let map = object(value, what)?;
+        let tab_id = id_field(map, "tabId", what)?
+            .ok_or_else(|| bad(format!("{what}: `tabId` is required")))?;
+        let format = match map.get("format") {
+            None | Some(Value::Null) => crate::core::audit::Format::Json,
+            Some(Value::String(name)) => {
+                crate::core::audit::Format::parse(name).map_err(|e| bad(format!("{what}: {e}")))?
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "{what}: `format` must be a string, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        if map
+            .get("probe")
+            .is_some_and(|p| p != &Value::Bool(false) && !p.is_null())
+        {
+            return Err(bad(format!(
+                "{what}: probes (calling the tools) are not built yet; audit without `probe`"
+            )));
+        }
+        Ok(AuditRequest { tab_id, format })
+    }
+}
+
 impl CallToolRequest {
     /// Parses `{tabId, name, args?, frameId?, timeoutMs?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {

@@ -1,0 +1,68 @@
+// The Audit view: the tab's WebMCP tools reviewed by the host's audit (`audit`): the page's
+// score, then each tool with its score and findings (severity, rule, where, what to do), and
+// the SARIF log to download. Invariant: names and messages (which quote page text) are set only
+// through textContent; the worker decides every finding and score.
+
+import { $, element, errorText, say } from '../dom.js';
+import { call } from '../host.js';
+import { state } from '../state.js';
+
+function findingItem(finding) {
+  const item = element('li', `finding ${finding.severity}`);
+  item.dataset.rule = finding.rule;
+  const head = element('div');
+  head.append(element('span', `hint severity ${finding.severity}`, finding.severity), element('code', '', ` ${finding.rule}`));
+  if (finding.pointer) head.append(element('span', 'muted', ` at ${finding.pointer}`));
+  item.append(head, element('p', '', finding.message));
+  return item;
+}
+
+function toolSection(tool, findings) {
+  const section = element('li', 'audit-tool');
+  section.dataset.tool = tool.name;
+  const title = element('div');
+  const frame = tool.frameId === undefined ? '' : tool.frameId === 0 ? ' · top frame' : ` · frame ${tool.frameId}`;
+  title.append(element('span', 'tool-name', tool.name), element('span', 'muted', ` · ${tool.score}/100${frame}`));
+  section.append(title);
+  const list = element('ul', 'findings');
+  list.append(...findings.map(findingItem));
+  if (findings.length === 0) list.append(element('li', 'muted', 'No findings.'));
+  section.append(list);
+  return section;
+}
+
+/** Audits the tab and shows the result. */
+export async function runAudit() {
+  if (typeof state.tabId !== 'number') return say('audit-status', 'No tab to audit.', true);
+  say('audit-status', 'Auditing…');
+  try {
+    const audit = await call('audit', { tabId: state.tabId });
+    // Findings name their tool; a name two frames share gets its findings once.
+    const shown = new Set();
+    const byTool = (name) => (shown.has(name) ? [] : (shown.add(name), audit.findings.filter((f) => f.tool === name)));
+    $('audit-score').textContent = audit.tools.length
+      ? `Score ${audit.score}/100 · ${audit.tools.length} tool${audit.tools.length === 1 ? '' : 's'} · ${audit.findings.length} finding${audit.findings.length === 1 ? '' : 's'}`
+      : 'No tools to audit on this tab.';
+    $('audit-tools').replaceChildren(...audit.tools.map((t) => toolSection(t, byTool(t.name))));
+    say('audit-status', '');
+  } catch (error) {
+    say('audit-status', errorText(error), true);
+  }
+}
+
+/** Downloads the audit as a SARIF 2.1.0 log. */
+export async function exportSarif() {
+  try {
+    const log = await call('audit', { tabId: state.tabId, format: 'sarif' });
+    const url = URL.createObjectURL(new Blob([JSON.stringify(log, null, 2)], { type: 'application/sarif+json' }));
+    const link = element('a');
+    link.href = url;
+    link.download = `webmcp-audit-tab-${state.tabId}.sarif`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  } catch (error) {
+    say('audit-status', errorText(error), true);
+  }
+}

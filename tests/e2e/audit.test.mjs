@@ -1,0 +1,76 @@
+// The tool audit in the browser: `webmcpHost.audit` reviews the tools Chromium's WebMCP lists for
+// a tab (a well-made page scores 90 or more, a hostile one gets its error findings), finds what
+// the offline audit of the same page's tools file finds, writes SARIF, refuses probes it cannot
+// run, and the popup's Audit view shows it (screenshot: test-output/audit.png).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+
+const expected = (name) => JSON.parse(readFileSync(join(ROOT, 'tests', 'audit', 'pages', `${name}.expected.json`), 'utf8'));
+const rules = (audit) => audit.findings.map((f) => `${f.tool} ${f.rule} ${f.severity}`).sort();
+
+describe('the tool audit in the browser', () => {
+  let server, host, page;
+  const auditOf = async (path, request = {}) => {
+    await page.goto(`${server.url}/${path}`);
+    const tabId = await host.tabIdOf(page);
+    await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
+    return { tabId, audit: await host.worker.evaluate((r) => webmcpHost.audit(r), { tabId, ...request }) };
+  };
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    host = await launchHost();
+    page = await host.context.newPage();
+    page.on('dialog', (dialog) => dialog.dismiss());
+  });
+  after(async () => {
+    await host?.close();
+    await server?.close();
+  });
+
+  test('a well-made page scores at least 90, with what the offline audit of its tools finds', async () => {
+    const { audit } = await auditOf('audit-clean.html');
+    assert.ok(audit.score >= 90, `score ${audit.score}`);
+    assert.equal(audit.tools.length, 4);
+    assert.deepEqual(rules(audit), rules(expected('audit-clean')));
+    assert.equal(audit.score, expected('audit-clean').score);
+  });
+
+  test('a hostile page gets its error findings: injection in a description, a write tool marked read-only', async () => {
+    const { audit } = await auditOf('hostile/injection.html');
+    const errors = audit.findings.filter((f) => f.severity === 'error').map((f) => f.rule);
+    for (const rule of ['description-injection', 'hint-write-read-only']) assert.ok(errors.includes(rule), `${rule} in ${errors}`);
+    assert.ok(audit.score < 90, `score ${audit.score}`);
+    assert.deepEqual(rules(audit), rules(expected('hostile-injection')), 'the live tab and the tools file agree');
+    for (const finding of audit.findings) assert.ok(finding.message.length > 20, JSON.stringify(finding));
+  });
+
+  test('SARIF: one result per finding; probes are refused, not ignored', async () => {
+    const { tabId, audit } = await auditOf('hostile/injection.html', { format: 'sarif' });
+    assert.equal(audit.version, '2.1.0');
+    const json = await host.worker.evaluate((t) => webmcpHost.audit({ tabId: t }), tabId);
+    assert.equal(audit.runs[0].results.length, json.findings.length);
+    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true }), tabId), /probes .* are not built yet/);
+    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, format: 'xml' }), tabId), /unknown format `xml`/);
+  });
+
+  test("the popup's Audit view shows the score and each tool's findings", async () => {
+    const { tabId, audit } = await auditOf('hostile/injection.html');
+    const popup = await host.context.newPage();
+    await popup.setViewportSize({ width: 404, height: 900 });
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=audit`);
+    await popup.waitForSelector('#audit-tools li.audit-tool');
+    assert.equal(await popup.textContent('#audit-score'), `Score ${audit.score}/100 · ${audit.tools.length} tools · ${audit.findings.length} findings`);
+    const shown = await popup.$$eval('li.finding', (items) => items.map((i) => i.dataset.rule));
+    assert.deepEqual(shown.sort(), audit.findings.map((f) => f.rule).sort());
+    assert.equal(await popup.locator('#audit-tools img, #audit-tools b, #audit-tools script').count(), 0, 'page text stays text');
+    await mkdir(join(ROOT, 'test-output'), { recursive: true });
+    await popup.screenshot({ path: join(ROOT, 'test-output', 'audit.png'), fullPage: true });
+    await popup.close();
+  });
+});
