@@ -19,6 +19,7 @@ import { refreshPending } from './views/pending.js';
 import { loadTools, renderExtraTools, renderModelSelect, startRun, stopRun } from './views/run.js';
 import { renderServers, submitServer, toggleContext7 } from './views/servers.js';
 import { CONTINUE_PROMPT, newConversation } from './views/thread.js';
+import { renderMiddleware, saveMiddleware } from './views/middleware.js';
 
 // ------------------------------------------------------------------------------------------
 // The tab this view is about: `?tab=ID` (or `?tabId=ID`), else the active tab of the last
@@ -47,7 +48,7 @@ function showView(name) {
 }
 
 // The views that show the worker's settings, in the order they render after each load.
-onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExtraTools);
+onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExtraTools, renderMiddleware);
 
 // ------------------------------------------------------------------------------------------
 // Pushes from the worker: events of the shown run, pending items, runs started elsewhere.
@@ -112,6 +113,7 @@ async function main() {
   $('stop').addEventListener('click', stopRun);
   $('new-conversation').addEventListener('click', newConversation);
   $('audit-run').addEventListener('click', runAudit);
+  $('middleware-form').addEventListener('submit', saveMiddleware);
   $('audit-sarif').addEventListener('click', exportSarif);
   $('continue').addEventListener('click', (event) => startRun(event, CONTINUE_PROMPT));
   $('log-filter').addEventListener('change', applyFilter);

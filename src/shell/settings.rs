@@ -21,7 +21,8 @@ use crate::core::ops::checks::{
 use crate::core::ops::settings::connection_check;
 use crate::core::ops::OpName;
 use crate::core::provider::{ModelConfig, Provider};
-use crate::core::setup::store::Area::Session;
+use crate::core::setup::store::Area::{Local, Session};
+use crate::core::setup::store::MIDDLEWARE_KEY;
 
 /// `settings()` → the settings view (`core::ops::checks::settings_view`).
 pub(crate) async fn settings() -> Result<Value, String> {
@@ -30,12 +31,9 @@ pub(crate) async fn settings() -> Result<Value, String> {
     let session = storage_all(Session.name()).await.ok();
     let session = session.and_then(|v| convert::to_json(&v).ok());
     let session = session.unwrap_or(Value::Null);
-    Ok(settings_view(
-        &registry,
-        &servers,
-        &session,
-        &extension_origin(),
-    ))
+    let mut view = settings_view(&registry, &servers, &session, &extension_origin());
+    view["middleware"] = read(Local, MIDDLEWARE_KEY).await?.unwrap_or_default();
+    Ok(view)
 }
 
 /// `testModel({name} | {model})` → `{ok, message, models?}`: asks the model's endpoint for

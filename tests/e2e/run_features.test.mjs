@@ -216,4 +216,25 @@ describe('middleware from webmcpHost', () => {
     result = await run({ prompt: 'Add.' });
     assert.match(told('add'), /42/, 'no global layer left');
   });
+
+  test('the popup sets the global layers: saved through configure, refused with the worker\'s error', async () => {
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=servers`);
+    await popup.waitForSelector('body[data-state="ready"]');
+    await popup.fill('#middleware', JSON.stringify([{ kind: 'block', tool: 'add', reason: 'set in the popup' }]));
+    await popup.click('#middleware-form button[type=submit]');
+    await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.startsWith('Saved: 1 layer'));
+    await run({ prompt: 'Add.' });
+    assert.match(told('add'), /blocked: set in the popup/);
+    await popup.fill('#middleware', '[{"kind": "nap"}]');
+    await popup.click('#middleware-form button[type=submit]');
+    await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.includes('unknown kind `nap`'));
+    await popup.fill('#middleware', '[');
+    await popup.click('#middleware-form button[type=submit]');
+    await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.startsWith('Not JSON'));
+    const kept = await host.worker.evaluate(() => webmcpHost.settings());
+    assert.deepEqual(kept.middleware, [{ kind: 'block', tool: 'add', reason: 'set in the popup' }], 'a refused list changes nothing');
+    await host.worker.evaluate(() => webmcpHost.configure({ middleware: null }));
+    await popup.close();
+  });
 });
