@@ -83,7 +83,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
         Op::Pending => Ok(waits::pending()),
-        Op::Answer(answer) => Ok(Value::Bool(waits::deliver(answer))),
+        Op::Answer(answer) => waits::deliver(answer),
         Op::Settings => settings::settings().await,
         Op::TestModel(request) => settings::test_model(&request).await,
         Op::CheckServer(request) => settings::check_server(&request).await,
