@@ -264,13 +264,28 @@ async fn perform(
                     }
                 }
                 Action::Intents(intents) => super::runlog::on_intents(run_id, &intents).await,
+                Action::Confirm(ask) => inbox.spawn(async move {
+                    let allowed = match &ask.confirm {
+                        Confirm::InPage { tab_id, text } => {
+                            super::confirm_in_page(*tab_id, text.clone()).await
+                        }
+                        // No tab to ask in: the person answers in the popup or side panel.
+                        Confirm::Person { turn_id } => {
+                            super::waits::confirm_without_tab(turn_id, &ask).await
+                        }
+                    };
+                    Answer::Confirmed {
+                        call_id: ask.call_id,
+                        allowed,
+                    }
+                }),
                 Action::Tool { call_id, call } => {
                     let client = match call.as_ref() {
                         ToolCall::Mcp { server, .. } => clients.get(server).cloned(),
                         _ => None,
                     };
                     inbox.spawn(async move {
-                        let response = call_tool(&call_id, *call, client).await;
+                        let response = call_tool(*call, client).await;
                         Answer::ToolDone { call_id, response }
                     });
                 }
@@ -336,7 +351,7 @@ async fn chrome_model(
 }
 
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
-async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
+async fn call_tool(call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
     match call {
         ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
         ToolCall::Page(request) => super::page_call(request).await,
@@ -344,25 +359,9 @@ async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Sha
             server,
             tool,
             arguments,
-            confirm,
-        } => {
-            let allowed = match confirm {
-                Confirm::No => true,
-                Confirm::InPage { tab_id, text } => super::confirm_in_page(tab_id, text).await,
-                // No tab to ask in: the person answers in the popup or side panel.
-                Confirm::Person { turn_id } => {
-                    let name = &tool.name;
-                    super::waits::confirm_without_tab(&turn_id, call_id, &server, name, &arguments)
-                        .await
-                }
-            };
-            match client {
-                _ if !allowed => answer::declined(),
-                Some(client) => {
-                    answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await)
-                }
-                None => answer::not_connected(&server),
-            }
-        }
+        } => match client {
+            Some(client) => answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await),
+            None => answer::not_connected(&server),
+        },
     }
 }

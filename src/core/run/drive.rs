@@ -5,7 +5,9 @@
 //! decoder fed with the raw body text, a replayed transcript, Chrome's built-in model), the
 //! transcript recorder, the retries and their waits, every deadline (first byte, stream idle),
 //! stop, which calls act (their intents are stored before the call starts and removed after),
-//! the MCP confirmation question, and the worker's keep-alive. Drive it like the run: feed an
+//! the MCP confirmation asked before a call starts (`tools`), and the worker's keep-alive: on
+//! while the run works, off while it only waits for the person (a visitor input, a
+//! confirmation). Drive it like the run: feed an
 //! [`Answer`] to [`Drive::handle`], then take [`Action`]s from [`Drive::poll`] until `None`.
 //! Invariants: a timer or fetch that is no longer current is ignored when it reports; every
 //! timer asked for runs out or is cancelled before [`Action::Finished`]; once that went out,
@@ -13,13 +15,10 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::local::CURRENT_TIME;
-use super::page::tool_outcome;
-use super::{Input, ModelRequest, Output, Run, ToolInvocation, ToolKind};
+use super::{Input, ModelRequest, Output, Run};
 use crate::core::agui::Message;
-use crate::core::page::call::CallRequest;
 use crate::core::provider::prompt::text_conversation;
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
 use crate::core::provider::{
@@ -32,8 +31,11 @@ use crate::core::limits::ERROR_BODY_CHARS;
 pub use crate::core::limits::{FIRST_BYTE_MS, MCP_SOURCE_MS, PAGE_TOOL_MS, STREAM_IDLE_MS};
 
 mod actions;
+mod tools;
 
-pub use actions::{Action, Answer, Binding, Confirm, FetchId, Setup, TimerId, ToolCall};
+pub use actions::{
+    Action, Answer, Binding, Confirm, Confirmation, FetchId, Setup, TimerId, ToolCall,
+};
 
 /// A model call in progress.
 enum Model {
@@ -87,8 +89,10 @@ pub struct Drive {
     out: VecDeque<Action>,
     /// Answers the drive gives itself (tools it refuses, the repair hook it lacks).
     own: VecDeque<Own>,
-    /// Tool calls running in the shell, with whether they act.
+    /// Tool calls running in the shell (or asked for: `confirming`), with whether they act.
     running: Vec<(String, bool)>,
+    /// The MCP calls that wait for the person's confirmation before they start.
+    confirming: Vec<tools::Confirming>,
     /// Page calls still running, with their frame (to cancel them).
     page_calls: Vec<(String, i64)>,
     /// The acting calls under way (see `core::restart`).
@@ -96,6 +100,8 @@ pub struct Drive {
     /// The timers asked for that neither ran out nor were cancelled.
     timers: Vec<TimerId>,
     waiting: bool,
+    /// Whether the worker is kept from idling out (the last [`Action::KeepAlive`]).
+    alive: bool,
     finished: bool,
     recorder: Option<Recorder>,
     transcript: Vec<String>,
@@ -118,9 +124,11 @@ impl Drive {
             out: VecDeque::from([Action::KeepAlive(true)]),
             own: VecDeque::new(),
             running: Vec::new(),
+            confirming: Vec::new(),
             page_calls: Vec::new(),
             intents: Vec::new(),
             waiting: false,
+            alive: true,
             finished: false,
             recorder: None,
             transcript: Vec::new(),
@@ -198,14 +206,16 @@ impl Drive {
             Answer::ToolDone { call_id, response } => self.tool_done(call_id, response),
             Answer::Person(answers) => {
                 self.waiting = false;
-                self.out.push_back(Action::KeepAlive(true));
+                self.keep_alive(true);
                 for answer in answers {
                     self.feed(answer);
                 }
             }
+            Answer::Confirmed { call_id, allowed } => self.confirmed(call_id, allowed),
             Answer::Stop { reason } => {
                 self.drop_model();
                 self.running.clear();
+                self.confirming.clear();
                 self.feed(Input::Stop { reason });
             }
         }
@@ -229,7 +239,9 @@ impl Drive {
             }
         }
         if !matches!(self.model, Model::Idle) || !self.running.is_empty() || self.waiting {
-            return;
+            // Waiting for confirmations alone is not work either.
+            let working = !self.waiting && !self.only_confirming();
+            return self.keep_alive(working || !matches!(self.model, Model::Idle));
         }
         let pending = self.run.pending_inputs().to_vec();
         if pending.is_empty() {
@@ -240,7 +252,7 @@ impl Drive {
         } else {
             // Waiting for the person is not work: the worker may idle meanwhile.
             self.waiting = true;
-            self.out.push_back(Action::KeepAlive(false));
+            self.keep_alive(false);
             self.out.push_back(Action::WaitForPerson(pending));
         }
     }
@@ -285,9 +297,17 @@ impl Drive {
                 for id in std::mem::take(&mut self.timers) {
                     self.out.push_back(Action::CancelTimer { id });
                 }
-                self.out.push_back(Action::KeepAlive(false));
+                self.keep_alive(false);
                 self.out.push_back(Action::Finished(outcome));
             }
+        }
+    }
+
+    /// Keeps the worker from idling out, or lets it idle, when that changes.
+    fn keep_alive(&mut self, alive: bool) {
+        if self.alive != alive {
+            self.alive = alive;
+            self.out.push_back(Action::KeepAlive(alive));
         }
     }
 
@@ -645,146 +665,6 @@ impl Drive {
     fn end_stream(&mut self) {
         if let Model::Streaming { timer, .. } = std::mem::replace(&mut self.model, Model::Idle) {
             self.cancel_timer(timer);
-        }
-    }
-
-    fn start_tool(&mut self, invocation: ToolInvocation) {
-        let call_id = invocation.call_id.clone();
-        // A page tool and an MCP tool may share a name; the run's kind says which is called.
-        let binding = self
-            .setup
-            .bindings
-            .iter()
-            .find(|(name, binding)| {
-                *name == invocation.name
-                    && matches!(
-                        (binding, invocation.kind),
-                        (Binding::Page(_), ToolKind::Page) | (Binding::Mcp { .. }, ToolKind::Mcp)
-                    )
-            })
-            .map(|(_, binding)| binding.clone());
-        // A call that acts is recorded before it starts (see `core::restart`).
-        let acting = match (&invocation.kind, &binding) {
-            (ToolKind::Page, Some(Binding::Page(tool))) if tool.annotations.consequential_hint => {
-                Some(format!("page {}", tool.origin))
-            }
-            (ToolKind::Mcp, Some(Binding::Mcp { server, acting, .. })) if *acting => {
-                Some(format!("MCP server {server}"))
-            }
-            _ => None,
-        };
-        if let Some(source) = &acting {
-            self.intents.push(Intent {
-                call_id: call_id.clone(),
-                name: invocation.name.clone(),
-                source: source.clone(),
-            });
-            self.out.push_back(Action::Intents(self.intents.clone()));
-        }
-        self.running.push((call_id.clone(), acting.is_some()));
-        let refuse = |error: String| Own::ToolDone {
-            call_id: call_id.clone(),
-            response: json!({"ok": false, "error": error}),
-        };
-        let call = match (invocation.kind, binding) {
-            (ToolKind::Local, _) if invocation.name == CURRENT_TIME => ToolCall::CurrentTime,
-            (ToolKind::Page, binding) => {
-                let Some(tab_id) = self.setup.tab_id else {
-                    return self.own.push_back(refuse("this run has no tab".into()));
-                };
-                let tool = match binding {
-                    Some(Binding::Page(tool)) => Some(tool),
-                    _ => None,
-                };
-                if let Some(tool) = &tool {
-                    self.page_calls.push((call_id.clone(), tool.frame_id));
-                }
-                ToolCall::Page(CallRequest {
-                    tab_id,
-                    name: tool
-                        .as_ref()
-                        .map_or_else(|| invocation.name.clone(), |t| t.name.clone()),
-                    args: invocation.arguments,
-                    frame_id: tool.as_ref().map(|t| t.frame_id),
-                    timeout_ms: PAGE_TOOL_MS,
-                    call: Some(call_id.clone()),
-                    expect: tool,
-                })
-            }
-            (
-                ToolKind::Mcp,
-                Some(Binding::Mcp {
-                    server,
-                    tool,
-                    needs_confirmation,
-                    ..
-                }),
-            ) => {
-                let shown = needs_confirmation
-                    .then(|| {
-                        crate::core::confirm::mcp_tool(&server, &tool.name, &invocation.arguments)
-                    })
-                    .transpose();
-                let confirm = match (shown, self.setup.tab_id) {
-                    (Err(why), _) => return self.own.push_back(refuse(why)),
-                    (Ok(None), _) => Confirm::No,
-                    (Ok(Some(text)), Some(tab_id)) => Confirm::InPage { tab_id, text },
-                    (Ok(Some(_)), None) => Confirm::Person {
-                        turn_id: invocation.turn_id.clone(),
-                    },
-                };
-                ToolCall::Mcp {
-                    server,
-                    tool,
-                    arguments: invocation.arguments,
-                    confirm,
-                }
-            }
-            (ToolKind::Mcp, _) => {
-                return self.own.push_back(refuse(format!(
-                    "`{}` is not a tool of a connected MCP server",
-                    invocation.name
-                )))
-            }
-            _ => {
-                return self.own.push_back(refuse(format!(
-                    "`{}` cannot run in this host yet",
-                    invocation.name
-                )))
-            }
-        };
-        self.out.push_back(Action::Tool {
-            call_id,
-            call: Box::new(call),
-        });
-    }
-
-    /// An acting call ended or was cancelled: its intent goes.
-    fn intent_done(&mut self, call_id: &str) {
-        let before = self.intents.len();
-        self.intents.retain(|intent| intent.call_id != call_id);
-        if self.intents.len() != before {
-            self.out.push_back(Action::Intents(self.intents.clone()));
-        }
-    }
-
-    fn tool_done(&mut self, call_id: String, response: Value) {
-        let Some(at) = self.running.iter().position(|(id, _)| *id == call_id) else {
-            return;
-        };
-        let (call_id, acting) = self.running.remove(at);
-        self.page_calls.retain(|(id, _)| *id != call_id);
-        self.run.handle(Input::ToolDone {
-            call_id: call_id.clone(),
-            outcome: tool_outcome(&response),
-        });
-        if acting {
-            // The result's events go out (to the stored log) before the intent is dropped: a
-            // cut in between leaves the intent, never neither.
-            while let Some(output) = self.run.poll() {
-                self.output(output);
-            }
-            self.intent_done(&call_id);
         }
     }
 }

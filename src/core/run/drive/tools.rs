@@ -1,0 +1,211 @@
+//! The drive's tool calls: which calls act (their intents are stored once they may run, and
+//! removed after their result), the confirmation an MCP call waits for first (a wait for the
+//! person: the call is not under way, so no intent is stored and the worker may idle), and
+//! each call's end.
+
+use serde_json::{json, Value};
+
+use super::{Action, Binding, Confirm, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
+use crate::core::page::call::CallRequest;
+use crate::core::restart::Intent;
+use crate::core::run::local::CURRENT_TIME;
+use crate::core::run::page::tool_outcome;
+use crate::core::run::{Input, ToolInvocation, ToolKind};
+use crate::core::setup::call::declined;
+
+/// A call that waits for the person's confirmation before it starts.
+pub(super) struct Confirming {
+    call_id: String,
+    call: ToolCall,
+    /// Where it acts, when it does: its intent is stored once it is allowed.
+    acting: Option<String>,
+    name: String,
+}
+
+impl Drive {
+    pub(super) fn start_tool(&mut self, invocation: ToolInvocation) {
+        let call_id = invocation.call_id.clone();
+        // A page tool and an MCP tool may share a name; the run's kind says which is called.
+        let binding = self
+            .setup
+            .bindings
+            .iter()
+            .find(|(name, binding)| {
+                *name == invocation.name
+                    && matches!(
+                        (binding, invocation.kind),
+                        (Binding::Page(_), ToolKind::Page) | (Binding::Mcp { .. }, ToolKind::Mcp)
+                    )
+            })
+            .map(|(_, binding)| binding.clone());
+        let acting = match (&invocation.kind, &binding) {
+            (ToolKind::Page, Some(Binding::Page(tool))) if tool.annotations.consequential_hint => {
+                Some(format!("page {}", tool.origin))
+            }
+            (ToolKind::Mcp, Some(Binding::Mcp { server, acting, .. })) if *acting => {
+                Some(format!("MCP server {server}"))
+            }
+            _ => None,
+        };
+        self.running.push((call_id.clone(), acting.is_some()));
+        let refuse = |error: String| Own::ToolDone {
+            call_id: call_id.clone(),
+            response: json!({"ok": false, "error": error}),
+        };
+        let call = match (invocation.kind, binding) {
+            (ToolKind::Local, _) if invocation.name == CURRENT_TIME => ToolCall::CurrentTime,
+            (ToolKind::Page, binding) => {
+                let Some(tab_id) = self.setup.tab_id else {
+                    return self.own.push_back(refuse("this run has no tab".into()));
+                };
+                let tool = match binding {
+                    Some(Binding::Page(tool)) => Some(tool),
+                    _ => None,
+                };
+                if let Some(tool) = &tool {
+                    self.page_calls.push((call_id.clone(), tool.frame_id));
+                }
+                ToolCall::Page(CallRequest {
+                    tab_id,
+                    name: tool
+                        .as_ref()
+                        .map_or_else(|| invocation.name.clone(), |t| t.name.clone()),
+                    args: invocation.arguments,
+                    frame_id: tool.as_ref().map(|t| t.frame_id),
+                    timeout_ms: PAGE_TOOL_MS,
+                    call: Some(call_id.clone()),
+                    expect: tool,
+                })
+            }
+            (
+                ToolKind::Mcp,
+                Some(Binding::Mcp {
+                    server,
+                    tool,
+                    needs_confirmation,
+                    ..
+                }),
+            ) => {
+                let shown = needs_confirmation
+                    .then(|| {
+                        crate::core::confirm::mcp_tool(&server, &tool.name, &invocation.arguments)
+                    })
+                    .transpose();
+                let confirm = match (shown, self.setup.tab_id) {
+                    (Err(why), _) => return self.own.push_back(refuse(why)),
+                    (Ok(None), _) => None,
+                    (Ok(Some(text)), Some(tab_id)) => Some(Confirm::InPage { tab_id, text }),
+                    (Ok(Some(_)), None) => Some(Confirm::Person {
+                        turn_id: invocation.turn_id.clone(),
+                    }),
+                };
+                let call = ToolCall::Mcp {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    arguments: invocation.arguments.clone(),
+                };
+                if let Some(confirm) = confirm {
+                    // Asked first; it runs (and its intent is stored) only once allowed.
+                    self.out.push_back(Action::Confirm(Box::new(Confirmation {
+                        call_id: call_id.clone(),
+                        server,
+                        tool: tool.name,
+                        arguments: invocation.arguments,
+                        confirm,
+                    })));
+                    self.confirming.push(Confirming {
+                        call_id,
+                        call,
+                        acting,
+                        name: invocation.name,
+                    });
+                    return;
+                }
+                call
+            }
+            (ToolKind::Mcp, _) => {
+                return self.own.push_back(refuse(format!(
+                    "`{}` is not a tool of a connected MCP server",
+                    invocation.name
+                )))
+            }
+            _ => {
+                return self.own.push_back(refuse(format!(
+                    "`{}` cannot run in this host yet",
+                    invocation.name
+                )))
+            }
+        };
+        self.send_tool(call_id, call, acting, invocation.name);
+    }
+
+    /// A call that acts is recorded before it starts (see `core::restart`); then it starts.
+    fn send_tool(&mut self, call_id: String, call: ToolCall, acting: Option<String>, name: String) {
+        if let Some(source) = acting {
+            self.intents.push(Intent {
+                call_id: call_id.clone(),
+                name,
+                source,
+            });
+            self.out.push_back(Action::Intents(self.intents.clone()));
+        }
+        self.out.push_back(Action::Tool {
+            call_id,
+            call: Box::new(call),
+        });
+    }
+
+    /// The person allowed a call or not: it starts, or it ends declined.
+    pub(super) fn confirmed(&mut self, call_id: String, allowed: bool) {
+        let Some(at) = self.confirming.iter().position(|c| c.call_id == call_id) else {
+            return;
+        };
+        let Confirming {
+            call_id,
+            call,
+            acting,
+            name,
+        } = self.confirming.remove(at);
+        if allowed {
+            self.send_tool(call_id, call, acting, name);
+        } else {
+            self.tool_done(call_id, declined());
+        }
+    }
+
+    /// Whether the run waits for confirmations alone (no model call, no call under way).
+    pub(super) fn only_confirming(&self) -> bool {
+        !self.confirming.is_empty() && self.running.len() == self.confirming.len()
+    }
+
+    /// An acting call ended or was cancelled: its intent goes (and a cancelled call still
+    /// asked for is no longer confirmed).
+    pub(super) fn intent_done(&mut self, call_id: &str) {
+        self.confirming.retain(|c| c.call_id != call_id);
+        let before = self.intents.len();
+        self.intents.retain(|intent| intent.call_id != call_id);
+        if self.intents.len() != before {
+            self.out.push_back(Action::Intents(self.intents.clone()));
+        }
+    }
+
+    pub(super) fn tool_done(&mut self, call_id: String, response: Value) {
+        let Some(at) = self.running.iter().position(|(id, _)| *id == call_id) else {
+            return;
+        };
+        let (call_id, acting) = self.running.remove(at);
+        self.page_calls.retain(|(id, _)| *id != call_id);
+        self.run.handle(Input::ToolDone {
+            call_id: call_id.clone(),
+            outcome: tool_outcome(&response),
+        });
+        if acting {
+            // The result's events go out (to the stored log) before the intent is dropped: a
+            // cut in between leaves the intent, never neither.
+            while let Some(output) = self.run.poll() {
+                self.output(output);
+            }
+            self.intent_done(&call_id);
+        }
+    }
+}
