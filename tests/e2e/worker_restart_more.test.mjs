@@ -126,6 +126,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
       const { status, entry } = await shown(surface, runId, params);
       assert.ok(status.startsWith(`Failed: ${CUT}`), `${surface}: ${status}`);
       if (named) assert.ok(status.includes(`\`${named}\``) && status.includes('it may have run'), `${surface} names ${named}: ${status}`);
+      else assert.ok(!status.includes('may have run'), `${surface} names nothing: ${status}`);
       assert.match(entry, /interrupted/, `${surface}'s run list`);
     }
   };
