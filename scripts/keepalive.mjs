@@ -15,12 +15,14 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM, EXTENSION_DIR, launchHost } from '../tests/support/browser.mjs';
+import { CHROMIUM, EXTENSION_DIR, launchHost, ROOT } from '../tests/support/browser.mjs';
+import { serve } from '../tests/support/server.mjs';
 import { startModelServer } from '../tests/support/model-server.mjs';
 import { startMcpServer } from '../tests/support/mcp-server.mjs';
 
 const WAIT_MS = Number(process.env.KEEPALIVE_WAIT_MS ?? 50_000);
 const FIRST_BYTE_MS = 45_000;
+const ACCEPT_AFTER_MS = 35_000;
 const ASK = {
   name: 'ask_person',
   description: 'Ask the person a question.',
@@ -83,8 +85,8 @@ async function launch() {
     await sleep(50);
   }
 
-  /** Opens an extension page, sends it the operations, closes it; resolves to their answers. */
-  const ask = async (...messages) => {
+  /** Evaluates `expression` in an extension page opened for it, then closed. */
+  const inPage = async (expression) => {
     const { targetId } = await send('Target.createTarget', { url: `chrome-extension://${life.extensionId}/popup.html?view=keys` });
     try {
       const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
@@ -95,7 +97,6 @@ async function launch() {
         if (i > 100) throw new Error('the extension page did not load');
         await sleep(50);
       }
-      const expression = `(async () => { const out = []; for (const m of ${JSON.stringify(messages)}) out.push(await chrome.runtime.sendMessage(m)); return out; })()`;
       const { result, exceptionDetails } = await send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true }, sessionId);
       if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
       return result.value;
@@ -103,17 +104,34 @@ async function launch() {
       await send('Target.closeTarget', { targetId });
     }
   };
-  /** Opens an extension page and leaves it open; resolves to a function closing it. */
-  const openPage = async (path) => {
-    const { targetId } = await send('Target.createTarget', { url: `chrome-extension://${life.extensionId}/${path}` });
-    return () => send('Target.closeTarget', { targetId });
+  /** Sends the operations from an extension page; resolves to their answers. */
+  const ask = (...messages) =>
+    inPage(`(async () => { const out = []; for (const m of ${JSON.stringify(messages)}) out.push(await chrome.runtime.sendMessage(m)); return out; })()`);
+  /**
+   * Opens a page (a path of the extension, or a URL) and leaves it open; resolves to its closer.
+   * `dialogs: true` attaches to the page with the Page domain on, so that its dialogs stay open
+   * (headless Chromium dismisses them otherwise) until `dialogs.accept()`.
+   */
+  const openPage = async (path, { dialogs = false } = {}) => {
+    const url = path.includes('://') ? path : `chrome-extension://${life.extensionId}/${path}`;
+    const { targetId } = await send('Target.createTarget', { url });
+    const closer = () => send('Target.closeTarget', { targetId });
+    if (dialogs) {
+      const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
+      await send('Page.enable', {}, sessionId);
+      closer.opened = [];
+      listeners.push((m) => m.method === 'Page.javascriptDialogOpening' && m.sessionId === sessionId && closer.opened.push(Date.now()));
+      closer.accept = () => send('Page.handleJavaScriptDialog', { accept: true }, sessionId);
+      closer.evaluate = async (expression) => (await send('Runtime.evaluate', { expression, returnByValue: true }, sessionId)).result.value;
+    }
+    return closer;
   };
   const close = async () => {
     child.kill();
     await new Promise((r) => child.once('exit', r));
     await rm(profile, { recursive: true, force: true });
   };
-  return { life, ask, openPage, close };
+  return { life, ask, inPage, openPage, close };
 }
 
 /** Waits `ms` watching the worker; resolves to when it stopped (ms after `from`), or null. */
@@ -175,6 +193,43 @@ const cases = {
     const [stop] = await host.ask({ op: 'stop', runId });
     return `${stopped === null ? `ran on for ${secs(WAIT_MS)}` : `stopped ${secs(stopped)} after the confirmation was listed`}; run ${run.state}${stop.ok ? ' (then stopped)' : ''}; deleted: ${mcp.deleted().length}`;
   },
+  // A run whose consequential page tool waits at the page's confirm() dialog, answered after
+  // the page call's deadline.
+  async 'page-confirm'({ host, pages }) {
+    const page = await host.openPage(`${pages.url}/tools.html`, { dialogs: true });
+    const find = `(async () => {
+      for (const tab of await chrome.tabs.query({})) {
+        const top = await chrome.webNavigation.getFrame({ tabId: tab.id, frameId: 0 }).catch(() => null);
+        if (top?.url?.endsWith('/tools.html')) return tab.id;
+      }
+      return null;
+    })()`;
+    let tabId = null;
+    for (let i = 0; i < 100 && tabId === null; i += 1) {
+      tabId = await host.inPage(find);
+      if (tabId === null) await sleep(50);
+    }
+    await sleep(500); // the page's tools registered
+    if (tabId === null) throw new Error('no tab shows tools.html');
+    const [{ value: { runId } }] = await host.ask({ op: 'startRun', tabId, prompt: 'Delete everything.', model: 'pageact' });
+    const from = Date.now();
+    // The person says yes after the page call's deadline (30 s).
+    let stopped = await watch(host.life, from, ACCEPT_AFTER_MS);
+    await page.accept();
+    const accepted = Date.now() - from;
+    stopped ??= await watch(host.life, from, WAIT_MS);
+    const calls = await page.evaluate('window.__calls.filter((c) => c.name === "delete_everything").length');
+    const [runs] = await host.ask({ op: 'runs' });
+    const run = runs.value.find((r) => r.runId === runId);
+    const [log] = await host.ask({ op: 'runLog', runId });
+    const result = log.value.events.find((e) => e.type === 'TOOL_CALL_RESULT');
+    if (process.env.KEEPALIVE_DEBUG) console.log(JSON.stringify(log.value.events).slice(0, 3000));
+    const ended = log.value.times.at(-1) - from;
+    const shown = page.opened.length
+      ? `the dialog opened ${secs(page.opened[0] - from)} after the start, accepted ${secs(accepted)} after it; the tool then ran ${calls}×`
+      : 'no dialog';
+    return `${shown}; the worker ${stopped === null ? `ran on for ${secs(WAIT_MS)}` : `stopped after ${secs(stopped)}`}; run ${run.state}, its last event ${secs(ended)} after the start; the call's result: ${JSON.stringify(result?.content ?? null).slice(0, 120)}`;
+  },
   // Nothing runs, Playwright attached to the worker as in the test suite.
   async playwright() {
     const host = await launchHost();
@@ -197,9 +252,11 @@ const models = await startModelServer({
     slow: { steps: [{ text: 'Thought it over.', firstByteDelayMs: FIRST_BYTE_MS }] },
     ask: { steps: [{ calls: [{ name: 'ask_person', arguments: { question: 'Which colour?' } }] }, { text: 'Fine.' }], after: 'repeat' },
     confirm: { steps: [{ calls: [{ name: 'own__delete_record', arguments: { id: 'r-1' } }] }, { text: 'Done.' }] },
+    pageact: { steps: [{ calls: [{ name: 'delete_everything', arguments: { confirm: true } }] }, { text: 'Answered after the call.' }] },
   },
 });
 const mcp = await startMcpServer();
+const pages = await serve(join(ROOT, 'tests', 'fixtures'));
 console.log(`keep-alive: Chromium's idle limit is 30 s; each case watches the worker up to ${secs(WAIT_MS)}`);
 try {
   for (const name of chosen) {
@@ -208,16 +265,15 @@ try {
       if (host) {
         const model = (n) => ({ name: n, provider: 'openai', baseUrl: `${models.url}/s/${n}/v1`, model: 'x', nativeTools: true });
         await host.ask({
-          op: 'configure', models: ['slow', 'ask', 'confirm'].map(model), default: 'slow',
+          op: 'configure', models: ['slow', 'ask', 'confirm', 'pageact'].map(model), default: 'slow',
           servers: [{ name: 'own', url: `${mcp.url}/mcp`, namespace: 'own' }],
         });
       }
-      console.log(`${name.padEnd(11)} ${await cases[name]({ host, models, mcp })}`);
+      console.log(`${name.padEnd(12)} ${await cases[name]({ host, models, mcp, pages })}`);
     } finally {
       await host?.close();
     }
   }
 } finally {
-  await models.close();
-  await mcp.close();
+  await Promise.all([models.close(), mcp.close(), pages.close()]);
 }
