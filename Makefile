@@ -60,10 +60,11 @@ test-e2e:
 demo: setup-browser build
 	node scripts/demo.mjs
 
-## bench: core throughput and latency natively; wasm size, worker cold start and MCP listing in Chromium
+## bench: core throughput and latency natively; wasm size, worker cold start and MCP listing in Chromium; keep-alive (~6 min)
 bench: setup-browser build
 	cargo run --release --quiet --example bench_core
 	node scripts/bench.mjs
+	node scripts/keepalive.mjs
 
 clean:
 	cargo clean

@@ -35,13 +35,17 @@ function renderPending() {
       }
       li.append(element('p', 'muted', `run ${item.runId}`));
       const actions = element('div', 'row');
+      // An answer to what no longer waits (its run ended, the worker restarted) is an error:
+      // said above the list, which is then read again.
       const done = (op, body) => async () => {
+        let failure = '';
         try {
           await call(op, { runId: item.runId, callId: item.callId, ...body });
         } catch (error) {
-          li.append(element('p', 'error', errorText(error)));
+          failure = errorText(error);
         }
-        refreshPending();
+        await refreshPending();
+        say('pending-status', failure, Boolean(failure));
       };
       if (item.kind === 'input') {
         const id = `answer-${item.callId}`;

@@ -1,8 +1,9 @@
 //! What survives a worker restart. Chrome stops an extension's service worker when it idles
 //! (30 s), when one event takes too long (5 min), or when it crashes; a run in memory is then
 //! gone. The shell keeps each run's events in session storage as they come, and records an
-//! [`Intent`] before every call that acts (a consequential page tool, a destructive MCP tool)
-//! and drops it when the call ends. A worker that finds a run still marked running ends its
+//! [`Intent`] before every call that acts (a consequential page tool, a destructive MCP tool:
+//! once the person allowed it, when it is confirmed first) and drops it once the call's result
+//! is stored. A worker that finds a run still marked running ends its
 //! stored log with a `RUN_ERROR` that says what happened and which acting calls were under
 //! way: those may have run, and nothing runs them again (runs are not resumed, so no call is
 //! ever executed twice because of a restart).

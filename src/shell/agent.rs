@@ -287,6 +287,21 @@ async fn perform(
                     }
                 }
                 Action::Intents(intents) => super::runlog::on_intents(run_id, &intents).await,
+                Action::Confirm(ask) => inbox.spawn(async move {
+                    let allowed = match &ask.confirm {
+                        Confirm::InPage { tab_id, text } => {
+                            super::confirm_in_page(*tab_id, text.clone()).await
+                        }
+                        // No tab to ask in: the person answers in the popup or side panel.
+                        Confirm::Person { turn_id } => {
+                            super::waits::confirm_without_tab(turn_id, &ask).await
+                        }
+                    };
+                    Answer::Confirmed {
+                        call_id: ask.call_id,
+                        allowed,
+                    }
+                }),
                 Action::Tool {
                     call_id,
                     call,
@@ -298,7 +313,7 @@ async fn perform(
                     };
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
-                        let response = through_layers(&call_id, *call, client, &info, stop).await;
+                        let response = through_layers(*call, client, &info, stop).await;
                         Answer::ToolDone { call_id, response }
                     });
                 }
@@ -371,26 +386,24 @@ async fn chrome_model(
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
 /// A tool call through the middleware layers set with `webmcpHost.use` (none: the call).
 async fn through_layers(
-    call_id: &str,
     call: ToolCall,
     client: Option<super::mcp::Shared>,
     info: &Value,
     stop: Promise,
 ) -> Value {
     if !super::io::has_layers() {
-        return call_tool(call_id, call, client).await;
+        return call_tool(call, client).await;
     }
-    let id = call_id.to_owned();
     let next = Closure::once_into_js(move || {
         wasm_bindgen_futures::future_to_promise(async move {
-            Ok(convert::from_json(&call_tool(&id, call, client).await))
+            Ok(convert::from_json(&call_tool(call, client).await))
         })
     });
     let answer = super::io::through_layers(convert::from_json(info), next.into(), stop).await;
     convert::to_json(&answer).unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e}))
 }
 
-async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
+async fn call_tool(call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
     match call {
         ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
         ToolCall::Page(request) => super::page_call(request).await,
@@ -398,25 +411,9 @@ async fn call_tool(call_id: &str, call: ToolCall, client: Option<super::mcp::Sha
             server,
             tool,
             arguments,
-            confirm,
-        } => {
-            let allowed = match confirm {
-                Confirm::No => true,
-                Confirm::InPage { tab_id, text } => super::confirm_in_page(tab_id, text).await,
-                // No tab to ask in: the person answers in the popup or side panel.
-                Confirm::Person { turn_id } => {
-                    let name = &tool.name;
-                    super::waits::confirm_without_tab(&turn_id, call_id, &server, name, &arguments)
-                        .await
-                }
-            };
-            match client {
-                _ if !allowed => answer::declined(),
-                Some(client) => {
-                    answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await)
-                }
-                None => answer::not_connected(&server),
-            }
-        }
+        } => match client {
+            Some(client) => answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await),
+            None => answer::not_connected(&server),
+        },
     }
 }

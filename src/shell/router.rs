@@ -91,7 +91,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Conversation { thread_id } => threads::conversation(&thread_id).await,
         Op::Forget { thread_id } => threads::forget(&thread_id).await,
         Op::Pending => Ok(waits::pending()),
-        Op::Answer(answer) => Ok(Value::Bool(waits::deliver(answer))),
+        Op::Answer(answer) => waits::deliver(answer),
         Op::Settings => settings::settings().await,
         Op::TestModel(request) => settings::test_model(&request).await,
         Op::CheckServer(request) => settings::check_server(&request).await,

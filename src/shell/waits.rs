@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Function, Promise};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use super::io::race_stop;
@@ -17,6 +17,7 @@ use super::pages::push;
 use crate::core::limits::CONFIRM_MS;
 use crate::core::ops::runs::Answer;
 use crate::core::ops::waits::{Listing, Waiter, Waits};
+use crate::core::run::drive::Confirmation;
 use crate::core::run::{Input, PendingInput};
 
 thread_local! {
@@ -75,14 +76,9 @@ pub(crate) async fn wait_for_inputs(
 /// Asks the person (in the popup or side panel) to allow a call of a run without a tab.
 /// Resolves to whether they allowed it; a run that ends, or 5 minutes without an answer,
 /// declines.
-pub(crate) async fn confirm_without_tab(
-    run_id: &str,
-    call_id: &str,
-    server: &str,
-    tool: &str,
-    args: &Map<String, Value>,
-) -> bool {
-    let waiter = with(|w| w.ask_confirmation(run_id, call_id, server, tool, args));
+pub(crate) async fn confirm_without_tab(run_id: &str, ask: &Confirmation) -> bool {
+    let (call_id, args) = (&ask.call_id, &ask.arguments);
+    let waiter = with(|w| w.ask_confirmation(run_id, call_id, &ask.server, &ask.tool, args));
     let promise = waker_for(waiter.clone());
     push("pending", json!({}));
     let _ = super::timer::within(promise, CONFIRM_MS).await;
@@ -95,13 +91,11 @@ pub(crate) fn pending() -> Value {
     with(|w| w.pending())
 }
 
-/// `answer` / `decline`: gives the person's answer to what waits for it. Whether it was
-/// waiting.
-pub(crate) fn deliver(answer: Answer) -> bool {
-    let Some(waiter) = with(|w| w.deliver(answer)) else {
-        return false;
-    };
+/// `answer` / `decline`: gives the person's answer to what waits for it (`true`), or says
+/// that nothing waits for it.
+pub(crate) fn deliver(answer: Answer) -> Result<Value, String> {
+    let waiter = with(|w| w.deliver(answer))?;
     wake(&waiter);
     push("pending", json!({}));
-    true
+    Ok(Value::Bool(true))
 }

@@ -65,6 +65,20 @@ describe('a worker stopped by Chrome mid-run', () => {
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     return { popup, ask: (message) => popup.evaluate((m) => chrome.runtime.sendMessage(m), message) };
   };
+  /** The popup's and the side panel's status line for the run (each shows its tab's latest run). */
+  const shownStatus = async (runId) => {
+    const lines = [];
+    for (const surface of ['popup', 'sidepanel']) {
+      const view = await host.context.newPage();
+      await view.goto(`chrome-extension://${host.extensionId}/${surface}.html?tab=${tabId}`);
+      await view.waitForSelector('body[data-state="ready"]');
+      assert.equal(await view.$eval('#run-select', (s) => s.value), runId, `${surface} shows the run`);
+      await view.waitForFunction(() => document.body.dataset.run === 'interrupted');
+      lines.push(await view.textContent('#run-status'));
+      await view.close();
+    }
+    return lines;
+  };
   const interrupted = (ask, runId) =>
     until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
 
@@ -76,6 +90,9 @@ describe('a worker stopped by Chrome mid-run', () => {
     assert.ok(await interrupted(ask, runId), 'the run is listed');
     const log = (await ask({ op: 'runLog', runId })).value;
     assert.deepEqual([log.events.at(-1).type, log.events.at(-1).code], ['RUN_ERROR', 'worker_restarted']);
+    for (const line of await shownStatus(runId)) {
+      assert.equal(line, "Failed: The host's service worker stopped during this run (Chrome ended it), so the run cannot go on; start it again.");
+    }
     await popup.close();
   });
 
@@ -91,6 +108,10 @@ describe('a worker stopped by Chrome mid-run', () => {
     assert.equal(last.code, 'worker_restarted');
     const result = log.events.find((e) => e.type === 'TOOL_CALL_RESULT');
     assert.ok(result || last.message.includes('delete_everything'), `the call is in the log or named: ${last.message}`);
+    for (const line of await shownStatus(runId)) {
+      assert.ok(line.startsWith("Failed: The host's service worker stopped during this run"), line);
+      assert.ok(result || line.includes('`delete_everything`'), `what may have run is shown: ${line}`);
+    }
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await deletions(), 1, 'the consequential tool ran once');
     await popup.close();

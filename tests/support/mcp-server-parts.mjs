@@ -10,7 +10,7 @@ export const SERVER_INFO = { name: 'webmcp-host-test-server', title: 'WebMCP Hos
 export const BEHAVIOUR_KEYS = new Set([
   'sse', 'malformed', 'wrongId', 'endless', 'slowStream', 'oversized', 'oddSessionId', 'redirect',
   'sampling', 'elicitation', 'expireSession', 'unauthorized', 'toolCount', 'progressIntervalMs',
-  'answerTimeoutMs', 'echoAuth',
+  'answerTimeoutMs', 'echoAuth', 'holdMs',
 ]);
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 export const SLOW_STREAM_MS = 2000;
@@ -40,7 +40,7 @@ export function normalizeBehaviour(behaviour, where = 'behaviour') {
     const v = behaviour[key];
     if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new Error(`${where}: ${key} must be an integer >= 0`);
   };
-  for (const key of ['oversized', 'toolCount', 'progressIntervalMs', 'answerTimeoutMs']) count(key);
+  for (const key of ['oversized', 'toolCount', 'progressIntervalMs', 'answerTimeoutMs', 'holdMs']) count(key);
   if (behaviour.slowStream !== undefined && typeof behaviour.slowStream !== 'boolean'
     && !(Number.isInteger(behaviour.slowStream) && behaviour.slowStream >= 0)) {
     throw new Error(`${where}: slowStream must be true or a number of ms`);

@@ -63,6 +63,9 @@
 //   toolCount: N           with tools: 'many', the number of extra tools (default 1000; startup only)
 //   progressIntervalMs: 100   the period of `slow`'s progress notifications
 //   answerTimeoutMs: 10000    how long sampling / elicitation wait for the client's answer
+//   holdMs: N              tools/call of a tool that is not read-only holds its answer N ms after
+//                          the tool ran (delete_record's id is in deleted() at once): a call in
+//                          flight that has already acted
 //
 // Tools (default set): add, delete_record, no_hints, structured, bad_structured, fails, slow,
 // image; tools: 'many' adds tool_0000 ... (behaviour.toolCount of them).
@@ -407,6 +410,7 @@ export async function startMcpServer({
       };
       if (progressToken !== undefined && tool.name === 'slow') reply.stream();
       let result = await runTool(tool, args, { signals, progress });
+      if (result !== null && behaviourNow.holdMs && !tool.annotations?.readOnlyHint) await wait(behaviourNow.holdMs, ...signals);
       if (result === null || signals.some((s) => s.aborted)) {
         await reply.drop();
         return undefined;

@@ -162,13 +162,24 @@ impl Waits {
     }
 
     /// `answer` / `decline`: the person's answer to a listed item, kept for its waiter. The
-    /// waiter to wake (then push `pending`), or `None` when nothing waited for it.
+    /// waiter to wake (then push `pending`), or the error to give when nothing waits for it
+    /// (answered already, or its run ended: a run a worker restart cut waits for nothing).
     /// A confirmation whose question cannot be shown is declined, whatever the answer.
-    pub fn deliver(&mut self, mut answer: Answer) -> Option<Waiter> {
+    pub fn deliver(&mut self, mut answer: Answer) -> Result<Waiter, String> {
         let at = self
             .pending
             .iter()
-            .position(|p| p.run_id() == answer.run_id && p.call_id() == answer.call_id)?;
+            .position(|p| p.run_id() == answer.run_id && p.call_id() == answer.call_id)
+            .ok_or_else(|| {
+                let op = match answer.verdict {
+                    Ok(_) => "answer",
+                    Err(_) => "decline",
+                };
+                format!(
+                    "{op}: nothing waits for call `{}` of run `{}`: it was answered already, or its run ended (a run the worker's restart cut ends with all it waited for)",
+                    answer.call_id, answer.run_id
+                )
+            })?;
         let waiter = match self.pending.remove(at) {
             PendingItem::Input { .. } => Waiter::Inputs {
                 run_id: answer.run_id.clone(),
@@ -184,7 +195,7 @@ impl Waits {
             }
         };
         self.answers.push(answer);
-        Some(waiter)
+        Ok(waiter)
     }
 }
 

@@ -5,7 +5,9 @@
 //! decoder fed with the raw body text, a replayed transcript, Chrome's built-in model), the
 //! transcript recorder, the retries and their waits, every deadline (first byte, stream idle),
 //! stop, which calls act (their intents are stored before the call starts and removed after),
-//! the MCP confirmation question, and the worker's keep-alive. Drive it like the run: feed an
+//! the MCP confirmation asked before a call starts (`tools`), and the worker's keep-alive: on
+//! while the run works, off while it only waits for the person (a visitor input, a
+//! confirmation). Drive it like the run: feed an
 //! [`Answer`] to [`Drive::handle`], then take [`Action`]s from [`Drive::poll`] until `None`.
 //! Invariants: a timer or fetch that is no longer current is ignored when it reports; every
 //! timer asked for runs out or is cancelled before [`Action::Finished`]; once that went out,
@@ -15,11 +17,8 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 
-use super::local::CURRENT_TIME;
-use super::page::tool_outcome;
-use super::{Input, ModelRequest, Output, Run, ToolInvocation, ToolKind};
+use super::{Input, ModelRequest, Output, Run, ToolInvocation};
 use crate::core::agui::Message;
-use crate::core::page::call::CallRequest;
 use crate::core::provider::prompt::text_conversation;
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
 use crate::core::provider::{
@@ -32,8 +31,11 @@ use crate::core::limits::ERROR_BODY_CHARS;
 pub use crate::core::limits::{FIRST_BYTE_MS, MCP_SOURCE_MS, PAGE_TOOL_MS, STREAM_IDLE_MS};
 
 mod actions;
+mod tools;
 
-pub use actions::{Action, Answer, Binding, Confirm, FetchId, Setup, TimerId, ToolCall};
+pub use actions::{
+    Action, Answer, Binding, Confirm, Confirmation, FetchId, Setup, TimerId, ToolCall,
+};
 
 /// A model call in progress.
 enum Model {
@@ -87,8 +89,10 @@ pub struct Drive {
     out: VecDeque<Action>,
     /// Answers the drive gives itself (tools it refuses, the repair hook it lacks).
     own: VecDeque<Own>,
-    /// Tool calls running in the shell, with whether they act.
+    /// Tool calls running in the shell (or asked for: `confirming`), with whether they act.
     running: Vec<(String, bool)>,
+    /// The MCP calls that wait for the person's confirmation before they start.
+    confirming: Vec<tools::Confirming>,
     /// Page calls still running, with their frame (to cancel them).
     page_calls: Vec<(String, i64)>,
     /// The acting calls under way (see `core::restart`).
@@ -98,6 +102,8 @@ pub struct Drive {
     /// The timers asked for that neither ran out nor were cancelled.
     timers: Vec<TimerId>,
     waiting: bool,
+    /// Whether the worker is kept from idling out (the last [`Action::KeepAlive`]).
+    alive: bool,
     finished: bool,
     recorder: Option<Recorder>,
     transcript: Vec<String>,
@@ -120,10 +126,12 @@ impl Drive {
             out: VecDeque::from([Action::KeepAlive(true)]),
             own: VecDeque::new(),
             running: Vec::new(),
+            confirming: Vec::new(),
             page_calls: Vec::new(),
             intents: Vec::new(),
             delayed: Vec::new(),
             waiting: false,
+            alive: true,
             finished: false,
             recorder: None,
             transcript: Vec::new(),
@@ -205,14 +213,16 @@ impl Drive {
             }
             Answer::Person(answers) => {
                 self.waiting = false;
-                self.out.push_back(Action::KeepAlive(true));
+                self.keep_alive(true);
                 for answer in answers {
                     self.feed(answer);
                 }
             }
+            Answer::Confirmed { call_id, allowed } => self.confirmed(call_id, allowed),
             Answer::Stop { reason } => {
                 self.drop_model();
                 self.running.clear();
+                self.confirming.clear();
                 self.feed(Input::Stop { reason });
             }
         }
@@ -236,7 +246,9 @@ impl Drive {
             }
         }
         if !matches!(self.model, Model::Idle) || !self.running.is_empty() || self.waiting {
-            return;
+            // Waiting for confirmations alone is not work either.
+            let working = !self.waiting && !self.only_confirming();
+            return self.keep_alive(working || !matches!(self.model, Model::Idle));
         }
         let pending = self.run.pending_inputs().to_vec();
         if pending.is_empty() {
@@ -247,7 +259,7 @@ impl Drive {
         } else {
             // Waiting for the person is not work: the worker may idle meanwhile.
             self.waiting = true;
-            self.out.push_back(Action::KeepAlive(false));
+            self.keep_alive(false);
             self.out.push_back(Action::WaitForPerson(pending));
         }
     }
@@ -309,9 +321,17 @@ impl Drive {
                 for id in std::mem::take(&mut self.timers) {
                     self.out.push_back(Action::CancelTimer { id });
                 }
-                self.out.push_back(Action::KeepAlive(false));
+                self.keep_alive(false);
                 self.out.push_back(Action::Finished(outcome));
             }
+        }
+    }
+
+    /// Keeps the worker from idling out, or lets it idle, when that changes.
+    fn keep_alive(&mut self, alive: bool) {
+        if self.alive != alive {
+            self.alive = alive;
+            self.out.push_back(Action::KeepAlive(alive));
         }
     }
 
@@ -678,6 +698,5 @@ impl Drive {
     }
 }
 
-mod calls;
 #[cfg(test)]
 mod tests;

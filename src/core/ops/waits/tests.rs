@@ -40,15 +40,20 @@ fn an_answer_wakes_the_run_and_becomes_its_input() {
     let mut waits = Waits::default();
     let inputs = [input("a"), input("b")];
     waits.list_inputs("r", &inputs);
-    assert_eq!(waits.deliver(answer("r", "zz", Ok("x".into()))), None);
+    assert_eq!(
+        waits.deliver(answer("r", "zz", Ok("x".into()))),
+        Err("answer: nothing waits for call `zz` of run `r`: it was answered already, or its run ended (a run the worker's restart cut ends with all it waited for)".into())
+    );
     assert_eq!(
         waits.deliver(answer("r", "a", Ok("yes".into()))),
-        Some(Waiter::Inputs { run_id: "r".into() })
+        Ok(Waiter::Inputs { run_id: "r".into() })
     );
-    assert_eq!(waits.deliver(answer("r", "a", Ok("again".into()))), None);
+    assert!(waits
+        .deliver(answer("r", "a", Ok("again".into())))
+        .is_err_and(|e| e.starts_with("answer: nothing waits for call `a`")));
     assert!(waits
         .deliver(answer("r", "b", Err(Some("no".into()))))
-        .is_some());
+        .is_ok());
     // An answer is there: no wait.
     let (_, waiter) = waits.list_inputs("r", &inputs);
     assert_eq!(waiter, None);
@@ -89,7 +94,7 @@ fn a_confirmation_allows_only_with_a_yes() {
     );
     assert_eq!(
         waits.deliver(answer("r", "c", Ok("true".into()))),
-        Some(waiter)
+        Ok(waiter)
     );
     assert!(waits.confirmed("r", "c"));
     // No answer (time ran out): declined, and unlisted.
@@ -97,8 +102,12 @@ fn a_confirmation_allows_only_with_a_yes() {
     assert!(!waits.confirmed("r", "d"));
     assert_eq!(waits.pending(), json!([]));
     waits.ask_confirmation("r", "e", "srv", "tool", &args);
-    waits.deliver(answer("r", "e", Err(None)));
+    assert!(waits.deliver(answer("r", "e", Err(None))).is_ok());
     assert!(!waits.confirmed("r", "e"));
+    // Once its wait is over, an answer finds nothing.
+    assert!(waits
+        .deliver(answer("r", "e", Err(None)))
+        .is_err_and(|e| e.starts_with("decline: nothing waits for call `e` of run `r`")));
 }
 
 #[test]
@@ -107,7 +116,7 @@ fn a_confirmation_that_cannot_be_shown_is_declined_whatever_the_answer() {
     let args: Map<String, Value> = (0..50).map(|i| (format!("k{i}"), json!(i))).collect();
     waits.ask_confirmation("r", "c", "srv", "tool", &args);
     assert_eq!(waits.pending()[0]["question"], Value::Null);
-    assert!(waits.deliver(answer("r", "c", Ok("true".into()))).is_some());
+    assert!(waits.deliver(answer("r", "c", Ok("true".into()))).is_ok());
     assert!(!waits.confirmed("r", "c"));
 }
 
@@ -116,8 +125,10 @@ fn a_finished_run_leaves_nothing_behind() {
     let mut waits = Waits::default();
     waits.list_inputs("r", &[input("a")]);
     waits.list_inputs("s", &[input("a")]);
-    waits.deliver(answer("r", "a", Ok("x".into())));
+    assert!(waits.deliver(answer("r", "a", Ok("x".into()))).is_ok());
     waits.dismiss("r");
     assert_eq!(waits.pending().as_array().unwrap().len(), 1);
+    // An answer to what the ended run waited for is an error, not a silent no-op.
+    assert!(waits.deliver(answer("r", "a", Ok("y".into()))).is_err());
     assert!(waits.take_inputs("r", &[input("a")]).is_empty());
 }

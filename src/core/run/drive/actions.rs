@@ -57,8 +57,6 @@ pub struct Setup {
 /// How an MCP call is confirmed before it runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Confirm {
-    /// It needs no confirmation.
-    No,
     /// With the browser's `confirm()` in the tab's top frame.
     InPage {
         /// The tab.
@@ -73,6 +71,21 @@ pub enum Confirm {
     },
 }
 
+/// An MCP call the person is asked to allow ([`Action::Confirm`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirmation {
+    /// The run's id of the call.
+    pub call_id: String,
+    /// The server's name.
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    /// The call's arguments.
+    pub arguments: Map<String, Value>,
+    /// Where the person is asked.
+    pub confirm: Confirm,
+}
+
 /// A tool call for the shell to carry out; it answers with [`Answer::ToolDone`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolCall {
@@ -80,7 +93,7 @@ pub enum ToolCall {
     CurrentTime,
     /// A page tool: run the page call machine for this request.
     Page(CallRequest),
-    /// An MCP server's tool, confirmed first as said.
+    /// An MCP server's tool (confirmed already when it needed it: [`Action::Confirm`]).
     Mcp {
         /// The server's name.
         server: String,
@@ -88,8 +101,6 @@ pub enum ToolCall {
         tool: McpTool,
         /// The call's arguments.
         arguments: Map<String, Value>,
-        /// How it is confirmed first.
-        confirm: Confirm,
     },
 }
 
@@ -144,6 +155,9 @@ pub enum Action {
     /// Store the intents of the run's acting calls under way, replacing those stored (none:
     /// remove them); done before the next action, which may start the call.
     Intents(Vec<Intent>),
+    /// Ask the person to allow an MCP call: [`Answer::Confirmed`]. A wait for the person:
+    /// the call has not started (no intent is stored for it).
+    Confirm(Box<Confirmation>),
     /// Run a tool call (through the worker's middleware layers, `webmcpHost.use`).
     Tool {
         /// The run's id of the call.
@@ -237,6 +251,13 @@ pub enum Answer {
         call_id: String,
         /// The call it proposes.
         call: Option<Value>,
+    },
+    /// Whether the person allowed a call of [`Action::Confirm`] (no answer: not allowed).
+    Confirmed {
+        /// The call.
+        call_id: String,
+        /// Whether it may run.
+        allowed: bool,
     },
     /// The person stopped the run.
     Stop {

@@ -9,7 +9,7 @@ use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
 use crate::core::run::RunOutcome;
-use crate::core::run::{RunInput, RunTool};
+use crate::core::run::{RunInput, RunTool, ToolKind};
 use crate::core::tool::Annotations;
 use crate::core::toolset::ToolSpec;
 
@@ -432,23 +432,20 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
         },
     );
     let actions = drain(&mut drive);
-    assert!(actions.iter().any(
-        |a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own"))
-    ));
-    let (tool, confirm) = actions
+    // Asked first: not under way yet, so no intent, and the worker may idle meanwhile.
+    assert!(!actions.iter().any(|a| matches!(a, Action::Intents(_))));
+    assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
+    assert_eq!(actions.last(), Some(&Action::KeepAlive(false)));
+    let ask = actions
         .iter()
         .find_map(|a| match a {
-            Action::Tool { call, .. } => match call.as_ref() {
-                ToolCall::Mcp { tool, confirm, .. } => Some((tool.clone(), confirm.clone())),
-                _ => None,
-            },
+            Action::Confirm(ask) => Some(ask.as_ref().clone()),
             _ => None,
         })
-        .expect("an MCP call");
-    // The call carries the tool as the server listed it: the shell needs only the client.
-    assert_eq!(tool.name, "delete");
+        .expect("a confirmation");
+    assert_eq!((ask.server.as_str(), ask.tool.as_str()), ("own", "delete"));
     assert_eq!(
-        confirm,
+        ask.confirm,
         Confirm::InPage {
             tab_id: 7,
             text: crate::core::confirm::mcp_tool(
@@ -459,6 +456,109 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             .unwrap()
         }
     );
+    // Allowed: the worker works again, the intent is stored, then the call starts.
+    let allowed = feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id: ask.call_id.clone(),
+            allowed: true,
+        },
+    );
+    let stored = allowed
+        .iter()
+        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own")))
+        .expect("the intent");
+    let started = allowed
+        .iter()
+        .position(|a| matches!(a, Action::Tool { .. }))
+        .expect("the call");
+    assert!(stored < started);
+    assert!(allowed.contains(&Action::KeepAlive(true)));
+    let tool = match &allowed[started] {
+        Action::Tool { call, .. } => match call.as_ref() {
+            ToolCall::Mcp { tool, .. } => tool.clone(),
+            other => panic!("not an MCP call: {other:?}"),
+        },
+        _ => unreachable!(),
+    };
+    // The call carries the tool as the server listed it: the shell needs only the client.
+    assert_eq!(tool.name, "delete");
+}
+
+#[test]
+fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Delete it")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "own__delete".into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }];
+    let transcript = r#"{"text":"","calls":[{"name":"own__delete","arguments":{}}],"finish":"stop"}
+{"text":"Not deleted.","finish":"stop"}"#;
+    let mut drive = Drive::new(
+        Run::start(input),
+        Setup {
+            model: model(Provider::Replay, Some(transcript)),
+            key: Ok(None),
+            tab_id: None,
+            hook: false,
+            bindings: vec![(
+                "own__delete".into(),
+                Binding::Mcp {
+                    server: "own".into(),
+                    tool: McpTool {
+                        name: "delete".into(),
+                        title: None,
+                        description: "Deletes".into(),
+                        input_schema: json!({"type": "object"}),
+                        output_schema: None,
+                        annotations: Default::default(),
+                    },
+                    needs_confirmation: true,
+                    acting: true,
+                },
+            )],
+        },
+    );
+    let actions = drain(&mut drive);
+    let call_id = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Confirm(ask) if matches!(ask.confirm, Confirm::Person { .. }) => {
+                Some(ask.call_id.clone())
+            }
+            _ => None,
+        })
+        .expect("a confirmation in the popup");
+    assert_eq!(actions.last(), Some(&Action::KeepAlive(false)));
+    let declined = feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id: call_id.clone(),
+            allowed: false,
+        },
+    );
+    assert!(!declined
+        .iter()
+        .any(|a| matches!(a, Action::Tool { .. } | Action::Intents(_))));
+    assert_eq!(
+        outcome(&declined),
+        Some(RunOutcome::Completed {
+            text: "Not deleted.".into()
+        })
+    );
+    assert!(feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id,
+            allowed: true
+        }
+    )
+    .is_empty());
 }
 
 #[test]

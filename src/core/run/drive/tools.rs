@@ -1,11 +1,29 @@
-//! The drive's tool calls: each call the run asks for bound to what runs it (the clock, a page
-//! tool, an MCP tool, or a refusal), the intents of acting calls recorded before they start
-//! (see `core::restart`), a call delayed by a `delay` middleware layer held on a timer, and
-//! the answers fed back.
+//! The drive's tool calls: which calls act (their intents are stored once they may run, and
+//! removed after their result), the confirmation an MCP call waits for first (a wait for the
+//! person: the call is not under way, so no intent is stored and the worker may idle), a
+//! call a `delay` middleware layer holds on a timer, what middleware layers of the worker are
+//! told of each call, and each call's end.
 
 use serde_json::{json, Value};
 
-use super::*;
+use super::{Action, Binding, Confirm, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
+use crate::core::page::call::CallRequest;
+use crate::core::restart::Intent;
+use crate::core::run::local::CURRENT_TIME;
+use crate::core::run::page::tool_outcome;
+use crate::core::run::{Input, ToolInvocation, ToolKind};
+use crate::core::setup::call::declined;
+
+/// A call that waits for the person's confirmation before it starts.
+pub(super) struct Confirming {
+    call_id: String,
+    call: ToolCall,
+    /// Where it acts, when it does: its intent is stored once it is allowed.
+    acting: Option<String>,
+    name: String,
+    /// What middleware layers are told of it.
+    info: Value,
+}
 
 impl Drive {
     pub(super) fn start_tool(&mut self, mut invocation: ToolInvocation) {
@@ -35,7 +53,6 @@ impl Drive {
                     )
             })
             .map(|(_, binding)| binding.clone());
-        // A call that acts is recorded before it starts (see `core::restart`).
         let acting = match (&invocation.kind, &binding) {
             (ToolKind::Page, Some(Binding::Page(tool))) if tool.annotations.consequential_hint => {
                 Some(format!("page {}", tool.origin))
@@ -45,14 +62,6 @@ impl Drive {
             }
             _ => None,
         };
-        if let Some(source) = &acting {
-            self.intents.push(Intent {
-                call_id: call_id.clone(),
-                name: invocation.name.clone(),
-                source: source.clone(),
-            });
-            self.out.push_back(Action::Intents(self.intents.clone()));
-        }
         self.running.push((call_id.clone(), acting.is_some()));
         let refuse = |error: String| Own::ToolDone {
             call_id: call_id.clone(),
@@ -99,18 +108,36 @@ impl Drive {
                     .transpose();
                 let confirm = match (shown, self.setup.tab_id) {
                     (Err(why), _) => return self.own.push_back(refuse(why)),
-                    (Ok(None), _) => Confirm::No,
-                    (Ok(Some(text)), Some(tab_id)) => Confirm::InPage { tab_id, text },
-                    (Ok(Some(_)), None) => Confirm::Person {
+                    (Ok(None), _) => None,
+                    (Ok(Some(text)), Some(tab_id)) => Some(Confirm::InPage { tab_id, text }),
+                    (Ok(Some(_)), None) => Some(Confirm::Person {
                         turn_id: invocation.turn_id.clone(),
-                    },
+                    }),
                 };
-                ToolCall::Mcp {
-                    server,
-                    tool,
-                    arguments: invocation.arguments,
-                    confirm,
+                let call = ToolCall::Mcp {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    arguments: invocation.arguments.clone(),
+                };
+                if let Some(confirm) = confirm {
+                    // Asked first; it runs (and its intent is stored) only once allowed.
+                    self.out.push_back(Action::Confirm(Box::new(Confirmation {
+                        call_id: call_id.clone(),
+                        server,
+                        tool: tool.name,
+                        arguments: invocation.arguments,
+                        confirm,
+                    })));
+                    self.confirming.push(Confirming {
+                        call_id,
+                        call,
+                        acting,
+                        name: invocation.name,
+                        info,
+                    });
+                    return;
                 }
+                call
             }
             (ToolKind::Mcp, _) => {
                 return self.own.push_back(refuse(format!(
@@ -125,6 +152,26 @@ impl Drive {
                 )))
             }
         };
+        self.send_tool(call_id, call, acting, invocation.name, info);
+    }
+
+    /// A call that acts is recorded before it starts (see `core::restart`); then it starts.
+    fn send_tool(
+        &mut self,
+        call_id: String,
+        call: ToolCall,
+        acting: Option<String>,
+        name: String,
+        info: Value,
+    ) {
+        if let Some(source) = acting {
+            self.intents.push(Intent {
+                call_id: call_id.clone(),
+                name,
+                source,
+            });
+            self.out.push_back(Action::Intents(self.intents.clone()));
+        }
         self.out.push_back(Action::Tool {
             call_id,
             call: Box::new(call),
@@ -132,8 +179,34 @@ impl Drive {
         });
     }
 
-    /// An acting call ended or was cancelled: its intent goes.
+    /// The person allowed a call or not: it starts, or it ends declined.
+    pub(super) fn confirmed(&mut self, call_id: String, allowed: bool) {
+        let Some(at) = self.confirming.iter().position(|c| c.call_id == call_id) else {
+            return;
+        };
+        let Confirming {
+            call_id,
+            call,
+            acting,
+            name,
+            info,
+        } = self.confirming.remove(at);
+        if allowed {
+            self.send_tool(call_id, call, acting, name, info);
+        } else {
+            self.tool_done(call_id, declined());
+        }
+    }
+
+    /// Whether the run waits for confirmations alone (no model call, no call under way).
+    pub(super) fn only_confirming(&self) -> bool {
+        !self.confirming.is_empty() && self.running.len() == self.confirming.len()
+    }
+
+    /// An acting call ended or was cancelled: its intent goes (and a cancelled call still
+    /// asked for is no longer confirmed).
     pub(super) fn intent_done(&mut self, call_id: &str) {
+        self.confirming.retain(|c| c.call_id != call_id);
         let before = self.intents.len();
         self.intents.retain(|intent| intent.call_id != call_id);
         if self.intents.len() != before {

@@ -1,0 +1,243 @@
+// More moments at which Chrome may stop the extension's service worker (DevTools'
+// `ServiceWorker.stopAllWorkers`: the browser and its pages live on): while a destructive MCP
+// call is in flight, while a slow consequential page tool runs, while a visitor input or an MCP
+// confirmation waits for the person, and while a manual `callTool` runs. Each time: the run's
+// stored log ends with `RUN_ERROR` (`worker_restarted`) naming the calls that may have run, no
+// acting call runs twice (counted in the page and on the MCP server), what waited for the
+// person is gone and answering it is a clear error, the popup and the side panel show the run
+// as interrupted with what may have happened, the key in session storage and the MCP sign-in
+// are used by the next run without a new sign-in, and nothing hangs (every test is bounded).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import { CANARY, launchHost, ROOT, storeSignIn } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { startMcpServer } from '../support/mcp-server.mjs';
+
+const until = async (what, check, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const BOUND = { timeout: 30_000 };
+const TOKEN = 'tok-restart-4b1f';
+const CUT = "The host's service worker stopped during this run";
+
+describe('a worker stopped by Chrome: acting calls, waits for the person, manual calls', () => {
+  let server, models, mcp, host, page, tabId, popup;
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({
+      scenarios: {
+        mcpact: {
+          steps: [{ calls: [{ name: 'held__delete_record', arguments: { id: 'r-held' } }] }, { text: 'Deleted r-held.' }],
+        },
+        confirm: {
+          steps: [{ calls: [{ name: 'conf__delete_record', arguments: { id: 'r-conf' } }] }, { text: 'Deleted r-conf.' }],
+        },
+        pageact: {
+          steps: [{ calls: [{ name: 'slow_delete', arguments: { id: 'p-1', ms: 3000 } }] }, { text: 'Deleted p-1.' }],
+        },
+        ask: {
+          steps: [{ calls: [{ name: 'ask_person', arguments: { question: 'Which colour?' } }] }, { text: 'You chose.' }],
+        },
+        add: {
+          steps: [{ calls: [{ name: 'held__add', arguments: { a: 2, b: 3 } }] }, { text: 'It is 5.' }],
+        },
+      },
+    });
+    mcp = await startMcpServer({ behaviours: { held: { holdMs: 20_000, unauthorized: TOKEN } } });
+    host = await launchHost();
+    page = await host.context.newPage();
+    page.on('dialog', (dialog) => dialog.accept());
+    await page.goto(`${server.url}/slow-tools.html`);
+    tabId = await host.tabIdOf(page);
+    await storeSignIn(host.worker, 'held', `${mcp.url}/s/held/mcp`, { access: TOKEN, refresh: 'r-tok', secret: 's-tok' });
+    const model = (name) => ({
+      name, provider: 'openai', baseUrl: `${models.url}/s/${name}/v1`, model: 'x', nativeTools: true, keyRef: 'canary',
+    });
+    await host.worker.evaluate((c) => webmcpHost.configure(c), {
+      models: ['mcpact', 'confirm', 'pageact', 'ask', 'add'].map(model),
+      default: 'pageact',
+      servers: [
+        { name: 'held', url: `${mcp.url}/s/held/mcp`, namespace: 'held', trusted: true },
+        { name: 'conf', url: `${mcp.url}/s/normal~conf/mcp`, namespace: 'conf' },
+      ],
+    });
+  });
+  after(async () => {
+    await popup?.close().catch(() => {});
+    await host?.close();
+    await Promise.all([models?.close(), mcp?.close(), server?.close()]);
+  });
+
+  /** Stops the worker; the popup (opened, or reloaded) starts a fresh one. */
+  const restart = async () => {
+    const cdp = await host.context.newCDPSession(page);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await cdp.detach();
+    popup ??= await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html`);
+    await popup.waitForSelector('body[data-state="ready"]');
+  };
+  /** An operation asked from the popup, as the person's pages do: the whole `{ok, ...}` answer. */
+  const ask = (message) => popup.evaluate((m) => chrome.runtime.sendMessage(m), message);
+  const start = (request) => host.worker.evaluate((r) => webmcpHost.startRun(r), request);
+  const cutLog = async (runId) => {
+    await until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+    const log = (await ask({ op: 'runLog', runId })).value;
+    const last = log.events.at(-1);
+    assert.deepEqual([last.type, last.code], ['RUN_ERROR', 'worker_restarted'], JSON.stringify(last));
+    return { log, last };
+  };
+  /** The run as `surface` (popup or side panel) shows it: its status line and its list entry. */
+  const shown = async (surface, runId, params = '') => {
+    const view = await host.context.newPage();
+    try {
+      await view.goto(`chrome-extension://${host.extensionId}/${surface}.html${params}`);
+      await view.waitForSelector('body[data-state="ready"]');
+      // The run shown first is the latest of the popup's tab (of any tab in the side panel);
+      // another is picked in the run list.
+      if ((await view.evaluate(() => document.body.dataset.run)) !== 'interrupted') {
+        await view.$eval('#run-select', (s, id) => {
+          s.value = id;
+          s.dispatchEvent(new Event('change'));
+        }, runId);
+      }
+      await view.waitForFunction(() => document.body.dataset.run === 'interrupted');
+      return {
+        status: await view.textContent('#run-status'),
+        entry: await view.$eval('#run-select', (s) => s.selectedOptions[0].textContent),
+      };
+    } finally {
+      await view.close();
+    }
+  };
+  const assertShown = async (runId, named, params) => {
+    for (const surface of ['popup', 'sidepanel']) {
+      const { status, entry } = await shown(surface, runId, params);
+      assert.ok(status.startsWith(`Failed: ${CUT}`), `${surface}: ${status}`);
+      if (named) assert.ok(status.includes(`\`${named}\``) && status.includes('it may have run'), `${surface} names ${named}: ${status}`);
+      else assert.ok(!status.includes('may have run'), `${surface} names nothing: ${status}`);
+      assert.match(entry, /interrupted/, `${surface}'s run list`);
+    }
+  };
+
+  test('cut while a destructive MCP call is in flight: named in the log, run once, the sign-in and the key live on', BOUND, async () => {
+    const { runId } = await start({ prompt: 'Delete r-held.', model: 'mcpact' });
+    await until('the MCP call', async () => mcp.deleted().includes('r-held'));
+    await restart();
+    const { last } = await cutLog(runId);
+    assert.ok(last.message.includes('`held__delete_record` (MCP server held'), last.message);
+    await assertShown(runId, 'held__delete_record');
+    await sleep(1500); // the fresh worker is up a while: nothing calls the tool again
+    assert.deepEqual(mcp.deleted().filter((id) => id === 'r-held'), ['r-held'], 'the destructive call ran once');
+
+    // The next run uses the stored sign-in and the stored key, with no new sign-in.
+    const before = mcp.requests({ behaviour: 'held' }).length;
+    const next = await ask({ op: 'run', prompt: 'Add 2 and 3.', model: 'add' });
+    assert.equal(next.ok, true, JSON.stringify(next));
+    assert.deepEqual(next.value.outcome, { type: 'completed', text: 'It is 5.' });
+    const after = mcp.requests({ behaviour: 'held' }).slice(before);
+    assert.ok(after.length > 0 && after.every((r) => r.headers.authorization === `Bearer ${TOKEN}` && r.status !== 401), 'the stored bearer token');
+    const asked = models.requests({ scenario: 'add' }).filter((r) => r.path.endsWith('/chat/completions'));
+    assert.ok(asked.length > 0 && asked.every((r) => r.headers.authorization === `Bearer ${CANARY}`), 'the stored key');
+    assert.deepEqual(mcp.deleted().filter((id) => id === 'r-held'), ['r-held']);
+  });
+
+  test('cut while a slow consequential page tool runs: named in the log, run once, its late answer goes nowhere', BOUND, async () => {
+    const { runId } = await start({ tabId, prompt: 'Delete p-1.', model: 'pageact' });
+    await until('the page call', () => page.evaluate(() => window.__calls.length === 1));
+    await restart();
+    const { last } = await cutLog(runId);
+    assert.ok(last.message.includes('`slow_delete` (page http://'), last.message);
+    await assertShown(runId, 'slow_delete', `?tab=${tabId}`);
+    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 5000);
+    await sleep(500);
+    assert.equal(await page.evaluate(() => window.__calls.length), 1, 'the consequential tool ran once');
+    const log = (await ask({ op: 'runLog', runId })).value;
+    assert.equal(log.events.at(-1).code, 'worker_restarted', 'the late answer changed nothing');
+  });
+
+  test('cut while a visitor input waits: the run is interrupted, the input is gone, answering it is an error', BOUND, async () => {
+    const { runId } = await start({ tabId, prompt: 'Pick a colour.', model: 'ask', visitorTools: [{ name: 'ask_person', description: 'Ask the person.', parameters: { type: 'object', properties: { question: { type: 'string' } } } }] });
+    const [item] = await until('the pending input', async () => {
+      const items = await host.worker.evaluate(() => webmcpHost.pending());
+      return items.length ? items : undefined;
+    });
+    // A side panel left open on the Pending view across the restart still lists the input.
+    const stale = await host.context.newPage();
+    await stale.goto(`chrome-extension://${host.extensionId}/sidepanel.html?view=pending`);
+    const listed = stale.locator('#pending li.pending.input');
+    await listed.waitFor();
+    await restart();
+    const { last } = await cutLog(runId);
+    assert.ok(!last.message.includes('may have run'), `nothing acting was under way: ${last.message}`);
+    // Answering it there says why nothing happens, and the list is read again.
+    await listed.locator('textarea').fill('blue');
+    await listed.locator('button:has-text("Answer")').click();
+    await stale.waitForSelector('#pending-status.error');
+    assert.match(await stale.textContent('#pending-status'), /^answer: nothing waits for call/);
+    assert.equal(await stale.locator('#pending li.pending').count(), 0);
+    await stale.close();
+    assert.deepEqual((await ask({ op: 'pending' })).value, [], 'nothing waits any more');
+    const answer = await ask({ op: 'answer', runId, callId: item.callId, value: 'blue' });
+    assert.equal(answer.ok, false, JSON.stringify(answer));
+    assert.match(answer.error, /nothing waits/, answer.error);
+    await assertShown(runId, null, `?tab=${tabId}`);
+    assert.equal(models.requests({ scenario: 'ask' }).filter((r) => r.path.endsWith('/chat/completions')).length, 1, 'the model was not asked again');
+  });
+
+  test('cut while an MCP confirmation waits (run without a tab): gone, nothing ran, answering it is an error', BOUND, async () => {
+    const { runId } = await start({ prompt: 'Delete r-conf.', model: 'confirm' });
+    const [item] = await until('the pending confirmation', async () => {
+      const items = await host.worker.evaluate(() => webmcpHost.pending());
+      return items.length ? items : undefined;
+    });
+    assert.equal(item.kind, 'confirmation');
+    await restart();
+    const { last } = await cutLog(runId);
+    assert.ok(!last.message.includes('may have run'), `the call was never allowed, so it did not run: ${last.message}`);
+    assert.deepEqual((await ask({ op: 'pending' })).value, []);
+    const answer = await ask({ op: 'answer', runId, callId: item.callId, value: true });
+    assert.equal(answer.ok, false, JSON.stringify(answer));
+    assert.match(answer.error, /nothing waits/, answer.error);
+    await assertShown(runId, null);
+    await sleep(500);
+    assert.ok(!mcp.deleted().includes('r-conf'), 'the unconfirmed call never ran');
+  });
+
+  test('cut while a manual callTool of a consequential page tool runs: the caller gets an error, the tool ran once', BOUND, async (t) => {
+    await page.evaluate(() => {
+      window.__calls.length = 0;
+      window.__done.length = 0;
+    });
+    const caller = await host.context.newPage();
+    await caller.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}`);
+    await caller.waitForSelector('body[data-state="ready"]');
+    const answer = caller.evaluate((m) => chrome.runtime.sendMessage(m).then((a) => ({ answered: a }), (e) => ({ threw: String(e?.message ?? e) })), {
+      op: 'callTool', tabId, name: 'slow_delete', args: { id: 'm-1', ms: 3000 },
+    });
+    await until('the manual call', () => page.evaluate(() => window.__calls.length === 1));
+    await restart();
+    const settled = await Promise.race([answer, sleep(8000).then(() => 'hung')]);
+    assert.notEqual(settled, 'hung', 'the caller is not left waiting');
+    assert.ok(settled.threw, `the caller gets an error: ${JSON.stringify(settled)}`);
+    t.diagnostic(`the caller's error: ${settled.threw}`);
+    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 5000);
+    await sleep(500);
+    assert.equal(await page.evaluate(() => window.__calls.length), 1, 'the consequential tool ran once');
+    // A manual call is not a run: no run records it.
+    const runs = (await ask({ op: 'runs' })).value;
+    assert.ok(!runs.some((r) => r.state === 'running'), JSON.stringify(runs));
+    await caller.close();
+  });
+});
