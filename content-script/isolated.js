@@ -149,15 +149,21 @@
     return { ok: true, cancelled: false };
   };
 
-  const callTool = async (name, args, confirmText, call) => {
+  const callTool = async (name, args, confirmText, call, within) => {
     const context = modelContext();
     if (!context && !main.paired) return failure('NotSupportedError', 'this frame has no document.modelContext');
     if (context && !(await ownTools(context)).some((t) => t.name === name)) {
       return failure('NotFoundError', `this frame has no tool named "${name}"`);
     }
     // The browser's own dialog, shown by this script: the page can neither see nor answer it.
+    const asked = performance.now();
     if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
       return failure('NotAllowedError', 'declined: the person did not allow this call');
+    }
+    // `confirm()` blocks this script: a call allowed after its caller stopped waiting was
+    // reported as cancelled already, and must not run behind that report.
+    if (typeof confirmText === 'string' && typeof within === 'number' && performance.now() - asked > within) {
+      return failure('TimeoutError', `allowed after the call's ${within} ms had passed: not run`);
     }
     if (!context) return main.ask({ op: 'callTool', name, args, call });
     const tool = (await ownTools(context)).find((t) => t.name === name);
@@ -182,7 +188,7 @@
         if (typeof message.name !== 'string' || !message.args || typeof message.args !== 'object') {
           return failure('TypeError', 'callTool needs a name and an object of arguments');
         }
-        return callTool(message.name, message.args, message.confirm, message.call);
+        return callTool(message.name, message.args, message.confirm, message.call, message.within);
       case 'cancel':
         return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
       case 'confirm':

@@ -120,6 +120,18 @@ describe('page tools through the extension', () => {
     assert.deepEqual(await call({ name: 'add', args: { a: 1, b: 2 } }), { ok: true, result: '3' });
   });
 
+  test('a consequential tool allowed after its call timed out does not run (the caller was told it was cancelled)', async () => {
+    const before = (await pageCalls()).filter((c) => c.name === 'delete_everything').length;
+    // The person answers the page's dialog 1.5 s later; the call may take 500 ms.
+    page.once('dialog', (dialog) => setTimeout(() => dialog.accept().catch(() => {}), 1500));
+    const answer = await call({ name: 'delete_everything', args: { confirm: true }, timeoutMs: 500 });
+    assert.equal(answer.ok, false, JSON.stringify(answer));
+    assert.match(answer.error, /did not finish within 500 ms/);
+    await new Promise((r) => setTimeout(r, 2500));
+    const after = (await pageCalls()).filter((c) => c.name === 'delete_everything').length;
+    assert.equal(after, before, 'allowed too late: the tool did not run');
+  });
+
   test('malformed requests reject with a clear message', async () => {
     const rejection = (request) =>
       host.worker.evaluate((r) => webmcpHost.callTool(r).then(() => 'resolved', (e) => e.message), request);

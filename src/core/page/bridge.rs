@@ -77,6 +77,10 @@ pub enum FrameRequest {
         confirm: Option<String>,
         /// A name for this call, by which [`FrameRequest::Cancel`] can abort it.
         call: Option<String>,
+        /// How long the caller waits (ms): a call the person allows after that was already
+        /// reported as cancelled, so the content script does not run it (`confirm()` blocks
+        /// the script, and the cancel message reaches it only after the tool started).
+        within_ms: Option<u32>,
     },
     /// Abort a call still running in the page (its `executeTool` signal); the reply is
     /// `{"ok": true, "cancelled": bool}`.
@@ -102,12 +106,16 @@ impl FrameRequest {
                 args,
                 confirm,
                 call,
+                within_ms,
             } => {
                 let mut message = json!({
                     PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
                 });
                 if let Some(text) = confirm {
                     message["confirm"] = json!(text);
+                    if let Some(ms) = within_ms {
+                        message["within"] = json!(ms);
+                    }
                 }
                 if let Some(call) = call {
                     message["call"] = json!(call);
@@ -368,7 +376,8 @@ mod tests {
                 name: "find".into(),
                 args: args.clone(),
                 confirm: None,
-                call: None
+                call: None,
+                within_ms: Some(500),
             }
             .to_message(),
             json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
@@ -377,15 +386,18 @@ mod tests {
             FrameRequest::Cancel { call: "c1".into() }.to_message(),
             json!({"webmcpHost": 1, "op": "cancel", "call": "c1"})
         );
+        let asked = FrameRequest::CallTool {
+            name: "find".into(),
+            args,
+            confirm: Some("Allow?".into()),
+            call: Some("c1".into()),
+            within_ms: Some(500),
+        }
+        .to_message();
+        // A confirmed call says how long its caller waits: allowed later, it does not run.
         assert_eq!(
-            FrameRequest::CallTool {
-                name: "find".into(),
-                args,
-                confirm: Some("Allow?".into()),
-                call: Some("c1".into())
-            }
-            .to_message()["confirm"],
-            "Allow?"
+            (asked["confirm"].clone(), asked["within"].clone()),
+            (json!("Allow?"), json!(500))
         );
         assert_eq!(
             FrameRequest::ListTools.to_message(),

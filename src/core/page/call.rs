@@ -269,6 +269,7 @@ impl PageCall {
                     // `resolved` refused a call whose confirmation cannot be shown.
                     confirm: confirmation(&sent.tool, &self.request.args).unwrap_or_else(Some),
                     call: Some(self.call.clone()),
+                    within_ms: Some(self.request.timeout_ms),
                 }
                 .to_message(),
                 timeout_ms: self.request.timeout_ms,
