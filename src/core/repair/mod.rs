@@ -188,8 +188,10 @@ fn repair_parts(
     let mut details = Vec::new();
     let mut filled = Vec::new();
     coerce::coerce(&mut arguments, &schema, "", &mut details, &mut filled);
+    let mut valid = false;
     if !filled.is_empty() {
         let places = tools.invalid_places(&name, &arguments);
+        valid = places.is_empty();
         for default in filled {
             let pointer = default.pointer();
             let invalid = places
@@ -203,6 +205,9 @@ fn repair_parts(
         }
     }
     push(&mut fixes, Step::Coerce, details);
+    if valid {
+        return Ok(done(name, arguments, fixes));
+    }
     match tools.validate(&name, &arguments) {
         Ok(()) => Ok(done(name, arguments, fixes)),
         Err(error) => Err(Unrepaired {
