@@ -8,6 +8,13 @@
 //!
 //! Targets: the parser >= 100 MB/s natively; the output fed in 1–8 byte chunks takes <= 3x the
 //! time of the output fed whole; a repair that needs no reask takes <= 50 µs (median).
+//!
+//! The pipeline (parser, repair, AG-UI events and their JSON lines, as `webmcp-host parse`
+//! prints them) on one long output with a call every ~3 KB (about 350 calls in 1 MB, 1,400 in
+//! 4 MB, most of them repaired, spread through): >= 40 MB/s on 1 MB whole, and 4 MB takes
+//! <= 4.5x the time of 1 MB (linear in the size and the number of calls), whole and in 16-byte
+//! chunks. Each figure is the median of `PIPELINE_REPEATS` runs, printed with min and max and
+//! beside its budget and the figure measured before the pipeline was made linear.
 
 // The chunking helpers the tests and the fuzz targets share.
 #[allow(dead_code)]
@@ -15,6 +22,7 @@
 mod chunk;
 
 use std::hint::black_box;
+use std::io::Write;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -33,6 +41,18 @@ const REPEATS: usize = 7;
 const REPAIRS: usize = 20_000;
 
 const TARGET_PARSER_MBPS: f64 = 100.0;
+const PIPELINE_REPEATS: usize = 15;
+/// Prose pieces between two calls of the pipeline output (a call every ~3 KB).
+const PROSE_PER_CALL: usize = 11;
+const TARGET_PIPELINE_MBPS: f64 = 40.0;
+const TARGET_PIPELINE_RATIO: f64 = 4.5;
+/// The figures before the pipeline was made linear, on the same inputs (a loaded 2-core
+/// machine; the pipeline's through `webmcp-host parse`): the parser alone on 1 MB, the
+/// pipeline on 1 MB whole, and the 4 MB / 1 MB time whole and in 16-byte chunks.
+const BEFORE_PARSER_MBPS: f64 = 91.0;
+const BEFORE_PIPELINE_MBPS: f64 = 1.1;
+const BEFORE_RATIO_WHOLE: f64 = 30.1;
+const BEFORE_RATIO_CHUNKED: f64 = 21.3;
 const TARGET_CHUNKED_RATIO: f64 = 3.0;
 const TARGET_REPAIR_MEDIAN_US: f64 = 50.0;
 
@@ -84,6 +104,241 @@ fn model_output(first: usize, bytes: usize) -> String {
         i += 1;
     }
     out
+}
+
+/// A long output with a call every ~3 KB: `PROSE_PER_CALL` prose pieces, then one call, the
+/// mix of `CALLS` in turn (six of the eight need a repair).
+/// Returns the output and its number of calls.
+fn spread_output(bytes: usize) -> (String, usize) {
+    let mut out = String::with_capacity(bytes + 4096);
+    let mut i = 0;
+    while out.len() < bytes {
+        for k in 0..PROSE_PER_CALL {
+            out.push_str(PROSE[(i + k) % PROSE.len()]);
+        }
+        out.push_str(CALLS[i % CALLS.len()]);
+        i += 1;
+    }
+    (out, i)
+}
+
+/// The pipeline as `webmcp-host parse` runs it: the events of the run, each as a JSON line.
+fn pipeline(tools: &Rc<ToolSet>, chunks: &[&str]) -> usize {
+    let events = parse_run(tools, chunks.iter().copied(), false);
+    // Written as the CLI writes them to stdout: through a buffer, each event as it is made.
+    let mut out = std::io::BufWriter::new(std::io::sink());
+    for event in &events {
+        serde_json::to_writer(&mut out, event).expect("events serialize");
+        out.write_all(b"\n").expect("a sink takes anything");
+    }
+    black_box(events.len())
+}
+
+/// Times `run` `n` times after one warm-up run; sorted.
+fn times_n(n: usize, mut run: impl FnMut()) -> Vec<Duration> {
+    run();
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let start = Instant::now();
+            run();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times
+}
+
+/// Times `a` and `b` `n` times each, one right after the other (so that a machine's load
+/// weighs on both alike), after one warm-up run of each; both sorted.
+fn times_paired(
+    n: usize,
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+) -> (Vec<Duration>, Vec<Duration>) {
+    a();
+    b();
+    let time = |run: &mut dyn FnMut()| {
+        let start = Instant::now();
+        run();
+        start.elapsed()
+    };
+    let (mut ta, mut tb): (Vec<Duration>, Vec<Duration>) =
+        (0..n).map(|_| (time(&mut a), time(&mut b))).unzip();
+    ta.sort();
+    tb.sort();
+    (ta, tb)
+}
+
+/// One figure: its median with min and max, beside its budget and the figure before.
+fn figure(label: &str, value: f64, min: f64, max: f64, unit: &str, budget: &str, before: &str) {
+    println!(
+        "{label:<34} {value:>8.1} {unit} (min {min:.1}, max {max:.1}; budget {budget}; before {before})"
+    );
+}
+
+/// The MB/s of `bytes` over sorted times: median, min (slowest run), max (fastest run).
+fn rates(bytes: usize, sorted: &[Duration]) -> (f64, f64, f64) {
+    (
+        mbps(bytes, median(sorted)),
+        mbps(bytes, sorted[sorted.len() - 1]),
+        mbps(bytes, sorted[0]),
+    )
+}
+
+/// The pipeline figures: phases on 1 MB (where the time goes), then 1 MB and 4 MB, whole and
+/// in 16-byte chunks.
+fn pipeline_figures(tools: &Rc<ToolSet>) {
+    let (one, one_calls) = spread_output(1 << 20);
+    let (four, four_calls) = spread_output(4 << 20);
+    println!(
+        "pipeline outputs: {} bytes with {one_calls} calls, {} bytes with {four_calls} calls \
+         (a call every ~3 KB, 6 of every 8 repaired)",
+        one.len(),
+        four.len(),
+    );
+    let n = PIPELINE_REPEATS;
+    // Where the time goes, on 1 MB whole: the parser, then the events, then their JSON.
+    let parser = times_n(n, || parser_only(&[one.as_str()]));
+    let events = times_n(n, || step(tools, &[one.as_str()]));
+    let (whole, whole4) = times_paired(
+        n,
+        || {
+            pipeline(tools, &[one.as_str()]);
+        },
+        || {
+            pipeline(tools, &[four.as_str()]);
+        },
+    );
+    let (p, pmin, pmax) = rates(one.len(), &parser);
+    let parser_budget = format!(">= {TARGET_PARSER_MBPS} MB/s");
+    let before = format!("{BEFORE_PARSER_MBPS} MB/s");
+    figure(
+        "parser alone, 1 MB",
+        p,
+        pmin,
+        pmax,
+        "MB/s",
+        &parser_budget,
+        &before,
+    );
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "{:<34} parser {:.1} ms, + repair and events {:.1} ms, + JSON lines {:.1} ms (medians)",
+        "  phases, 1 MB whole",
+        ms(median(&parser)),
+        ms(median(&events).saturating_sub(median(&parser))),
+        ms(median(&whole).saturating_sub(median(&events)))
+    );
+    let (w, wmin, wmax) = rates(one.len(), &whole);
+    let budget = format!(">= {TARGET_PIPELINE_MBPS} MB/s");
+    let before = format!("{BEFORE_PIPELINE_MBPS} MB/s");
+    figure(
+        "pipeline, 1 MB whole",
+        w,
+        wmin,
+        wmax,
+        "MB/s",
+        &budget,
+        &before,
+    );
+    let (w4, w4min, w4max) = rates(four.len(), &whole4);
+    figure(
+        "pipeline, 4 MB whole",
+        w4,
+        w4min,
+        w4max,
+        "MB/s",
+        "-",
+        "0.15 MB/s",
+    );
+    let one16 = chunk::fixed(&one, 16);
+    let four16 = chunk::fixed(&four, 16);
+    let (chunked1, chunked4) = times_paired(
+        n,
+        || {
+            pipeline(tools, &one16);
+        },
+        || {
+            pipeline(tools, &four16);
+        },
+    );
+    let (c1, c1min, c1max) = rates(one.len(), &chunked1);
+    figure(
+        "pipeline, 1 MB in 16 B chunks",
+        c1,
+        c1min,
+        c1max,
+        "MB/s",
+        "-",
+        "1.0 MB/s",
+    );
+    let (c4, c4min, c4max) = rates(four.len(), &chunked4);
+    figure(
+        "pipeline, 4 MB in 16 B chunks",
+        c4,
+        c4min,
+        c4max,
+        "MB/s",
+        "-",
+        "0.2 MB/s",
+    );
+    // The 4 MB / 1 MB time ratio: of the medians, and the worst and best pairings.
+    let ratio = |four: &[Duration], one: &[Duration]| {
+        let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+        (
+            r(median(four), median(one)),
+            r(four[0], one[one.len() - 1]),
+            r(four[four.len() - 1], one[0]),
+        )
+    };
+    let budget = format!("<= {TARGET_PIPELINE_RATIO}x");
+    let (r, rmin, rmax) = ratio(&whole4, &whole);
+    let before = format!("{BEFORE_RATIO_WHOLE}x");
+    figure(
+        "pipeline 4 MB / 1 MB time, whole",
+        r,
+        rmin,
+        rmax,
+        "x",
+        &budget,
+        &before,
+    );
+    let (rc, rcmin, rcmax) = ratio(&chunked4, &chunked1);
+    let before = format!("{BEFORE_RATIO_CHUNKED}x");
+    figure(
+        "  same, in 16 B chunks",
+        rc,
+        rcmin,
+        rcmax,
+        "x",
+        &budget,
+        &before,
+    );
+    println!();
+    for (label, met, value) in [
+        (
+            format!("target: parser alone >= {TARGET_PARSER_MBPS} MB/s (1 MB)"),
+            p >= TARGET_PARSER_MBPS,
+            format!("{p:.1} MB/s"),
+        ),
+        (
+            format!("target: pipeline >= {TARGET_PIPELINE_MBPS} MB/s (1 MB whole)"),
+            w >= TARGET_PIPELINE_MBPS,
+            format!("{w:.1} MB/s"),
+        ),
+        (
+            format!("target: pipeline 4 MB <= {TARGET_PIPELINE_RATIO}x 1 MB (whole)"),
+            r <= TARGET_PIPELINE_RATIO,
+            format!("{r:.2}x"),
+        ),
+        (
+            format!("target: pipeline 4 MB <= {TARGET_PIPELINE_RATIO}x 1 MB (16 B)"),
+            rc <= TARGET_PIPELINE_RATIO,
+            format!("{rc:.2}x"),
+        ),
+    ] {
+        println!("{label:<42} {} ({value})", verdict(met));
+    }
 }
 
 /// `input` in chunks of 1–8 bytes (widened to a char boundary), as the parser goldens cut theirs.
@@ -319,4 +574,6 @@ fn main() {
     for (label, met, value) in targets {
         println!("{label:<42} {} ({value})", verdict(met));
     }
+    println!();
+    pipeline_figures(&tools);
 }

@@ -190,6 +190,26 @@ fn report(what: &str, failures: &[String]) {
     );
 }
 
+/// How many cases of both files repair handles as wanted (their `expect`), printed as the
+/// corpus rate (`cargo test --test repair_corpus -- --nocapture` shows it).
+#[test]
+fn the_corpus_rate() {
+    let tools = tools();
+    let cases: Vec<Case> = load("corpus.jsonl")
+        .into_iter()
+        .chain(load("disputed.jsonl"))
+        .collect();
+    let met = cases
+        .iter()
+        .filter(|case| meets(&case.expect, &repair_body(&case.raw, &tools)).is_ok())
+        .count();
+    println!(
+        "repair corpus rate: {met} of {} cases as wanted ({:.1}%)",
+        cases.len(),
+        100.0 * met as f64 / cases.len() as f64
+    );
+}
+
 #[test]
 fn the_corpus_holds() {
     let tools = tools();

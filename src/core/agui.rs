@@ -234,6 +234,15 @@ impl Event {
 pub fn coalesce(events: impl IntoIterator<Item = Event>) -> Vec<Event> {
     let mut out: Vec<Event> = Vec::new();
     for event in events {
+        coalesce_into(&mut out, event);
+    }
+    out
+}
+
+/// Appends `event` to `out` as [`coalesce`] would: merged into the last event when both are
+/// deltas of one message or one call.
+pub fn coalesce_into(out: &mut Vec<Event>, event: Event) {
+    {
         match (out.last_mut(), event) {
             (
                 Some(Event::TextMessageContent {
@@ -255,7 +264,6 @@ pub fn coalesce(events: impl IntoIterator<Item = Event>) -> Vec<Event> {
             (_, event) => out.push(event),
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ impl CallParser {
         while !rest.is_empty() {
             if self.held.is_empty() {
                 // Fast path: everything before the next possible marker start is text.
-                let run = rest.find(['<', '`']).unwrap_or(rest.len());
+                let run = find_byte(rest, |b| b == b'<' || b == b'`');
                 out.text(&rest[..run]);
                 rest = &rest[run..];
                 if rest.is_empty() {
@@ -274,7 +274,7 @@ impl CallParser {
             // take it whole (to the next quote, backslash, or last character of a marker).
             if body.opened && body.scan.in_string && !body.scan.escaped && !body.scan.closed {
                 let rest = &input[next..];
-                let run = rest.find(['"', '\\', '>', '`']).unwrap_or(rest.len());
+                let run = find_byte(rest, |b| matches!(b, b'"' | b'\\' | b'>' | b'`'));
                 if run > 0 {
                     let plain = &rest[..run];
                     body.text.push_str(plain);
@@ -339,6 +339,13 @@ impl CallParser {
         }
         ""
     }
+}
+
+/// The index of the first byte of `text` that `wanted` picks, or `text.len()`. Only ASCII
+/// bytes are looked for, which never occur inside a multi-byte character, so the index is
+/// always a character boundary. A byte loop: much faster than searching by `char`.
+fn find_byte(text: &str, wanted: impl Fn(u8) -> bool) -> usize {
+    text.bytes().position(wanted).unwrap_or(text.len())
 }
 
 fn is_marker_prefix(s: &str) -> bool {

@@ -9,13 +9,22 @@
 //! | name complete, tool known | `TOOL_CALL_START` (with the repaired name) |
 //! | arguments arrive | `TOOL_CALL_ARGS` deltas |
 //! | done, repair changed nothing | `TOOL_CALL_ARGS` (the rest), `TOOL_CALL_END` |
-//! | repair changed name or arguments | `CUSTOM webmcp_host.tool_repair`, `MESSAGES_SNAPSHOT`, `TOOL_CALL_END` |
-//! | not repairable, cut off, aborted | `MESSAGES_SNAPSHOT` (call removed), `TOOL_CALL_END` |
+//! | repair changed name or arguments | `CUSTOM webmcp_host.tool_repair`, then (now or later) `MESSAGES_SNAPSHOT`, `TOOL_CALL_END` |
+//! | not repairable, cut off, aborted | `CUSTOM webmcp_host.tool_call_rejected`, then (now or later) `MESSAGES_SNAPSHOT` (call removed), `TOOL_CALL_END` |
 //!
 //! An unknown name streams nothing. Every call that will not run is also reported as
 //! `CUSTOM webmcp_host.tool_call_rejected` with the reason, and is returned in
 //! [`StepOutcome::rejected`] so the run can tell the model. At `TOOL_CALL_END` the joined
 //! deltas, or the last snapshot, always hold arguments that parse to a JSON object.
+//!
+//! **One snapshot for many calls.** A `MESSAGES_SNAPSHOT` carries the whole history, so one
+//! per repaired call would make an output with many of them quadratic. A call that needs a
+//! snapshot waits for one (its `TOOL_CALL_END` with it): the snapshot is sent at once when the
+//! history has grown at least sixteenfold since the last snapshot of this step (always for the
+//! step's first), and otherwise when the output ends; it then ends every call waiting for it.
+//! The snapshots of a step thus carry at most about 2.1 times the history's final size in all
+//! (usually little more than once), and a call's end waits at most until the output ends (the
+//! calls run only then).
 
 #![warn(missing_docs)]
 
@@ -152,6 +161,13 @@ pub struct StepStream {
     done: Vec<ToolCall>,
     calls: Vec<ReadyCall>,
     rejected: Vec<RejectedCall>,
+    /// Calls whose `TOOL_CALL_END` waits for the next snapshot.
+    waiting: Vec<String>,
+    /// The size of the history (a measure in bytes, see [`StepStream::size`]) before this
+    /// step, of the settled calls so far, and at the last snapshot (`None`: none yet).
+    history_size: usize,
+    done_size: usize,
+    snapshot_size: Option<usize>,
 }
 
 impl StepStream {
@@ -160,10 +176,15 @@ impl StepStream {
     /// `ids` comes back with the outcome, advanced past the ids this step used.
     pub fn new(tools: Rc<ToolSet>, mut ids: Ids, history: Vec<Message>) -> Self {
         let message_id = ids.next("msg");
+        let history_size = history.iter().map(message_size).sum();
         StepStream {
             tools,
             ids,
             history,
+            history_size,
+            done_size: 0,
+            snapshot_size: None,
+            waiting: Vec::new(),
             message_id,
             text: String::new(),
             text_open: false,
@@ -262,6 +283,9 @@ impl StepStream {
             let raw = call.streamed.clone() + &call.held;
             self.reject_open(call, raw, reason, &mut out);
         }
+        if !self.waiting.is_empty() {
+            self.flush(&mut out);
+        }
         if self.text_open {
             out.push(Event::TextMessageEnd {
                 message_id: self.message_id.clone(),
@@ -269,7 +293,7 @@ impl StepStream {
             self.text_open = false;
         }
         let outcome = StepOutcome {
-            message: self.assistant_message(None),
+            message: self.assistant_message(),
             calls: std::mem::take(&mut self.calls),
             rejected: std::mem::take(&mut self.rejected),
             ids: std::mem::replace(&mut self.ids, Ids::new("")),
@@ -413,6 +437,7 @@ impl StepStream {
                 delta: final_text.clone(),
             });
         }
+        self.done_size += id.len() + repaired.name.len() + final_text.len() + TOOL_CALL_SIZE;
         self.done.push(ToolCall::function(
             id.clone(),
             repaired.name.clone(),
@@ -428,13 +453,12 @@ impl StepStream {
                     "fixes": repaired.fixes,
                 }),
             });
-            out.push(Event::MessagesSnapshot {
-                messages: self.snapshot(None),
+            self.end_with_snapshot(id.clone(), out);
+        } else {
+            out.push(Event::ToolCallEnd {
+                tool_call_id: id.clone(),
             });
         }
-        out.push(Event::ToolCallEnd {
-            tool_call_id: id.clone(),
-        });
         self.calls.push(ReadyCall {
             id,
             name: repaired.name,
@@ -486,12 +510,7 @@ impl StepStream {
             }),
         });
         if call.started.is_some() {
-            out.push(Event::MessagesSnapshot {
-                messages: self.snapshot(Some(&call.id)),
-            });
-            out.push(Event::ToolCallEnd {
-                tool_call_id: call.id.clone(),
-            });
+            self.end_with_snapshot(call.id.clone(), out);
         }
         self.rejected.push(RejectedCall {
             id: call.id,
@@ -503,19 +522,48 @@ impl StepStream {
         });
     }
 
+    /// Ends the call `id` with a snapshot that holds its final form (or leaves it out): now,
+    /// when the history has at least doubled since the step's last snapshot, else with a
+    /// later one (see the module's docs).
+    fn end_with_snapshot(&mut self, id: String, out: &mut Vec<Event>) {
+        self.waiting.push(id);
+        let due = match self.snapshot_size {
+            None => true,
+            Some(last) => self.size() >= last.saturating_mul(SNAPSHOT_GROWTH),
+        };
+        if due {
+            self.flush(out);
+        }
+    }
+
+    /// Sends a snapshot and ends every call waiting for one.
+    fn flush(&mut self, out: &mut Vec<Event>) {
+        out.push(Event::MessagesSnapshot {
+            messages: self.snapshot(),
+        });
+        for id in std::mem::take(&mut self.waiting) {
+            out.push(Event::ToolCallEnd { tool_call_id: id });
+        }
+        self.snapshot_size = Some(self.size());
+    }
+
+    /// A measure of what a snapshot carries now, in bytes: the history, the text and the
+    /// settled calls (each with a fixed allowance for its JSON around the values).
+    fn size(&self) -> usize {
+        self.history_size + self.text.len() + self.done_size + MESSAGE_SIZE
+    }
+
     /// The assistant message so far: its text and its settled calls, and the calls still being
     /// written with what they streamed (a snapshot must not take those away).
-    fn assistant_message(&self, removed: Option<&str>) -> Message {
+    fn assistant_message(&self) -> Message {
         let mut tool_calls = self.done.clone();
         for call in &self.open {
             if let Some(name) = &call.started {
-                if Some(call.id.as_str()) != removed {
-                    tool_calls.push(ToolCall::function(
-                        call.id.clone(),
-                        name.clone(),
-                        call.streamed.clone(),
-                    ));
-                }
+                tool_calls.push(ToolCall::function(
+                    call.id.clone(),
+                    name.clone(),
+                    call.streamed.clone(),
+                ));
             }
         }
         Message::Assistant {
@@ -525,9 +573,9 @@ impl StepStream {
         }
     }
 
-    fn snapshot(&self, removed: Option<&str>) -> Vec<Message> {
+    fn snapshot(&self) -> Vec<Message> {
         let mut messages = self.history.clone();
-        let message = self.assistant_message(removed);
+        let message = self.assistant_message();
         if matches!(&message, Message::Assistant { content, tool_calls, .. } if content.is_some() || !tool_calls.is_empty())
         {
             messages.push(message);
@@ -535,6 +583,51 @@ impl StepStream {
         messages
     }
 }
+
+/// How much the history must have grown since a step's last snapshot for a call to get a
+/// snapshot at once (otherwise it waits for the next, at the latest at the output's end): the
+/// larger, the fewer bytes the snapshots carry in all; the smaller, the sooner a repaired call
+/// of a long output ends.
+const SNAPSHOT_GROWTH: usize = 16;
+
+/// The fixed part of [`StepStream::size`] for one message, and for one call in it.
+const MESSAGE_SIZE: usize = 64;
+const TOOL_CALL_SIZE: usize = 64;
+
+/// [`StepStream::size`]'s measure of a message of the history.
+fn message_size(message: &Message) -> usize {
+    MESSAGE_SIZE
+        + match message {
+            Message::Assistant {
+                id,
+                content,
+                tool_calls,
+            } => {
+                id.len()
+                    + content.as_ref().map_or(0, String::len)
+                    + tool_calls
+                        .iter()
+                        .map(|c| {
+                            c.id.len()
+                                + c.function.name.len()
+                                + c.function.arguments.len()
+                                + TOOL_CALL_SIZE
+                        })
+                        .sum::<usize>()
+            }
+            Message::System { id, content } | Message::User { id, content } => {
+                id.len() + content.len()
+            }
+            Message::Tool {
+                id,
+                content,
+                tool_call_id,
+            } => id.len() + content.len() + tool_call_id.len(),
+        }
+}
+
+/// The longest slice of a chunk [`parse_run`] gives the parser at once.
+const PARSE_SLICE: usize = 16 << 10;
 
 /// One model output as a whole AG-UI run: `RUN_STARTED`, the step's events (coalesced),
 /// `RUN_FINISHED` whose `result` lists the calls that would run and those rejected. This is
@@ -551,16 +644,32 @@ pub fn parse_run<'c>(
     }];
     let mut parser = super::parse::CallParser::new();
     let mut step = StepStream::new(Rc::clone(tools), Ids::new(""), Vec::new());
+    let add = |events: &mut Vec<Event>, new: Vec<Event>| {
+        for event in new {
+            super::agui::coalesce_into(events, event);
+        }
+    };
     for chunk in chunks {
-        for piece in parser.push(chunk) {
-            events.extend(step.piece(piece));
+        // A long chunk goes to the parser in slices (the events do not depend on the chunking):
+        // the pieces of one slice are turned into events before the next is read, which keeps
+        // what is held at once small however long the chunk.
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let mut end = rest.len().min(PARSE_SLICE);
+            while !rest.is_char_boundary(end) {
+                end += 1;
+            }
+            for piece in parser.push(&rest[..end]) {
+                add(&mut events, step.piece(piece));
+            }
+            rest = &rest[end..];
         }
     }
     for piece in parser.finish(cut_by_limit) {
-        events.extend(step.piece(piece));
+        add(&mut events, step.piece(piece));
     }
     let (tail, outcome) = step.finish();
-    events.extend(tail);
+    add(&mut events, tail);
     let calls: Vec<Value> = outcome
         .calls
         .iter()
@@ -576,7 +685,7 @@ pub fn parse_run<'c>(
         run_id,
         result: Some(json!({"calls": calls, "rejected": rejected})),
     });
-    super::agui::coalesce(events)
+    events
 }
 
 /// The bodies of a block holding a list of calls, or `None` when it is not a list of two or

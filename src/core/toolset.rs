@@ -161,6 +161,19 @@ impl ToolSet {
             .map(|e| (e.spec.name.as_str(), e.canonical.as_str()))
     }
 
+    /// Where the arguments break the tool's schema: the instance path (a JSON pointer, `""`
+    /// for the arguments themselves) of every finding. Empty when they are valid, when the tool
+    /// is unknown, or when its schema does not compile.
+    pub fn invalid_places(&self, name: &str, arguments: &Value) -> Vec<String> {
+        let Some(Ok(validator)) = self.entry(name).map(Self::validator) else {
+            return Vec::new();
+        };
+        validator
+            .iter_errors(arguments)
+            .map(|error| error.instance_path().to_string())
+            .collect()
+    }
+
     /// Checks arguments against the tool's schema. `Err` lists what is wrong, at most five
     /// findings, each with its place in the arguments.
     pub fn validate(&self, name: &str, arguments: &Value) -> Result<(), String> {

@@ -190,13 +190,14 @@ fn parse(args: &[&str]) -> ExitCode {
     };
     let tools = std::rc::Rc::new(options.tools);
     let events = parse_run(&tools, pieces, options.cut);
-    let mut out = std::io::stdout().lock();
-    for event in events {
-        if writeln!(out, "{}", event.to_json_line()).is_err() {
-            return ExitCode::from(1);
-        }
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    match events.iter().try_for_each(|e| {
+        serde_json::to_writer(&mut out, e)?;
+        out.write_all(b"\n")
+    }) {
+        Ok(()) if out.flush().is_ok() => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
     }
-    ExitCode::SUCCESS
 }
 
 fn repair(args: &[&str]) -> ExitCode {

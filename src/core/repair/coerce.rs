@@ -1,16 +1,64 @@
 //! The coerce step: arguments bent toward their schema, each change recorded.
 //!
 //! Only what a schema says plainly is used (`type`, `properties`, `required`, `default`,
-//! `items`, `enum`, `additionalProperties: false`), recursively through objects and arrays:
-//! numeric strings to numbers, `"true"`/`"false"` to booleans, numbers and booleans to
-//! strings, a JSON string to the array or object it spells, a lone value to a one-element
-//! array, an enum value in the wrong case to the right one, defaults filled for missing keys,
-//! `null` for keys that are not required dropped, and keys the schema forbids dropped.
+//! `items`, `enum`, `additionalProperties`, `patternProperties`), recursively through objects
+//! and arrays: numeric strings to numbers, `"true"`/`"false"` to booleans, numbers and
+//! booleans to strings, a JSON string to the array or object it spells, a lone value to a
+//! one-element array, an enum value in the wrong case to the right one, `null` for keys that
+//! are not required dropped, and keys the schema does not list dropped unless it admits them
+//! explicitly (`additionalProperties` `true` or a schema, or a `patternProperties` pattern
+//! that matches; a schema that builds its object from `allOf`/`anyOf`/`oneOf`/`$ref`/`if`
+//! keeps them too, as it may list them there).
+//!
+//! Defaults for missing keys are filled in, but not reported here: each is handed back as a
+//! [`Filled`], and the repair pipeline keeps only those that do not make the call invalid
+//! (published schemas carry `"default": null` on strings and `"default": "dontcare"` on
+//! integers; such a default is left out and the tool applies its own).
 
 use serde_json::{Map, Number, Value};
 
+/// A default filled in for a missing key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filled {
+    /// Where the object that got the key is, as JSON pointer segments (unescaped).
+    pub parent: Vec<String>,
+    /// The key filled in.
+    pub key: String,
+    /// The fix line that reports it.
+    pub detail: String,
+}
+
+impl Filled {
+    /// The key's JSON pointer, escaped as validation errors give instance paths.
+    pub fn pointer(&self) -> String {
+        self.parent
+            .iter()
+            .chain(std::iter::once(&self.key))
+            .map(|s| format!("/{}", s.replace('~', "~0").replace('/', "~1")))
+            .collect()
+    }
+}
+
 /// Coerces `value` toward `schema`; `path` is the JSON pointer of `value` for fix lines.
-pub fn coerce(value: &mut Value, schema: &Value, path: &str, fixes: &mut Vec<String>) {
+/// Defaults filled in for missing keys go to `filled`, not to `fixes`.
+pub fn coerce(
+    value: &mut Value,
+    schema: &Value,
+    path: &str,
+    fixes: &mut Vec<String>,
+    filled: &mut Vec<Filled>,
+) {
+    coerce_at(value, schema, path, &mut Vec::new(), fixes, filled);
+}
+
+fn coerce_at(
+    value: &mut Value,
+    schema: &Value,
+    path: &str,
+    segments: &mut Vec<String>,
+    fixes: &mut Vec<String>,
+    filled: &mut Vec<Filled>,
+) {
     let Some(schema) = schema.as_object() else {
         return;
     };
@@ -47,11 +95,20 @@ pub fn coerce(value: &mut Value, schema: &Value, path: &str, fixes: &mut Vec<Str
         }
     }
     match value {
-        Value::Object(map) => coerce_object(map, schema, path, fixes),
+        Value::Object(map) => coerce_object(map, schema, path, segments, fixes, filled),
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
-                    coerce(item, item_schema, &format!("{path}/{i}"), fixes);
+                    segments.push(i.to_string());
+                    coerce_at(
+                        item,
+                        item_schema,
+                        &format!("{path}/{i}"),
+                        segments,
+                        fixes,
+                        filled,
+                    );
+                    segments.pop();
                 }
             }
         }
@@ -59,11 +116,35 @@ pub fn coerce(value: &mut Value, schema: &Value, path: &str, fixes: &mut Vec<Str
     }
 }
 
+/// Keywords through which a schema may list an object's keys elsewhere than `properties`.
+const COMPOSED: [&str; 6] = ["allOf", "anyOf", "oneOf", "$ref", "if", "dependentSchemas"];
+
+/// Whether the schema admits `key`, which its `properties` does not list.
+fn admits(schema: &Map<String, Value>, key: &str) -> bool {
+    let patterns = schema.get("patternProperties").and_then(Value::as_object);
+    let matches = patterns.is_some_and(|patterns| {
+        patterns.keys().any(|pattern| {
+            // The schema's own regular expressions, as validation reads them; a pattern that
+            // does not compile admits the key (the validator has the last word).
+            jsonschema::validator_for(&serde_json::json!({"pattern": pattern}))
+                .map_or(true, |v| v.is_valid(&Value::String(key.to_owned())))
+        })
+    });
+    matches
+        || match schema.get("additionalProperties") {
+            Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) | Some(Value::Object(_)) => true,
+            _ => COMPOSED.iter().any(|k| schema.contains_key(*k)),
+        }
+}
+
 fn coerce_object(
     map: &mut Map<String, Value>,
     schema: &Map<String, Value>,
     path: &str,
+    segments: &mut Vec<String>,
     fixes: &mut Vec<String>,
+    filled: &mut Vec<Filled>,
 ) {
     let properties = schema.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = schema
@@ -99,35 +180,68 @@ fn coerce_object(
     }
 
     if let Some(properties) = properties {
-        if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-            let extra: Vec<String> = map
-                .keys()
-                .filter(|k| !properties.contains_key(*k))
-                .cloned()
-                .collect();
-            for key in extra {
-                map.shift_remove(&key);
-                fixes.push(format!(
-                    "{}: dropped `{key}`, which the schema does not allow",
-                    at(path)
-                ));
-            }
+        let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+        let extra: Vec<String> = map
+            .keys()
+            .filter(|k| !properties.contains_key(*k) && !required.contains(&k.as_str()))
+            .filter(|k| !admits(schema, k))
+            .cloned()
+            .collect();
+        for key in extra {
+            map.shift_remove(&key);
+            let why = if closed { "allow" } else { "list" };
+            fixes.push(format!(
+                "{}: dropped `{key}`, which the schema does not {why}",
+                at(path)
+            ));
         }
         for (key, property) in properties {
             match map.get_mut(key) {
-                Some(value) => coerce(value, property, &format!("{path}/{key}"), fixes),
+                Some(value) => {
+                    segments.push(key.clone());
+                    let at_key = format!("{path}/{key}");
+                    coerce_at(value, property, &at_key, segments, fixes, filled);
+                    segments.pop();
+                }
                 None => {
                     if let Some(default) = property.get("default") {
                         map.insert(key.clone(), default.clone());
-                        fixes.push(format!(
-                            "{}: filled `{key}` with its default {}",
-                            at(path),
-                            short(default)
-                        ));
+                        filled.push(Filled {
+                            parent: segments.clone(),
+                            key: key.clone(),
+                            detail: format!(
+                                "{}: filled `{key}` with its default {}",
+                                at(path),
+                                short(default)
+                            ),
+                        });
                     }
                 }
             }
         }
+    }
+}
+
+/// Removes a filled key from `value`.
+pub fn unfill(value: &mut Value, filled: &Filled) {
+    let mut at = value;
+    for segment in &filled.parent {
+        at = match at {
+            Value::Object(map) => match map.get_mut(segment) {
+                Some(next) => next,
+                None => return,
+            },
+            Value::Array(items) => {
+                match segment.parse::<usize>().ok().and_then(|i| items.get_mut(i)) {
+                    Some(next) => next,
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+    }
+    if let Value::Object(map) = at {
+        map.shift_remove(&filled.key);
     }
 }
 
@@ -228,7 +342,9 @@ mod tests {
     fn run(value: Value, schema: Value) -> (Value, Vec<String>) {
         let mut value = value;
         let mut fixes = Vec::new();
-        coerce(&mut value, &schema, "", &mut fixes);
+        let mut filled = Vec::new();
+        coerce(&mut value, &schema, "", &mut fixes, &mut filled);
+        fixes.extend(filled.into_iter().map(|f| f.detail));
         (value, fixes)
     }
 
@@ -263,6 +379,50 @@ mod tests {
         );
         assert_eq!(value, json!({"q": "x", "maybe": null, "limit": 10}));
         assert_eq!(fixes.len(), 3, "{fixes:?}");
+    }
+
+    #[test]
+    fn unlisted_keys_are_dropped_unless_the_schema_admits_them() {
+        let props = json!({"q": {"type": "string"}});
+        let open = json!({"type": "object", "properties": props});
+        let (value, fixes) = run(json!({"q": "x", "extra": 1}), open);
+        assert_eq!(value, json!({"q": "x"}));
+        assert_eq!(
+            fixes,
+            ["arguments: dropped `extra`, which the schema does not list"]
+        );
+        for admitting in [
+            json!({"type": "object", "properties": props, "additionalProperties": true}),
+            json!({"type": "object", "properties": props, "additionalProperties": {"type": "integer"}}),
+            json!({"type": "object", "properties": props, "patternProperties": {"^ex": {}}}),
+            json!({"type": "object", "properties": props, "additionalProperties": false, "patternProperties": {"^ex": {}}}),
+            json!({"type": "object", "properties": props, "allOf": [{"properties": {"extra": {}}}]}),
+            json!({"type": "object"}),
+        ] {
+            let (value, fixes) = run(json!({"q": "x", "extra": 1}), admitting.clone());
+            assert_eq!(value, json!({"q": "x", "extra": 1}), "{admitting}");
+            assert!(fixes.is_empty(), "{admitting}: {fixes:?}");
+        }
+        let pattern =
+            json!({"type": "object", "properties": props, "patternProperties": {"^x-": {}}});
+        let (value, _) = run(json!({"q": "x", "x-a": 1, "extra": 1}), pattern);
+        assert_eq!(value, json!({"q": "x", "x-a": 1}));
+    }
+
+    #[test]
+    fn filled_defaults_are_handed_back_with_their_place() {
+        let schema = json!({"type": "object", "properties": {
+            "inner": {"type": "object", "properties": {"a/b": {"type": "string", "default": null}}}
+        }});
+        let mut value = json!({"inner": {}});
+        let (mut fixes, mut filled) = (Vec::new(), Vec::new());
+        coerce(&mut value, &schema, "", &mut fixes, &mut filled);
+        assert_eq!(value, json!({"inner": {"a/b": null}}));
+        assert!(fixes.is_empty());
+        assert_eq!(filled.len(), 1);
+        assert_eq!(filled[0].pointer(), "/inner/a~1b");
+        unfill(&mut value, &filled[0]);
+        assert_eq!(value, json!({"inner": {}}));
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! 1. **json** ([`json`]): the body and the arguments made into JSON; arguments given as a
 //!    JSON string (even twice encoded) decoded.
 //! 2. **name** ([`name`]): the tool the name means.
-//! 3. **coerce** ([`coerce`]): the arguments bent toward the tool's schema.
+//! 3. **coerce** ([`coerce`]): the arguments bent toward the tool's schema; keys the schema
+//!    does not list dropped unless it admits them explicitly; defaults filled in for missing
+//!    keys, except a default that would make the call invalid (the tool applies its own).
 //!
 //! Validation is full JSON Schema ([`ToolSet::validate`]). What is still invalid after the
 //! three steps is returned as [`Unrepaired`]: the run may ask the model again (reask) or a
@@ -182,10 +184,30 @@ fn repair_parts(
         }
     }
 
-    // coerce
+    // coerce; then the defaults it filled in, but none that makes the call invalid.
     let mut details = Vec::new();
-    coerce::coerce(&mut arguments, &schema, "", &mut details);
+    let mut filled = Vec::new();
+    coerce::coerce(&mut arguments, &schema, "", &mut details, &mut filled);
+    let mut valid = false;
+    if !filled.is_empty() {
+        let places = tools.invalid_places(&name, &arguments);
+        valid = places.is_empty();
+        for default in filled {
+            let pointer = default.pointer();
+            let invalid = places
+                .iter()
+                .any(|p| p == &pointer || p.starts_with(&format!("{pointer}/")));
+            if invalid {
+                coerce::unfill(&mut arguments, &default);
+            } else {
+                details.push(default.detail);
+            }
+        }
+    }
     push(&mut fixes, Step::Coerce, details);
+    if valid {
+        return Ok(done(name, arguments, fixes));
+    }
     match tools.validate(&name, &arguments) {
         Ok(()) => Ok(done(name, arguments, fixes)),
         Err(error) => Err(Unrepaired {
@@ -475,6 +497,35 @@ mod tests {
         assert_eq!(
             repaired.arguments,
             json!({"city": "7", "days": 1}).as_object().unwrap().clone()
+        );
+    }
+
+    #[test]
+    fn a_default_that_breaks_its_own_property_is_left_out() {
+        let (tools, _) = ToolSet::new([ToolSpec {
+            name: "lookup".into(),
+            description: String::new(),
+            input_schema: json!({"type": "object", "properties": {
+                "year": {"type": "integer", "default": "dontcare"},
+                "after": {"type": "string", "default": null},
+                "models": {"type": "array", "items": {"type": "string"}, "enum": ["MT10"], "default": []},
+                "page": {"type": "integer", "default": 10},
+                "n": {"type": "integer"}
+            }}),
+        }]);
+        let repaired =
+            repair_body(r#"{"name": "lookup", "arguments": {"n": "50"}}"#, &tools).unwrap();
+        assert_eq!(
+            repaired.arguments,
+            json!({"n": 50, "page": 10}).as_object().unwrap().clone()
+        );
+        let details: Vec<&str> = repaired.fixes.iter().map(|f| f.detail.as_str()).collect();
+        assert_eq!(
+            details,
+            [
+                "/n: \"50\" → 50",
+                "arguments: filled `page` with its default 10"
+            ]
         );
     }
 

@@ -229,3 +229,53 @@ fn abort_drops_open_calls_and_closes_text() {
         "the history and the assistant message"
     );
 }
+
+/// An output with many repaired calls: the snapshots carry the history a few times in all,
+/// not once per call, and each repaired call ends only after a snapshot that holds it final.
+#[test]
+fn snapshots_grow_linearly_with_repaired_calls() {
+    let call = "Adding. <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": \"1\", \"b\": 2}}</tool_call>\n";
+    let output = call.repeat(400);
+    let events = parse_run(&tools(), [output.as_str()], false);
+    let mut snapshot_bytes = 0;
+    let mut snapshots = 0;
+    let mut held: std::collections::HashMap<String, String> = Default::default();
+    for event in &events {
+        match event {
+            Event::MessagesSnapshot { messages } => {
+                snapshots += 1;
+                snapshot_bytes += serde_json::to_string(messages).unwrap().len();
+                for message in messages {
+                    if let Message::Assistant { tool_calls, .. } = message {
+                        for c in tool_calls {
+                            held.insert(c.id.clone(), c.function.arguments.clone());
+                        }
+                    }
+                }
+            }
+            Event::ToolCallEnd { tool_call_id } => {
+                assert_eq!(
+                    held.get(tool_call_id).map(String::as_str),
+                    Some("{\"a\":1,\"b\":2}"),
+                    "{tool_call_id} ends before a snapshot holds it"
+                );
+            }
+            _ => {}
+        }
+    }
+    let final_size = output.len() * 2;
+    assert!(
+        snapshots <= 12,
+        "{snapshots} snapshots for 400 repaired calls"
+    );
+    assert!(
+        snapshot_bytes <= 3 * final_size,
+        "the snapshots carry {snapshot_bytes} bytes for a {} byte output",
+        output.len()
+    );
+    let ends = types(&events)
+        .iter()
+        .filter(|t| *t == "TOOL_CALL_END")
+        .count();
+    assert_eq!(ends, 400);
+}
