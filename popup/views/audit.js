@@ -1,6 +1,6 @@
-// The Audit view: the tab's WebMCP tools reviewed by the host's audit (`audit`): the page's
-// score, then each tool with its score and findings (severity, rule, where, what to do), and
-// the SARIF log to download. Invariant: names and messages (which quote page text) are set only
+// The Audit view: the tab's WebMCP tools reviewed by the host's audit (`audit`, with probes
+// when the person ticks them): the page's score, then each tool with its score and findings
+// (severity, rule, where, what to do), and the SARIF log to download. Invariant: names and messages (which quote page text) are set only
 // through textContent; the worker decides every finding and score.
 
 import { $, element, errorText, say } from '../dom.js';
@@ -31,12 +31,19 @@ function toolSection(tool, findings) {
   return section;
 }
 
+/** The audit request of the view's choices. */
+const request = (format) => {
+  const probe = $('audit-probe').checked;
+  return { tabId: state.tabId, format, probe, allowActing: probe && $('audit-acting').checked };
+};
+
 /** Audits the tab and shows the result. */
 export async function runAudit() {
   if (typeof state.tabId !== 'number') return say('audit-status', 'No tab to audit.', true);
-  say('audit-status', 'Auditing…');
+  const { probe } = request();
+  say('audit-status', probe ? 'Auditing and probing the tools (up to 5 s a call)…' : 'Auditing…');
   try {
-    const audit = await call('audit', { tabId: state.tabId });
+    const audit = await call('audit', request('json'));
     // Findings name their tool; a name two frames share gets its findings once.
     const shown = new Set();
     const byTool = (name) => (shown.has(name) ? [] : (shown.add(name), audit.findings.filter((f) => f.tool === name)));
@@ -53,7 +60,7 @@ export async function runAudit() {
 /** Downloads the audit as a SARIF 2.1.0 log. */
 export async function exportSarif() {
   try {
-    const log = await call('audit', { tabId: state.tabId, format: 'sarif' });
+    const log = await call('audit', request('sarif'));
     const url = URL.createObjectURL(new Blob([JSON.stringify(log, null, 2)], { type: 'application/sarif+json' }));
     const link = element('a');
     link.href = url;

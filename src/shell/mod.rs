@@ -130,3 +130,37 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
         let _ = wasm_bindgen_futures::JsFuture::from(reply).await;
     });
 }
+
+/// `audit({tabId, format?, probe?, allowActing?})`: the tab's tools audited and, with `probe`,
+/// called as `core::audit::probe` plans (one at a time, each confirmed like any call; none
+/// after a call navigated the page).
+pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Value, String> {
+    use crate::core::audit::{audit_tab_probed, probe};
+    let tools = tab_tools(request.tab_id).await?;
+    let mut findings = Vec::new();
+    if request.probe {
+        let plan = probe::plan(&tools, request.allow_acting);
+        findings = plan.findings;
+        let mut calls = plan.calls.into_iter();
+        while let Some(call) = calls.next() {
+            let response = page_call(CallRequest {
+                tab_id: request.tab_id,
+                name: call.tool.clone(),
+                args: call.args.clone(),
+                frame_id: Some(call.frame_id),
+                timeout_ms: probe::PROBE_MS,
+                call: None,
+                expect: None,
+            })
+            .await;
+            let found = probe::judge(&call, &response);
+            let navigated = found.iter().any(|f| f.rule == "probe-navigates");
+            findings.extend(found);
+            if navigated {
+                findings.extend(probe::left_out(calls, &call.tool));
+                break;
+            }
+        }
+    }
+    Ok(audit_tab_probed(&tools, findings).render(request.format, None))
+}

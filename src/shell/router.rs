@@ -16,7 +16,6 @@ use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
 use super::{agent, auth, chrome, expose, runlog, settings, threads, waits};
-use crate::core::audit::audit_tab;
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
 use crate::core::setup::call::page;
@@ -76,10 +75,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
         Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
-        Op::Audit(request) => {
-            let tools = super::tab_tools(request.tab_id).await?;
-            Ok(audit_tab(&tools).render(request.format, None))
-        }
+        Op::Audit(request) => super::audit(request).await,
         Op::Run(request) => agent::run(request).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),

@@ -50,13 +50,47 @@ describe('the tool audit in the browser', () => {
     for (const finding of audit.findings) assert.ok(finding.message.length > 20, JSON.stringify(finding));
   });
 
-  test('SARIF: one result per finding; probes are refused, not ignored', async () => {
+  test('SARIF: one result per finding; bad requests are refused', async () => {
     const { tabId, audit } = await auditOf('hostile/injection.html', { format: 'sarif' });
     assert.equal(audit.version, '2.1.0');
     const json = await host.worker.evaluate((t) => webmcpHost.audit({ tabId: t }), tabId);
     assert.equal(audit.runs[0].results.length, json.findings.length);
-    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true }), tabId), /probes .* are not built yet/);
+    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: 'yes' }), tabId), /`probe` must be true or false/);
     await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, format: 'xml' }), tabId), /unknown format `xml`/);
+  });
+
+  test('probes call the read-only tools with a valid and an invalid example and report what misbehaves', async () => {
+    const { audit } = await auditOf('audit-probe.html', { probe: true });
+    const probed = (tool) => audit.findings.filter((f) => f.tool === tool && f.rule.startsWith('probe-')).map((f) => f.rule);
+    assert.deepEqual(probed('find_products'), [], 'a well-behaved tool');
+    assert.deepEqual(probed('lookup_anything'), ['probe-accepts-invalid']);
+    assert.deepEqual(probed('search_catalog'), ['probe-throws']);
+    assert.ok(probed('get_report').includes('probe-hangs'), probed('get_report'));
+    assert.deepEqual(probed('list_favourites'), ['probe-empty']);
+    assert.deepEqual(probed('dump_inventory'), ['probe-oversized']);
+    assert.deepEqual(probed('delete_account'), ['probe-skipped'], 'not read-only: not called without permission');
+    const calls = await page.evaluate(() => window.__calls.map((c) => c.name));
+    assert.ok(!calls.includes('delete_account'), 'the consequential tool never ran');
+    assert.deepEqual(calls.filter((n) => n === 'find_products').length, 2, 'a valid and an invalid call');
+    const valid = await page.evaluate(() => window.__calls.find((c) => c.name === 'find_products').input);
+    assert.deepEqual(Object.keys(valid), ['query']);
+    const tool = audit.tools.find((t) => t.name === 'search_catalog');
+    assert.ok(tool.score <= 75 && tool.errors >= 1, JSON.stringify(tool));
+  });
+
+  test('probes with allowActing call a consequential tool only once the person allows it in the page', async () => {
+    const dialogs = [];
+    // The suite's handler dismisses every dialog; this one only records it.
+    const answer = (dialog) => dialogs.push(dialog.message());
+    page.on('dialog', answer);
+    await page.goto(`${server.url}/audit-probe.html`);
+    const tabId = await host.tabIdOf(page);
+    await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
+    const audit = await host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true, allowActing: true }), tabId);
+    page.off('dialog', answer);
+    assert.ok(dialogs.some((d) => d.includes('delete_account')), 'asked in the page');
+    assert.ok(!(await page.evaluate(() => window.__calls.some((c) => c.name === 'delete_account'))), 'declined: not run');
+    assert.deepEqual(audit.findings.filter((f) => f.tool === 'delete_account' && f.rule.startsWith('probe-')), [], 'a declined probe says nothing of the tool');
   });
 
   test("the popup's Audit view shows the score and each tool's findings", async () => {
@@ -71,6 +105,13 @@ describe('the tool audit in the browser', () => {
     assert.equal(await popup.locator('#audit-tools img, #audit-tools b, #audit-tools script').count(), 0, 'page text stays text');
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await popup.screenshot({ path: join(ROOT, 'test-output', 'audit.png'), fullPage: true });
+    // Probes from the popup: ticked, the read-only tools are called.
+    await page.goto(`${server.url}/audit-probe.html`);
+    await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
+    await popup.check('#audit-probe');
+    await popup.click('#audit-run');
+    await popup.waitForSelector('li.finding[data-rule="probe-throws"]', { timeout: 20_000 });
+    assert.equal(await popup.locator('li[data-tool="delete_account"] li.finding[data-rule="probe-skipped"]').count(), 1);
     await popup.close();
   });
 });

@@ -15,12 +15,14 @@
 //! - [`words`]: the word lists the checks read names and descriptions with.
 //! - [`score`]: the score of a tool and of a page.
 //! - [`sarif`]: the SARIF 2.1.0 log.
+//! - [`probe`]: the opt-in calls of the tools, and what their answers say.
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::core::page::tabs::TabTools;
 
+pub mod probe;
 pub mod rules;
 pub mod sarif;
 pub mod schema;
@@ -207,10 +209,26 @@ pub fn audit_tab(tab: &TabTools) -> Audit {
     audit_value(&tab.response()).unwrap_or_else(|_| audit_entries(&[]))
 }
 
+/// Audits a tab's tools with the findings of its probes ([`probe`]), each counted against
+/// the tool it names.
+pub fn audit_tab_probed(tab: &TabTools, probed: Vec<Finding>) -> Audit {
+    let entries = entries(&tab.response()).unwrap_or_default();
+    audit_with(&entries, probed)
+}
+
 /// Audits entries: every rule on every entry, then the rules across entries, then the scores.
 pub fn audit_entries(entries: &[Entry]) -> Audit {
+    audit_with(entries, Vec::new())
+}
+
+fn audit_with(entries: &[Entry], extra: Vec<Finding>) -> Audit {
     let mut per_entry: Vec<Vec<Finding>> = entries.iter().map(rules::check_entry).collect();
     rules::check_across(entries, &mut per_entry);
+    for finding in extra {
+        if let Some(at) = entries.iter().position(|e| e.label == finding.tool) {
+            per_entry[at].push(finding);
+        }
+    }
     let tools = entries
         .iter()
         .zip(&per_entry)

@@ -8,6 +8,7 @@
 
 use serde_json::{json, Value};
 
+use super::probe::PROBE_RULES;
 use super::rules::RULES;
 use super::Audit;
 
@@ -24,6 +25,7 @@ pub fn log(audit: &Audit, artifact: Option<&str>) -> Value {
     let artifact = artifact.as_deref();
     let rules: Vec<Value> = RULES
         .iter()
+        .chain(PROBE_RULES)
         .map(|rule| {
             json!({
                 "id": rule.id,
@@ -37,7 +39,10 @@ pub fn log(audit: &Audit, artifact: Option<&str>) -> Value {
         .findings
         .iter()
         .map(|finding| {
-            let index = RULES.iter().position(|r| r.id == finding.rule);
+            let index = RULES
+                .iter()
+                .chain(PROBE_RULES)
+                .position(|r| r.id == finding.rule);
             let qualified = match &finding.pointer {
                 Some(pointer) => format!("{}{pointer}", finding.tool),
                 None => finding.tool.clone(),

@@ -89,18 +89,21 @@ impl ListToolsRequest {
     }
 }
 
-/// `audit({tabId, format?, probe?})`.
+/// `audit({tabId, format?, probe?, allowActing?})`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRequest {
     /// The tab whose tools are audited.
     pub tab_id: i64,
     /// How the audit is written (`json`, the default, or `sarif`).
     pub format: crate::core::audit::Format,
+    /// Whether the tools are called too (`core::audit::probe`).
+    pub probe: bool,
+    /// Whether probes call tools that are not read-only (each confirmed like any call).
+    pub allow_acting: bool,
 }
 
 impl AuditRequest {
-    /// Parses `{tabId, format?, probe?}`; probes (calls of the tools) are not built yet, so
-    /// `probe: true` is refused rather than ignored.
+    /// Parses `{tabId, format?, probe?, allowActing?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         let what = OpName::Audit.as_str();
         let map = object(value, what)?;
@@ -118,15 +121,20 @@ impl AuditRequest {
                 )))
             }
         };
-        if map
-            .get("probe")
-            .is_some_and(|p| p != &Value::Bool(false) && !p.is_null())
-        {
-            return Err(bad(format!(
-                "{what}: probes (calling the tools) are not built yet; audit without `probe`"
-            )));
-        }
-        Ok(AuditRequest { tab_id, format })
+        let flag = |key: &str| match map.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(bad(format!(
+                "{what}: `{key}` must be true or false, not {}",
+                kind(other)
+            ))),
+        };
+        Ok(AuditRequest {
+            tab_id,
+            format,
+            probe: flag("probe")?,
+            allow_acting: flag("allowActing")?,
+        })
     }
 }
 
