@@ -191,6 +191,10 @@
         return callTool(message.name, message.args, message.confirm, message.call, message.within);
       case 'cancel':
         return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
+      case 'watch':
+        // The page's requests during an audit probe: only the MAIN-world companion sees them.
+        if (!main.paired) return failure('NotSupportedError', 'this frame cannot watch its requests');
+        return main.ask({ op: 'watch', on: message.on === true });
       case 'confirm':
         // Only the top frame asks, so that a call is never confirmed twice.
         if (window !== window.top) return failure('NotSupportedError', 'only the top frame confirms');

@@ -12,6 +12,10 @@
 // - It only answers: it never asks the isolated bridge or the extension for anything, so a page
 //   that learned the secret anyway could at most answer for its own tools, which it can do
 //   already. Confirmations are shown by the isolated bridge before a call gets here.
+// - During an audit probe, asked to (`watch`), it notes the requests the page sends through its
+//   own fetch, XMLHttpRequest, sendBeacon and forms: the wrappers go in at the first watch, so
+//   a page never probed keeps its functions untouched. What it notes is the page's own
+//   behaviour, which the page could hide (a reference taken before, another frame's fetch).
 (() => {
   'use strict';
   const doc = document;
@@ -93,6 +97,48 @@
     });
   };
 
+  // Requests noted while an audit probe watches (`watch`), at most 100.
+  let noted = null;
+  const note = (method, url) => {
+    if (noted === null || noted.length >= 100) return;
+    try {
+      noted.push({ method: String(method ?? 'GET').toUpperCase(), url: String(url ?? '') });
+    } catch {
+      // a URL or method object that cannot be written: left out
+    }
+  };
+  let wrapped = false;
+  const wrapRequests = () => {
+    if (wrapped) return;
+    wrapped = true;
+    const fetch0 = window.fetch;
+    if (typeof fetch0 === 'function') {
+      window.fetch = function fetch(input, init) {
+        const isRequest = typeof Request === 'function' && input instanceof Request;
+        note(init?.method ?? (isRequest ? input.method : 'GET'), isRequest ? input.url : input);
+        return fetch0.apply(this, arguments);
+      };
+    }
+    const open0 = XMLHttpRequest.prototype.open;
+    XMLHttpRequest.prototype.open = function open(method, url) {
+      note(method, url);
+      return open0.apply(this, arguments);
+    };
+    const beacon0 = Navigator.prototype.sendBeacon;
+    if (typeof beacon0 === 'function') {
+      Navigator.prototype.sendBeacon = function sendBeacon(url) {
+        note('POST', url);
+        return beacon0.apply(this, arguments);
+      };
+    }
+    const submit0 = HTMLFormElement.prototype.submit;
+    HTMLFormElement.prototype.submit = function submit() {
+      note(this.method, this.action);
+      return submit0.apply(this, arguments);
+    };
+    listen.call(doc, 'submit', (event) => note(event.target?.method, event.target?.action), true);
+  };
+
   const handle = async (request) => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin };
@@ -116,6 +162,16 @@
         }
         if (result === null) return { ok: true, result: null, url: location.href };
         return { ok: true, result: typeof result === 'string' ? result : stringify(result ?? null) };
+      }
+      case 'watch': {
+        if (request.on === true) {
+          wrapRequests();
+          noted = [];
+          return { ok: true };
+        }
+        const requests = noted ?? [];
+        noted = null;
+        return { ok: true, requests };
       }
       case 'cancel': {
         const controller = running.get(request.call);

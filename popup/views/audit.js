@@ -34,7 +34,13 @@ function toolSection(tool, findings) {
 /** The audit request of the view's choices. */
 const request = (format) => {
   const probe = $('audit-probe').checked;
-  return { tabId: state.tabId, format, probe, allowActing: probe && $('audit-acting').checked };
+  return {
+    tabId: state.tabId,
+    format,
+    probe,
+    allowActing: probe && $('audit-acting').checked,
+    watchNetwork: probe && $('audit-network').checked,
+  };
 };
 
 /** Audits the tab and shows the result. */

@@ -26,7 +26,8 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::core::bridge::{confirmed, FrameRequest, Reply, Target};
+use crate::core::bridge::{confirmed, parse_watched, FrameRequest, Reply, Target};
+use crate::core::limits::Limits;
 use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
@@ -143,6 +144,13 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
         findings = plan.findings;
         let mut calls = plan.calls.into_iter();
         while let Some(call) = calls.next() {
+            let watch = |on| {
+                let message = FrameRequest::Watch { on }.to_message();
+                ask(request.tab_id, call.frame_id.into(), &message, 2_000)
+            };
+            if request.watch_network {
+                watch(true).await;
+            }
             let response = page_call(CallRequest {
                 tab_id: request.tab_id,
                 name: call.tool.clone(),
@@ -153,7 +161,11 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
                 expect: None,
             })
             .await;
-            let found = probe::judge(&call, &response);
+            let requests = match request.watch_network {
+                true => parse_watched(&watch(false).await, &Limits::DEFAULT).unwrap_or_default(),
+                false => Vec::new(),
+            };
+            let found = probe::judge(&call, &response, &requests);
             let navigated = found.iter().any(|f| f.rule == "probe-navigates");
             findings.extend(found);
             if navigated {

@@ -76,6 +76,15 @@ describe('the tool audit in the browser', () => {
     assert.deepEqual(Object.keys(valid), ['query']);
     const tool = audit.tools.find((t) => t.name === 'search_catalog');
     assert.ok(tool.score <= 75 && tool.errors >= 1, JSON.stringify(tool));
+    assert.deepEqual(probed('check_price'), [], 'requests are not watched without leave');
+  });
+
+  test('probes that watch the network catch a read-only tool that posts', async () => {
+    const { audit } = await auditOf('audit-probe.html', { probe: true, watchNetwork: true });
+    const lying = audit.findings.filter((f) => f.rule === 'probe-lying-hint');
+    assert.deepEqual(lying.map((f) => f.tool), ['check_price']);
+    assert.match(lying[0].message, /sent POST .*\/orders/);
+    assert.equal(lying[0].severity, 'error');
   });
 
   test('probes with allowActing call a consequential tool only once the person allows it in the page', async () => {

@@ -321,10 +321,17 @@ pub fn left_out(calls: impl Iterator<Item = ProbeCall>, by: &str) -> Vec<Finding
         .collect()
 }
 
-/// What a probe's answer (`callTool`-shaped) says about its tool.
-pub fn judge(call: &ProbeCall, response: &Value) -> Vec<Finding> {
+/// What a probe's answer (`callTool`-shaped) says about its tool, with the requests its page
+/// sent meanwhile (`(method, url)`, when they were watched).
+pub fn judge(call: &ProbeCall, response: &Value, requests: &[(String, String)]) -> Vec<Finding> {
     let mut out = Vec::new();
     let tool = call.tool.as_str();
+    if call.read_only {
+        if let Some((method, url)) = requests.iter().find(|(m, _)| m != "GET" && m != "HEAD") {
+            let url: String = url.chars().take(200).collect();
+            out.push(finding("probe-lying-hint", tool, format!("the tool claims readOnlyHint, yet a call sent {method} {url}: drop readOnlyHint (and add consequentialHint if it changes anything), or stop writing")));
+        }
+    }
     let ok = response.get("ok") == Some(&Value::Bool(true));
     let error = response
         .get("error")

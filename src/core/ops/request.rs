@@ -89,7 +89,7 @@ impl ListToolsRequest {
     }
 }
 
-/// `audit({tabId, format?, probe?, allowActing?})`.
+/// `audit({tabId, format?, probe?, allowActing?, watchNetwork?})`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRequest {
     /// The tab whose tools are audited.
@@ -100,10 +100,12 @@ pub struct AuditRequest {
     pub probe: bool,
     /// Whether probes call tools that are not read-only (each confirmed like any call).
     pub allow_acting: bool,
+    /// Whether the page's requests are watched during each probe.
+    pub watch_network: bool,
 }
 
 impl AuditRequest {
-    /// Parses `{tabId, format?, probe?, allowActing?}`.
+    /// Parses `{tabId, format?, probe?, allowActing?, watchNetwork?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         let what = OpName::Audit.as_str();
         let map = object(value, what)?;
@@ -134,6 +136,7 @@ impl AuditRequest {
             format,
             probe: flag("probe")?,
             allow_acting: flag("allowActing")?,
+            watch_network: flag("watchNetwork")?,
         })
     }
 }

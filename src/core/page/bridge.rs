@@ -88,6 +88,14 @@ pub enum FrameRequest {
         /// The call's id in the page.
         call: String,
     },
+    /// Start (`on`) or end watching the requests the frame's page sends (an audit probe, with
+    /// the person's leave): the page's own `fetch`, `XMLHttpRequest`, `sendBeacon` and form
+    /// submissions, wrapped by the MAIN-world companion. Ending answers `{ok: true, requests:
+    /// [{method, url}]}` ([`parse_watched`]).
+    Watch {
+        /// Whether to start (true) or end (false).
+        on: bool,
+    },
     /// Ask the person in the page (`confirm()`), for a call that runs elsewhere (an MCP tool
     /// in a run tied to this tab). The reply is `{"ok": true, "confirmed": bool}`.
     Confirm {
@@ -124,6 +132,9 @@ impl FrameRequest {
             }
             FrameRequest::Cancel { call } => {
                 json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "cancel", "call": call})
+            }
+            FrameRequest::Watch { on } => {
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "watch", "on": on})
             }
             FrameRequest::Confirm { text } => {
                 json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "confirm", "text": text})
@@ -331,6 +342,33 @@ pub fn parse_listing(
     })
 }
 
+/// The most requests [`parse_watched`] keeps.
+pub const MAX_WATCHED: usize = 100;
+
+/// A frame's answer to the end of a [`FrameRequest::Watch`]: each request's method (upper
+/// case) and URL (both capped), at most [`MAX_WATCHED`]; entries that are not
+/// `{method, url}` strings are left out. An error when the frame could not watch.
+pub fn parse_watched(reply: &Reply, limits: &Limits) -> Result<Vec<(String, String)>, String> {
+    let text = match reply {
+        Reply::Answered(Ok(text)) => text,
+        Reply::Answered(Err(e)) | Reply::Failed(e) => return Err(e.clone()),
+        Reply::TimedOut => return Err("the frame did not answer".into()),
+    };
+    let map = match parse_reply(text, limits).map_err(|e| e.to_string())? {
+        Ok(map) => map,
+        Err((name, message)) => return Err(format!("{name}: {message}")),
+    };
+    let cap = |v: &Value| v.as_str().map(|s| s.chars().take(500).collect::<String>());
+    Ok(map
+        .get("requests")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| Some((cap(r.get("method")?)?.to_uppercase(), cap(r.get("url")?)?)))
+        .take(MAX_WATCHED)
+        .collect())
+}
+
 /// Parses a frame's answer to [`FrameRequest::CallTool`].
 pub fn parse_call_reply(raw: &str, limits: &Limits) -> Result<CallOutcome, BridgeError> {
     let map = match parse_reply(raw, limits)? {
@@ -366,6 +404,33 @@ mod tests {
     use super::*;
 
     const L: Limits = Limits::DEFAULT;
+
+    #[test]
+    fn watched_requests_are_read_as_untrusted() {
+        let reply = |v: Value| Reply::Answered(Ok(v.to_string()));
+        let many: Vec<Value> = (0..150)
+            .map(|i| json!({"method": "get", "url": format!("/{i}")}))
+            .collect();
+        let mut listed = vec![
+            json!({"method": "post", "url": "x".repeat(900)}),
+            json!({"method": 7}),
+            json!("GET /"),
+        ];
+        listed.extend(many);
+        let watched = parse_watched(
+            &reply(json!({"webmcpHost": 1, "ok": true, "requests": listed})),
+            &L,
+        )
+        .expect("read");
+        assert_eq!(watched.len(), MAX_WATCHED);
+        assert_eq!((watched[0].0.as_str(), watched[0].1.len()), ("POST", 500));
+        assert_eq!(watched[1], ("GET".to_owned(), "/0".to_owned()));
+        assert!(parse_watched(&Reply::TimedOut, &L).is_err());
+        assert_eq!(
+            FrameRequest::Watch { on: true }.to_message(),
+            json!({"webmcpHost": 1, "op": "watch", "on": true})
+        );
+    }
 
     #[test]
     fn requests_carry_the_protocol_key() {

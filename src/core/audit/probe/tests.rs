@@ -105,7 +105,7 @@ fn answers_are_judged() {
         why: Some("the required property `q` left out".into()),
     };
     let rules = |call: &ProbeCall, response: Value| {
-        judge(call, &response)
+        judge(call, &response, &[])
             .iter()
             .map(|f| (f.rule, f.severity))
             .collect::<Vec<_>>()
@@ -173,5 +173,42 @@ fn answers_are_judged() {
             json!({"ok": false, "error": "TypeError: q is required"})
         ),
         vec![]
+    );
+}
+
+#[test]
+fn a_read_only_tool_that_writes_is_caught_by_its_requests() {
+    let call = |read_only| ProbeCall {
+        tool: "get_price".into(),
+        frame_id: 0,
+        read_only,
+        kind: ProbeKind::Valid,
+        args: Map::new(),
+        why: None,
+    };
+    let ok = json!({"ok": true, "result": "4 EUR"});
+    let sent = |m: &str| {
+        vec![
+            ("GET".to_owned(), "https://shop.test/p".to_owned()),
+            (m.to_owned(), "https://shop.test/order".to_owned()),
+        ]
+    };
+    let found = judge(&call(true), &ok, &sent("POST"));
+    assert_eq!(
+        found
+            .iter()
+            .map(|f| (f.rule, f.severity))
+            .collect::<Vec<_>>(),
+        vec![("probe-lying-hint", Error)]
+    );
+    assert!(
+        found[0].message.contains("POST https://shop.test/order"),
+        "{}",
+        found[0].message
+    );
+    assert!(judge(&call(true), &ok, &sent("HEAD")).is_empty());
+    assert!(
+        judge(&call(false), &ok, &sent("POST")).is_empty(),
+        "a tool that does not claim to read may write"
     );
 }
