@@ -3,7 +3,7 @@
 // (severity, rule, where, what to do), and the SARIF log to download. Invariant: names and messages (which quote page text) are set only
 // through textContent; the worker decides every finding and score.
 
-import { $, element, errorText, say } from '../dom.js';
+import { $, button, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
 import { state } from '../state.js';
 
@@ -23,12 +23,24 @@ function toolSection(tool, findings) {
   const title = element('div');
   const frame = tool.frameId === undefined ? '' : tool.frameId === 0 ? ' · top frame' : ` · frame ${tool.frameId}`;
   title.append(element('span', 'tool-name', tool.name), element('span', 'muted', ` · ${tool.score}/100${frame}`));
+  title.append(button('Show the tool', () => showTool(tool.name, tool.frameId), 'small'));
   section.append(title);
   const list = element('ul', 'findings');
   list.append(...findings.map(findingItem));
   if (findings.length === 0) list.append(element('li', 'muted', 'No findings.'));
   section.append(list);
   return section;
+}
+
+/** Shows a tool in the Run view's list of the tab's tools, marked. */
+function showTool(name, frameId) {
+  document.querySelector('#views button[data-view="run"]').click();
+  const items = [...document.querySelectorAll('#tools li')].filter((li) => li.dataset.tool === name);
+  const item = items.find((li) => frameId === undefined || li.dataset.frame === String(frameId)) ?? items[0];
+  for (const li of document.querySelectorAll('#tools li.marked')) li.classList.remove('marked');
+  if (!item) return say('status', `${name} is no longer offered by this tab.`, true);
+  item.classList.add('marked');
+  item.scrollIntoView({ block: 'center' });
 }
 
 /** The audit request of the view's choices. */

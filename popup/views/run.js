@@ -27,6 +27,7 @@ const HINTS = [
 function renderTool(tool) {
   const item = element('li');
   item.dataset.tool = tool.name;
+  item.dataset.frame = String(tool.frameId);
   const title = element('div');
   title.append(element('span', 'tool-name', tool.name));
   for (const [key, label, extra] of HINTS) {

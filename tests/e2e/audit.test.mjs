@@ -114,6 +114,11 @@ describe('the tool audit in the browser', () => {
     assert.equal(await popup.locator('#audit-tools img, #audit-tools b, #audit-tools script').count(), 0, 'page text stays text');
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await popup.screenshot({ path: join(ROOT, 'test-output', 'audit.png'), fullPage: true });
+    // Each tool's findings lead to the tool itself in the tab's tool list.
+    await popup.click('li.audit-tool[data-tool="transfer_funds"] button');
+    assert.equal(await popup.getAttribute('body', 'data-view'), 'run');
+    assert.equal(await popup.getAttribute('#tools li.marked', 'data-tool'), 'transfer_funds');
+    await popup.click('#views button[data-view="audit"]');
     // Probes from the popup: ticked, the read-only tools are called.
     await page.goto(`${server.url}/audit-probe.html`);
     await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
