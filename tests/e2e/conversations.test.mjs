@@ -6,20 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, stopWorker, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { validateEvents } from '../agui/validate.mjs';
-
-const until = async (what, check, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 const SCENARIOS = {
   turns: {
@@ -134,10 +124,7 @@ describe('conversations', () => {
     await until(`the call of ${tool}`, async () => (await calls()) === 1);
     await new Promise((r) => setTimeout(r, settleMs));
     // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
-    const cdp = await host.context.newCDPSession(page);
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await cdp.detach();
+    await stopWorker(host.context, page);
     const popup = await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     const message = (m) => popup.evaluate((x) => chrome.runtime.sendMessage(x), m);

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { mkdir, readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, stopWorker } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -396,10 +396,7 @@ describe('popup and side panel', () => {
     assert.equal(await shownRunId(popup), runs.find((r) => r.tabId === tabId).runId);
 
     // Stop the worker; the next message starts a new one, which reads the stored records.
-    const cdp = await host.context.newCDPSession(popup);
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await cdp.detach();
+    await stopWorker(host.context, popup);
     await popup.reload();
     await popup.waitForSelector('body[data-state="ready"]');
     await view(popup, 'log');

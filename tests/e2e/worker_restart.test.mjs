@@ -6,19 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, stopWorker, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-
-const until = async (what, check, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 
 describe('a worker stopped by Chrome mid-run', () => {
   let server, models, host, page, tabId;
@@ -57,10 +47,7 @@ describe('a worker stopped by Chrome mid-run', () => {
 
   /** Stops the worker; an extension page starts a fresh one. Resolves to that page's `ask`. */
   const restart = async () => {
-    const cdp = await host.context.newCDPSession(page);
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await cdp.detach();
+    await stopWorker(host.context, page);
     const popup = await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     return { popup, ask: (message) => popup.evaluate((m) => chrome.runtime.sendMessage(m), message) };

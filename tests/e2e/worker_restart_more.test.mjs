@@ -10,20 +10,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { CANARY, launchHost, ROOT, storeSignIn } from '../support/browser.mjs';
+import { CANARY, launchHost, ROOT, stopWorker, storeSignIn, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 
-const until = async (what, check, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const BOUND = { timeout: 30_000 };
 const TOKEN = 'tok-restart-4b1f';
@@ -80,10 +71,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
 
   /** Stops the worker; the popup (opened, or reloaded) starts a fresh one. */
   const restart = async () => {
-    const cdp = await host.context.newCDPSession(page);
-    await cdp.send('ServiceWorker.enable');
-    await cdp.send('ServiceWorker.stopAllWorkers');
-    await cdp.detach();
+    await stopWorker(host.context, page);
     popup ??= await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html`);
     await popup.waitForSelector('body[data-state="ready"]');

@@ -248,3 +248,26 @@ export async function evaluateInContentScript(context, page, expression) {
     await cdp.detach();
   }
 }
+
+/**
+ * Stops the extension's service worker as Chrome does when it likes (DevTools'
+ * `ServiceWorker.stopAllWorkers`, over a CDP session of `page`): the browser and its pages live
+ * on, and the next extension page or event starts a fresh worker.
+ */
+export async function stopWorker(context, page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await cdp.detach();
+}
+
+/** Resolves to `check()`'s first truthy value (its rejections count as no), or throws naming `what` after `ms`. */
+export async function until(what, check, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,374 @@
+//! The drive's tool calls: intents stored before acting calls, cancellation in the frame,
+//! confirmations of MCP calls, refusals, and the repair hook.
+
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
+    let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
+    let store = first
+        .iter()
+        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.name == "buy" && i.source == "page https://shop.test")))
+        .expect("the intent is stored");
+    let (tool, call_id, request) = first
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| match a {
+            Action::Tool { call_id, call, .. } => match call.as_ref() {
+                ToolCall::Page(request) => Some((i, call_id.clone(), request.clone())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("the page call");
+    assert!(store < tool);
+    assert_eq!(request.timeout_ms, PAGE_TOOL_MS);
+    assert_eq!(request.call.as_deref(), Some(call_id.as_str()));
+    assert_eq!(request.expect.as_ref(), Some(&page_tool("buy", true)));
+    let done = feed(
+        &mut drive,
+        Answer::ToolDone {
+            call_id: call_id.clone(),
+            response: json!({"ok": true, "result": "done"}),
+        },
+    );
+    assert!(first.contains(&Action::Intents(vec![Intent {
+        call_id: call_id.clone(),
+        name: "buy".into(),
+        source: "page https://shop.test".into(),
+    }])));
+    let result = done.iter().position(|a| {
+        matches!(a, Action::Event(e) if serde_json::to_value(e).unwrap()["type"] == "TOOL_CALL_RESULT")
+    });
+    let dropped = done.iter().position(|a| *a == Action::Intents(Vec::new()));
+    let (result, dropped) = (
+        result.expect("the result"),
+        dropped.expect("the intent goes"),
+    );
+    assert!(
+        result < dropped,
+        "the result's event goes out before the intent is dropped"
+    );
+    assert_eq!(
+        outcome(&done),
+        Some(RunOutcome::Completed {
+            text: "Bought.".into()
+        })
+    );
+    assert!(drive.transcript().lines().count() == 2);
+}
+
+#[test]
+fn stop_during_a_page_call_cancels_it_in_its_frame() {
+    let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
+    let call_id = first
+        .iter()
+        .find_map(|a| match a {
+            Action::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .expect("a call");
+    let stopped = feed(
+        &mut drive,
+        Answer::Stop {
+            reason: "enough".into(),
+        },
+    );
+    assert!(stopped.contains(&Action::CancelInFrame {
+        tab_id: 7,
+        frame_id: 0,
+        call_id: call_id.clone()
+    }));
+    // The call's intent goes with it.
+    assert!(stopped.contains(&Action::Intents(Vec::new())));
+    assert_eq!(
+        outcome(&stopped),
+        Some(RunOutcome::Stopped {
+            reason: "enough".into()
+        })
+    );
+}
+
+#[test]
+fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Delete")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "delete".into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }];
+    let transcript =
+        r#"{"text":"","calls":[{"name":"delete","arguments":{"a":2}}],"finish":"stop"}"#;
+    let mut drive = Drive::new(
+        Run::start(input),
+        Setup {
+            model: model(Provider::Replay, Some(transcript)),
+            key: Ok(None),
+            tab_id: Some(7),
+            hook: false,
+            // A page tool of the same name (left out of the run) does not take the call.
+            bindings: vec![
+                ("delete".into(), Binding::Page(page_tool("delete", true))),
+                (
+                    "delete".into(),
+                    Binding::Mcp {
+                        server: "own".into(),
+                        tool: McpTool {
+                            name: "delete".into(),
+                            title: None,
+                            description: "Deletes".into(),
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: Default::default(),
+                        },
+                        needs_confirmation: true,
+                        acting: true,
+                    },
+                ),
+            ],
+        },
+    );
+    let actions = drain(&mut drive);
+    // Asked first: not under way yet, so no intent, and the worker may idle meanwhile.
+    assert!(!actions.iter().any(|a| matches!(a, Action::Intents(_))));
+    assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
+    assert_eq!(actions.last(), Some(&Action::KeepAlive(false)));
+    let ask = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Confirm(ask) => Some(ask.as_ref().clone()),
+            _ => None,
+        })
+        .expect("a confirmation");
+    assert_eq!((ask.server.as_str(), ask.tool.as_str()), ("own", "delete"));
+    assert_eq!(
+        ask.confirm,
+        Confirm::InPage {
+            tab_id: 7,
+            text: crate::core::confirm::mcp_tool(
+                "own",
+                "delete",
+                &json!({"a": 2}).as_object().unwrap().clone()
+            )
+            .unwrap()
+        }
+    );
+    // Allowed: the worker works again, the intent is stored, then the call starts.
+    let allowed = feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id: ask.call_id.clone(),
+            allowed: true,
+        },
+    );
+    let stored = allowed
+        .iter()
+        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own")))
+        .expect("the intent");
+    let started = allowed
+        .iter()
+        .position(|a| matches!(a, Action::Tool { .. }))
+        .expect("the call");
+    assert!(stored < started);
+    assert!(allowed.contains(&Action::KeepAlive(true)));
+    let tool = match &allowed[started] {
+        Action::Tool { call, .. } => match call.as_ref() {
+            ToolCall::Mcp { tool, .. } => tool.clone(),
+            other => panic!("not an MCP call: {other:?}"),
+        },
+        _ => unreachable!(),
+    };
+    // The call carries the tool as the server listed it: the shell needs only the client.
+    assert_eq!(tool.name, "delete");
+}
+
+#[test]
+fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Delete it")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "own__delete".into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }];
+    let transcript = r#"{"text":"","calls":[{"name":"own__delete","arguments":{}}],"finish":"stop"}
+{"text":"Not deleted.","finish":"stop"}"#;
+    let mut drive = Drive::new(
+        Run::start(input),
+        Setup {
+            model: model(Provider::Replay, Some(transcript)),
+            key: Ok(None),
+            tab_id: None,
+            hook: false,
+            bindings: vec![(
+                "own__delete".into(),
+                Binding::Mcp {
+                    server: "own".into(),
+                    tool: McpTool {
+                        name: "delete".into(),
+                        title: None,
+                        description: "Deletes".into(),
+                        input_schema: json!({"type": "object"}),
+                        output_schema: None,
+                        annotations: Default::default(),
+                    },
+                    needs_confirmation: true,
+                    acting: true,
+                },
+            )],
+        },
+    );
+    let actions = drain(&mut drive);
+    let call_id = actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Confirm(ask) if matches!(ask.confirm, Confirm::Person { .. }) => {
+                Some(ask.call_id.clone())
+            }
+            _ => None,
+        })
+        .expect("a confirmation in the popup");
+    assert_eq!(actions.last(), Some(&Action::KeepAlive(false)));
+    let declined = feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id: call_id.clone(),
+            allowed: false,
+        },
+    );
+    assert!(!declined
+        .iter()
+        .any(|a| matches!(a, Action::Tool { .. } | Action::Intents(_))));
+    assert_eq!(
+        outcome(&declined),
+        Some(RunOutcome::Completed {
+            text: "Not deleted.".into()
+        })
+    );
+    assert!(feed(
+        &mut drive,
+        Answer::Confirmed {
+            call_id,
+            allowed: true
+        }
+    )
+    .is_empty());
+}
+
+#[test]
+fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
+    let mut input = RunInput::new("t1", "r1", vec![user("Delete")]);
+    input.tools = vec![RunTool {
+        spec: ToolSpec {
+            name: "delete".into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }];
+    let args: serde_json::Map<String, Value> =
+        (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
+    let transcript =
+        json!({"text": "", "calls": [{"name": "delete", "arguments": args}], "finish": "stop"})
+            .to_string();
+    for tab_id in [Some(7), None] {
+        let mut drive = Drive::new(
+            Run::start(input.clone()),
+            Setup {
+                model: model(Provider::Replay, Some(&transcript)),
+                key: Ok(None),
+                tab_id,
+                hook: false,
+                bindings: vec![(
+                    "delete".into(),
+                    Binding::Mcp {
+                        server: "own".into(),
+                        tool: McpTool {
+                            name: "delete".into(),
+                            title: None,
+                            description: "Deletes".into(),
+                            input_schema: json!({"type": "object"}),
+                            output_schema: None,
+                            annotations: Default::default(),
+                        },
+                        needs_confirmation: true,
+                        acting: true,
+                    },
+                )],
+            },
+        );
+        let actions = drain(&mut drive);
+        assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
+        assert!(format!("{actions:?}").contains("not run: its arguments cannot all be shown"));
+    }
+}
+
+#[test]
+fn a_call_repair_cannot_fix_goes_to_the_repair_hook_when_one_is_set() {
+    let transcript = r#"{"text":"","calls":[{"name":"zzz_unknown","arguments":{"n":1}}],"finish":"stop"}
+{"text":"Done.","finish":"stop"}"#;
+    for hook in [true, false] {
+        let mut input = RunInput::new("t1", "r1", vec![user("Buy it")]);
+        input.hook = hook;
+        input.tools = vec![RunTool {
+            spec: ToolSpec {
+                name: "buy".into(),
+                description: "Buys".into(),
+                input_schema: json!({"type": "object"}),
+            },
+            kind: ToolKind::Page,
+            data_source: None,
+        }];
+        let mut drive = Drive::new(
+            Run::start(input),
+            Setup {
+                model: model(Provider::Replay, Some(transcript)),
+                key: Ok(None),
+                tab_id: Some(7),
+                bindings: vec![("buy".into(), Binding::Page(page_tool("buy", false)))],
+                hook,
+            },
+        );
+        let actions = drain(&mut drive);
+        let asked = actions.iter().find_map(|a| match a {
+            Action::RepairHook { call_id, request } => Some((call_id.clone(), request.clone())),
+            _ => None,
+        });
+        if !hook {
+            assert!(asked.is_none(), "no hook is asked when none is set");
+            assert!(outcome(&actions).is_some(), "the error went to the model");
+            continue;
+        }
+        let (call_id, request) = asked.expect("the hook is asked");
+        assert_eq!(request["name"], "zzz_unknown");
+        assert!(
+            request["raw"].as_str().is_some_and(|r| r.contains("\"n\"")),
+            "{request}"
+        );
+        assert_eq!(request["tools"][0]["name"], "buy");
+        let actions = feed(
+            &mut drive,
+            Answer::Hook {
+                call_id: call_id.clone(),
+                call: Some(json!({"name": "buy", "arguments": {"n": 1}})),
+            },
+        );
+        let ran = actions
+            .iter()
+            .any(|a| matches!(a, Action::Tool { call_id: id, .. } if *id == call_id));
+        assert!(
+            ran,
+            "the hook's call runs under the model's call id: {actions:?}"
+        );
+    }
+}
