@@ -130,8 +130,9 @@ pub fn stop(request: &Value) -> Result<Value, String> {
     .ok_or_else(|| format!("stop: no run `{run_id}` in this worker"))
 }
 
-/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`.
-pub async fn run(raw: Value) -> Result<Value, String> {
+/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`;
+/// `recorded` is called once the run is stored (before it acts).
+pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value, String> {
     let registry = store::load_registry().await?;
     let mut start = Start::new(&raw, &registry, random_id)?;
     let run_id = start.run_id().to_owned();
@@ -164,6 +165,7 @@ pub async fn run(raw: Value) -> Result<Value, String> {
                 RUNS.with(|runs| runs.borrow_mut().insert(run_id.clone(), record));
                 let thread_id = start.thread_id().to_owned();
                 super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
+                let _ = recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));
                 Got::Recorded(now_ms())
             }
             Need::SaveConversation(record) => {

@@ -7,6 +7,9 @@
 //! error}`, and never panics on bad input; this is the one module that calls into every area
 //! of the shell (page tools, runs, the person's side, settings, MCP sign-in, exposures).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::Array;
 use serde_json::{json, Map, Value};
 use wasm_bindgen::prelude::*;
@@ -76,7 +79,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
         Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
         Op::Audit(request) => super::audit(request).await,
-        Op::Run(request) => agent::run(request).await,
+        Op::Run(request) => agent::run(request, None).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
@@ -110,8 +113,9 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     }
 }
 
-/// `startRun(request)` (already checked as a run request) → `{runId, threadId}` at once; the
-/// run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
+/// `startRun(request)` (already checked as a run request) → `{runId, threadId}` once the run
+/// is stored (so that `runLog` and `runs` know it), or the error that kept it from starting;
+/// the run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
 async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
     super::store::load_registry()
         .await?
@@ -119,13 +123,24 @@ async fn start_run(mut request: Map<String, Value>) -> Result<Value, String> {
         .map_err(|e| format!("startRun: {e}"))?;
     let (run_id, thread_id) = fill_run_ids(&mut request, random_id);
     let started = run_id.clone();
+    let mut resolve = None;
+    let recorded = js_sys::Promise::new(&mut |done, _| resolve = Some(done));
+    let resolve = resolve.expect("a promise calls its executor at once");
+    let refused: Rc<RefCell<Option<String>>> = Rc::default();
+    let (done, failed) = (resolve.clone(), refused.clone());
     spawn_local(async move {
-        if let Err(message) = agent::run(Value::Object(request)).await {
+        if let Err(message) = agent::run(Value::Object(request), Some(done.clone())).await {
             chrome::warn(&format!(
                 "webmcp-host: run {started} did not start: {message}"
             ));
             push("finished", not_started(&started, &message));
+            *failed.borrow_mut() = Some(message);
+            let _ = done.call0(&JsValue::UNDEFINED);
         }
     });
+    let _ = wasm_bindgen_futures::JsFuture::from(recorded).await;
+    if let Some(message) = refused.borrow_mut().take() {
+        return Err(message);
+    }
     Ok(json!({"runId": run_id, "threadId": thread_id}))
 }

@@ -119,9 +119,12 @@ describe('conversations', () => {
 
   /** Starts a run, waits until `tool` ran in the page, stops the worker, and waits for a fresh one to list the run as interrupted. */
   const cutAfter = async (model, tool, settleMs = 0, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model })) => {
-    const { runId, threadId } = await start();
     const calls = () => page.evaluate((name) => window.__calls.filter((c) => c.name === name).length, tool);
-    await until(`the call of ${tool}`, async () => (await calls()) === 1);
+    const before = await calls();
+    const { runId, threadId } = await start();
+    // startRun answers once the run is stored: its log is there at once.
+    assert.equal((await ask('runLog', { runId })).run.runId, runId);
+    await until(`the call of ${tool}`, async () => (await calls()) === before + 1);
     await new Promise((r) => setTimeout(r, settleMs));
     // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
     await stopWorker(host.context, page);
@@ -130,7 +133,7 @@ describe('conversations', () => {
     const message = (m) => popup.evaluate((x) => chrome.runtime.sendMessage(x), m);
     await until('the interrupted run', async () => (await message({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
     await popup.close();
-    return { runId, threadId, calls };
+    return { runId, threadId, calls: async () => (await calls()) - before };
   };
 
   test('a run cut after its consequential call is continued with the call and its result, and the call never runs again', async () => {
@@ -160,6 +163,16 @@ describe('conversations', () => {
     assert.equal(await calls(), 1, 'not called again');
   });
 
+  /** `popup.waitForFunction`, failing with what it waited for (and the popup's state). */
+  const waitIn = async (popup, what, fn, arg) => {
+    try {
+      await popup.waitForFunction(fn, arg, { timeout: 20_000 });
+    } catch (error) {
+      const seen = await popup.evaluate(() => ({ run: document.body.dataset.run, answer: document.querySelector('#answer').textContent, status: document.querySelector('#run-status').textContent, turns: document.querySelectorAll('#thread li').length })).catch(() => null);
+      throw new Error(`timed out waiting for ${what}; the popup shows ${JSON.stringify(seen)}`);
+    }
+  };
+
   test('the popup holds a conversation: earlier turns stay, the prompt continues it, New conversation starts afresh, Continue picks up a cut run', async () => {
     const popup = await host.context.newPage();
     await popup.setViewportSize({ width: 404, height: 900 });
@@ -170,12 +183,12 @@ describe('conversations', () => {
     const turn = async (prompt, answer) => {
       await popup.fill('#prompt', prompt);
       await popup.click('#run');
-      await popup.waitForFunction((a) => document.querySelector('#answer').textContent === a && document.body.dataset.run === 'finished', answer);
+      await waitIn(popup, `the answer ${answer}`, (a) => document.querySelector('#answer').textContent === a && document.body.dataset.run === 'finished', answer);
     };
     await turn('Which mugs do you sell?', 'Mugs cost 4 to 9 euros.');
     await turn('Which is cheapest?', 'The blue one, at 4 euros.');
     await turn('Is it in stock?', 'It is in stock.');
-    await popup.waitForFunction(() => document.querySelectorAll('#thread li').length === 4);
+    await waitIn(popup, 'four earlier messages', () => document.querySelectorAll('#thread li').length === 4);
     const turns = await popup.$$eval('#thread li', (items) => items.map((i) => i.textContent));
     assert.deepEqual(turns, ['Which mugs do you sell?', 'Mugs cost 4 to 9 euros.', 'Which is cheapest?', 'The blue one, at 4 euros.']);
     assert.match(await popup.textContent('#thread-label'), /^Conversation: Which mugs do you sell\? · 3 turns$/);
@@ -194,7 +207,7 @@ describe('conversations', () => {
     const { threadId } = await cutAfter('hang-popup', 'never_returns', 400, async () => {
       await popup.fill('#prompt', 'Call never_returns.');
       await popup.click('#run');
-      await popup.waitForFunction(() => document.body.dataset.run === 'running');
+      await waitIn(popup, 'the run running', () => document.body.dataset.run === 'running');
       return (await ask('runs', { tabId }))[0];
     });
     await popup.reload();
@@ -203,7 +216,7 @@ describe('conversations', () => {
     await popup.waitForSelector('#continue:not([hidden])');
     assert.equal(await popup.getAttribute('body', 'data-run'), 'interrupted');
     await popup.click('#continue');
-    await popup.waitForFunction(() => document.querySelector('#answer').textContent === 'I will check before calling it again.');
+    await waitIn(popup, 'the continued answer', () => document.querySelector('#answer').textContent === 'I will check before calling it again.');
     const request = models.requests().filter((r) => r.scenario === 'hang~popup').at(-1);
     assert.ok(JSON.stringify(request.body.messages).includes('may have run'), 'the cut call is marked');
     await until('the same conversation, continued', async () => (await ask('conversations')).some((c) => c.threadId === threadId && c.turns === 1));
