@@ -22,11 +22,13 @@ use serde_json::{json, Value};
 
 use crate::core::page::tabs::TabTools;
 
+mod out;
 pub mod probe;
 pub mod rules;
 pub mod sarif;
 pub mod schema;
 pub mod score;
+mod table;
 pub mod words;
 
 #[cfg(test)]

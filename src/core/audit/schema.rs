@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::rules::{budget, check_text, Out};
+use super::out::{budget, check_text, Out};
 use super::words::{self, name_words};
 use crate::core::limits::{json_depth, Limits};
 use crate::core::tool::kind;
