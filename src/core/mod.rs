@@ -3,6 +3,7 @@
 //!
 //! - [`agui`]: AG-UI events and messages, as the host emits them to its clients.
 //! - [`audit`]: a page's tools reviewed against rules: findings, scores, JSON and SARIF.
+//! - [`evals`]: eval files in the `webmcp-evals` format, and a case's calls judged.
 //! - [`cli`]: the pure part of the native CLI's commands (arguments in, output out).
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
@@ -35,6 +36,7 @@ pub mod audit;
 pub mod cli;
 pub mod confirm;
 pub mod conversation;
+pub mod evals;
 pub mod expose;
 pub mod limits;
 pub mod mcp;
