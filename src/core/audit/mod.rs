@@ -208,7 +208,7 @@ pub fn audit_text(text: &str) -> Result<Audit, String> {
 
 /// Audits a tab's tools as the host lists them (what `listTools` answers).
 pub fn audit_tab(tab: &TabTools) -> Audit {
-    audit_value(&tab.response()).unwrap_or_else(|_| audit_entries(&[]))
+    audit_tab_probed(tab, Vec::new())
 }
 
 /// Audits a tab's tools with the findings of its probes ([`probe`]), each counted against

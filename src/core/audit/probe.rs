@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::rules::Rule;
+use super::table::find;
 use super::{Finding, Severity};
 use crate::core::page::tabs::TabTools;
 
@@ -21,52 +21,9 @@ pub const PROBE_MS: u32 = 5_000;
 /// A result over this many bytes is `probe-oversized`.
 pub const OVERSIZED_BYTES: usize = 100_000;
 
-use Severity::{Error, Note, Warning};
+use Severity::Error;
 
-/// The probes' rules (their findings join the static ones; `docs/audit.md` lists them).
-pub const PROBE_RULES: &[Rule] = &[
-    Rule {
-        id: "probe-skipped",
-        severity: Note,
-        summary:
-            "Every tool is probed (tools that are not read-only only when the person allows it).",
-    },
-    Rule {
-        id: "probe-no-example",
-        severity: Note,
-        summary: "The host can build a call its schema accepts.",
-    },
-    Rule {
-        id: "probe-throws",
-        severity: Error,
-        summary: "A call with valid arguments answers a result, not an error.",
-    },
-    Rule {
-        id: "probe-hangs",
-        severity: Error,
-        summary: "A call answers within 5 s.",
-    },
-    Rule {
-        id: "probe-navigates",
-        severity: Warning,
-        summary: "A call does not navigate the page away (an error for a read-only tool).",
-    },
-    Rule {
-        id: "probe-accepts-invalid",
-        severity: Warning,
-        summary: "A call with arguments its schema refuses is refused.",
-    },
-    Rule {
-        id: "probe-oversized",
-        severity: Warning,
-        summary: "A result is at most 100,000 bytes.",
-    },
-    Rule {
-        id: "probe-empty",
-        severity: Note,
-        summary: "A call with valid arguments answers something.",
-    },
-];
+pub use super::table::PROBE_RULES;
 
 /// Which of a tool's two probes a call is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,10 +61,7 @@ pub struct ProbePlan {
 }
 
 fn finding(rule: &'static str, tool: &str, message: String) -> Finding {
-    let severity = PROBE_RULES
-        .iter()
-        .find(|r| r.id == rule)
-        .map_or(Error, |r| r.severity);
+    let severity = find(rule).map_or(Error, |r| r.severity);
     Finding {
         rule,
         severity,

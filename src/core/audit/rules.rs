@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::out::{budget, check_text, Out};
-pub use super::table::{find, Rule, RULES};
+pub use super::table::{all, find, Rule, PROBE_RULES, RULES};
 use super::words::{self, name_words};
 use super::{schema, Entry, Finding};
 use crate::core::limits::Limits;

@@ -1,5 +1,5 @@
 //! The audit as a SARIF 2.1.0 log: one run whose driver is `webmcp-host audit` with every rule
-//! of [`RULES`], one result per finding (its rule, level, message, and the tool as a logical
+//! of [`RULES`](super::rules::RULES) and the probes', one result per finding (its rule, level, message, and the tool as a logical
 //! location whose fully qualified name is the tool and the finding's JSON pointer), and the
 //! scores in the run's `properties`.
 //!
@@ -8,8 +8,7 @@
 
 use serde_json::{json, Value};
 
-use super::probe::PROBE_RULES;
-use super::rules::RULES;
+use super::table::all;
 use super::Audit;
 
 /// The schema a SARIF 2.1.0 log names (OASIS, errata 01).
@@ -23,9 +22,7 @@ pub const RULES_DOC: &str = "docs/audit.md";
 pub fn log(audit: &Audit, artifact: Option<&str>) -> Value {
     let artifact = artifact.map(uri_reference);
     let artifact = artifact.as_deref();
-    let rules: Vec<Value> = RULES
-        .iter()
-        .chain(PROBE_RULES)
+    let rules: Vec<Value> = all()
         .map(|rule| {
             json!({
                 "id": rule.id,
@@ -39,10 +36,7 @@ pub fn log(audit: &Audit, artifact: Option<&str>) -> Value {
         .findings
         .iter()
         .map(|finding| {
-            let index = RULES
-                .iter()
-                .chain(PROBE_RULES)
-                .position(|r| r.id == finding.rule);
+            let index = all().position(|r| r.id == finding.rule);
             let qualified = match &finding.pointer {
                 Some(pointer) => format!("{}{pointer}", finding.tool),
                 None => finding.tool.clone(),

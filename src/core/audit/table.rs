@@ -1,5 +1,5 @@
-//! The audit's rules as data: each rule's stable id, its one severity and what it checks, in
-//! the order the docs list them. The checks that make findings are in `rules`, `schema` and
+//! The audit's rules as data, the static ones ([`RULES`]) and the probes' ([`PROBE_RULES`]):
+//! each rule's stable id, its one severity and what it checks, in the order the docs list them. The checks that make findings are in `rules`, `schema` and
 //! `probe`.
 
 use super::Severity;
@@ -183,7 +183,57 @@ pub const RULES: &[Rule] = &[
     ),
 ];
 
-/// The rule with id `id` (every id a check uses is in [`RULES`]).
+/// The probes' rules (their findings join the static ones; `docs/audit.md` lists them).
+pub const PROBE_RULES: &[Rule] = &[
+    Rule {
+        id: "probe-skipped",
+        severity: Note,
+        summary:
+            "Every tool is probed (tools that are not read-only only when the person allows it).",
+    },
+    Rule {
+        id: "probe-no-example",
+        severity: Note,
+        summary: "The host can build a call its schema accepts.",
+    },
+    Rule {
+        id: "probe-throws",
+        severity: Error,
+        summary: "A call with valid arguments answers a result, not an error.",
+    },
+    Rule {
+        id: "probe-hangs",
+        severity: Error,
+        summary: "A call answers within 5 s.",
+    },
+    Rule {
+        id: "probe-navigates",
+        severity: Warning,
+        summary: "A call does not navigate the page away (an error for a read-only tool).",
+    },
+    Rule {
+        id: "probe-accepts-invalid",
+        severity: Warning,
+        summary: "A call with arguments its schema refuses is refused.",
+    },
+    Rule {
+        id: "probe-oversized",
+        severity: Warning,
+        summary: "A result is at most 100,000 bytes.",
+    },
+    Rule {
+        id: "probe-empty",
+        severity: Note,
+        summary: "A call with valid arguments answers something.",
+    },
+];
+
+/// Every rule, static then probes, in the order the docs list them.
+pub fn all() -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().chain(PROBE_RULES)
+}
+
+/// The rule with id `id` (every id a check uses is in [`RULES`] or [`PROBE_RULES`]).
 pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.id == id)
+    all().find(|r| r.id == id)
 }

@@ -48,8 +48,8 @@ pub enum Middleware {
     /// Replaces every match of a regular expression in results and errors before the model
     /// sees them.
     Replace {
-        /// The regular expression (Rust `regex` syntax; checked when declared).
-        pattern: String,
+        /// The regular expression (Rust `regex` syntax), compiled when declared.
+        pattern: Pattern,
         /// What each match becomes.
         replacement: String,
     },
@@ -70,6 +70,16 @@ pub enum Middleware {
         /// How long (ms).
         ms: u32,
     },
+}
+
+/// A `redact` layer's regular expression, compiled once; equal when written alike.
+#[derive(Debug, Clone)]
+pub struct Pattern(regex::Regex);
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
 }
 
 /// The longest `delay` a layer may declare (ms).
@@ -111,8 +121,8 @@ fn layer_of(layer: &Value) -> Result<Middleware, String> {
     match layer.get("kind").and_then(Value::as_str) {
         Some("observe") => Ok(Middleware::Observe),
         Some("redact") => {
-            let pattern = needed("pattern")?;
-            regex::Regex::new(&pattern)
+            let pattern = regex::Regex::new(&needed("pattern")?)
+                .map(Pattern)
                 .map_err(|e| format!("`pattern` is not a regular expression: {e}"))?;
             let replacement = text("replacement").unwrap_or_else(|| REDACTED.to_owned());
             Ok(Middleware::Replace {
@@ -193,9 +203,9 @@ impl Run {
                 replacement,
             } = layer
             {
-                if let Ok(regex) = regex::Regex::new(pattern) {
-                    text = regex.replace_all(&text, replacement.as_str()).into_owned();
-                }
+                text = (pattern.0)
+                    .replace_all(&text, replacement.as_str())
+                    .into_owned();
             }
         }
         text

@@ -77,8 +77,9 @@ fn secrets_are_redacted_whole_and_in_part_in_one_pass() {
 
 /// A run with one untrusted page tool `reviews` and one trusted tool `plain`, with `middleware`;
 /// the model has called both. Also: every event so far, as JSON text.
-fn called(middleware: Vec<Middleware>) -> (Run, Vec<String>, String) {
-    let tool = |name: &str, data_source: Option<&str>| RunTool {
+/// A page tool that reads, its data from `data_source` when it is untrusted.
+fn tool(name: &str, data_source: Option<&str>) -> RunTool {
+    RunTool {
         spec: ToolSpec {
             name: name.into(),
             description: "Reads.".into(),
@@ -86,7 +87,10 @@ fn called(middleware: Vec<Middleware>) -> (Run, Vec<String>, String) {
         },
         kind: ToolKind::Page,
         data_source: data_source.map(str::to_owned),
-    };
+    }
+}
+
+fn called(middleware: Vec<Middleware>) -> (Run, Vec<String>, String) {
     let mut input = RunInput::new(
         "t",
         "r",
@@ -335,15 +339,6 @@ fn declarative_layers_fail_block_delay_and_replace_as_declared() {
         "run",
     )
     .expect("layers");
-    let tool = |name: &str| RunTool {
-        spec: ToolSpec {
-            name: name.into(),
-            description: "Reads.".into(),
-            input_schema: json!({"type": "object"}),
-        },
-        kind: ToolKind::Page,
-        data_source: None,
-    };
     let mut input = RunInput::new(
         "t",
         "r",
@@ -352,7 +347,7 @@ fn declarative_layers_fail_block_delay_and_replace_as_declared() {
             content: "Read.".into(),
         }],
     );
-    input.tools = vec![tool("reviews"), tool("plain")];
+    input.tools = vec![tool("reviews", None), tool("plain", None)];
     input.middleware = layers;
     let mut run = Run::start(input);
     let call = |name: &str| {

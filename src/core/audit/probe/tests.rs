@@ -1,6 +1,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::core::audit::Severity::{Note, Warning};
 use crate::core::page::tool::PageTool;
 use crate::core::tool::Annotations;
 
