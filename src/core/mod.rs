@@ -41,6 +41,7 @@ pub mod expose;
 pub mod limits;
 pub mod mcp;
 pub mod native;
+pub mod observe;
 pub mod ops;
 pub mod page;
 pub mod parse;

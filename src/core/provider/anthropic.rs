@@ -18,6 +18,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
+use crate::core::observe::{tokens, Usage};
 
 /// The `anthropic-version` header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
@@ -140,7 +141,30 @@ pub type AnthropicDecoder = SseStream<AnthropicEvents>;
 #[derive(Debug, Default)]
 pub struct AnthropicEvents {
     stop_reason: Option<String>,
+    /// `message_start`'s input (cache reads and writes included) and cache reads.
+    input: Option<(u64, Option<u64>)>,
+    /// The output tokens so far (`message_delta`'s count is cumulative).
+    output: Option<u64>,
     done: bool,
+}
+
+/// A `usage` object's input tokens (uncached + cache writes + cache reads) and cache reads.
+fn input_of(usage: &Value) -> Option<(u64, Option<u64>)> {
+    let uncached = tokens(usage, "/input_tokens")?;
+    let read = tokens(usage, "/cache_read_input_tokens");
+    let written = tokens(usage, "/cache_creation_input_tokens").unwrap_or(0);
+    Some((uncached + written + read.unwrap_or(0), read))
+}
+
+impl AnthropicEvents {
+    fn usage(&self) -> Option<Usage> {
+        let (input_tokens, cached_input_tokens) = self.input?;
+        Some(Usage {
+            input_tokens,
+            output_tokens: self.output?,
+            cached_input_tokens,
+        })
+    }
 }
 
 impl SseEvents for AnthropicEvents {
@@ -205,13 +229,25 @@ impl SseEvents for AnthropicEvents {
                     _ => {} // thinking and signature deltas are not shown
                 }
             }
+            "message_start" => {
+                let usage = &value["message"]["usage"];
+                self.input = input_of(usage).or(self.input);
+                self.output = tokens(usage, "/output_tokens").or(self.output);
+            }
             "message_delta" => {
                 if let Some(reason) = value["delta"].get("stop_reason").and_then(Value::as_str) {
                     self.stop_reason = Some(reason.to_owned());
                 }
+                let usage = &value["usage"];
+                self.output = tokens(usage, "/output_tokens").or(self.output);
+                self.input = input_of(usage).or(self.input);
             }
             "message_stop" => {
                 self.done = true;
+                out.push(ModelEvent::Report {
+                    usage: self.usage(),
+                    finish_reason: self.stop_reason.clone(),
+                });
                 out.push(ModelEvent::Done {
                     cut_by_limit: self.stop_reason.as_deref() == Some("max_tokens"),
                 });
@@ -230,7 +266,7 @@ impl SseEvents for AnthropicEvents {
                     retry_after_ms: None,
                 }));
             }
-            _ => {} // message_start, content_block_stop, ping
+            _ => {} // content_block_stop, ping
         }
     }
 
@@ -361,6 +397,8 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         let mut decoder = AnthropicDecoder::default();
         let mut out: Vec<ModelEvent> = chunks.iter().flat_map(|c| decoder.push(c)).collect();
         out.extend(decoder.finish());
+        // The usage report is tested in `core::observe`.
+        out.retain(|e| !matches!(e, ModelEvent::Report { .. }));
         out
     }
 

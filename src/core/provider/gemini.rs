@@ -16,6 +16,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
+use crate::core::observe::{tokens, Usage};
 
 /// The `streamGenerateContent` request for one model call (SSE), the key in the
 /// `x-goog-api-key` header, never in the URL.
@@ -124,7 +125,21 @@ pub type GeminiDecoder = SseStream<GeminiEvents>;
 pub struct GeminiEvents {
     calls: usize,
     finish: Option<String>,
+    /// The last `usageMetadata` (each response carries the counts so far).
+    usage: Option<Usage>,
     done: bool,
+}
+
+/// `usageMetadata`'s tokens: the prompt's (cached included), and the candidates' with the
+/// thoughts' (billed as output).
+fn usage_of(value: &Value) -> Option<Usage> {
+    let usage = value.get("usageMetadata")?;
+    Some(Usage {
+        input_tokens: tokens(usage, "/promptTokenCount")?,
+        output_tokens: tokens(usage, "/candidatesTokenCount").unwrap_or(0)
+            + tokens(usage, "/thoughtsTokenCount").unwrap_or(0),
+        cached_input_tokens: tokens(usage, "/cachedContentTokenCount"),
+    })
 }
 
 impl GeminiEvents {
@@ -161,6 +176,9 @@ impl GeminiEvents {
                 "the prompt was blocked ({reason})"
             ))));
             return;
+        }
+        if let Some(usage) = usage_of(&value) {
+            self.usage = Some(usage);
         }
         let Some(candidate) = value.pointer("/candidates/0") else {
             return;
@@ -222,9 +240,15 @@ impl SseEvents for GeminiEvents {
         }
         self.done = true;
         match &self.finish {
-            Some(reason) => out.push(ModelEvent::Done {
-                cut_by_limit: reason == "MAX_TOKENS",
-            }),
+            Some(reason) => {
+                out.push(ModelEvent::Report {
+                    usage: self.usage,
+                    finish_reason: Some(reason.clone()),
+                });
+                out.push(ModelEvent::Done {
+                    cut_by_limit: reason == "MAX_TOKENS",
+                })
+            }
             None => out.push(ModelEvent::Error(ProviderError::fatal(
                 "the model's stream ended without a finish reason (connection dropped?)",
             ))),
@@ -305,6 +329,8 @@ mod tests {
         let mut decoder = GeminiDecoder::default();
         let mut out: Vec<ModelEvent> = chunks.iter().flat_map(|c| decoder.push(c)).collect();
         out.extend(decoder.finish());
+        // The usage report is tested in `core::observe`.
+        out.retain(|e| !matches!(e, ModelEvent::Report { .. }));
         out
     }
 

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::agui::Message;
 use super::native::NativeDelta;
+use super::observe::Usage;
 use super::toolset::ToolSpec;
 
 /// The wire protocols the host speaks.
@@ -208,6 +209,14 @@ pub enum ModelEvent {
     Text(String),
     /// A piece of a native function call.
     Native(NativeDelta),
+    /// What the provider reported of the output at its end, just before `Done`: its tokens
+    /// (`None`: it reported none) and its finish reason.
+    Report {
+        /// The tokens of the call, when the provider counted them.
+        usage: Option<Usage>,
+        /// The finish reason as the provider wrote it.
+        finish_reason: Option<String>,
+    },
     /// The model finished; `cut_by_limit` when it stopped at the token limit.
     Done {
         /// The output reached the provider's token limit.

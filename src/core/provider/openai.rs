@@ -15,6 +15,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
+use crate::core::observe::{tokens, Usage};
 
 /// The chat completions request for one model call, streamed, tools native or in the
 /// text formats, the key as a Bearer token.
@@ -32,7 +33,9 @@ pub fn build(model: &ModelConfig, request: &ModelRequest, key: Option<&str>) -> 
         }));
         out
     };
-    let mut body = json!({"model": model.model, "messages": messages, "stream": true});
+    // `include_usage`: the last chunk before `[DONE]` carries the call's tokens.
+    let mut body = json!({"model": model.model, "messages": messages, "stream": true,
+        "stream_options": {"include_usage": true}});
     if model.native_tools && !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -93,7 +96,32 @@ pub type OpenAiDecoder = SseStream<OpenAiEvents>;
 #[derive(Debug, Default)]
 pub struct OpenAiEvents {
     finish: Option<String>,
+    usage: Option<Usage>,
     done: bool,
+}
+
+/// The tokens of a chunk's `usage` (`prompt_tokens` counts the cached ones).
+fn usage_of(chunk: &Value) -> Option<Usage> {
+    let usage = chunk.get("usage").filter(|u| u.is_object())?;
+    Some(Usage {
+        input_tokens: tokens(usage, "/prompt_tokens")?,
+        output_tokens: tokens(usage, "/completion_tokens")?,
+        cached_input_tokens: tokens(usage, "/prompt_tokens_details/cached_tokens"),
+    })
+}
+
+impl OpenAiEvents {
+    /// The report and the end of the output.
+    fn done(&mut self, out: &mut Vec<ModelEvent>) {
+        self.done = true;
+        out.push(ModelEvent::Report {
+            usage: self.usage,
+            finish_reason: self.finish.clone(),
+        });
+        out.push(ModelEvent::Done {
+            cut_by_limit: self.finish.as_deref() == Some("length"),
+        });
+    }
 }
 
 impl OpenAiEvents {
@@ -102,11 +130,7 @@ impl OpenAiEvents {
             return;
         }
         if data.trim() == "[DONE]" {
-            self.done = true;
-            out.push(ModelEvent::Done {
-                cut_by_limit: self.finish.as_deref() == Some("length"),
-            });
-            return;
+            return self.done(out);
         }
         let Some(chunk) = event_json(data, "a chunk", &mut self.done, out) else {
             return;
@@ -123,6 +147,10 @@ impl OpenAiEvents {
                 retry_after_ms: None,
             }));
             return;
+        }
+        // The usage chunk has no choices; some servers put usage on the last choice's chunk.
+        if let Some(usage) = usage_of(&chunk) {
+            self.usage = Some(usage);
         }
         let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
             return;
@@ -171,17 +199,18 @@ impl SseEvents for OpenAiEvents {
         if self.done {
             return;
         }
-        self.done = true;
         match &self.finish {
             // Some servers end after the finish reason without `[DONE]`.
-            Some(reason) => out.push(ModelEvent::Done {
-                cut_by_limit: reason == "length",
-            }),
-            None => out.push(ModelEvent::Error(ProviderError {
-                message: "the model's stream ended before it finished (connection dropped?)".into(),
-                retryable: false,
-                retry_after_ms: None,
-            })),
+            Some(_) => self.done(out),
+            None => {
+                self.done = true;
+                out.push(ModelEvent::Error(ProviderError {
+                    message: "the model's stream ended before it finished (connection dropped?)"
+                        .into(),
+                    retryable: false,
+                    retry_after_ms: None,
+                }))
+            }
         }
     }
 }
@@ -278,6 +307,8 @@ mod tests {
         let mut decoder = OpenAiDecoder::default();
         let mut out: Vec<ModelEvent> = chunks.iter().flat_map(|c| decoder.push(c)).collect();
         out.extend(decoder.finish());
+        // The usage report is tested in `core::observe`.
+        out.retain(|e| !matches!(e, ModelEvent::Report { .. }));
         out
     }
 

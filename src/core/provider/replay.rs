@@ -119,7 +119,7 @@ impl Recorder {
             ModelEvent::Done { cut_by_limit } => {
                 self.step.finish = Some(if *cut_by_limit { "length" } else { "stop" }.into());
             }
-            ModelEvent::Error(_) => {}
+            ModelEvent::Error(_) | ModelEvent::Report { .. } => {}
         }
     }
 

@@ -32,6 +32,7 @@ pub use crate::core::limits::{FIRST_BYTE_MS, MCP_SOURCE_MS, PAGE_TOOL_MS, STREAM
 
 mod actions;
 mod tools;
+mod usage;
 
 pub use actions::{
     Action, Answer, Binding, Confirm, Confirmation, FetchId, Setup, TimerId, ToolCall,
@@ -107,6 +108,8 @@ pub struct Drive {
     finished: bool,
     recorder: Option<Recorder>,
     transcript: Vec<String>,
+    /// The tokens and cost of each step (see `usage`).
+    usage: usage::Meter,
 }
 
 enum Own {
@@ -135,6 +138,7 @@ impl Drive {
             finished: false,
             recorder: None,
             transcript: Vec::new(),
+            usage: usage::Meter::default(),
         };
         drive.settle();
         drive
@@ -376,6 +380,7 @@ impl Drive {
     }
 
     fn call_model(&mut self, request: ModelRequest, attempt: u32) {
+        self.usage.step = request.step;
         if let Err(message) = &self.setup.key {
             let message = message.clone();
             return self.fail(message);
@@ -653,7 +658,12 @@ impl Drive {
             match event {
                 ModelEvent::Text(text) => self.run.handle(Input::ModelText(text)),
                 ModelEvent::Native(delta) => self.run.handle(Input::ModelNative(delta)),
+                ModelEvent::Report {
+                    usage,
+                    finish_reason,
+                } => self.usage.report = Some((usage, finish_reason)),
                 ModelEvent::Done { cut_by_limit } => {
+                    self.step_used();
                     self.end_stream();
                     self.run.handle(Input::ModelDone { cut_by_limit });
                 }

@@ -112,6 +112,13 @@ pub enum Input {
         /// The call to make instead, if any.
         call: Option<Value>,
     },
+    /// A `CUSTOM` event to emit in the run's order (the drive's news, e.g. a step's usage).
+    Custom {
+        /// The event's name.
+        name: String,
+        /// Its value.
+        value: Value,
+    },
     /// The person stopped the run, or its time ran out.
     Stop {
         /// Why.

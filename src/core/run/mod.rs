@@ -283,6 +283,7 @@ impl Run {
                 }
             }
             Input::HookAnswer { call_id, call } => self.hook_answered(&call_id, call),
+            Input::Custom { name, value } => self.emit(Event::Custom { name, value }),
             Input::Stop { reason } => self.stop(reason),
         }
     }

@@ -483,8 +483,9 @@ fn name_user_messages(messages: &mut [Message], run_id: &str) {
 }
 
 /// `run`'s value once the run ended: `{runId, threadId, outcome, events, messages,
-/// transcript}` (the model's outputs as a replay transcript: a `replay` model with it repeats
-/// this run).
+/// transcript, usage}` (the model's outputs as a replay transcript: a `replay` model with it
+/// repeats this run; `usage`: the run's tokens and cost, `null` when unknown, see
+/// [`crate::core::observe::RunUsage::to_value`]).
 pub fn finished(
     run_id: &str,
     thread_id: &str,
@@ -499,5 +500,6 @@ pub fn finished(
         "events": events,
         "messages": drive.messages(),
         "transcript": drive.transcript(),
+        "usage": drive.usage(),
     })
 }

@@ -473,3 +473,4 @@ fn no_timer_outlives_the_run() {
 }
 
 mod calls;
+mod usage;

@@ -1,0 +1,165 @@
+//! Observability: what a run used and cost, its OpenTelemetry trace, and the bug report.
+//!
+//! - [`Usage`]: the tokens a provider reported for one model call (read from its stream by
+//!   the decoders, `core::provider`); a step whose provider reported none is *unknown*, never
+//!   guessed. [`RunUsage`] sums a run's steps; each step's usage goes out as the `CUSTOM`
+//!   event [`CUSTOM_USAGE`] (with the run's total so far), and the run's answer carries the
+//!   total ([`RunUsage::to_value`]).
+//! - [`cost`]: the person's price table and the arithmetic of a step's, a run's and a
+//!   conversation's cost.
+//! - [`trace`] and [`otlp`]: a run's log as OpenTelemetry spans and their OTLP protobuf
+//!   encoding; [`collector`]: the collectors the person configured and the export requests.
+//! - [`bundle`]: the bug report file.
+//!
+//! Everything here is pure: times come from the run log, ids are derived from the run's id.
+
+pub mod bundle;
+pub mod collector;
+pub mod cost;
+pub mod otlp;
+pub mod trace;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+/// `CUSTOM` event: one model step's tokens (and cost when priced), with the run's total so
+/// far. See [`StepUsage::event_value`].
+pub const CUSTOM_USAGE: &str = "webmcp_host.usage";
+
+/// The tokens of one model call, as its provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Output tokens (reasoning or thinking tokens included).
+    pub output_tokens: u64,
+    /// Of the input tokens, those read from the provider's cache; `None`: not reported.
+    pub cached_input_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// The sum of two calls' usage (cached tokens known only when known in both).
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens + other.input_tokens,
+            output_tokens: self.output_tokens + other.output_tokens,
+            cached_input_tokens: match (self.cached_input_tokens, other.cached_input_tokens) {
+                (Some(a), Some(b)) => Some(a + b),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A number of tokens from a JSON field, when it is a non-negative integer.
+pub(crate) fn tokens(value: &Value, pointer: &str) -> Option<u64> {
+    value.pointer(pointer).and_then(Value::as_u64)
+}
+
+/// What a run knows of one model step's use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepUsage {
+    /// The step (1 for the run's first model call).
+    pub step: usize,
+    /// The registry's name of the model.
+    pub model: String,
+    /// The provider's model id.
+    pub model_id: String,
+    /// The provider (`openai`, `anthropic`, `gemini`, `chrome`, `replay`).
+    pub provider: String,
+    /// The tokens; `None`: unknown (the provider reported none).
+    pub usage: Option<Usage>,
+    /// The provider's finish reason, as it wrote it, when it gave one.
+    pub finish_reason: Option<String>,
+    /// The cost in US dollars, when the model is priced and the usage known.
+    pub cost: Option<f64>,
+}
+
+/// A run's use so far: its steps and their total.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunUsage {
+    steps: Vec<StepUsage>,
+}
+
+impl RunUsage {
+    /// Adds a step; returns the `CUSTOM` [`CUSTOM_USAGE`] event's value for it.
+    pub fn add(&mut self, step: StepUsage) -> Value {
+        self.steps.push(step);
+        let step = self.steps.last().expect("just pushed");
+        let mut value = step.event_value();
+        value["run"] = self.total_value();
+        value
+    }
+
+    /// The steps so far.
+    pub fn steps(&self) -> &[StepUsage] {
+        &self.steps
+    }
+
+    /// The total of the steps whose usage is known (`None`: none is).
+    pub fn total(&self) -> Option<Usage> {
+        self.steps
+            .iter()
+            .filter_map(|s| s.usage)
+            .reduce(Usage::plus)
+    }
+
+    /// The cost of the known steps when every known step is priced (`None` otherwise).
+    pub fn cost(&self) -> Option<f64> {
+        let known = self.steps.iter().filter(|s| s.usage.is_some());
+        known.map(|s| s.cost).sum::<Option<f64>>()
+    }
+
+    fn total_value(&self) -> Value {
+        let unknown = self.steps.iter().filter(|s| s.usage.is_none()).count();
+        let mut value = usage_json(self.total());
+        value["steps"] = json!(self.steps.len());
+        value["unknownSteps"] = json!(unknown);
+        value["cost"] = json!(self.total().and(self.cost()));
+        value
+    }
+
+    /// The run answer's `usage`: `null` when no step's usage is known, else
+    /// `{inputTokens, outputTokens, cachedInputTokens, cost, steps, unknownSteps, perStep}`.
+    pub fn to_value(&self) -> Value {
+        if self.total().is_none() {
+            return Value::Null;
+        }
+        let mut value = self.total_value();
+        value["perStep"] = self.steps.iter().map(StepUsage::event_value).collect();
+        value
+    }
+}
+
+/// `{inputTokens, outputTokens, cachedInputTokens}`, each `null` when unknown.
+fn usage_json(usage: Option<Usage>) -> Value {
+    json!({
+        "inputTokens": usage.map(|u| u.input_tokens),
+        "outputTokens": usage.map(|u| u.output_tokens),
+        "cachedInputTokens": usage.and_then(|u| u.cached_input_tokens),
+    })
+}
+
+impl StepUsage {
+    /// `{step, model, modelId, provider, usage: "reported" | "unknown", inputTokens,
+    /// outputTokens, cachedInputTokens, finishReason, cost}` (`null`s where unknown).
+    pub fn event_value(&self) -> Value {
+        let mut value = usage_json(self.usage);
+        value["step"] = json!(self.step);
+        value["model"] = json!(self.model);
+        value["modelId"] = json!(self.model_id);
+        value["provider"] = json!(self.provider);
+        value["usage"] = json!(if self.usage.is_some() {
+            "reported"
+        } else {
+            "unknown"
+        });
+        value["finishReason"] = json!(self.finish_reason);
+        value["cost"] = json!(self.cost);
+        value
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,209 @@
+//! Usage read from recorded streams of the three wire formats, and the cost arithmetic.
+
+use serde_json::json;
+
+use super::cost::{self, Price, Prices};
+use super::*;
+use crate::core::provider::anthropic::AnthropicDecoder;
+use crate::core::provider::gemini::GeminiDecoder;
+use crate::core::provider::openai::OpenAiDecoder;
+use crate::core::provider::{Decoder, ModelEvent};
+
+/// The report of a stream fed whole and split at every byte: the same each time.
+fn report<D: Decoder + Default>(stream: &str) -> (Option<Usage>, Option<String>) {
+    let decode = |chunks: &[&str]| {
+        let mut decoder = D::default();
+        let mut out: Vec<ModelEvent> = chunks.iter().flat_map(|c| decoder.push(c)).collect();
+        out.extend(decoder.finish());
+        let at = out.len() - 2;
+        assert!(matches!(out[at + 1], ModelEvent::Done { .. }), "{out:?}");
+        match &out[at] {
+            ModelEvent::Report {
+                usage,
+                finish_reason,
+            } => (*usage, finish_reason.clone()),
+            other => panic!("no report before Done: {other:?}"),
+        }
+    };
+    let whole = decode(&[stream]);
+    for i in (0..stream.len()).filter(|&i| stream.is_char_boundary(i)) {
+        assert_eq!(decode(&[&stream[..i], &stream[i..]]), whole, "split at {i}");
+    }
+    whole
+}
+
+/// OpenAI with `stream_options.include_usage`: the usage chunk has no choices.
+const OPENAI: &str = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"},\"finish_reason\":null}],\"usage\":null}\n\n\
+data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}\n\n\
+data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":1200,\"completion_tokens\":35,\"total_tokens\":1235,\"prompt_tokens_details\":{\"cached_tokens\":1024},\"completion_tokens_details\":{\"reasoning_tokens\":0}}}\n\n\
+data: [DONE]\n\n";
+
+const ANTHROPIC: &str = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-sonnet-4-5\",\"stop_reason\":null,\"usage\":{\"input_tokens\":12,\"cache_creation_input_tokens\":100,\"cache_read_input_tokens\":2000,\"output_tokens\":1}}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n\
+event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":42}}\n\n\
+event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+const GEMINI: &str = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],\"usageMetadata\":{\"promptTokenCount\":50,\"totalTokenCount\":50},\"modelVersion\":\"gemini-2.5-flash\"}\r\n\r\n\
+data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}],\"role\":\"model\"},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":50,\"candidatesTokenCount\":7,\"thoughtsTokenCount\":20,\"cachedContentTokenCount\":32,\"totalTokenCount\":77}}\r\n\r\n";
+
+#[test]
+fn openai_usage_comes_from_the_include_usage_chunk() {
+    let (usage, finish) = report::<OpenAiDecoder>(OPENAI);
+    assert_eq!(
+        usage,
+        Some(Usage {
+            input_tokens: 1200,
+            output_tokens: 35,
+            cached_input_tokens: Some(1024)
+        })
+    );
+    assert_eq!(finish.as_deref(), Some("stop"));
+}
+
+#[test]
+fn a_server_without_usage_reports_it_unknown() {
+    let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+    assert_eq!(
+        report::<OpenAiDecoder>(stream),
+        (None, Some("length".into()))
+    );
+    // Ollama's shape: usage on the chunk with the finish reason, no cached count.
+    let ollama = "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":3,\"total_tokens\":12}}\n\ndata: [DONE]\n\n";
+    let (usage, _) = report::<OpenAiDecoder>(ollama);
+    assert_eq!(
+        usage,
+        Some(Usage {
+            input_tokens: 9,
+            output_tokens: 3,
+            cached_input_tokens: None
+        })
+    );
+}
+
+#[test]
+fn anthropic_usage_joins_message_start_and_message_delta() {
+    let (usage, finish) = report::<AnthropicDecoder>(ANTHROPIC);
+    assert_eq!(
+        usage,
+        Some(Usage {
+            input_tokens: 12 + 100 + 2000,
+            output_tokens: 42,
+            cached_input_tokens: Some(2000)
+        })
+    );
+    assert_eq!(finish.as_deref(), Some("end_turn"));
+}
+
+#[test]
+fn gemini_usage_is_the_last_usage_metadata_with_thoughts_as_output() {
+    let (usage, finish) = report::<GeminiDecoder>(GEMINI);
+    assert_eq!(
+        usage,
+        Some(Usage {
+            input_tokens: 50,
+            output_tokens: 27,
+            cached_input_tokens: Some(32)
+        })
+    );
+    assert_eq!(finish.as_deref(), Some("STOP"));
+}
+
+fn prices() -> Prices {
+    cost::parse(&json!({
+        "gpt": {"input": 2.0, "output": 8.0, "cachedInput": 0.5},
+        "claude-sonnet-4-5": {"input": 3.0, "output": 15.0}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn cost_prices_cached_input_apart() {
+    let usage = Usage {
+        input_tokens: 1200,
+        output_tokens: 35,
+        cached_input_tokens: Some(1024),
+    };
+    let price = prices()["gpt"];
+    // 176 × 2 + 1024 × 0.5 + 35 × 8 = 352 + 512 + 280 = 1144 per million.
+    assert!((price.cost(&usage) - 0.001144).abs() < 1e-12);
+    // No cached price: cached tokens at the input price.
+    let flat = Price {
+        cached_input: None,
+        ..price
+    };
+    assert!((flat.cost(&usage) - (1200.0 * 2.0 + 35.0 * 8.0) / 1e6).abs() < 1e-12);
+    // By model id when the name is not priced; unknown usage or model: no cost.
+    let table = prices();
+    assert!(cost::step_cost(&table, "claude", "claude-sonnet-4-5", Some(&usage)).is_some());
+    assert_eq!(cost::step_cost(&table, "gpt", "x", None), None);
+    assert_eq!(cost::step_cost(&table, "other", "x", Some(&usage)), None);
+}
+
+#[test]
+fn bad_price_tables_are_refused() {
+    assert!(cost::parse(&json!({"m": {"input": -1, "output": 1}}))
+        .unwrap_err()
+        .contains("≥ 0"));
+    assert!(cost::parse(&json!({"m": {"input": 1}})).is_err());
+    assert!(cost::parse(&json!({"m": {"input": 1, "output": 1, "typo": 2}})).is_err());
+    assert_eq!(cost::parse(&json!(null)), Ok(Prices::new()));
+    assert!(cost::stored(Some(json!("garbage"))).is_empty());
+}
+
+fn step(n: usize, usage: Option<Usage>, cost: Option<f64>) -> StepUsage {
+    StepUsage {
+        step: n,
+        model: "gpt".into(),
+        model_id: "gpt-4.1".into(),
+        provider: "openai".into(),
+        usage,
+        finish_reason: Some("stop".into()),
+        cost,
+    }
+}
+
+#[test]
+fn a_run_sums_its_known_steps_and_counts_the_unknown() {
+    let mut run = RunUsage::default();
+    assert_eq!(run.to_value(), Value::Null, "nothing known: null");
+    let u = |i, o| Usage {
+        input_tokens: i,
+        output_tokens: o,
+        cached_input_tokens: Some(0),
+    };
+    let first = run.add(step(1, Some(u(10, 2)), Some(0.25)));
+    assert_eq!(first["usage"], "reported");
+    assert_eq!(first["run"]["inputTokens"], 10);
+    let unknown = run.add(step(2, None, None));
+    assert_eq!(unknown["usage"], "unknown");
+    assert_eq!(unknown["inputTokens"], Value::Null);
+    assert_eq!(unknown["run"]["unknownSteps"], 1);
+    run.add(step(3, Some(u(5, 1)), Some(0.5)));
+    let total = run.to_value();
+    assert_eq!(
+        (&total["inputTokens"], &total["outputTokens"], &total["cost"]),
+        (&json!(15), &json!(3), &json!(0.75))
+    );
+    assert_eq!(total["perStep"].as_array().map(Vec::len), Some(3));
+    // One known step unpriced: the run has no cost.
+    run.add(step(4, Some(u(1, 1)), None));
+    assert_eq!(run.to_value()["cost"], Value::Null);
+}
+
+#[test]
+fn a_conversation_sums_its_runs() {
+    let runs = [
+        json!({"inputTokens": 10, "outputTokens": 2, "cachedInputTokens": 4, "cost": 0.5}),
+        Value::Null,
+        json!({"inputTokens": 1, "outputTokens": 1, "cachedInputTokens": null, "cost": 0.25}),
+    ];
+    let sum = cost::sum_runs(&runs);
+    assert_eq!(
+        sum,
+        json!({"inputTokens": 11, "outputTokens": 3, "cachedInputTokens": 4, "cost": 0.75,
+            "runs": 3, "unknownRuns": 1, "unpricedRuns": 0})
+    );
+    assert_eq!(cost::sum_runs(&[Value::Null])["cost"], Value::Null);
+}

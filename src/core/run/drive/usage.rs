@@ -1,0 +1,55 @@
+//! The drive's count of a run's tokens and cost: each model step's provider report becomes a
+//! [`StepUsage`] (unknown when the provider reported none), sent into the run as the `CUSTOM`
+//! event [`CUSTOM_USAGE`] just before the step's output ends, and summed for the run's answer.
+
+use serde_json::Value;
+
+use super::Drive;
+use crate::core::observe::cost::{step_cost, Prices};
+use crate::core::observe::{RunUsage, StepUsage, Usage, CUSTOM_USAGE};
+use crate::core::run::Input;
+
+/// What the drive keeps of the run's use.
+#[derive(Debug, Default)]
+pub(super) struct Meter {
+    /// The step of the model call in progress.
+    pub(super) step: usize,
+    /// The provider's report of the call in progress (tokens, finish reason).
+    pub(super) report: Option<(Option<Usage>, Option<String>)>,
+    run: RunUsage,
+    prices: Prices,
+}
+
+impl Drive {
+    /// The price table the run's steps are priced with (the person's, read at the start).
+    pub fn set_prices(&mut self, prices: Prices) {
+        self.usage.prices = prices;
+    }
+
+    /// The run answer's `usage` (`null` when no step's tokens are known; see
+    /// [`RunUsage::to_value`]).
+    pub fn usage(&self) -> Value {
+        self.usage.run.to_value()
+    }
+
+    /// The model step's output ended: its use goes into the run's events.
+    pub(super) fn step_used(&mut self) {
+        let (usage, finish_reason) = self.usage.report.take().unwrap_or((None, None));
+        let model = &self.setup.model;
+        let provider = serde_json::to_value(model.provider).unwrap_or(Value::Null);
+        let step = StepUsage {
+            step: self.usage.step,
+            model: model.name.clone(),
+            model_id: model.model.clone(),
+            provider: provider.as_str().unwrap_or_default().to_owned(),
+            usage,
+            finish_reason,
+            cost: step_cost(&self.usage.prices, &model.name, &model.model, usage.as_ref()),
+        };
+        let value = self.usage.run.add(step);
+        self.run.handle(Input::Custom {
+            name: CUSTOM_USAGE.into(),
+            value,
+        });
+    }
+}
