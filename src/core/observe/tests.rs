@@ -183,7 +183,11 @@ fn a_run_sums_its_known_steps_and_counts_the_unknown() {
     run.add(step(3, Some(u(5, 1)), Some(0.5)));
     let total = run.to_value();
     assert_eq!(
-        (&total["inputTokens"], &total["outputTokens"], &total["cost"]),
+        (
+            &total["inputTokens"],
+            &total["outputTokens"],
+            &total["cost"]
+        ),
         (&json!(15), &json!(3), &json!(0.75))
     );
     assert_eq!(total["perStep"].as_array().map(Vec::len), Some(3));
@@ -207,3 +211,5 @@ fn a_conversation_sums_its_runs() {
     );
     assert_eq!(cost::sum_runs(&[Value::Null])["cost"], Value::Null);
 }
+
+mod trace;

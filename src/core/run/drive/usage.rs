@@ -44,7 +44,12 @@ impl Drive {
             provider: provider.as_str().unwrap_or_default().to_owned(),
             usage,
             finish_reason,
-            cost: step_cost(&self.usage.prices, &model.name, &model.model, usage.as_ref()),
+            cost: step_cost(
+                &self.usage.prices,
+                &model.name,
+                &model.model,
+                usage.as_ref(),
+            ),
         };
         let value = self.usage.run.add(step);
         self.run.handle(Input::Custom {

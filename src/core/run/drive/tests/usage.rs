@@ -46,7 +46,10 @@ fn a_steps_usage_is_an_event_before_the_steps_end_and_the_runs_total() {
     assert_eq!(value["step"], 1);
     assert_eq!(value["provider"], "openai");
     assert_eq!(value["modelId"], "m-1");
-    assert_eq!((&value["inputTokens"], &value["outputTokens"]), (&json!(1000), &json!(100)));
+    assert_eq!(
+        (&value["inputTokens"], &value["outputTokens"]),
+        (&json!(1000), &json!(100))
+    );
     assert_eq!(value["finishReason"], "stop");
     // 1000 × 2 + 100 × 8 = 2800 per million.
     assert!((value["cost"].as_f64().unwrap() - 0.0028).abs() < 1e-12);
@@ -56,7 +59,10 @@ fn a_steps_usage_is_an_event_before_the_steps_end_and_the_runs_total() {
     assert!(usage_at > at(&|e| matches!(e, Event::TextMessageContent { .. })));
     assert!(usage_at < at(&|e| matches!(e, Event::StepFinished { .. })));
     let total = drive.usage();
-    assert_eq!((&total["inputTokens"], &total["steps"]), (&json!(1000), &json!(1)));
+    assert_eq!(
+        (&total["inputTokens"], &total["steps"]),
+        (&json!(1000), &json!(1))
+    );
 }
 
 #[test]
