@@ -196,7 +196,9 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     }
     let thread_id = start.thread_id().to_owned();
     start.set_repair_hook(super::io::has_repair_hook());
+    let prices = store::read(Local, crate::core::observe::cost::PRICES_KEY).await;
     let mut drive = start.finish();
+    drive.set_prices(crate::core::observe::cost::stored(prices.ok().flatten()));
     let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
     super::runlog::forget_intents(&run_id).await;
     for client in clients.values() {
@@ -214,6 +216,7 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     .unwrap_or_default();
     let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
     super::runlog::on_finish(&run_id, &value);
+    super::traces::export(run_id.clone());
     Ok(finished(&run_id, &thread_id, &outcome, events, &drive))
 }
 

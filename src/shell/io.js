@@ -82,6 +82,22 @@ export function utcOffsetMinutes() {
   return -new Date().getTimezoneOffset();
 }
 
+/** POSTs bytes; resolves to the answer's status, or 0 when it failed or took over `ms`. */
+export async function postBytes(url, headers, body, ms) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  const init = { method: 'POST', headers, body: body.slice(), signal: controller.signal };
+  try {
+    const response = await fetch(url, { ...init, redirect: 'error', credentials: 'omit', cache: 'no-store' });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -20,6 +20,7 @@ pub mod settings;
 pub mod store;
 pub mod threads;
 pub mod timer;
+pub mod traces;
 pub mod waits;
 
 use std::future::Future;

@@ -14,6 +14,7 @@ use super::store::{load_registry, load_servers, put, read, read_key};
 use super::{mcp, timer};
 use crate::core::limits::MAX_ANSWER_BYTES;
 use crate::core::mcp::source::McpServerConfig;
+use crate::core::observe::{collector::COLLECTORS_KEY, cost::PRICES_KEY};
 use crate::core::ops::checks::{
     chrome_model_report, listed_server, model_report, replay_report, server_state, settings_view,
     subject, with_state, Fetched, Subject, CHECK_MS, SERVER_STATES_KEY,
@@ -33,6 +34,8 @@ pub(crate) async fn settings() -> Result<Value, String> {
     let session = session.unwrap_or(Value::Null);
     let mut view = settings_view(&registry, &servers, &session, &extension_origin());
     view["middleware"] = read(Local, MIDDLEWARE_KEY).await?.unwrap_or_default();
+    view["prices"] = read(Local, PRICES_KEY).await?.unwrap_or_default();
+    view["collectors"] = read(Local, COLLECTORS_KEY).await?.unwrap_or_default();
     Ok(view)
 }
 

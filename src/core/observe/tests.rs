@@ -213,3 +213,47 @@ fn a_conversation_sums_its_runs() {
 }
 
 mod trace;
+
+#[test]
+fn configure_stores_prices_and_collectors_and_refuses_bad_ones() {
+    use crate::core::setup::configure::plan;
+    use crate::core::setup::store::Area;
+    let model = json!([{"name": "m", "provider": "replay", "transcript": "{}"}]);
+    let done = plan(
+        &json!({"models": model, "prices": {"m": {"input": 1, "output": 2}},
+            "collectors": [{"name": "p", "endpoint": "http://127.0.0.1:6006/v1/traces"}]}),
+        None,
+    );
+    assert!(done.end.is_ok(), "{:?}", done.end);
+    let written: Vec<(&str, Area)> = done
+        .writes
+        .iter()
+        .map(|w| (w.key.as_str(), w.area))
+        .collect();
+    assert!(written.contains(&(cost::PRICES_KEY, Area::Local)));
+    assert!(written.contains(&(collector::COLLECTORS_KEY, Area::Local)));
+    let refused = plan(
+        &json!({"models": model, "prices": {"m": {"input": "free"}}}),
+        None,
+    );
+    assert!(refused.end.unwrap_err().starts_with("configure: `prices`"));
+    let cleared = plan(&json!({"models": model, "collectors": null}), None);
+    assert!(cleared
+        .writes
+        .iter()
+        .any(|w| w.key == collector::COLLECTORS_KEY && w.value.is_none()));
+}
+
+#[test]
+fn the_run_list_carries_each_runs_usage_for_the_conversation_sum() {
+    use crate::core::ops::runlog::RunLog;
+    let mut log = RunLog::default();
+    log.on_start("r1", "t1", None, &json!({"prompt": "hi"}), 1.0);
+    let run = json!({"inputTokens": 7, "outputTokens": 2, "cachedInputTokens": null, "cost": 0.5});
+    let event = json!({"type": "CUSTOM", "name": CUSTOM_USAGE, "value": {"step": 1, "run": run}});
+    log.on_event("r1", &event, 2.0);
+    let runs = log.runs(Vec::new(), None);
+    assert_eq!(runs[0]["usage"], run);
+    let sum = cost::sum_runs(runs.as_array().unwrap().iter().map(|r| &r["usage"]));
+    assert_eq!((&sum["inputTokens"], &sum["cost"]), (&json!(7), &json!(0.5)));
+}

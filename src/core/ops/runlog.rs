@@ -140,6 +140,7 @@ impl RunLog {
             state: "running".into(),
             outcome: None,
             event_count: 0,
+            usage: None,
         };
         let kept = Kept {
             summary: summary.clone(),
@@ -173,6 +174,9 @@ impl RunLog {
             if let Some(thread_id) = event.get("threadId").and_then(Value::as_str) {
                 kept.summary.thread_id = thread_id.to_owned();
             }
+        }
+        if event.get("name").and_then(Value::as_str) == Some(crate::core::observe::CUSTOM_USAGE) {
+            kept.summary.usage = event.pointer("/value/run").cloned();
         }
         let body = json!({"runId": run_id, "seq": seq, "time": now_ms, "event": event});
         let mut effects = vec![push("event", body)];

@@ -146,6 +146,10 @@ pub struct RunSummary {
     #[serde(default)]
     /// How many events it emitted.
     pub event_count: usize,
+    /// Its tokens and cost so far: the `run` total of its last `webmcp_host.usage` event
+    /// (`core::observe`); none before its first model step ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
 }
 
 /// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`]. Returns the ids of

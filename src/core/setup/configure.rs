@@ -1,4 +1,5 @@
-//! `configure({models?, default?, sites?, servers?, keys?, middleware?})` decided: what is stored where, in
+//! `configure({models?, default?, sites?, servers?, keys?, middleware?, prices?, collectors?})`
+//! decided: what is stored where, in
 //! which order, and what the operation answers. Invariant: a write follows only the checks of
 //! its own setting and of those before it (a bad registry leaves the sites and servers given
 //! with it stored, as it always did); keys go to session storage only, and never into the
@@ -99,6 +100,29 @@ pub fn plan(request: &Value, stored: Option<Value>) -> Plan {
         }
         let value = (!layers.is_null()).then(|| layers.clone());
         writes.push(store(Area::Local, MIDDLEWARE_KEY, value));
+    }
+    // The price table and the trace collectors (`core::observe`): checked, stored as given.
+    if let Some(prices) = request.get("prices") {
+        if let Err(e) = crate::core::observe::cost::parse(prices) {
+            return Plan::stop(writes, format!("configure: {e}"));
+        }
+        let value = (!prices.is_null()).then(|| prices.clone());
+        writes.push(store(
+            Area::Local,
+            crate::core::observe::cost::PRICES_KEY,
+            value,
+        ));
+    }
+    if let Some(collectors) = request.get("collectors") {
+        if let Err(e) = crate::core::observe::collector::parse(collectors) {
+            return Plan::stop(writes, format!("configure: {e}"));
+        }
+        let value = (!collectors.is_null()).then(|| collectors.clone());
+        writes.push(store(
+            Area::Local,
+            crate::core::observe::collector::COLLECTORS_KEY,
+            value,
+        ));
     }
     if let Err(e) = registry.validate() {
         return Plan::stop(writes, format!("configure: {e}"));

@@ -27,6 +27,7 @@ fn summary(id: &str, state: &str) -> RunSummary {
         state: state.into(),
         outcome: None,
         event_count: 0,
+        usage: None,
     }
 }
 
