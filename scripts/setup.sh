@@ -38,3 +38,14 @@ if [ "${1:-}" = "--browser" ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver
   fi
 fi
+
+# Arize Phoenix (PyPI `arize-phoenix`), the trace viewer tests/e2e/traces.test.mjs exports runs
+# to: one virtual environment per user, shared by every checkout (PHOENIX_VENV to move it).
+if [ "${1:-}" = "--browser" ]; then
+  phoenix_venv="${PHOENIX_VENV:-$HOME/.cache/webmcp-host/phoenix-venv}"
+  if [ ! -x "$phoenix_venv/bin/phoenix" ]; then
+    say "installing arize-phoenix into $phoenix_venv (a few minutes)"
+    python3 -m venv "$phoenix_venv"
+    "$phoenix_venv/bin/pip" install --quiet arize-phoenix
+  fi
+fi

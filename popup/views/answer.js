@@ -4,6 +4,7 @@
 
 import { $, say } from '../dom.js';
 import { state } from '../state.js';
+import { renderUsage } from './usage.js';
 
 /** The answer as it is written: the text of the run's messages, from its events. */
 export function renderAnswer() {
@@ -16,6 +17,7 @@ export function renderAnswer() {
     }
   }
   $('answer').textContent = parts.filter((p) => p.length).join('\n\n');
+  renderUsage();
 }
 
 export function renderRunState() {

@@ -98,6 +98,26 @@ export async function postBytes(url, headers, body, ms) {
   }
 }
 
+/**
+ * A tab's page (`{url, title}`) and, when it is the visible tab of its window, its screenshot
+ * (`screenshot`: a PNG data URL, or `screenshotError`); `userAgent` and `version` (the
+ * manifest's) too. Chrome allows the capture with host access to the page or `activeTab`.
+ */
+export async function tabSnapshot(tabId) {
+  const out = { userAgent: navigator.userAgent, version: chrome.runtime.getManifest().version };
+  if (typeof tabId !== 'number') return { ...out, screenshotError: 'the run had no tab' };
+  const tab = await chrome.tabs.get(tabId).catch(() => null);
+  if (!tab) return { ...out, screenshotError: `tab ${tabId} is closed` };
+  out.page = { url: tab.url ?? tab.pendingUrl ?? '', title: tab.title ?? '' };
+  if (!tab.active) return { ...out, screenshotError: `tab ${tabId} is not the visible tab of its window` };
+  try {
+    out.screenshot = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
+  } catch (error) {
+    out.screenshotError = `Chrome refused the screenshot: ${error?.message ?? error}`;
+  }
+  return out;
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -67,6 +67,8 @@ extern "C" {
     pub(crate) fn utc_offset_minutes() -> i32;
     #[wasm_bindgen(js_name = postBytes)]
     pub(crate) async fn post_bytes(url: &str, headers: JsValue, body: &[u8], ms: u32) -> JsValue;
+    #[wasm_bindgen(js_name = tabSnapshot)]
+    pub(crate) async fn tab_snapshot(tab_id: JsValue) -> JsValue;
     #[wasm_bindgen(js_name = sleep)]
     pub(crate) fn sleep(ms: u32) -> Promise;
     /// The sign-in tab: `heard(event, a, b)` hears its events until it returns true.

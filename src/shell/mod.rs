@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod auth;
+pub mod bugreport;
 pub mod chrome;
 pub mod convert;
 pub mod expose;

@@ -255,5 +255,69 @@ fn the_run_list_carries_each_runs_usage_for_the_conversation_sum() {
     let runs = log.runs(Vec::new(), None);
     assert_eq!(runs[0]["usage"], run);
     let sum = cost::sum_runs(runs.as_array().unwrap().iter().map(|r| &r["usage"]));
-    assert_eq!((&sum["inputTokens"], &sum["cost"]), (&json!(7), &json!(0.5)));
+    assert_eq!(
+        (&sum["inputTokens"], &sum["cost"]),
+        (&json!(7), &json!(0.5))
+    );
+}
+
+#[test]
+fn a_bug_report_masks_every_key_wherever_it_appears() {
+    use super::bundle::{assemble, chrome_version, file_name, run_id, session_keys, Parts, FORMAT};
+    use crate::core::page::tabs::TabTools;
+    let canary = "sk-canary-0123456789abcdef";
+    let session = json!({"webmcpHost.key.openai": canary, "webmcpHost.ui.runs": []});
+    let keys = session_keys(&session);
+    assert_eq!(keys, [canary]);
+    let mut tools = TabTools::default();
+    tools.webmcp.insert(0, "polyfill");
+    let log = json!({"run": {"runId": "r/1", "tabId": 3}, "events": [{"type": "RUN_ERROR", "message": format!("echoed {canary}")}], "times": [1.0]});
+    let report = assemble(
+        Parts {
+            log,
+            page: Some(json!({"url": "https://shop.test/", "title": "Shop"})),
+            tools: Some(Ok(tools)),
+            audit: Some(Err(format!("no audit ({canary})"))),
+            screenshot: Ok("data:image/png;base64,iVBOR".into()),
+            user_agent: "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/138.0.7204.49 Safari/537.36".into(),
+            extension_version: "0.1.0".into(),
+            settings: json!({"keys": [{"ref": "openai", "masked": "sk-…cdef"}], canary: canary}),
+            created_ms: 5.0,
+        },
+        &keys,
+    );
+    let text = report.to_string();
+    assert!(!text.contains(canary), "{text}");
+    assert!(!text.contains("0123456789"), "{text}");
+    assert_eq!(report["format"], FORMAT);
+    assert_eq!(report["webmcp"], "polyfill");
+    assert_eq!(report["chrome"]["version"], "138.0.7204.49");
+    assert_eq!(report["extension"]["version"], "0.1.0");
+    assert_eq!(report["page"]["url"], "https://shop.test/");
+    assert_eq!(report["tools"], json!({"tools": [], "problems": []}));
+    assert_eq!(report["screenshot"], "data:image/png;base64,iVBOR");
+    assert_eq!(report["events"][0]["type"], "RUN_ERROR");
+    assert_eq!(file_name("r/1"), "webmcp-host-bug-r_1.json");
+    assert!(run_id(&json!({})).is_err());
+    assert_eq!(chrome_version("Firefox/1"), None);
+    // No screenshot: the reason instead.
+    let without = assemble(
+        Parts {
+            log: json!({}),
+            page: None,
+            tools: None,
+            audit: None,
+            screenshot: Err("tab 3 is closed".into()),
+            user_agent: String::new(),
+            extension_version: String::new(),
+            settings: Value::Null,
+            created_ms: 0.0,
+        },
+        &[],
+    );
+    assert_eq!(
+        (&without["screenshot"], &without["screenshotError"]),
+        (&Value::Null, &json!("tab 3 is closed"))
+    );
+    assert_eq!(without["webmcp"], "unknown");
 }

@@ -83,6 +83,11 @@ pub enum Op {
     },
     /// `audit({tabId, format?})`.
     Audit(AuditRequest),
+    /// `bugReport({runId})`.
+    BugReport {
+        /// The run.
+        run_id: String,
+    },
     /// `forget({threadId})`.
     Forget {
         /// The conversation.
@@ -156,6 +161,9 @@ impl Op {
                 thread_id: thread_field(request, "conversation")?,
             },
             OpName::Audit => Op::Audit(AuditRequest::parse(request)?),
+            OpName::BugReport => Op::BugReport {
+                run_id: crate::core::observe::bundle::run_id(request).map_err(RequestError)?,
+            },
             OpName::Forget => Op::Forget {
                 thread_id: thread_field(request, "forget")?,
             },
@@ -209,6 +217,7 @@ impl Op {
             Op::ExposedTools => OpName::ExposedTools,
             Op::CallExposed(_) => OpName::CallExposed,
             Op::ToolsChanged => OpName::ToolsChanged,
+            Op::BugReport { .. } => OpName::BugReport,
         }
     }
 }

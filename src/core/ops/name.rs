@@ -66,6 +66,8 @@ pub enum OpName {
     Forget,
     /// Audits a tab's tools.
     Audit,
+    /// A run's bug report: one file with its events, the tab's tools, a screenshot, versions.
+    BugReport,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -81,7 +83,7 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 28] = [
+    pub const ALL: [OpName; 29] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
@@ -93,6 +95,7 @@ impl OpName {
         OpName::Configure,
         OpName::Runs,
         OpName::RunLog,
+        OpName::BugReport,
         OpName::Conversations,
         OpName::Conversation,
         OpName::Forget,
@@ -143,6 +146,7 @@ impl OpName {
             OpName::Conversation => "conversation",
             OpName::Forget => "forget",
             OpName::Audit => "audit",
+            OpName::BugReport => "bugReport",
         }
     }
 

@@ -88,7 +88,7 @@ fn ops_parse_with_clear_errors() {
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
         "unknown op `setKey`; known: version, listTools, callTool, audit, run, startRun, events, stop, \
-         configure, runs, runLog, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
+         configure, runs, runLog, bugReport, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged"
     );
     assert_eq!(
@@ -221,7 +221,7 @@ fn requests_parse_into_their_operation() {
             OpName::ListTools => json!({"tabId": 1}),
             OpName::CallTool => json!({"tabId": 1, "name": "add"}),
             OpName::StartRun => json!({"prompt": "Hi"}),
-            OpName::RunLog => json!({"runId": "r"}),
+            OpName::RunLog | OpName::BugReport => json!({"runId": "r"}),
             OpName::Answer => json!({"runId": "r", "callId": "c", "value": 1}),
             OpName::Decline => json!({"runId": "r", "callId": "c"}),
             OpName::Expose => json!({"server": "s", "origin": "https://a.test", "enabled": true}),

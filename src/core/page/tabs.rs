@@ -136,6 +136,10 @@ pub struct TabTools {
     /// call goes to that document or nowhere.
     #[serde(skip)]
     pub documents: BTreeMap<i64, String>,
+    /// Each answering frame's WebMCP (by frame id): `native`, `polyfill` (the tools came from
+    /// the page's own world) or `none` (no `document.modelContext`).
+    #[serde(skip)]
+    pub webmcp: BTreeMap<i64, &'static str>,
 }
 
 impl TabTools {
@@ -153,6 +157,12 @@ impl TabTools {
         for frame in frames {
             match frame.answer {
                 Ok(listing) => {
+                    let mode = match (listing.supported, listing.polyfilled) {
+                        (false, _) => "none",
+                        (true, true) => "polyfill",
+                        (true, false) => "native",
+                    };
+                    out.webmcp.insert(frame.frame_id, mode);
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
                     }

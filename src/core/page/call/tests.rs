@@ -26,6 +26,7 @@ fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
         documents: list.iter().map(|t| (t.frame_id, "d1".into())).collect(),
         tools: list,
         problems: Vec::new(),
+        ..TabTools::default()
     })
 }
 
