@@ -20,6 +20,7 @@ import { loadTools, renderExtraTools, renderModelSelect, startRun, stopRun } fro
 import { renderServers, submitServer, toggleContext7 } from './views/servers.js';
 import { CONTINUE_PROMPT, newConversation } from './views/thread.js';
 import { renderMiddleware, saveMiddleware } from './views/middleware.js';
+import { wireObserve } from './views/observe.js';
 
 // ------------------------------------------------------------------------------------------
 // The tab this view is about: `?tab=ID` (or `?tabId=ID`), else the active tab of the last
@@ -49,6 +50,7 @@ function showView(name) {
 
 // The views that show the worker's settings, in the order they render after each load.
 onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExtraTools, renderMiddleware);
+wireObserve();
 
 // ------------------------------------------------------------------------------------------
 // Pushes from the worker: events of the shown run, pending items, runs started elsewhere.
