@@ -108,7 +108,9 @@ export async function tabSnapshot(tabId) {
   if (typeof tabId !== 'number') return { ...out, screenshotError: 'the run had no tab' };
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return { ...out, screenshotError: `tab ${tabId} is closed` };
-  out.page = { url: tab.url ?? tab.pendingUrl ?? '', title: tab.title ?? '' };
+  // Without the `tabs` permission Chrome hides a tab's URL and title; webNavigation has the URL.
+  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  out.page = { url: top?.url ?? tab.url ?? '', title: tab.title ?? '' };
   if (!tab.active) return { ...out, screenshotError: `tab ${tabId} is not the visible tab of its window` };
   try {
     out.screenshot = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });

@@ -96,6 +96,7 @@ describe('tokens, cost and bug reports', () => {
 
   test('a bug report holds the run, the tab and the versions, and no key', async () => {
     const [latest] = await host.worker.evaluate((tabId) => webmcpHost.runs({ tabId }), tabId);
+    await page.bringToFront();
     const { fileName, report } = await host.worker.evaluate((runId) => webmcpHost.bugReport({ runId }), latest.runId);
     assert.equal(fileName, `webmcp-host-bug-${latest.runId}.json`);
     assert.equal(report.format, 'webmcp-host-bug-report/1');
@@ -117,6 +118,7 @@ describe('tokens, cost and bug reports', () => {
   });
 
   test('"Save bug report" in the popup saves the shown run\'s report as one file', async () => {
+    await popup.bringToFront();
     const [download] = await Promise.all([popup.waitForEvent('download'), popup.click('#bug-report')]);
     assert.match(download.suggestedFilename(), /^webmcp-host-bug-.+\.json$/);
     const report = JSON.parse(await readFile(await download.path(), 'utf8'));
