@@ -321,3 +321,33 @@ fn a_bug_report_masks_every_key_wherever_it_appears() {
     );
     assert_eq!(without["webmcp"], "unknown");
 }
+
+#[test]
+fn a_tabs_webmcp_mode_is_its_top_frames() {
+    use super::bundle::webmcp_mode;
+    use crate::core::limits::Limits;
+    use crate::core::page::bridge::parse_listing;
+    use crate::core::page::tabs::{FrameAnswer, TabTools};
+    let frame = |frame_id: i64, fields: &str| {
+        let raw = format!(r#"{{"ok":true,{fields},"origin":"http://f.test","tools":[]}}"#);
+        FrameAnswer {
+            frame_id,
+            url: "http://f.test/".into(),
+            answer: Ok(parse_listing(&raw, frame_id, &Limits::DEFAULT).unwrap()),
+        }
+    };
+    let mode = |frames| webmcp_mode(&TabTools::from_frames(frames));
+    assert_eq!(mode(vec![frame(0, r#""supported":true"#)]), "native");
+    assert_eq!(
+        mode(vec![frame(0, r#""supported":true,"polyfilled":true"#)]),
+        "polyfill"
+    );
+    assert_eq!(
+        mode(vec![
+            frame(0, r#""supported":false"#),
+            frame(3, r#""supported":true"#)
+        ]),
+        "none"
+    );
+    assert_eq!(mode(vec![]), "unknown");
+}
