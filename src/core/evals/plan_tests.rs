@@ -406,3 +406,18 @@ fn the_cli_writes_a_saved_answer_as_a_report() {
     let not_json = eval_report(&["x.json"], |_| Ok::<_, String>("nope".into()));
     assert!(not_json.stderr.contains("not JSON"));
 }
+
+#[test]
+fn untrusted_results_are_judged_as_the_tool_gave_them() {
+    let wrapped =
+        crate::core::run::wrap_as_data("https://shop.test", r#"{"count": 2, "note": "<b>"}"#);
+    assert_eq!(
+        super::messages::result_seen(&wrapped),
+        json!({"count": 2, "note": "<b>"})
+    );
+    assert_eq!(super::messages::result_seen("plain"), json!("plain"));
+    assert_eq!(
+        super::messages::result_seen("<data source=\"x\">broken"),
+        json!("<data source=\"x\">broken")
+    );
+}
