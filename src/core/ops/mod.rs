@@ -88,6 +88,24 @@ pub enum Op {
         /// The run.
         run_id: String,
     },
+    /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`.
+    Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
+    /// `evalReport({report, format})`.
+    EvalReport(Value),
+    /// `toEval({runId, name?, prompt?, loosen?, results?})`.
+    ToEval {
+        /// The run.
+        run_id: String,
+        /// The request, read by `core::evals::record::to_eval`.
+        request: Value,
+    },
+    /// `replayDiff({runId | transcript, tabId})`.
+    ReplayDiff {
+        /// The tab played on.
+        tab_id: i64,
+        /// The run, or the transcript, played.
+        source: ReplaySource,
+    },
     /// `forget({threadId})`.
     Forget {
         /// The conversation.
@@ -164,6 +182,32 @@ impl Op {
             OpName::BugReport => Op::BugReport {
                 run_id: crate::core::observe::bundle::run_id(request).map_err(RequestError)?,
             },
+            OpName::Evaluate => Op::Evaluate(Box::new(
+                crate::core::evals::plan::EvaluateRequest::parse(request).map_err(error)?,
+            )),
+            OpName::EvalReport => Op::EvalReport(request.clone()),
+            OpName::ToEval => Op::ToEval {
+                run_id: run_field(request, "toEval")?,
+                request: request.clone(),
+            },
+            OpName::ReplayDiff => Op::ReplayDiff {
+                tab_id: request
+                    .get("tabId")
+                    .and_then(Value::as_i64)
+                    .filter(|id| *id >= 0)
+                    .ok_or_else(|| error("replayDiff: `tabId` is required".into()))?,
+                source: match (request.get("runId"), request.get("transcript")) {
+                    (Some(Value::String(id)), None) if !id.is_empty() => {
+                        ReplaySource::Run(id.clone())
+                    }
+                    (None, Some(Value::String(text))) => ReplaySource::Transcript(text.clone()),
+                    _ => {
+                        return Err(error(
+                            "replayDiff: give `runId` or `transcript` (a string), not both".into(),
+                        ))
+                    }
+                },
+            },
             OpName::Forget => Op::Forget {
                 thread_id: thread_field(request, "forget")?,
             },
@@ -203,6 +247,10 @@ impl Op {
             Op::Conversation { .. } => OpName::Conversation,
             Op::Forget { .. } => OpName::Forget,
             Op::Audit(_) => OpName::Audit,
+            Op::Evaluate(_) => OpName::Evaluate,
+            Op::EvalReport(_) => OpName::EvalReport,
+            Op::ToEval { .. } => OpName::ToEval,
+            Op::ReplayDiff { .. } => OpName::ReplayDiff,
             Op::Pending => OpName::Pending,
             Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
             Op::Answer(_) => OpName::Decline,
@@ -219,6 +267,25 @@ impl Op {
             Op::ToolsChanged => OpName::ToolsChanged,
             Op::BugReport { .. } => OpName::BugReport,
         }
+    }
+}
+
+/// What `replayDiff` plays.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplaySource {
+    /// A kept run, by id.
+    Run(String),
+    /// A replay transcript (JSONL).
+    Transcript(String),
+}
+
+/// A request's `runId`: a non-empty string.
+fn run_field(request: &Value, what: &str) -> Result<String, RequestError> {
+    match request.get("runId") {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err(RequestError(format!(
+            "{what}: `runId` is required (a non-empty string)"
+        ))),
     }
 }
 

@@ -68,6 +68,14 @@ pub enum OpName {
     Audit,
     /// A run's bug report: one file with its events, the tab's tools, a screenshot, versions.
     BugReport,
+    /// Runs an eval suite on a tab (smoke or agent mode).
+    Evaluate,
+    /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
+    EvalReport,
+    /// Makes an eval case of a finished run.
+    ToEval,
+    /// Plays a recorded run's calls against the site now and reports what changed.
+    ReplayDiff,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -83,11 +91,15 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 29] = [
+    pub const ALL: [OpName; 33] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
         OpName::Audit,
+        OpName::Evaluate,
+        OpName::EvalReport,
+        OpName::ToEval,
+        OpName::ReplayDiff,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -147,6 +159,10 @@ impl OpName {
             OpName::Forget => "forget",
             OpName::Audit => "audit",
             OpName::BugReport => "bugReport",
+            OpName::Evaluate => "evaluate",
+            OpName::EvalReport => "evalReport",
+            OpName::ToEval => "toEval",
+            OpName::ReplayDiff => "replayDiff",
         }
     }
 

@@ -1,0 +1,101 @@
+//! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] and
+//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them) and pushes
+//! each result to the open pages (`{webmcpHostUi: "evalProgress", done, total, result}`).
+
+use serde_json::{json, Map, Value};
+
+use super::io::now_ms;
+use super::pages::push;
+use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
+use crate::core::evals::record::{DiffNext, ReplayDiff};
+use crate::core::ops::ReplaySource;
+use crate::core::page::call::CallRequest;
+
+/// Runs an eval suite on a tab; resolves to the evaluation's answer.
+pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
+    let default_model = match request.models.is_empty() {
+        true => super::store::load_registry()
+            .await?
+            .resolve(None)
+            .ok()
+            .map(|m| m.name.clone()),
+        false => None,
+    };
+    let mut evaluation = Evaluation::new(request, default_model);
+    loop {
+        let reply = match evaluation.poll() {
+            Next::Done(answer) => return Ok(answer),
+            Next::Call {
+                tab_id,
+                name,
+                args,
+                timeout_ms,
+            } => Reply::Called(page(tab_id, name, args, timeout_ms).await),
+            Next::Run { request, .. } => {
+                let started = now_ms();
+                let answer = super::agent::run(request, None).await;
+                Reply::Ran {
+                    answer,
+                    latency_ms: now_ms() - started,
+                }
+            }
+        };
+        if let Some(result) = evaluation.handle(reply) {
+            let (done, total) = evaluation.progress();
+            push(
+                "evalProgress",
+                json!({"done": done, "total": total, "result": result}),
+            );
+        }
+    }
+}
+
+/// `toEval({runId, ...})`: an eval case made of a kept run's log.
+pub async fn to_eval(run_id: &str, request: &Value) -> Result<Value, String> {
+    let log = super::runlog::run_log(run_id, 0).await?;
+    crate::core::evals::record::to_eval(request, &log)
+}
+
+/// `replayDiff({runId | transcript, tabId})`: the recorded calls played on the tab now.
+pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, String> {
+    let mut diff = match source {
+        ReplaySource::Run(run_id) => {
+            let log = super::runlog::run_log(&run_id, 0).await?;
+            ReplayDiff::of_run(tab_id, &run_id, &log)
+        }
+        ReplaySource::Transcript(text) => ReplayDiff::of_transcript(tab_id, &text)?,
+    };
+    loop {
+        match diff.poll() {
+            DiffNext::Done(answer) => return Ok(answer),
+            DiffNext::ListTools(tab_id) => {
+                let tools = super::tab_tools(tab_id).await.map(|t| t.response());
+                diff.tools(tools);
+            }
+            DiffNext::Call {
+                tab_id,
+                name,
+                args,
+                timeout_ms,
+            } => {
+                let answer = page(tab_id, name, args, timeout_ms).await;
+                diff.called(&answer);
+            }
+        }
+    }
+}
+
+/// A page call as `callTool({tabId, name, args, timeoutMs})` makes it.
+async fn page(tab_id: i64, name: String, args: Map<String, Value>, timeout_ms: u32) -> Value {
+    let (frame_id, call, expect) = (None, None, None);
+    let request = CallRequest {
+        tab_id,
+        name,
+        args,
+        frame_id,
+        timeout_ms,
+        call,
+        expect,
+    };
+    super::page_call(request).await
+}
