@@ -1,0 +1,84 @@
+// The fixture and `host` against the demo shop and the fixture pages, and `toHaveCalledTool`
+// on runs driven by the scripted model server.
+import { join } from 'node:path';
+import { expect, test as base, WebmcpHostError } from '../index.mjs';
+import { ROOT } from '../../../tests/support/browser.mjs';
+import { serve } from '../../../tests/support/server.mjs';
+import { startModelServer } from '../../../tests/support/model-server.mjs';
+
+const SCENARIOS = {
+  add: { steps: [{ calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'The sum is 42.' }] },
+  shop: {
+    steps: [
+      { calls: [{ name: 'search_teas', arguments: { query: 'green', max_price: 15 } }] },
+      { calls: [{ name: 'add_to_cart', arguments: { sku: 'sencha-50', quantity: 2 } }] },
+      { text: 'Two Sencha are in your cart.' },
+    ],
+  },
+};
+
+// Auto worker fixtures are set up before the browser, so they close after it (no open connections).
+const test = base.extend({
+  shop: [async ({}, use) => { const s = await serve(join(ROOT, 'demo', 'site')); await use(s.url); await s.close(); }, { scope: 'worker', auto: true }],
+  fixtures: [async ({}, use) => { const s = await serve(join(ROOT, 'tests', 'fixtures')); await use(s.url); await s.close(); }, { scope: 'worker', auto: true }],
+  models: [async ({}, use) => { const s = await startModelServer({ scenarios: SCENARIOS }); await use(s); await s.close(); }, { scope: 'worker', auto: true }],
+});
+
+const model = (models, scenario) => ({ name: scenario, provider: 'openai', baseUrl: `${models.url}/s/${scenario}/v1`, model: 'scripted', nativeTools: true });
+
+test('the browser has the extension loaded, WebMCP on, and every operation as host.X', async ({ host, page, shop }) => {
+  expect(host.extensionId).toMatch(/^[a-p]{32}$/);
+  expect(host.operations).toEqual(expect.arrayContaining(['version', 'listTools', 'callTool', 'run', 'configure', 'runLog']));
+  expect(await host.version()).toMatch(/^\d+\.\d+\.\d+/);
+  await page.goto(shop);
+  const { tools } = await host.listTools({ page });
+  expect(tools.map((t) => t.name).sort()).toEqual(['add_to_cart', 'search_teas', 'view_cart']);
+  const tabId = await host.tabIdOf(page);
+  expect(await host.callTool({ tabId, name: 'search_teas', args: { query: 'oolong' } })).toEqual({
+    ok: true,
+    result: JSON.stringify([{ sku: 'tieguanyin-50', name: 'Tie Guan Yin', kind: 'oolong', price: 12, grams: 50 }]),
+  });
+});
+
+test('a failing operation throws the host message, naming the operation and the request', async ({ host }) => {
+  const error = await host.listTools({ tabId: 987654 }).catch((e) => e);
+  expect(error).toBeInstanceOf(WebmcpHostError);
+  expect(error.op).toBe('listTools');
+  expect(error.message).toMatch(/^webmcpHost\.listTools\(\{"tabId":987654\}\) failed: \S/);
+  expect(error.message).not.toMatch(/evaluate:|\n\s+at /);
+  const unknown = await host.call('evaluat', {}).catch((e) => e);
+  expect(unknown.message).toMatch(/not an operation of this host \(its operations: .*listTools/);
+  expect(host.evaluat).toBeUndefined();
+});
+
+test('toHaveCalledTool on a run with the scripted model, on the fixture page', async ({ host, page, fixtures, models }) => {
+  await page.goto(`${fixtures}/tools.html`);
+  await host.configure({ models: [model(models, 'add~pw')], default: 'add~pw' });
+  const result = await host.run({ page, prompt: 'What is 2 + 40?' });
+  expect(result.outcome).toEqual({ type: 'completed', text: 'The sum is 42.' });
+  expect(result).toHaveCalledTool('add');
+  expect(result).toHaveCalledTool('add', { a: 2, b: { $gt: 10 } });
+  expect(result.events).toHaveCalledTool('add', { b: 40 });
+  expect(result).not.toHaveCalledTool('add', { a: { $lt: 0 } });
+  expect(result).not.toHaveCalledTool('fail');
+  let failure;
+  try {
+    expect(result).toHaveCalledTool('add', { a: 3 });
+  } catch (error) {
+    failure = error.message.replace(/\u001b\[\d+m/g, '');
+  }
+  expect(failure).toMatch(/Expected a call of "add" with arguments matching \{"a": 3\}/);
+  expect(failure).toContain('Calls made (1):\n  add({"a":2,"b":40}) → 42');
+  expect(await page.evaluate(() => window.__calls)).toEqual([{ name: 'add', input: { a: 2, b: 40 } }]);
+});
+
+test('toHaveCalledTool on a run on the demo shop, its consequential call confirmed in the page', async ({ host, page, shop, models }) => {
+  page.on('dialog', (dialog) => dialog.accept());
+  await page.goto(shop);
+  await host.configure({ models: [model(models, 'shop~pw')], default: 'shop~pw' });
+  const result = await host.run({ page, prompt: 'Find a green tea under €15 and put two in my cart.' });
+  expect(result.outcome.type).toBe('completed');
+  expect(result).toHaveCalledTool('search_teas', { query: { $pattern: '(?i)green' }, max_price: { $lte: 15 } });
+  expect(result).toHaveCalledTool('add_to_cart', { sku: { $pattern: '^sencha' }, quantity: 2 });
+  await expect(page.locator('#cart')).toContainText('2 × Sencha');
+});
