@@ -10,6 +10,7 @@ pub mod agent;
 pub mod auth;
 pub mod chrome;
 pub mod convert;
+pub mod evals;
 pub mod expose;
 pub mod io;
 pub mod mcp;

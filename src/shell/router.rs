@@ -79,6 +79,8 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
         Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
         Op::Audit(request) => super::audit(request).await,
+        Op::Evaluate(request) => super::evals::evaluate(*request).await,
+        Op::EvalReport(request) => crate::core::evals::report::eval_report(&request),
         Op::Run(request) => agent::run(request, None).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),

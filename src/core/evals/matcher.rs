@@ -45,7 +45,8 @@ pub fn matches(expected: &Value, actual: &Value) -> Result<bool, String> {
     }
 }
 
-fn is_constraint(map: &Map<String, Value>) -> bool {
+/// Whether an object is a constraint (every key starts with `$`).
+pub(crate) fn is_constraint(map: &Map<String, Value>) -> bool {
     !map.is_empty() && map.keys().all(|k| k.starts_with('$'))
 }
 

@@ -14,6 +14,9 @@
 #![warn(missing_docs)]
 
 pub mod matcher;
+pub mod messages;
+pub mod plan;
+pub mod report;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -278,5 +281,7 @@ fn node_ends(node: &Expected, calls: &[ActualCall], p: usize) -> Result<Vec<usiz
     }
 }
 
+#[cfg(test)]
+mod plan_tests;
 #[cfg(test)]
 mod tests;

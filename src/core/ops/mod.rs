@@ -83,6 +83,10 @@ pub enum Op {
     },
     /// `audit({tabId, format?})`.
     Audit(AuditRequest),
+    /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`.
+    Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
+    /// `evalReport({report, format})`.
+    EvalReport(Value),
     /// `forget({threadId})`.
     Forget {
         /// The conversation.
@@ -156,6 +160,10 @@ impl Op {
                 thread_id: thread_field(request, "conversation")?,
             },
             OpName::Audit => Op::Audit(AuditRequest::parse(request)?),
+            OpName::Evaluate => Op::Evaluate(Box::new(
+                crate::core::evals::plan::EvaluateRequest::parse(request).map_err(error)?,
+            )),
+            OpName::EvalReport => Op::EvalReport(request.clone()),
             OpName::Forget => Op::Forget {
                 thread_id: thread_field(request, "forget")?,
             },
@@ -195,6 +203,8 @@ impl Op {
             Op::Conversation { .. } => OpName::Conversation,
             Op::Forget { .. } => OpName::Forget,
             Op::Audit(_) => OpName::Audit,
+            Op::Evaluate(_) => OpName::Evaluate,
+            Op::EvalReport(_) => OpName::EvalReport,
             Op::Pending => OpName::Pending,
             Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
             Op::Answer(_) => OpName::Decline,

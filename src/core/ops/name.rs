@@ -66,6 +66,10 @@ pub enum OpName {
     Forget,
     /// Audits a tab's tools.
     Audit,
+    /// Runs an eval suite on a tab (smoke or agent mode).
+    Evaluate,
+    /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
+    EvalReport,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -81,11 +85,13 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 28] = [
+    pub const ALL: [OpName; 30] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
         OpName::Audit,
+        OpName::Evaluate,
+        OpName::EvalReport,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -143,6 +149,8 @@ impl OpName {
             OpName::Conversation => "conversation",
             OpName::Forget => "forget",
             OpName::Audit => "audit",
+            OpName::Evaluate => "evaluate",
+            OpName::EvalReport => "evalReport",
         }
     }
 

@@ -1,0 +1,683 @@
+//! `webmcpHost.evaluate`: the plan and the judgement of an eval suite on a tab, as a machine
+//! the worker drives ([`Evaluation`]): it says what to do next ([`Next`]: call a page tool,
+//! run a case with a model, or the answer) and is told what happened ([`Reply`]).
+//!
+//! - `smoke` mode: each case's expected calls are performed on the page in the order they are
+//!   listed (ordered and unordered groups in listed order, optional calls too), with concrete
+//!   arguments made from the matchers ([`concrete`]); a call that fails is an `error`, a result
+//!   that misses its `result` constraint (or reports a failure) a `fail`.
+//! - `agent` mode: each case runs with each model `runs` times (its messages as the run's
+//!   messages); the calls the run made are judged by [`trajectory_matches`].
+//!
+//! Invariants: pure (times and token counts come in as values); every case, model and run gets
+//! exactly one result, in order; bad input is an error of the request, never a panic.
+
+use serde_json::{json, Map, Value};
+
+use super::matcher::is_constraint;
+pub use super::messages::{agui_messages, call_value, calls_made, parsed, run_tokens};
+use super::report::{summary, Format};
+use super::{parse_evals, trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
+use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
+
+/// The most runs of each case with each model.
+pub const MAX_RUNS: u32 = 20;
+/// The most models of one evaluation.
+pub const MAX_MODELS: usize = 10;
+/// The most results (cases × models × runs) of one evaluation.
+pub const MAX_RESULTS: usize = 2_000;
+
+/// How the cases are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The expected calls performed on the page, no model.
+    Smoke,
+    /// Each case run by each model, its calls judged.
+    Agent,
+}
+
+/// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvaluateRequest {
+    /// The tab the cases run on.
+    pub tab_id: i64,
+    /// The cases.
+    pub cases: Vec<EvalCase>,
+    /// Smoke or agent.
+    pub mode: Mode,
+    /// The models (agent mode; empty: the configured default).
+    pub models: Vec<String>,
+    /// Runs of each case with each model (1 to [`MAX_RUNS`]).
+    pub runs: u32,
+    /// Each smoke call's timeout, ms.
+    pub timeout_ms: u32,
+    /// A report to add to the answer (`report`), besides the answer itself.
+    pub format: Option<Format>,
+}
+
+impl EvaluateRequest {
+    /// Parses the request; `evals` is an eval file's array or its JSON text.
+    pub fn parse(value: &Value) -> Result<Self, String> {
+        let map = value
+            .as_object()
+            .ok_or("evaluate: the request must be an object")?;
+        let tab_id = map
+            .get("tabId")
+            .and_then(Value::as_i64)
+            .filter(|id| *id >= 0)
+            .ok_or("evaluate: `tabId` is required (a whole number ≥ 0)")?;
+        let cases = match map.get("evals") {
+            Some(Value::String(text)) => parse_evals(text)?,
+            Some(array @ Value::Array(_)) => parse_evals(&array.to_string())?,
+            _ => {
+                return Err(
+                    "evaluate: `evals` is required: an eval file's array or its text".into(),
+                )
+            }
+        };
+        let mode = match map.get("mode").and_then(Value::as_str) {
+            Some("smoke") => Mode::Smoke,
+            Some("agent") => Mode::Agent,
+            _ => return Err("evaluate: `mode` must be \"smoke\" or \"agent\"".into()),
+        };
+        let models = match map.get("models") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|m| m.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("evaluate: `models` must be an array of model names")?,
+            Some(_) => return Err("evaluate: `models` must be an array of model names".into()),
+        };
+        if models.len() > MAX_MODELS {
+            return Err(format!("evaluate: at most {MAX_MODELS} models"));
+        }
+        let runs = match map.get("runs") {
+            None | Some(Value::Null) => 1,
+            Some(n) => n
+                .as_u64()
+                .filter(|n| (1..=u64::from(MAX_RUNS)).contains(n))
+                .ok_or(format!("evaluate: `runs` must be 1 to {MAX_RUNS}"))?
+                as u32,
+        };
+        let timeout_ms = match map.get("timeoutMs") {
+            None | Some(Value::Null) => DEFAULT_CALL_TIMEOUT_MS,
+            Some(n) => n
+                .as_u64()
+                .filter(|n| (1..=u64::from(MAX_CALL_TIMEOUT_MS)).contains(n))
+                .ok_or(format!(
+                    "evaluate: `timeoutMs` must be 1 to {MAX_CALL_TIMEOUT_MS}"
+                ))? as u32,
+        };
+        let format = match map.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => {
+                Some(Format::parse(name).map_err(|e| format!("evaluate: {e}"))?)
+            }
+            Some(_) => {
+                return Err("evaluate: `format` must be \"json\", \"junit\" or \"html\"".into())
+            }
+        };
+        let per_case = match mode {
+            Mode::Smoke => 1,
+            Mode::Agent => models.len().max(1) * runs as usize,
+        };
+        if cases.len().saturating_mul(per_case) > MAX_RESULTS {
+            return Err(format!(
+                "evaluate: {} cases × {per_case} runs is over {MAX_RESULTS} results",
+                cases.len()
+            ));
+        }
+        Ok(EvaluateRequest {
+            tab_id,
+            cases,
+            mode,
+            models,
+            runs,
+            timeout_ms,
+            format,
+        })
+    }
+}
+
+/// What the worker does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Smoke: call this page tool (as `callTool` does, confirmed as the settings say), then
+    /// [`Reply::Called`] with `callTool`'s answer.
+    Call {
+        /// The tab.
+        tab_id: i64,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        args: Map<String, Value>,
+        /// Its timeout, ms.
+        timeout_ms: u32,
+    },
+    /// Agent: start this run (a `run` request), then [`Reply::Ran`].
+    Run {
+        /// The model's name (as results name it).
+        model: String,
+        /// The `run` request.
+        request: Value,
+    },
+    /// The evaluation's answer.
+    Done(Value),
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// `callTool`'s answer (`{ok, result}` or `{ok: false, error}`).
+    Called(Value),
+    /// A run's answer (as `run` answers) or the error that kept it from running, how long it
+    /// took, and the tokens it used when its provider reported them ([`run_tokens`]).
+    Ran {
+        /// The run's answer, or why it did not run.
+        answer: Result<Value, String>,
+        /// Its wall time, ms.
+        latency_ms: f64,
+    },
+}
+
+/// One smoke call to make.
+#[derive(Debug, Clone, PartialEq)]
+struct Step {
+    name: String,
+    args: Map<String, Value>,
+    result: Option<Value>,
+}
+
+/// An evaluation under way.
+#[derive(Debug)]
+pub struct Evaluation {
+    request: EvaluateRequest,
+    models: Vec<String>,
+    case: usize,
+    model: usize,
+    run: usize,
+    steps: Option<Result<Vec<Step>, String>>,
+    calls: Vec<Value>,
+    results: Vec<Value>,
+}
+
+impl Evaluation {
+    /// An evaluation of `request`; `default_model` names the configured default (agent mode
+    /// without `models`).
+    pub fn new(request: EvaluateRequest, default_model: Option<String>) -> Self {
+        let models = match (&request.models[..], default_model) {
+            ([], Some(name)) => vec![name],
+            ([], None) => vec!["default".into()],
+            (named, _) => named.to_vec(),
+        };
+        Evaluation {
+            request,
+            models,
+            case: 0,
+            model: 0,
+            run: 0,
+            steps: None,
+            calls: Vec::new(),
+            results: Vec::new(),
+        }
+    }
+
+    /// How many results there will be, and how many are in.
+    pub fn progress(&self) -> (usize, usize) {
+        let per_case = match self.request.mode {
+            Mode::Smoke => 1,
+            Mode::Agent => self.models.len() * self.request.runs as usize,
+        };
+        (self.results.len(), self.request.cases.len() * per_case)
+    }
+
+    /// The results so far.
+    pub fn results(&self) -> &[Value] {
+        &self.results
+    }
+
+    /// What to do next (the same until [`Evaluation::handle`] is told what happened).
+    pub fn poll(&mut self) -> Next {
+        loop {
+            let Some(case) = self.request.cases.get(self.case) else {
+                let answer = summary(self.request.mode, self.results.clone());
+                return Next::Done(match self.request.format {
+                    Some(format) if format != Format::Json => {
+                        let mut answer = answer;
+                        answer["report"] = json!(format.render(&answer));
+                        answer
+                    }
+                    _ => answer,
+                });
+            };
+            match self.request.mode {
+                Mode::Agent => {
+                    let model = self.models[self.model].clone();
+                    let mut request = json!({
+                        "tabId": self.request.tab_id,
+                        "messages": agui_messages(&case.messages),
+                    });
+                    if !self.request.models.is_empty() {
+                        request["model"] = json!(model);
+                    }
+                    return Next::Run { model, request };
+                }
+                Mode::Smoke => {
+                    let steps = self
+                        .steps
+                        .get_or_insert_with(|| smoke_steps(case.expected_call.as_deref()));
+                    match steps {
+                        Err(reason) => {
+                            let reason = reason.clone();
+                            self.finish_case("error", Some(reason));
+                        }
+                        Ok(steps) => match steps.get(self.calls.len()) {
+                            Some(step) => {
+                                return Next::Call {
+                                    tab_id: self.request.tab_id,
+                                    name: step.name.clone(),
+                                    args: step.args.clone(),
+                                    timeout_ms: self.request.timeout_ms,
+                                }
+                            }
+                            None if steps.is_empty() => self.finish_case(
+                                "pass",
+                                Some("no call expected: nothing to perform".into()),
+                            ),
+                            None => self.finish_case("pass", None),
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    /// What happened to the last [`Next`]; the result it completed, if any (for progress).
+    pub fn handle(&mut self, reply: Reply) -> Option<Value> {
+        let before = self.results.len();
+        match reply {
+            Reply::Called(answer) => self.called(answer),
+            Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
+        }
+        (self.results.len() > before).then(|| self.results.last().cloned())?
+    }
+
+    fn called(&mut self, answer: Value) {
+        let Some(Ok(steps)) = &self.steps else { return };
+        let Some(step) = steps.get(self.calls.len()).cloned() else {
+            return;
+        };
+        let index = self.calls.len() + 1;
+        let mut call = json!({"name": step.name, "args": step.args});
+        if answer.get("ok") != Some(&Value::Bool(true)) {
+            let error = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("the call failed")
+                .to_owned();
+            call["error"] = json!(error);
+            self.calls.push(call);
+            return self.finish_case(
+                "error",
+                Some(format!("step {index} ({}): {error}", step.name)),
+            );
+        }
+        let result = match answer.get("result") {
+            Some(Value::String(text)) => parsed(text),
+            Some(other) => other.clone(),
+            None => json!({"navigated": true, "url": answer.get("url")}),
+        };
+        call["result"] = result.clone();
+        self.calls.push(call);
+        if let Some(failure) = reported_failure(&result) {
+            return self.finish_case(
+                "fail",
+                Some(format!("step {index} ({}): {failure}", step.name)),
+            );
+        }
+        if let Some(want) = &step.result {
+            match super::matcher::matches(want, &result) {
+                Ok(true) => {}
+                Ok(false) => self.finish_case(
+                    "fail",
+                    Some(format!(
+                        "step {index} ({}): the result {} does not match {}",
+                        step.name,
+                        short(&result),
+                        short(want)
+                    )),
+                ),
+                Err(e) => {
+                    self.finish_case("error", Some(format!("step {index} ({}): {e}", step.name)))
+                }
+            }
+        }
+    }
+
+    fn ran(&mut self, answer: Result<Value, String>, latency_ms: f64) {
+        let Some(case) = self.request.cases.get(self.case) else {
+            return;
+        };
+        let (outcome, reason, calls, run_id, tokens) = match answer {
+            Err(message) => ("error", Some(message), Vec::new(), None, None),
+            Ok(answer) => {
+                let calls = calls_made(&answer);
+                let run_id = answer.get("runId").cloned();
+                let tokens = run_tokens(&answer);
+                let kind = answer.pointer("/outcome/type").and_then(Value::as_str);
+                let (outcome, reason) = match kind {
+                    Some("failed") | Some("stopped") => (
+                        "error",
+                        Some(format!(
+                            "the run {}: {}",
+                            kind.unwrap_or_default(),
+                            answer
+                                .pointer("/outcome/message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("no message")
+                        )),
+                    ),
+                    _ => judge(case.expected_call.as_deref(), &calls),
+                };
+                (outcome, reason, calls, run_id, tokens)
+            }
+        };
+        let mut result = self.result(outcome, reason, calls.iter().map(call_value).collect());
+        result["model"] = json!(self.models[self.model]);
+        result["runIndex"] = json!(self.run);
+        result["latencyMs"] = json!(latency_ms.max(0.0).round());
+        result["tokens"] = tokens.map_or(Value::Null, |t| json!(t));
+        if let Some(id) = run_id {
+            result["runId"] = id;
+        }
+        self.results.push(result);
+        self.run += 1;
+        if self.run as u32 >= self.request.runs {
+            self.run = 0;
+            self.model += 1;
+            if self.model >= self.models.len() {
+                self.model = 0;
+                self.case += 1;
+            }
+        }
+    }
+
+    fn finish_case(&mut self, outcome: &str, reason: Option<String>) {
+        let calls = std::mem::take(&mut self.calls);
+        let result = self.result(outcome, reason, calls);
+        self.results.push(result);
+        self.steps = None;
+        self.case += 1;
+    }
+
+    fn result(&self, outcome: &str, reason: Option<String>, calls: Vec<Value>) -> Value {
+        let case = &self.request.cases[self.case];
+        let mut result = json!({
+            "name": case_name(case, self.case),
+            "runIndex": 0,
+            "outcome": outcome,
+            "calls": calls,
+            "prompt": prompt(case),
+            "expected": case.expected_call,
+        });
+        if let Some(reason) = reason {
+            result["reason"] = json!(reason);
+        }
+        result
+    }
+}
+
+/// A case's name: its `name`, else its first message's text, else `Test N`.
+pub fn case_name(case: &EvalCase, index: usize) -> String {
+    if let Some(name) = case
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+    {
+        return name.to_owned();
+    }
+    case.messages
+        .iter()
+        .find_map(|m| match m {
+            EvalMessage::Message { content, .. } if !content.trim().is_empty() => {
+                Some(content.trim().to_owned())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| format!("Test {}", index + 1))
+}
+
+/// The last text the person wrote in a case.
+fn prompt(case: &EvalCase) -> String {
+    case.messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            EvalMessage::Message { role, content } if role == "user" => Some(content.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The outcome of an agent run's calls against a case's expected calls, and why it failed.
+pub fn judge(
+    expected: Option<&[Expected]>,
+    calls: &[ActualCall],
+) -> (&'static str, Option<String>) {
+    match trajectory_matches(expected, calls) {
+        Err(e) => ("error", Some(e)),
+        Ok(true) => ("pass", None),
+        Ok(false) => ("fail", Some(explain(expected, calls))),
+    }
+}
+
+/// Why calls do not match: the calls missing, the calls not expected, or those whose
+/// arguments or results differ.
+pub fn explain(expected: Option<&[Expected]>, calls: &[ActualCall]) -> String {
+    let made: Vec<String> = calls
+        .iter()
+        .map(|c| format!("{}({})", c.name, short(&c.args)))
+        .collect();
+    let Some(nodes) = expected else {
+        return format!("expected no tool call; made {}", made.join(", "));
+    };
+    let mut wanted = Vec::new();
+    flatten(nodes, &mut wanted);
+    let mut parts = Vec::new();
+    let missing: Vec<&str> = wanted
+        .iter()
+        .filter(|w| !w.optional && !calls.iter().any(|c| c.name == w.function_name))
+        .map(|w| w.function_name.as_str())
+        .collect();
+    if !missing.is_empty() {
+        parts.push(format!("missing call: {}", missing.join(", ")));
+    }
+    let extra: Vec<&str> = calls
+        .iter()
+        .filter(|c| !wanted.iter().any(|w| w.function_name == c.name))
+        .map(|c| c.name.as_str())
+        .collect();
+    if !extra.is_empty() {
+        parts.push(format!("unexpected call: {}", extra.join(", ")));
+    }
+    for w in &wanted {
+        let same: Vec<&ActualCall> = calls.iter().filter(|c| c.name == w.function_name).collect();
+        if !same.is_empty()
+            && !same
+                .iter()
+                .any(|c| super::call_matches(w, c).unwrap_or(false))
+        {
+            parts.push(format!(
+                "{} called with {}, expected {}",
+                w.function_name,
+                short(&same[0].args),
+                short(w.arguments.as_ref().unwrap_or(&Value::Null))
+            ));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("the calls are not in the expected order or count".into());
+    }
+    if made.is_empty() {
+        parts.push("no call was made".into());
+    } else {
+        parts.push(format!("made {}", made.join(", ")));
+    }
+    parts.join("; ")
+}
+
+fn flatten<'a>(nodes: &'a [Expected], out: &mut Vec<&'a super::ExpectedCall>) {
+    for node in nodes {
+        match node {
+            Expected::Ordered { ordered } => flatten(ordered, out),
+            Expected::Unordered { unordered } => flatten(unordered, out),
+            Expected::Call(call) => out.push(call),
+        }
+    }
+}
+
+/// A smoke case's calls, in listed order, optional ones too; an error for a call whose
+/// arguments are not an object.
+fn smoke_steps(expected: Option<&[Expected]>) -> Result<Vec<Step>, String> {
+    let mut calls = Vec::new();
+    flatten(expected.unwrap_or_default(), &mut calls);
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let args = match call.arguments.as_ref() {
+                None | Some(Value::Null) => Map::new(),
+                Some(Value::Object(map)) if !is_constraint(map) => {
+                    match concrete(&Value::Object(map.clone())) {
+                        Value::Object(map) => map,
+                        _ => Map::new(),
+                    }
+                }
+                Some(_) => {
+                    return Err(format!(
+                        "step {} ({}): smoke mode needs the arguments as an object",
+                        i + 1,
+                        call.function_name
+                    ))
+                }
+            };
+            Ok(Step {
+                name: call.function_name.clone(),
+                args,
+                result: call.result.clone(),
+            })
+        })
+        .collect()
+}
+
+/// A concrete value satisfying a matcher, for smoke calls: a constraint gives a value it
+/// accepts where one is plain (`$contains`: the text, `$gte`/`$lte`: the bound, `$gt`/`$lt`:
+/// the bound ± 1, `$type`: a sample of the type, `$pattern`: the pattern's text when it is a
+/// literal, else `"sample"`, `$any`: `"sample"`); objects and arrays element by element.
+pub fn concrete(value: &Value) -> Value {
+    match value {
+        Value::Array(items) => Value::Array(items.iter().map(concrete).collect()),
+        Value::Object(map) if is_constraint(map) => {
+            let n = |k: &str| map.get(k).and_then(Value::as_f64);
+            if let Some(text) = map.get("$contains") {
+                return text.clone();
+            }
+            for bound in ["$gte", "$lte"] {
+                if let Some(v) = map.get(bound).filter(|v| v.is_number()) {
+                    return v.clone();
+                }
+            }
+            if let Some(gt) = n("$gt") {
+                return number(gt + 1.0);
+            }
+            if let Some(lt) = n("$lt") {
+                return number(lt - 1.0);
+            }
+            if let Some(pattern) = map.get("$pattern").and_then(Value::as_str) {
+                return json!(literal(pattern).unwrap_or_else(|| "sample".into()));
+            }
+            match map.get("$type").and_then(Value::as_str) {
+                Some("number") => json!(1),
+                Some("boolean") => json!(true),
+                Some("array") => json!([]),
+                Some("object") => json!({}),
+                Some("null") => Value::Null,
+                _ => json!("sample"),
+            }
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| !k.starts_with('$'))
+                .map(|(k, v)| (k.clone(), concrete(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9e15 {
+        json!(n as i64)
+    } else {
+        json!(n)
+    }
+}
+
+/// The text a pattern matches when it is a literal (anchors and `(?i)` flags aside).
+fn literal(pattern: &str) -> Option<String> {
+    let mut body = pattern;
+    if let Some(rest) = body.strip_prefix("(?") {
+        body = &rest[rest.find(')')? + 1..];
+    }
+    let body = body.strip_prefix('^').unwrap_or(body);
+    let body = body.strip_suffix('$').unwrap_or(body);
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                c if c.is_ascii_punctuation() || c == ' ' => out.push(c),
+                _ => return None,
+            },
+            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^' | '$' => {
+                return None
+            }
+            c => out.push(c),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A failure a tool reported in its result (`error: …` text, `{success: false}`, `{isError:
+/// true}`, `{error: "…"}`).
+fn reported_failure(result: &Value) -> Option<String> {
+    match result {
+        Value::String(text) => {
+            let t = text.trim_start();
+            let lower = t.get(..6).map(str::to_ascii_lowercase);
+            (lower.as_deref() == Some("error:") || lower.as_deref() == Some("error "))
+                .then(|| format!("the tool reported a failure: {}", short(result)))
+        }
+        Value::Object(map) => {
+            let failed = map.get("success") == Some(&Value::Bool(false))
+                || map.get("isError") == Some(&Value::Bool(true))
+                || map.get("error").is_some_and(Value::is_string);
+            failed.then(|| {
+                let detail = map.get("error").or(map.get("message")).unwrap_or(result);
+                format!("the tool reported a failure: {}", short(detail))
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A value as short JSON text (at most 200 characters).
+pub fn short(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}

@@ -1,0 +1,379 @@
+use serde_json::{json, Value};
+
+use super::plan::*;
+use super::report::{escape, eval_report, percentile, Format};
+
+fn request(evals: Value, mode: &str, extra: Value) -> EvaluateRequest {
+    let mut r = json!({"tabId": 7, "evals": evals, "mode": mode});
+    for (k, v) in extra.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    EvaluateRequest::parse(&r).expect("parses")
+}
+
+fn shop_evals() -> Value {
+    json!([
+        {"name": "search", "messages": [{"role": "user", "type": "message", "content": "find mugs"}],
+         "expectedCall": [{"functionName": "search", "arguments": {"query": {"$contains": "mug"}, "max": {"$gt": 4}},
+                           "result": {"count": {"$gte": 1}}}]},
+        {"name": "chat", "messages": [{"role": "user", "type": "message", "content": "hello"}], "expectedCall": null},
+        {"messages": [{"role": "user", "type": "message", "content": "buy two"}],
+         "expectedCall": [{"ordered": [{"functionName": "search", "arguments": {"query": "cup"}},
+                                       {"unordered": [{"functionName": "add", "arguments": {"qty": 2}},
+                                                      {"functionName": "note", "optional": true}]}]}]}
+    ])
+}
+
+/// A run answer whose assistant made these calls (name, args, result text).
+fn run_answer(calls: &[(&str, Value, &str)]) -> Value {
+    let mut messages = vec![json!({"role": "user", "id": "u", "content": "x"})];
+    for (i, (name, args, result)) in calls.iter().enumerate() {
+        messages.push(json!({"role": "assistant", "id": format!("a{i}"), "toolCalls": [
+            {"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}));
+        messages.push(json!({"role": "tool", "id": format!("t{i}"), "toolCallId": format!("c{i}"), "content": result}));
+    }
+    json!({"runId": "r1", "outcome": {"type": "completed", "text": "ok"}, "messages": messages})
+}
+
+#[test]
+fn requests_parse_with_clear_errors() {
+    let ok = request(shop_evals(), "smoke", json!({}));
+    assert_eq!(
+        (ok.tab_id, ok.cases.len(), ok.mode, ok.runs),
+        (7, 3, Mode::Smoke, 1)
+    );
+    let text = request(
+        json!(shop_evals().to_string()),
+        "agent",
+        json!({"models": ["a", "b"], "runs": 3}),
+    );
+    assert_eq!(
+        (text.models.len(), text.runs),
+        (2, 3),
+        "evals may be the file's text"
+    );
+    for (bad, says) in [
+        (json!({"evals": [], "mode": "smoke"}), "tabId"),
+        (json!({"tabId": 1, "mode": "smoke"}), "evals"),
+        (json!({"tabId": 1, "evals": [], "mode": "fast"}), "mode"),
+        (
+            json!({"tabId": 1, "evals": [], "mode": "agent", "runs": 0}),
+            "runs",
+        ),
+        (
+            json!({"tabId": 1, "evals": [], "mode": "agent", "models": [3]}),
+            "models",
+        ),
+        (
+            json!({"tabId": 1, "evals": "[{}]", "mode": "agent"}),
+            "expectedCall",
+        ),
+        (
+            json!({"tabId": 1, "evals": [], "mode": "agent", "format": "pdf"}),
+            "pdf",
+        ),
+        (json!("nope"), "object"),
+    ] {
+        let error = EvaluateRequest::parse(&bad).unwrap_err();
+        assert!(error.contains(says), "{error} should name {says}");
+    }
+}
+
+#[test]
+fn concrete_values_satisfy_their_matchers() {
+    let value = json!({"q": {"$contains": "mug"}, "n": {"$gt": 4}, "m": {"$lt": 2.5}, "k": {"$lte": 9},
+        "p": {"$pattern": "^Paris$"}, "r": {"$pattern": "^a.*b$"}, "t": {"$type": "boolean"}, "any": {"$any": true},
+        "list": [{"$type": "number"}], "plain": {"x": 1, "$skip": 2}});
+    let got = concrete(&value);
+    assert_eq!(
+        got,
+        json!({"q": "mug", "n": 5, "m": 1.5, "k": 9, "p": "Paris", "r": "sample", "t": true,
+        "any": "sample", "list": [1], "plain": {"x": 1}})
+    );
+    for key in ["q", "n", "m", "k", "p", "t", "list"] {
+        assert!(
+            super::matcher::matches(&value[key], &got[key]).unwrap(),
+            "{key}"
+        );
+    }
+}
+
+#[test]
+fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
+    let mut ev = Evaluation::new(request(shop_evals(), "smoke", json!({})), None);
+    let Next::Call {
+        name, args, tab_id, ..
+    } = ev.poll()
+    else {
+        panic!("a call")
+    };
+    assert_eq!((tab_id, name.as_str()), (7, "search"));
+    assert_eq!(Value::Object(args), json!({"query": "mug", "max": 5}));
+    let done = ev.handle(Reply::Called(
+        json!({"ok": true, "result": "{\"count\": 0}"}),
+    ));
+    let done = done.expect("the case ended");
+    assert_eq!(done["outcome"], "fail");
+    assert!(
+        done["reason"].as_str().unwrap().contains("does not match"),
+        "{done}"
+    );
+    assert_eq!(done["calls"][0]["result"], json!({"count": 0}));
+    // The case with no call passes without calling; the third calls search, add, note in order.
+    let mut names = Vec::new();
+    loop {
+        match ev.poll() {
+            Next::Call { name, .. } => {
+                names.push(name);
+                ev.handle(Reply::Called(json!({"ok": true, "result": "done"})));
+            }
+            Next::Done(answer) => {
+                assert_eq!(names, ["search", "add", "note"]);
+                assert_eq!(answer["results"][1]["outcome"], "pass");
+                assert_eq!(
+                    answer["results"][2]["name"], "buy two",
+                    "named by its prompt"
+                );
+                assert_eq!(
+                    (answer["testCount"].as_u64(), answer["passCount"].as_u64()),
+                    (Some(3), Some(2))
+                );
+                assert_eq!(answer["failCount"], 1);
+                assert_eq!(answer["models"], json!({}));
+                break;
+            }
+            Next::Run { .. } => panic!("no run in smoke mode"),
+        }
+    }
+}
+
+#[test]
+fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
+    let evals = json!([{"name": "two", "messages": [], "expectedCall": [
+        {"functionName": "a", "arguments": {}}, {"functionName": "b", "arguments": {}}]}]);
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    ev.poll();
+    let r = ev
+        .handle(Reply::Called(
+            json!({"ok": false, "error": "unknown tool `a`"}),
+        ))
+        .unwrap();
+    assert_eq!(
+        (r["outcome"].as_str(), r["reason"].as_str()),
+        (Some("error"), Some("step 1 (a): unknown tool `a`"))
+    );
+    assert!(
+        matches!(ev.poll(), Next::Done(_)),
+        "b is not called after a failed"
+    );
+    for failure in [
+        "Error: out of stock",
+        "{\"success\": false, \"error\": \"nope\"}",
+        "{\"isError\": true}",
+    ] {
+        let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+        ev.poll();
+        let r = ev
+            .handle(Reply::Called(json!({"ok": true, "result": failure})))
+            .unwrap();
+        assert_eq!(r["outcome"], "fail", "{failure}");
+    }
+    let bad = json!([{"messages": [], "expectedCall": [{"functionName": "a", "arguments": {"$type": "object"}}]}]);
+    let mut ev = Evaluation::new(request(bad, "smoke", json!({})), None);
+    let Next::Done(answer) = ev.poll() else {
+        panic!("no call")
+    };
+    assert_eq!(answer["errorCount"], 1);
+}
+
+#[test]
+fn case_messages_become_agui_messages() {
+    let case: Vec<super::EvalMessage> = serde_json::from_value(json!([
+        {"role": "user", "type": "message", "content": "hi"},
+        {"role": "model", "type": "functioncall", "name": "a", "arguments": {"x": 1}},
+        {"role": "model", "type": "functioncall", "name": "b", "arguments": {}},
+        {"role": "user", "type": "functionresponse", "name": "b", "response": {"ok": true}},
+        {"role": "user", "type": "functionresponse", "name": "a", "response": "done"},
+        {"role": "user", "type": "functionresponse", "name": "zzz", "response": "lost"},
+        {"role": "model", "type": "message", "content": "ok"}
+    ]))
+    .unwrap();
+    let messages = agui_messages(&case);
+    assert_eq!(messages.len(), 5);
+    assert_eq!(
+        messages[1]["toolCalls"].as_array().unwrap().len(),
+        2,
+        "consecutive calls: one message"
+    );
+    assert_eq!(
+        messages[2],
+        json!({"role": "tool", "id": "eval_m3", "toolCallId": "eval_c2", "content": "{\"ok\":true}"})
+    );
+    assert_eq!(messages[3]["toolCallId"], "eval_c1");
+    assert_eq!(messages[4]["role"], "assistant");
+    for m in &messages {
+        let _: crate::core::agui::Message =
+            serde_json::from_value(m.clone()).expect("an AG-UI message");
+    }
+}
+
+#[test]
+fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
+    let evals = json!([
+        {"name": "search", "messages": [{"role": "user", "type": "message", "content": "find mugs"},
+            {"role": "model", "type": "functioncall", "name": "old", "arguments": {}}],
+         "expectedCall": [{"functionName": "search", "arguments": {"query": "mugs"}}]},
+        {"name": "chat", "messages": [{"role": "user", "type": "message", "content": "hello"}], "expectedCall": null}
+    ]);
+    let mut ev = Evaluation::new(
+        request(evals, "agent", json!({"models": ["m1", "m2"], "runs": 2})),
+        None,
+    );
+    let mut seen = Vec::new();
+    let answers = [
+        Ok(run_answer(&[(
+            "search",
+            json!({"query": "mugs"}),
+            "3 found",
+        )])), // pass
+        Ok(run_answer(&[("search", json!({"query": "cups"}), "0")])), // wrong argument
+        Ok(run_answer(&[])),                                          // missing call
+        Err("no model named `m2`".to_owned()),                        // error
+        Ok(run_answer(&[("search", json!({}), "x")])),                // extra call (none expected)
+        Ok(run_answer(&[])),
+        Ok(json!({"outcome": {"type": "failed", "message": "model down"}, "messages": []})),
+        Ok(run_answer(&[])),
+    ];
+    let mut answers = answers.into_iter();
+    let answer = loop {
+        match ev.poll() {
+            Next::Run { model, request } => {
+                seen.push(model);
+                assert_eq!(request["tabId"], 7);
+                assert!(request["model"].is_string());
+                ev.handle(Reply::Ran {
+                    answer: answers.next().unwrap(),
+                    latency_ms: 100.0 * seen.len() as f64,
+                });
+            }
+            Next::Done(answer) => break answer,
+            Next::Call { .. } => panic!("no call in agent mode"),
+        }
+    };
+    assert_eq!(seen, ["m1", "m1", "m2", "m2", "m1", "m1", "m2", "m2"]);
+    let outcomes: Vec<&str> = answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["pass", "fail", "fail", "error", "fail", "pass", "error", "pass"]
+    );
+    let reason = |i: usize| answer["results"][i]["reason"].as_str().unwrap().to_owned();
+    assert!(
+        reason(1).contains("search called with {\"query\":\"cups\"}"),
+        "{}",
+        reason(1)
+    );
+    assert!(reason(2).contains("missing call: search"), "{}", reason(2));
+    assert!(
+        reason(4).starts_with("expected no tool call; made search"),
+        "{}",
+        reason(4)
+    );
+    assert!(reason(6).contains("model down"));
+    assert_eq!(
+        answer["results"][0]["calls"],
+        json!([{"name": "search", "args": {"query": "mugs"}, "result": "3 found"}]),
+        "the case's own calls are left out"
+    );
+    assert_eq!(answer["results"][1]["runIndex"], 1);
+    assert_eq!(answer["models"]["m1"]["passRate"], 0.5);
+    assert_eq!(
+        answer["models"]["m1"]["latencyMs"],
+        json!({"median": 200.0, "p95": 600.0})
+    );
+    assert_eq!(
+        answer["models"]["m1"]["tokens"],
+        Value::Null,
+        "unknown tokens are null"
+    );
+    assert_eq!(
+        (answer["testCount"].as_u64(), answer["errorCount"].as_u64()),
+        (Some(8), Some(2))
+    );
+}
+
+#[test]
+fn tokens_are_read_when_a_run_reports_them() {
+    assert_eq!(run_tokens(&json!({"usage": {"totalTokens": 12}})), Some(12));
+    assert_eq!(
+        run_tokens(&json!({"usage": {"inputTokens": 5, "outputTokens": 2}})),
+        Some(7)
+    );
+    assert_eq!(run_tokens(&json!({"usage": "unknown"})), None);
+    assert_eq!(run_tokens(&json!({})), None);
+}
+
+#[test]
+fn percentiles_are_nearest_rank() {
+    assert_eq!(percentile(&[], 50.0), Value::Null);
+    assert_eq!(percentile(&[5.0], 95.0), json!(5.0));
+    let v: Vec<f64> = (1..=20).map(f64::from).collect();
+    assert_eq!(
+        (percentile(&v, 50.0), percentile(&v, 95.0)),
+        (json!(10.0), json!(19.0))
+    );
+}
+
+fn hostile_answer() -> Value {
+    let evil = "<script>alert(1)</script>\"&'\u{1}";
+    json!({"mode": "agent", "testCount": 2, "passCount": 1, "failCount": 1, "errorCount": 0,
+    "models": {evil: {"passRate": 0.5, "runs": 2, "latencyMs": {"median": 1.0, "p95": 2.0}, "tokens": null}},
+    "results": [
+        {"name": evil, "model": evil, "runIndex": 0, "outcome": "pass", "calls": [{"name": evil, "args": {"x": evil}, "result": evil}], "prompt": evil, "expected": [{"functionName": evil}], "latencyMs": 1.0},
+        {"name": "b", "model": evil, "runIndex": 1, "outcome": "fail", "reason": evil, "calls": [], "prompt": "p", "expected": null, "latencyMs": 2.0}
+    ]})
+}
+
+#[test]
+fn reports_escape_everything_a_page_or_model_wrote() {
+    let answer = hostile_answer();
+    let html = Format::Html.render(&answer);
+    assert!(!html.contains("<script>"), "no markup from the page");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&amp;&#39;\u{FFFD}"));
+    assert!(html.contains("Content-Security-Policy"));
+    let xml = Format::Junit.render(&answer);
+    assert!(!xml.contains("<script>") && !xml.contains('\u{1}'));
+    assert!(xml.contains("<failure message=\"&lt;script&gt;"));
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"webmcp-evals\" tests=\"2\" failures=\"1\" errors=\"0\">"));
+    assert_eq!(escape("a\tb\u{0}"), "a\tb\u{FFFD}");
+    let json_text = eval_report(&json!({"report": answer, "format": "json"})).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(json_text.as_str().unwrap()).unwrap(),
+        hostile_answer()
+    );
+    assert!(eval_report(&json!({"report": {}, "format": "html"}))
+        .unwrap_err()
+        .contains("report"));
+    assert!(
+        eval_report(&json!({"report": hostile_answer(), "format": "csv"}))
+            .unwrap_err()
+            .contains("csv")
+    );
+}
+
+#[test]
+fn a_format_adds_the_report_to_the_answer() {
+    let evals = json!([{"name": "none", "messages": [], "expectedCall": null}]);
+    let mut ev = Evaluation::new(request(evals, "smoke", json!({"format": "junit"})), None);
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    assert!(answer["report"]
+        .as_str()
+        .unwrap()
+        .contains("<testcase classname=\"webmcp-evals.smoke\" name=\"none\""));
+}

@@ -1,0 +1,352 @@
+//! An evaluation's answer and its reports: the counts and the per-model table ([`summary`]),
+//! and the answer written as JSON, JUnit XML or one self-contained HTML page
+//! ([`Format::render`]).
+//!
+//! Invariants: pure; every text from a page, a model or an eval file is escaped (XML and HTML
+//! alike), so a tool's name or result can never add markup; characters XML cannot carry are
+//! replaced by U+FFFD.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use super::plan::Mode;
+
+/// How a report is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The answer as JSON.
+    Json,
+    /// JUnit XML, for CI systems.
+    Junit,
+    /// One self-contained HTML page.
+    Html,
+}
+
+impl Format {
+    /// `json`, `junit` or `html`.
+    pub fn parse(name: &str) -> Result<Format, String> {
+        match name {
+            "json" => Ok(Format::Json),
+            "junit" => Ok(Format::Junit),
+            "html" => Ok(Format::Html),
+            other => Err(format!(
+                "unknown report format {:?}; known: json, junit, html",
+                other.chars().take(32).collect::<String>()
+            )),
+        }
+    }
+
+    /// The report of an evaluation's answer (as [`summary`] writes it).
+    pub fn render(self, answer: &Value) -> String {
+        match self {
+            Format::Json => serde_json::to_string_pretty(answer).expect("JSON values serialize"),
+            Format::Junit => junit(answer),
+            Format::Html => html(answer),
+        }
+    }
+}
+
+/// `evalReport({report, format})`: an evaluation's answer written in `format`.
+pub fn eval_report(request: &Value) -> Result<Value, String> {
+    let report = request
+        .get("report")
+        .filter(|r| r.get("results").is_some_and(Value::is_array))
+        .ok_or("evalReport: `report` is required: an answer of `evaluate`")?;
+    let format = match request.get("format").and_then(Value::as_str) {
+        Some(name) => Format::parse(name).map_err(|e| format!("evalReport: {e}"))?,
+        None => return Err("evalReport: `format` must be \"json\", \"junit\" or \"html\"".into()),
+    };
+    Ok(json!(format.render(report)))
+}
+
+/// The answer of an evaluation: its results, the counts, and per model the pass rate, the
+/// latency (median and 95th percentile, nearest rank) and the tokens (`null` when any run's
+/// were not reported).
+pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
+    let count = |o: &str| results.iter().filter(|r| r["outcome"] == o).count();
+    let (pass, fail, error) = (count("pass"), count("fail"), count("error"));
+    let mut models: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for result in &results {
+        if let Some(model) = result.get("model").and_then(Value::as_str) {
+            models.entry(model.to_owned()).or_default().push(result);
+        }
+    }
+    let models: serde_json::Map<String, Value> = models
+        .into_iter()
+        .map(|(name, runs)| {
+            let passed = runs.iter().filter(|r| r["outcome"] == "pass").count();
+            let mut latency: Vec<f64> = runs.iter().filter_map(|r| r["latencyMs"].as_f64()).collect();
+            latency.sort_by(f64::total_cmp);
+            let tokens: Option<u64> = runs.iter().map(|r| r["tokens"].as_u64()).sum();
+            (
+                name,
+                json!({
+                    "passRate": passed as f64 / runs.len() as f64,
+                    "runs": runs.len(),
+                    "latencyMs": {"median": percentile(&latency, 50.0), "p95": percentile(&latency, 95.0)},
+                    "tokens": tokens,
+                }),
+            )
+        })
+        .collect();
+    json!({
+        "mode": match mode { Mode::Smoke => "smoke", Mode::Agent => "agent" },
+        "results": results,
+        "testCount": results.len(),
+        "passCount": pass,
+        "failCount": fail,
+        "errorCount": error,
+        "models": models,
+    })
+}
+
+/// The nearest-rank percentile of sorted values (`null` for none).
+pub fn percentile(sorted: &[f64], p: f64) -> Value {
+    if sorted.is_empty() {
+        return Value::Null;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    json!(sorted[rank.min(sorted.len()) - 1])
+}
+
+/// Text escaped for XML and HTML (text and attribute values alike); characters XML 1.0
+/// cannot carry become U+FFFD.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn title(result: &Value) -> String {
+    let name = text(&result["name"]);
+    match result.get("model").and_then(Value::as_str) {
+        Some(model) => format!(
+            "{name} [{model} #{}]",
+            result["runIndex"].as_u64().unwrap_or(0) + 1
+        ),
+        None => name,
+    }
+}
+
+fn junit(answer: &Value) -> String {
+    let results = answer["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut suites: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
+    for result in results {
+        let suite = match result.get("model").and_then(Value::as_str) {
+            Some(model) => format!("agent: {model}"),
+            None => text(&answer["mode"]).if_empty("smoke"),
+        };
+        suites.entry(suite).or_default().push(result);
+    }
+    let count = |rs: &[&Value], o: &str| rs.iter().filter(|r| r["outcome"] == o).count();
+    let seconds = |r: &Value| r["latencyMs"].as_f64().unwrap_or(0.0) / 1000.0;
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"webmcp-evals\" tests=\"{}\" failures=\"{}\" errors=\"{}\">",
+        results.len(),
+        answer["failCount"].as_u64().unwrap_or(0),
+        answer["errorCount"].as_u64().unwrap_or(0)
+    );
+    for (name, rs) in &suites {
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"0\" time=\"{:.3}\">",
+            escape(name),
+            rs.len(),
+            count(rs, "fail"),
+            count(rs, "error"),
+            rs.iter().map(|r| seconds(r)).sum::<f64>()
+        );
+        for r in rs {
+            let _ = writeln!(
+                out,
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\">",
+                escape(&format!("webmcp-evals.{name}")),
+                escape(&title(r)),
+                seconds(r)
+            );
+            let reason = escape(&text(&r["reason"]));
+            match r["outcome"].as_str() {
+                Some("fail") => {
+                    let _ = writeln!(
+                        out,
+                        "      <failure message=\"{reason}\" type=\"fail\">{reason}</failure>"
+                    );
+                }
+                Some("pass") => {}
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "      <error message=\"{reason}\" type=\"error\">{reason}</error>"
+                    );
+                }
+            }
+            let _ = writeln!(
+                out,
+                "      <system-out>{}</system-out>",
+                escape(&format!("calls: {}", r["calls"]))
+            );
+            out.push_str("    </testcase>\n");
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+trait IfEmpty {
+    fn if_empty(self, other: &str) -> String;
+}
+
+impl IfEmpty for String {
+    fn if_empty(self, other: &str) -> String {
+        if self.is_empty() {
+            other.to_owned()
+        } else {
+            self
+        }
+    }
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d2430;max-width:1100px}\
+h1{font-size:20px}h2{font-size:16px;margin:0}table{border-collapse:collapse;margin:8px 0}\
+td,th{border:1px solid #d0d5dd;padding:4px 8px;text-align:left;vertical-align:top}\
+th{background:#f2f4f7}section{border:1px solid #d0d5dd;border-radius:6px;padding:12px;margin:12px 0}\
+.pass{color:#067647}.fail{color:#b42318}.error{color:#b54708}.badge{font-weight:600;text-transform:uppercase}\
+pre{white-space:pre-wrap;word-break:break-word;background:#f8f9fb;padding:6px;margin:4px 0;font-size:12px}\
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}";
+
+fn html(answer: &Value) -> String {
+    let results = answer["results"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut out = String::from("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    let _ = write!(
+        out,
+        "<title>Eval report</title><style>{STYLE}</style></head><body>"
+    );
+    let _ = write!(
+        out,
+        "<h1>Eval report ({} mode)</h1><p><b>{}</b> results: <span class=\"pass\">{} passed</span>, \
+         <span class=\"fail\">{} failed</span>, <span class=\"error\">{} errors</span></p>",
+        escape(&text(&answer["mode"])),
+        answer["testCount"],
+        answer["passCount"],
+        answer["failCount"],
+        answer["errorCount"]
+    );
+    if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
+        out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th></tr>");
+        for (name, m) in models {
+            let rate = m["passRate"].as_f64().unwrap_or(0.0) * 100.0;
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{rate:.0}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(name),
+                m["runs"],
+                escape(&text(&m["latencyMs"]["median"])),
+                escape(&text(&m["latencyMs"]["p95"])),
+                if m["tokens"].is_null() { "unknown".into() } else { escape(&text(&m["tokens"])) }
+            );
+        }
+        out.push_str("</table>");
+    }
+    for r in results {
+        let outcome = r["outcome"].as_str().unwrap_or("error");
+        let class = match outcome {
+            "pass" | "fail" => outcome,
+            _ => "error",
+        };
+        let _ = write!(
+            out,
+            "<section><h2><span class=\"badge {class}\">{}</span> {}</h2>",
+            escape(outcome),
+            escape(&title(r))
+        );
+        if let Some(reason) = r["reason"].as_str() {
+            let _ = write!(out, "<p class=\"{class}\">{}</p>", escape(reason));
+        }
+        let _ = write!(
+            out,
+            "<p><span class=\"muted\">Prompt:</span> {}</p>",
+            escape(&text(&r["prompt"]))
+        );
+        if let Some(ms) = r["latencyMs"].as_f64() {
+            let _ = write!(
+                out,
+                "<p class=\"muted\">{ms:.0} ms{}{}</p>",
+                r["tokens"]
+                    .as_u64()
+                    .map(|t| format!(", {t} tokens"))
+                    .unwrap_or_default(),
+                r["runId"]
+                    .as_str()
+                    .map(|id| format!(", run {}", escape(id)))
+                    .unwrap_or_default()
+            );
+        }
+        let expected = match &r["expected"] {
+            Value::Null => "no call".to_owned(),
+            e => serde_json::to_string_pretty(e).unwrap_or_default(),
+        };
+        let _ = write!(
+            out,
+            "<div class=\"cols\"><div><b>Expected calls</b><pre>{}</pre></div><div><b>Actual calls</b>",
+            escape(&expected)
+        );
+        let calls = r["calls"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if calls.is_empty() {
+            out.push_str("<p class=\"muted\">none</p>");
+        } else {
+            out.push_str(
+                "<table><tr><th>#</th><th>Tool</th><th>Arguments</th><th>Result</th></tr>",
+            );
+            for (i, c) in calls.iter().enumerate() {
+                let result = match (c.get("result"), c.get("error")) {
+                    (_, Some(e)) => format!("error: {}", text(e)),
+                    (Some(res), _) => text(res),
+                    _ => "(no result)".into(),
+                };
+                let _ = write!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>",
+                    i + 1,
+                    escape(&text(&c["name"])),
+                    escape(&c["args"].to_string()),
+                    escape(&result)
+                );
+            }
+            out.push_str("</table>");
+        }
+        out.push_str("</div></div></section>");
+    }
+    out.push_str("</body></html>\n");
+    out
+}

@@ -1,0 +1,60 @@
+//! `webmcpHost.evaluate`: performs what the core's [`Evaluation`] asks (page calls as
+//! `callTool` makes them, runs as `run` makes them) and pushes each result to the open pages
+//! (`{webmcpHostUi: "evalProgress", done, total, result}`).
+
+use serde_json::{json, Value};
+
+use super::io::now_ms;
+use super::pages::push;
+use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
+use crate::core::page::call::CallRequest;
+
+/// Runs an eval suite on a tab; resolves to the evaluation's answer.
+pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
+    let default_model = match request.models.is_empty() {
+        true => super::store::load_registry()
+            .await?
+            .resolve(None)
+            .ok()
+            .map(|m| m.name.clone()),
+        false => None,
+    };
+    let mut evaluation = Evaluation::new(request, default_model);
+    loop {
+        let reply = match evaluation.poll() {
+            Next::Done(answer) => return Ok(answer),
+            Next::Call {
+                tab_id,
+                name,
+                args,
+                timeout_ms,
+            } => Reply::Called(
+                super::page_call(CallRequest {
+                    tab_id,
+                    name,
+                    args,
+                    frame_id: None,
+                    timeout_ms,
+                    call: None,
+                    expect: None,
+                })
+                .await,
+            ),
+            Next::Run { request, .. } => {
+                let started = now_ms();
+                let answer = super::agent::run(request, None).await;
+                Reply::Ran {
+                    answer,
+                    latency_ms: now_ms() - started,
+                }
+            }
+        };
+        if let Some(result) = evaluation.handle(reply) {
+            let (done, total) = evaluation.progress();
+            push(
+                "evalProgress",
+                json!({"done": done, "total": total, "result": result}),
+            );
+        }
+    }
+}
