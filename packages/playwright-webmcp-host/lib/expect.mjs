@@ -68,15 +68,18 @@ export async function toPassEvals(received, file, options = {}) {
   const pass = results.length > 0 && bad.length === 0;
   const where = `${typeof file === 'string' ? file : `${evals.length} cases`}, mode ${mode}`;
   const counts = `${answer.passCount} passed, ${answer.failCount} failed, ${answer.errorCount} errors of ${answer.testCount}`;
+  const green = this.utils.EXPECTED_COLOR ?? String;
+  const red = this.utils.RECEIVED_COLOR ?? String;
   const caseOf = (name) => evals.find((c) => c?.name === name);
   const report = bad
     .map((r) => {
       const label = [r.name, r.model && `model ${r.model}`, `run ${r.runIndex + 1}`].filter(Boolean).join(', ');
       const expected = caseOf(r.name)?.expectedCall;
+      const made = (r.calls ?? []).map(callText);
       return [
         `✗ ${label}: ${r.outcome}${r.reason ? `: ${r.reason}` : ''}`,
-        `  Expected calls: ${this.utils.printExpected(expected === undefined ? '(unknown case)' : expected)}`,
-        `  Calls made:     ${this.utils.printReceived((r.calls ?? []).map(callText))}`,
+        `  Expected calls: ${green(expected === undefined ? '(unknown case)' : json(expected))}`,
+        `  Calls made:     ${made.length ? made.map(red).join('\n                  ') : red('(none)')}`,
       ].join('\n');
     })
     .join('\n\n');

@@ -82,3 +82,39 @@ test('toHaveCalledTool on a run on the demo shop, its consequential call confirm
   expect(result).toHaveCalledTool('add_to_cart', { sku: { $pattern: '^sencha' }, quantity: 2 });
   await expect(page.locator('#cart')).toContainText('2 × Sencha');
 });
+
+const SUITE = join(ROOT, 'packages', 'playwright-webmcp-host', 'example', 'shop.evals.json');
+
+test('toPassEvals runs an eval file on the demo shop in smoke mode', async ({ page, shop }) => {
+  page.on('dialog', (dialog) => dialog.accept());
+  await page.goto(shop);
+  await expect(page).toPassEvals(SUITE, { cases: ['green teas under 15 euros', 'black teas', 6] });
+  const evals = test.info().attachments.find((a) => a.name === 'evals.json');
+  const answer = JSON.parse(evals.body.toString());
+  expect(answer).toMatchObject({ testCount: 3, passCount: 3, failCount: 0, errorCount: 0 });
+  expect(answer).toHaveCalledTool('search_teas', { query: 'green' });
+});
+
+test('toPassEvals fails with a readable diff for each case that did not pass', async ({ host, page, shop }) => {
+  await page.goto(shop);
+  const evals = [
+    { name: 'oolong', messages: [], expectedCall: [{ functionName: 'search_teas', arguments: { query: 'oolong' }, result: [{ sku: 'tieguanyin-50' }] }] },
+    { name: 'too cheap', messages: [], expectedCall: [{ functionName: 'search_teas', arguments: { query: 'green' }, result: [{ price: { $lt: 5 } }] }] },
+    { name: 'no such tool', messages: [], expectedCall: [{ functionName: 'checkout', arguments: {} }] },
+  ];
+  let message;
+  try {
+    await expect(page).toPassEvals(evals);
+  } catch (error) {
+    message = error.message.replace(/\u001b\[\d+m/g, '');
+  }
+  expect(message).toContain('2 of 3 results did not pass (3 cases, mode smoke; 1 passed, 1 failed, 1 errors of 3)');
+  expect(message).toMatch(
+    /✗ too cheap, run 1: fail: step 1 \(search_teas\): the result \[.*\n {2}Expected calls: \[\{"functionName":"search_teas","arguments":\{"query":"green"\},"result":\[\{"price":\{"\$lt":5\}\}\]\}\]\n {2}Calls made: {5}search_teas\(\{"query":"green"\}\) → \[\{"sku":"sencha-50",/,
+  );
+  expect(message).toMatch(/✗ no such tool, run 1: error: step 1 \(checkout\): .+/);
+  expect(message).not.toContain('✗ oolong');
+  // The host given with the tab, and `.not`.
+  await expect(host).not.toPassEvals(evals, { tabId: await host.tabIdOf(page) });
+  await expect(host).toPassEvals(evals, { page, cases: ['oolong'] });
+});
