@@ -1,4 +1,4 @@
-//! `webmcpHost.evaluate`: performs what the core's [`Evaluation`] asks (page calls as
+//! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] asks (page calls as
 //! `callTool` makes them, runs as `run` makes them) and pushes each result to the open pages
 //! (`{webmcpHostUi: "evalProgress", done, total, result}`).
 
@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use super::io::now_ms;
 use super::pages::push;
 use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
+use crate::core::evals::record::{DiffNext, ReplayDiff};
+use crate::core::ops::ReplaySource;
 use crate::core::page::call::CallRequest;
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
@@ -55,6 +57,50 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 "evalProgress",
                 json!({"done": done, "total": total, "result": result}),
             );
+        }
+    }
+}
+
+/// `toEval({runId, ...})`: an eval case made of a kept run's log.
+pub async fn to_eval(run_id: &str, request: &Value) -> Result<Value, String> {
+    let log = super::runlog::run_log(run_id, 0).await?;
+    crate::core::evals::record::to_eval(request, &log)
+}
+
+/// `replayDiff({runId | transcript, tabId})`: the recorded calls played on the tab now.
+pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, String> {
+    let mut diff = match source {
+        ReplaySource::Run(run_id) => {
+            let log = super::runlog::run_log(&run_id, 0).await?;
+            ReplayDiff::of_run(tab_id, &run_id, &log)
+        }
+        ReplaySource::Transcript(text) => ReplayDiff::of_transcript(tab_id, &text)?,
+    };
+    loop {
+        match diff.poll() {
+            DiffNext::Done(answer) => return Ok(answer),
+            DiffNext::ListTools(tab_id) => {
+                let tools = super::tab_tools(tab_id).await.map(|t| t.response());
+                diff.tools(tools);
+            }
+            DiffNext::Call {
+                tab_id,
+                name,
+                args,
+                timeout_ms,
+            } => {
+                let answer = super::page_call(CallRequest {
+                    tab_id,
+                    name,
+                    args,
+                    frame_id: None,
+                    timeout_ms,
+                    call: None,
+                    expect: None,
+                })
+                .await;
+                diff.called(&answer);
+            }
         }
     }
 }

@@ -81,6 +81,8 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Audit(request) => super::audit(request).await,
         Op::Evaluate(request) => super::evals::evaluate(*request).await,
         Op::EvalReport(request) => crate::core::evals::report::eval_report(&request),
+        Op::ToEval { run_id, request } => super::evals::to_eval(&run_id, &request).await,
+        Op::ReplayDiff { tab_id, source } => super::evals::replay_diff(tab_id, source).await,
         Op::Run(request) => agent::run(request, None).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),

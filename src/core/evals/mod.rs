@@ -16,6 +16,7 @@
 pub mod matcher;
 pub mod messages;
 pub mod plan;
+pub mod record;
 pub mod report;
 
 use serde::{Deserialize, Serialize};
@@ -283,5 +284,7 @@ fn node_ends(node: &Expected, calls: &[ActualCall], p: usize) -> Result<Vec<usiz
 
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod record_tests;
 #[cfg(test)]
 mod tests;

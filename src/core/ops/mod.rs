@@ -87,6 +87,20 @@ pub enum Op {
     Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
     /// `evalReport({report, format})`.
     EvalReport(Value),
+    /// `toEval({runId, name?, prompt?, loosen?, results?})`.
+    ToEval {
+        /// The run.
+        run_id: String,
+        /// The request, read by `core::evals::record::to_eval`.
+        request: Value,
+    },
+    /// `replayDiff({runId | transcript, tabId})`.
+    ReplayDiff {
+        /// The tab played on.
+        tab_id: i64,
+        /// The run, or the transcript, played.
+        source: ReplaySource,
+    },
     /// `forget({threadId})`.
     Forget {
         /// The conversation.
@@ -164,6 +178,28 @@ impl Op {
                 crate::core::evals::plan::EvaluateRequest::parse(request).map_err(error)?,
             )),
             OpName::EvalReport => Op::EvalReport(request.clone()),
+            OpName::ToEval => Op::ToEval {
+                run_id: run_field(request, "toEval")?,
+                request: request.clone(),
+            },
+            OpName::ReplayDiff => Op::ReplayDiff {
+                tab_id: request
+                    .get("tabId")
+                    .and_then(Value::as_i64)
+                    .filter(|id| *id >= 0)
+                    .ok_or_else(|| error("replayDiff: `tabId` is required".into()))?,
+                source: match (request.get("runId"), request.get("transcript")) {
+                    (Some(Value::String(id)), None) if !id.is_empty() => {
+                        ReplaySource::Run(id.clone())
+                    }
+                    (None, Some(Value::String(text))) => ReplaySource::Transcript(text.clone()),
+                    _ => {
+                        return Err(error(
+                            "replayDiff: give `runId` or `transcript` (a string), not both".into(),
+                        ))
+                    }
+                },
+            },
             OpName::Forget => Op::Forget {
                 thread_id: thread_field(request, "forget")?,
             },
@@ -205,6 +241,8 @@ impl Op {
             Op::Audit(_) => OpName::Audit,
             Op::Evaluate(_) => OpName::Evaluate,
             Op::EvalReport(_) => OpName::EvalReport,
+            Op::ToEval { .. } => OpName::ToEval,
+            Op::ReplayDiff { .. } => OpName::ReplayDiff,
             Op::Pending => OpName::Pending,
             Op::Answer(answer) if answer.verdict.is_ok() => OpName::Answer,
             Op::Answer(_) => OpName::Decline,
@@ -220,6 +258,25 @@ impl Op {
             Op::CallExposed(_) => OpName::CallExposed,
             Op::ToolsChanged => OpName::ToolsChanged,
         }
+    }
+}
+
+/// What `replayDiff` plays.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReplaySource {
+    /// A kept run, by id.
+    Run(String),
+    /// A replay transcript (JSONL).
+    Transcript(String),
+}
+
+/// A request's `runId`: a non-empty string.
+fn run_field(request: &Value, what: &str) -> Result<String, RequestError> {
+    match request.get("runId") {
+        Some(Value::String(id)) if !id.is_empty() => Ok(id.clone()),
+        _ => Err(RequestError(format!(
+            "{what}: `runId` is required (a non-empty string)"
+        ))),
     }
 }
 

@@ -70,6 +70,10 @@ pub enum OpName {
     Evaluate,
     /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
     EvalReport,
+    /// Makes an eval case of a finished run.
+    ToEval,
+    /// Plays a recorded run's calls against the site now and reports what changed.
+    ReplayDiff,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -85,13 +89,15 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 30] = [
+    pub const ALL: [OpName; 32] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
         OpName::Audit,
         OpName::Evaluate,
         OpName::EvalReport,
+        OpName::ToEval,
+        OpName::ReplayDiff,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -151,6 +157,8 @@ impl OpName {
             OpName::Audit => "audit",
             OpName::Evaluate => "evaluate",
             OpName::EvalReport => "evalReport",
+            OpName::ToEval => "toEval",
+            OpName::ReplayDiff => "replayDiff",
         }
     }
 

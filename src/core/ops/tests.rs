@@ -87,7 +87,7 @@ fn ops_parse_with_clear_errors() {
     );
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-        "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, run, startRun, events, stop, \
+        "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, toEval, replayDiff, run, startRun, events, stop, \
          configure, runs, runLog, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged"
     );
@@ -229,6 +229,8 @@ fn requests_parse_into_their_operation() {
             OpName::Conversation | OpName::Forget => json!({"threadId": "t"}),
             OpName::Audit => json!({"tabId": 1}),
             OpName::Evaluate => json!({"tabId": 1, "evals": [], "mode": "smoke"}),
+            OpName::ToEval => json!({"runId": "r"}),
+            OpName::ReplayDiff => json!({"tabId": 1, "runId": "r"}),
             _ => json!({}),
         };
         let parsed = parse(op, request).unwrap_or_else(|e| panic!("{}: {e}", op.as_str()));

@@ -1,0 +1,158 @@
+use serde_json::{json, Value};
+
+use super::parse_evals;
+use super::plan::judge;
+use super::record::*;
+
+/// A kept run's log: the prompt, then `search_products` and `add_to_cart` called.
+fn log() -> Value {
+    let call = |id: &str, name: &str, args: &str, result: &str| {
+        vec![
+            json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name, "parentMessageId": "m1"}),
+            json!({"type": "TOOL_CALL_ARGS", "toolCallId": id, "delta": args}),
+            json!({"type": "TOOL_CALL_END", "toolCallId": id}),
+            json!({"type": "TOOL_CALL_RESULT", "messageId": format!("t{id}"), "toolCallId": id, "content": result}),
+        ]
+    };
+    let mut events = vec![
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"role": "user", "id": "u0", "content": "earlier"},
+            {"role": "assistant", "id": "a0", "toolCalls": [{"id": "old", "type": "function", "function": {"name": "old_call", "arguments": "{}"}}]},
+            {"role": "tool", "id": "t0", "toolCallId": "old", "content": "x"},
+            {"role": "user", "id": "u1", "content": "Buy two blue mugs"}]}),
+    ];
+    events.extend(call(
+        "c1",
+        "search_products",
+        r#"{"query":"blue mug"}"#,
+        r#"{"count":1,"items":["mug-1"]}"#,
+    ));
+    events.extend(call(
+        "c2",
+        "add_to_cart",
+        r#"{"id":"mug-1","qty":2}"#,
+        "added 2",
+    ));
+    json!({"run": {"runId": "r", "prompt": "Buy two…"}, "events": events})
+}
+
+#[test]
+fn a_run_becomes_a_case_with_exact_or_loosened_arguments() {
+    let made = to_eval(&json!({"runId": "r"}), &log()).unwrap();
+    let cases = parse_evals(made["text"].as_str().unwrap()).expect("a valid eval file");
+    assert_eq!(cases.len(), 1);
+    assert_eq!(
+        made["case"]["messages"],
+        json!([{"role": "user", "type": "message", "content": "Buy two blue mugs"}])
+    );
+    assert_eq!(
+        made["case"]["expectedCall"],
+        json!([
+        {"functionName": "search_products", "arguments": {"query": "blue mug"}},
+        {"functionName": "add_to_cart", "arguments": {"id": "mug-1", "qty": 2}}]),
+        "the earlier turn's call is not the run's"
+    );
+    let loose = to_eval(
+        &json!({"runId": "r", "name": "mugs", "results": true,
+        "loosen": {"search_products": {"query": "$type"}, "*": {"qty": "$any", "id": "omit"}}}),
+        &log(),
+    )
+    .unwrap();
+    assert_eq!(loose["case"]["name"], "mugs");
+    assert_eq!(
+        loose["case"]["expectedCall"],
+        json!([
+        {"functionName": "search_products", "arguments": {"query": {"$type": "string"}}, "result": {"count": 1, "items": ["mug-1"]}},
+        {"functionName": "add_to_cart", "arguments": {"qty": {"$any": true}}, "result": "added 2"}])
+    );
+    // The case judges the run it came from as a pass.
+    let case = &parse_evals(loose["text"].as_str().unwrap()).unwrap()[0];
+    let (_, calls) = run_calls(&log());
+    assert_eq!(judge(case.expected_call.as_deref(), &calls).0, "pass");
+    assert!(to_eval(
+        &json!({"runId": "r", "loosen": {"*": {"*": "$fuzzy"}}}),
+        &log()
+    )
+    .unwrap_err()
+    .contains("$fuzzy"));
+    assert!(
+        to_eval(&json!({"runId": "r"}), &json!({"run": {}, "events": []}))
+            .unwrap_err()
+            .contains("prompt")
+    );
+    let none = to_eval(
+        &json!({"runId": "r", "prompt": "hello"}),
+        &json!({"run": {}, "events": []}),
+    )
+    .unwrap();
+    assert_eq!(
+        none["case"]["expectedCall"],
+        Value::Null,
+        "a run without calls expects none"
+    );
+}
+
+#[test]
+fn a_replay_diff_names_each_call_whose_result_or_availability_changed() {
+    let mut diff = ReplayDiff::of_run(4, "r", &log());
+    assert_eq!(diff.poll(), DiffNext::ListTools(4));
+    diff.tools(Ok(json!({"tools": [{"name": "search_products"}]})));
+    let DiffNext::Call { name, args, .. } = diff.poll() else {
+        panic!("a call")
+    };
+    assert_eq!(
+        (name.as_str(), Value::Object(args)),
+        ("search_products", json!({"query": "blue mug"}))
+    );
+    diff.called(&json!({"ok": true, "result": "{\"count\":0,\"items\":[]}"}));
+    diff.poll();
+    diff.called(&json!({"ok": false, "error": "unknown tool `add_to_cart`"}));
+    let DiffNext::Done(answer) = diff.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["changed"], json!(["search_products", "add_to_cart"]));
+    assert_eq!(answer["calls"][0]["change"], "result");
+    assert_eq!(answer["calls"][0]["summary"], "search_products answered {\"count\":1,\"items\":[\"mug-1\"]} then, {\"count\":0,\"items\":[]} now");
+    assert_eq!(
+        (
+            answer["calls"][1]["change"].as_str(),
+            answer["calls"][1]["available"].as_bool()
+        ),
+        (Some("availability"), Some(false))
+    );
+    // Unchanged calls are listed, not changed.
+    let mut same = ReplayDiff::of_run(4, "r", &log());
+    same.tools(Ok(
+        json!({"tools": [{"name": "search_products"}, {"name": "add_to_cart"}]}),
+    ));
+    same.called(&json!({"ok": true, "result": "{\"items\":[\"mug-1\"],\"count\":1}"}));
+    same.called(&json!({"ok": true, "result": "added 2"}));
+    let DiffNext::Done(answer) = same.poll() else {
+        panic!("done")
+    };
+    assert_eq!(
+        (
+            answer["changedCount"].as_u64(),
+            answer["calls"].as_array().unwrap().len()
+        ),
+        (Some(0), 2)
+    );
+}
+
+#[test]
+fn a_transcript_diff_has_no_baseline_but_reports_calls_that_fail_now() {
+    let transcript =
+        "{\"calls\": [{\"name\": \"add\", \"arguments\": {\"a\": 1}}]}\n{\"text\": \"done\"}\n";
+    let mut diff = ReplayDiff::of_transcript(1, transcript).unwrap();
+    diff.tools(Ok(json!({"tools": [{"name": "add"}]})));
+    diff.called(&json!({"ok": true, "result": "1"}));
+    let DiffNext::Done(answer) = diff.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["changedCount"], 0);
+    assert_eq!(answer["calls"][0]["now"], json!({"result": 1}));
+    assert!(ReplayDiff::of_transcript(1, "not json")
+        .unwrap_err()
+        .starts_with("replayDiff: transcript line 1"));
+}

@@ -1,0 +1,212 @@
+// Evals in the extension: webmcpHost.evaluate in smoke mode (the expected calls performed on the
+// fixture shop, results checked) and agent mode (the scripted model server's calls judged), the
+// reports (JUnit read back by a JUnit XML parser, the HTML page screenshotted), record → test
+// (toEval) passing on the same page and failing once the page changed (`?v=2`), and replayDiff
+// naming the changed calls. Screenshots: test-output/eval-report.png, test-output/popup-evals.png.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse as parseJunit } from 'junit2json';
+import { launchHost, ROOT } from '../support/browser.mjs';
+import { serve } from '../support/server.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+
+const call = (name, args) => ({ calls: [{ name, arguments: args }] });
+const say = (text) => ({ text });
+const user = (content) => [{ role: 'user', type: 'message', content }];
+
+// The recorded shopping run: a search, then the cart.
+const SHOPPING = [call('search_products', { query: 'blue mug' }), call('add_to_cart', { id: 'mug-1', qty: 2 }), say('Done.')];
+const SCENARIOS = {
+  // One case after the other: a pass, a wrong argument, a missing call, a call when none was expected.
+  agent: {
+    steps: [
+      call('search_products', { query: 'blue mug' }), say('Found it.'),
+      call('add_to_cart', { id: 'mug-1', qty: 3 }), say('Added.'),
+      call('search_products', { query: 'red mug' }), say('Here it is.'),
+      call('search_products', { query: 'hello' }), say('Hi!'),
+    ],
+  },
+  shopping: { steps: SHOPPING, after: 'repeat' },
+};
+
+const AGENT_EVALS = [
+  { name: 'finds a blue mug', messages: user('Find me a blue mug'), expectedCall: [{ functionName: 'search_products', arguments: { query: { $contains: 'mug' } } }] },
+  { name: 'adds two mugs', messages: user('Add two blue mugs (mug-1) to the cart'), expectedCall: [{ functionName: 'add_to_cart', arguments: { id: 'mug-1', qty: 2 } }] },
+  {
+    name: 'searches then adds',
+    messages: user('Buy a red mug'),
+    expectedCall: [{ ordered: [{ functionName: 'search_products' }, { functionName: 'add_to_cart', arguments: { id: 'mug-2' } }] }],
+  },
+  { name: 'just greets', messages: user('Hello!'), expectedCall: null },
+];
+
+const SMOKE_EVALS = [
+  {
+    name: 'search answers mugs',
+    messages: user('Find mugs'),
+    expectedCall: [
+      { functionName: 'search_products', arguments: { query: { $contains: 'mug' } }, result: { count: { $gte: 2 } } },
+      { unordered: [{ functionName: 'add_to_cart', arguments: { id: 'mug-1', qty: { $gt: 0 } }, result: { $pattern: '^added 1' } }] },
+    ],
+  },
+  { name: 'wrong argument', messages: user('Find teapots'), expectedCall: [{ functionName: 'search_products', arguments: { query: 'teacup' }, result: { count: { $gte: 1 } } }] },
+  { name: 'missing tool', messages: user('Empty the cart'), expectedCall: [{ functionName: 'empty_cart', arguments: {} }] },
+  { name: 'nothing to call', messages: user('Hello'), expectedCall: null },
+  { name: 'places the order', messages: user('Order'), expectedCall: [{ functionName: 'place_order', arguments: {}, result: { success: true } }] },
+];
+
+describe('evals', () => {
+  let server, models, host, page, tabId;
+  const dialogs = [];
+  const op = (name, request) => host.worker.evaluate(([n, r]) => webmcpHost[n](r), [name, request]);
+  const model = (name, scenario) => ({
+    name,
+    provider: 'openai',
+    baseUrl: `${models.url}/s/${scenario}/v1`,
+    model: 'openai-test',
+    nativeTools: true,
+    keyRef: 'k',
+  });
+  const open = async (query = '') => {
+    await page.goto(`${server.url}/evals.html${query}`);
+    tabId = await host.tabIdOf(page);
+    await op('listTools', { tabId });
+  };
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({ scenarios: SCENARIOS });
+    host = await launchHost();
+    page = await host.context.newPage();
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      dialog.accept();
+    });
+    await op('configure', {
+      keys: { k: 'sk-test-evals' },
+      models: [
+        model('scripted', 'agent'),
+        model('recorder', 'shopping~rec'),
+        model('again', 'shopping~again'),
+        model('changed', 'shopping~changed'),
+      ],
+      default: 'scripted',
+    });
+    await open();
+  });
+  after(async () => {
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  test('smoke mode performs the expected calls and checks their results', async () => {
+    const answer = await op('evaluate', { tabId, evals: SMOKE_EVALS, mode: 'smoke' });
+    const outcomes = answer.results.map((r) => [r.name, r.outcome]);
+    assert.deepEqual(outcomes, [
+      ['search answers mugs', 'pass'],
+      ['wrong argument', 'fail'],
+      ['missing tool', 'error'],
+      ['nothing to call', 'pass'],
+      ['places the order', 'pass'],
+    ]);
+    assert.match(answer.results[1].reason, /step 1 \(search_products\): the result \{"count":0,"items":\[\]\} does not match/);
+    assert.match(answer.results[2].reason, /step 1 \(empty_cart\)/);
+    assert.deepEqual(answer.results[0].calls.map((c) => c.name), ['search_products', 'add_to_cart']);
+    assert.deepEqual(answer.results[0].calls[1].args, { id: 'mug-1', qty: 1 }, 'concrete arguments from the matchers');
+    assert.deepEqual(
+      { testCount: answer.testCount, passCount: answer.passCount, failCount: answer.failCount, errorCount: answer.errorCount },
+      { testCount: 5, passCount: 3, failCount: 1, errorCount: 1 },
+    );
+    const calls = await page.evaluate(() => window.__calls.map((c) => c.name));
+    assert.deepEqual(calls, ['search_products', 'add_to_cart', 'search_products', 'place_order']);
+    assert.ok(dialogs.some((d) => d.includes('place_order')), 'the consequential call was confirmed in the page');
+  });
+
+  let agentAnswer;
+  test('agent mode judges the calls a model made: a pass, a wrong argument, a missing call, an extra call', async () => {
+    agentAnswer = await op('evaluate', { tabId, evals: JSON.stringify(AGENT_EVALS), mode: 'agent', models: ['scripted'] });
+    const byName = Object.fromEntries(agentAnswer.results.map((r) => [r.name, r]));
+    assert.equal(byName['finds a blue mug'].outcome, 'pass');
+    assert.equal(byName['adds two mugs'].outcome, 'fail');
+    assert.match(byName['adds two mugs'].reason, /add_to_cart called with \{"id":"mug-1","qty":3\}/);
+    assert.equal(byName['searches then adds'].outcome, 'fail');
+    assert.match(byName['searches then adds'].reason, /missing call: add_to_cart/);
+    assert.equal(byName['just greets'].outcome, 'fail');
+    assert.match(byName['just greets'].reason, /^expected no tool call; made search_products/);
+    assert.deepEqual(byName['finds a blue mug'].calls[0].result.items.map((i) => i.id), ['mug-1', 'mug-2'], 'results as the page gave them');
+    for (const r of agentAnswer.results) {
+      assert.equal(r.model, 'scripted');
+      assert.equal(r.runIndex, 0);
+      assert.ok(typeof r.runId === 'string' && r.latencyMs >= 0);
+    }
+    const stats = agentAnswer.models.scripted;
+    assert.equal(stats.passRate, 0.25);
+    assert.ok(stats.latencyMs.median > 0 && stats.latencyMs.p95 >= stats.latencyMs.median);
+    assert.ok(stats.tokens === null || typeof stats.tokens === 'number', 'tokens: a count, or null when unknown');
+    assert.deepEqual([agentAnswer.testCount, agentAnswer.passCount, agentAnswer.failCount, agentAnswer.errorCount], [4, 1, 3, 0]);
+  });
+
+  test('the JUnit report is read by a JUnit XML parser; the HTML report is one escaped page', async () => {
+    const xml = await op('evalReport', { report: agentAnswer, format: 'junit' });
+    const junit = await parseJunit(xml);
+    assert.equal(junit.tests, 4);
+    assert.equal(junit.failures, 3);
+    const suite = junit.testsuite[0];
+    assert.equal(suite.name, 'agent: scripted');
+    assert.deepEqual(suite.testcase.map((c) => c.name), AGENT_EVALS.map((e) => `${e.name} [scripted #1]`));
+    assert.match(suite.testcase[1].failure[0].message, /add_to_cart called with/);
+    const smokeXml = (await op('evaluate', { tabId, evals: SMOKE_EVALS.slice(1, 3), mode: 'smoke', format: 'junit' })).report;
+    const smoke = await parseJunit(smokeXml);
+    assert.deepEqual([smoke.tests, smoke.failures, smoke.errors], [2, 1, 1]);
+
+    // A hostile name and result stay text.
+    const hostile = structuredClone(agentAnswer);
+    hostile.results[0].name = '<img src=x onerror="window.__xss=1">';
+    hostile.results[0].calls[0].result = '<script>window.__xss=2</script>';
+    const html = await op('evalReport', { report: hostile, format: 'html' });
+    await mkdir(join(ROOT, 'test-output'), { recursive: true });
+    await writeFile(join(ROOT, 'test-output', 'eval-report.html'), html);
+    const view = await host.context.newPage();
+    await view.setContent(html);
+    assert.equal(await view.evaluate(() => window.__xss), undefined);
+    assert.equal(await view.locator('section').count(), 4);
+    assert.match(await view.textContent('section:nth-of-type(1) h2'), /<img src=x/);
+    assert.equal(await view.locator('table tr').first().textContent(), 'ModelRunsPass rateLatency median (ms)Latency p95 (ms)Tokens');
+    await view.screenshot({ path: join(ROOT, 'test-output', 'eval-report.png'), fullPage: true });
+    await view.close();
+    await assert.rejects(op('evalReport', { report: agentAnswer, format: 'pdf' }), /unknown report format "pdf"/);
+  });
+
+  test('record → test: a run saved as a case passes on the same page, fails once the page changed; replayDiff names the changed calls', async () => {
+    await open();
+    const recorded = await op('run', { tabId, prompt: 'Put two blue mugs in my cart', model: 'recorder' });
+    assert.equal(recorded.outcome.type, 'completed');
+    const made = await op('toEval', { runId: recorded.runId, results: true, loosen: { search_products: { query: '$type' } } });
+    assert.deepEqual(made.case.messages, user('Put two blue mugs in my cart'));
+    assert.deepEqual(made.case.expectedCall.map((c) => [c.functionName, c.arguments]), [
+      ['search_products', { query: { $type: 'string' } }],
+      ['add_to_cart', { id: 'mug-1', qty: 2 }],
+    ]);
+    const passing = await op('evaluate', { tabId, evals: made.text, mode: 'agent', models: ['again'] });
+    assert.equal(passing.results[0].outcome, 'pass', passing.results[0].reason);
+
+    await open('?v=2');
+    const failing = await op('evaluate', { tabId, evals: made.text, mode: 'agent', models: ['changed'] });
+    assert.equal(failing.results[0].outcome, 'fail');
+    const smoke = await op('evaluate', { tabId, evals: made.text, mode: 'smoke' });
+    assert.equal(smoke.results[0].outcome, 'fail');
+    assert.match(smoke.results[0].reason, /search_products\): the result/);
+
+    const diff = await op('replayDiff', { runId: recorded.runId, tabId });
+    assert.deepEqual(diff.changed, ['search_products', 'add_to_cart']);
+    assert.equal(diff.calls[0].change, 'result');
+    assert.equal(diff.calls[1].change, 'availability');
+    assert.match(diff.calls[1].summary, /add_to_cart is no longer offered/);
+    await open();
+    const same = await op('replayDiff', { runId: recorded.runId, tabId });
+    assert.equal(same.changedCount, 0, JSON.stringify(same.calls));
+  });
+});
