@@ -12,7 +12,8 @@ export { evalCases, readEvals } from './lib/evals.mjs';
 export const expect = baseExpect.extend({ toHaveCalledTool, toPassEvals });
 
 /**
- * `test` with the fixtures: `host` (the host's operations, one browser per worker), `context`
+ * `test` with the fixtures: `host` (the host's operations, one browser per worker; also in
+ * `beforeAll`), `context`
  * (that browser's persistent context) and `page` (a new page of it for each test, closed after),
  * and the worker options `extensionPath`, `chromiumPath`, `chromiumArgs` and `webmcp`.
  */
@@ -32,7 +33,7 @@ export const test = base.extend({
     },
     { scope: 'worker', timeout: 60_000 },
   ],
-  host: async ({ webmcpHost }, use) => use(webmcpHost),
+  host: [async ({ webmcpHost }, use) => use(webmcpHost), { scope: 'worker' }],
   context: async ({ webmcpHost }, use) => use(webmcpHost.context),
   page: async ({ context }, use) => {
     const page = await context.newPage();

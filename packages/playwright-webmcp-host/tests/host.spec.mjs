@@ -26,9 +26,14 @@ const test = base.extend({
 
 const model = (models, scenario) => ({ name: scenario, provider: 'openai', baseUrl: `${models.url}/s/${scenario}/v1`, model: 'scripted', nativeTools: true });
 
+// `host` is a worker fixture: the browser's settings can be made once for the file.
+test.beforeAll(async ({ host, models }) => {
+  await host.configure({ models: [model(models, 'add~pw')], default: 'add~pw' });
+});
+
 test('the browser has the extension loaded, WebMCP on, and every operation as host.X', async ({ host, page, shop }) => {
   expect(host.extensionId).toMatch(/^[a-p]{32}$/);
-  expect(host.operations).toEqual(expect.arrayContaining(['version', 'listTools', 'callTool', 'run', 'configure', 'runLog']));
+  expect(host.operations).toEqual(expect.arrayContaining(['version', 'listTools', 'callTool', 'run', 'configure', 'runLog', 'evaluate']));
   expect(await host.version()).toMatch(/^\d+\.\d+\.\d+/);
   await page.goto(shop);
   const { tools } = await host.listTools({ page });
@@ -51,9 +56,8 @@ test('a failing operation throws the host message, naming the operation and the 
   expect(host.evaluat).toBeUndefined();
 });
 
-test('toHaveCalledTool on a run with the scripted model, on the fixture page', async ({ host, page, fixtures, models }) => {
+test('toHaveCalledTool on a run with the scripted model, on the fixture page', async ({ host, page, fixtures }) => {
   await page.goto(`${fixtures}/tools.html`);
-  await host.configure({ models: [model(models, 'add~pw')], default: 'add~pw' });
   const result = await host.run({ page, prompt: 'What is 2 + 40?' });
   expect(result.outcome).toEqual({ type: 'completed', text: 'The sum is 42.' });
   expect(result).toHaveCalledTool('add');
