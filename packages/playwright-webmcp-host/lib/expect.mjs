@@ -79,7 +79,7 @@ export async function toPassEvals(received, file, options = {}) {
       return [
         `✗ ${label}: ${r.outcome}${r.reason ? `: ${r.reason}` : ''}`,
         `  Expected calls: ${green(expected === undefined ? '(unknown case)' : json(expected))}`,
-        `  Calls made:     ${made.length ? made.map(red).join('\n                  ') : red('(none)')}`,
+        `  Calls made:     ${made.length ? made.map((text) => red(text)).join('\n                  ') : red('(none)')}`,
       ].join('\n');
     })
     .join('\n\n');

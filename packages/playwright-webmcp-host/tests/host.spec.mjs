@@ -15,6 +15,15 @@ const SCENARIOS = {
       { text: 'Two Sencha are in your cart.' },
     ],
   },
+  // Two agent-mode cases in a row: the first as expected, the second calls the wrong tool.
+  agent: {
+    steps: [
+      { calls: [{ name: 'search_teas', arguments: { query: 'green tea', max_price: 15 } }] },
+      { text: 'Sencha, €8.50.' },
+      { calls: [{ name: 'search_teas', arguments: { query: 'sencha' } }] },
+      { text: 'Sencha is in stock.' },
+    ],
+  },
 };
 
 // Auto worker fixtures are set up before the browser, so they close after it (no open connections).
@@ -121,4 +130,27 @@ test('toPassEvals fails with a readable diff for each case that did not pass', a
   // The host given with the tab, and `.not`.
   await expect(host).not.toPassEvals(evals, { tabId: await host.tabIdOf(page) });
   await expect(host).toPassEvals(evals, { page, cases: ['oolong'] });
+});
+
+test('toPassEvals in agent mode with the scripted model: a pass, and a missing call named', async ({ host, page, shop, models }) => {
+  await page.goto(shop);
+  await host.configure({ models: [model(models, 'add~pw'), model(models, 'agent~pw')], default: 'add~pw' });
+  const user = (content) => [{ role: 'user', type: 'message', content }];
+  const evals = [
+    { name: 'finds green tea', messages: user('A green tea under €15?'), expectedCall: [{ functionName: 'search_teas', arguments: { query: { $contains: 'green' }, max_price: { $lte: 15 } } }] },
+    { name: 'buys sencha', messages: user('Buy one Sencha.'), expectedCall: [{ functionName: 'search_teas', optional: true }, { functionName: 'add_to_cart', arguments: { sku: 'sencha-50' } }] },
+  ];
+  let message;
+  try {
+    await expect(page).toPassEvals(evals, { mode: 'agent', models: ['agent~pw'], runs: 1 });
+  } catch (error) {
+    message = error.message.replace(/\u001b\[\d+m/g, '');
+  }
+  expect(message).toContain('1 of 2 results did not pass (2 cases, mode agent; 1 passed, 1 failed, 0 errors of 2)');
+  expect(message).toMatch(/✗ buys sencha, model agent~pw, run 1: fail: .*missing call: add_to_cart/);
+  expect(message).toMatch(/^ {2}Calls made: {5}search_teas\(\{"query":"sencha"\}\) → \[\{"sku":"sencha-50","name":"Sencha","kind":"green","price":8\.5,"grams":50\}\]$/m);
+  expect(message).not.toContain('✗ finds green tea');
+  const answer = JSON.parse(test.info().attachments.find((a) => a.name === 'evals.json').body.toString());
+  expect(answer.results[0]).toHaveCalledTool('search_teas', { query: { $pattern: '(?i)GREEN' } });
+  expect(answer.results[1]).not.toHaveCalledTool('add_to_cart');
 });
