@@ -12,6 +12,7 @@ import { addEvents, catchUp, selectRun } from './shown-run.js';
 import { params, state, SURFACE } from './state.js';
 import { renderAnswer } from './views/answer.js';
 import { exportSarif, runAudit } from './views/audit.js';
+import * as evals from './views/evals.js';
 import { renderKeys, submitKey } from './views/keys.js';
 import { applyFilter, exportLog, refreshRuns } from './views/log.js';
 import { applyPreset, renderModels, submitModel } from './views/models.js';
@@ -45,10 +46,11 @@ function showView(name) {
   if (name === 'pending') refreshPending();
   if (name === 'log') refreshRuns();
   if (name === 'audit') runAudit();
+  if (name === 'evals') evals.renderEvals();
 }
 
 // The views that show the worker's settings, in the order they render after each load.
-onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExtraTools, renderMiddleware);
+onSettings(renderModels, renderServers, renderKeys, renderModelSelect, renderExtraTools, renderMiddleware, evals.renderEvals);
 
 // ------------------------------------------------------------------------------------------
 // Pushes from the worker: events of the shown run, pending items, runs started elsewhere.
@@ -69,6 +71,8 @@ chrome.runtime.onMessage.addListener((message, sender) => {
     }
   } else if (kind === 'finished' && message.runId === state.runId) {
     catchUp();
+  } else if (kind === 'evalProgress') {
+    evals.onProgress(message);
   } else if (kind === 'pending') {
     refreshPending();
   } else if (kind === 'toolsChanged' && message.tabId === state.tabId) {
@@ -115,6 +119,13 @@ async function main() {
   $('audit-run').addEventListener('click', runAudit);
   $('middleware-form').addEventListener('submit', saveMiddleware);
   $('audit-sarif').addEventListener('click', exportSarif);
+  $('evals-run').addEventListener('click', evals.runEvals);
+  $('evals-load').addEventListener('change', () => evals.loadFile().catch((e) => say('evals-status', errorText(e), true)));
+  $('evals-file').addEventListener('change', evals.keepSuite);
+  $('evals-html').addEventListener('click', () => evals.download('html'));
+  $('evals-junit').addEventListener('click', () => evals.download('junit'));
+  $('evals-new').addEventListener('submit', (event) => (event.preventDefault(), evals.addCase()));
+  $('save-test').addEventListener('click', evals.saveAsTest);
   $('continue').addEventListener('click', (event) => startRun(event, CONTINUE_PROMPT));
   $('log-filter').addEventListener('change', applyFilter);
   $('run-select').addEventListener('change', () => selectRun($('run-select').value));

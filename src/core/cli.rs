@@ -2,6 +2,7 @@
 //! as values, so the binary only reads files and prints ([`Answer`]).
 //!
 //! - [`audit`]: `webmcp-host audit TOOLS.json [--format json|sarif]`.
+//! - [`eval_report`]: `webmcp-host eval-report ANSWER.json [--format junit|html|json]`.
 //! - [`chunks`]: `parse --chunk N`'s pieces of the input.
 
 use crate::core::audit::{audit_text, Format, Severity};
@@ -92,6 +93,67 @@ pub fn audit<'a, E: std::fmt::Display>(
             ),
         },
         code: u8::from(errors > 0),
+    }
+}
+
+/// `eval-report ANSWER.json [--format junit|html|json]`: an answer of `evaluate` (saved as
+/// JSON) written as JUnit XML (default), one HTML page or JSON; exits 1 when a result failed or
+/// errored, 2 on a usage error or a file that is not such an answer.
+pub fn eval_report<'a, E: std::fmt::Display>(
+    args: &[&'a str],
+    read: impl FnOnce(&'a str) -> Result<String, E>,
+) -> Answer {
+    let usage = |message: &str| {
+        Answer {
+        stdout: String::new(),
+        stderr: format!("webmcp-host: {message}\nusage: webmcp-host eval-report ANSWER.json [--format junit|html|json]\n"),
+        code: 2,
+    }
+    };
+    let (mut file, mut format) = (None, "junit");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match (*arg, arg.strip_prefix("--format=")) {
+            ("--format", _) => match rest.next() {
+                Some(name) => format = name,
+                None => return usage("--format needs junit, html or json"),
+            },
+            (_, Some(name)) => format = name,
+            (other, _) if other.starts_with('-') => {
+                return usage(&format!("unknown option `{other}`"))
+            }
+            (other, _) if file.is_none() => file = Some(other),
+            (other, _) => return usage(&format!("one answer file at a time, not also `{other}`")),
+        }
+    }
+    let Some(file) = file else {
+        return usage("eval-report needs an answer of `evaluate` (a JSON file)");
+    };
+    let text = match read(file) {
+        Ok(text) => text,
+        Err(e) => return usage(&format!("cannot read {file}: {e}")),
+    };
+    let report: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(report) => report,
+        Err(e) => return usage(&format!("{file}: not JSON: {e}")),
+    };
+    let request = serde_json::json!({"report": report, "format": format});
+    match crate::core::evals::report::eval_report(&request) {
+        Ok(written) => {
+            let bad = ["failCount", "errorCount"]
+                .iter()
+                .filter_map(|k| report[k].as_u64())
+                .sum::<u64>();
+            Answer {
+                stdout: written.as_str().unwrap_or_default().to_owned(),
+                stderr: match bad {
+                    0 => String::new(),
+                    n => format!("webmcp-host: {file}: {n} result(s) failed or errored\n"),
+                },
+                code: u8::from(bad > 0),
+            }
+        }
+        Err(e) => usage(&format!("{file}: {e}")),
     }
 }
 

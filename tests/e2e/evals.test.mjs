@@ -29,6 +29,7 @@ const SCENARIOS = {
     ],
   },
   shopping: { steps: SHOPPING, after: 'repeat' },
+  popup: { steps: [say('Hello to you.'), ...SHOPPING], after: 'repeat' },
 };
 
 const AGENT_EVALS = [
@@ -91,6 +92,8 @@ describe('evals', () => {
         model('recorder', 'shopping~rec'),
         model('again', 'shopping~again'),
         model('changed', 'shopping~changed'),
+        model('popup', 'popup'),
+        model('popuprec', 'shopping~popuprec'),
       ],
       default: 'scripted',
     });
@@ -208,5 +211,41 @@ describe('evals', () => {
     await open();
     const same = await op('replayDiff', { runId: recorded.runId, tabId });
     assert.equal(same.changedCount, 0, JSON.stringify(same.calls));
+  });
+
+  test("the popup's Evals view: Save as test adds the shown run as a case, the suite runs, its report shows", async () => {
+    await open();
+    await op('run', { tabId, prompt: 'Put two blue mugs in my cart', model: 'popuprec' });
+    const popup = await host.context.newPage();
+    await popup.setViewportSize({ width: 404, height: 900 });
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=evals`);
+    await popup.waitForSelector('body[data-state="ready"]');
+    const greets = { name: '<img src=x onerror="window.__xss=1"> greets', messages: user('Hello!'), expectedCall: null };
+    await popup.fill('#evals-file', JSON.stringify([greets], null, 2));
+    await popup.dispatchEvent('#evals-file', 'change');
+    // The run view's latest run (this tab's last agent run) saved as a case, its query loosened.
+    await popup.click('#views button[data-view="run"]');
+    await popup.click('#save-test');
+    await popup.waitForSelector('#evals-new:not([hidden]) select[data-arg="query"]');
+    assert.equal(await popup.getAttribute('body', 'data-view'), 'evals');
+    await popup.selectOption('#evals-new select[data-arg="query"]', '$type');
+    await popup.fill('#evals-new-name', 'puts two blue mugs in the cart');
+    await popup.click('#evals-new button[type="submit"]');
+    await popup.waitForFunction(() => document.querySelector('#evals-status').textContent.startsWith('Added'));
+    const suite = JSON.parse(await popup.inputValue('#evals-file'));
+    assert.equal(suite.length, 2);
+    assert.deepEqual(suite[1].expectedCall[0], { functionName: 'search_products', arguments: { query: { $type: 'string' } } });
+    await popup.selectOption('#evals-mode', 'agent');
+    await popup.selectOption('#evals-models', 'popup');
+    await popup.click('#evals-run');
+    await popup.waitForSelector('#evals-results li.eval-result');
+    const outcomes = await popup.$$eval('#evals-results li.eval-result', (items) => items.map((i) => i.dataset.outcome));
+    assert.deepEqual(outcomes, ['pass', 'pass']);
+    assert.equal(await popup.textContent('#evals-summary'), '2 results: 2 passed, 0 failed, 0 errors');
+    assert.equal(await popup.locator('#evals-results img').count(), 0, 'case names stay text');
+    assert.equal(await popup.locator('#evals-table tr').count(), 2);
+    await mkdir(join(ROOT, 'test-output'), { recursive: true });
+    await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals.png'), fullPage: true });
+    await popup.close();
   });
 });

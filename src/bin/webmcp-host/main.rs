@@ -51,6 +51,8 @@ USAGE:
     webmcp-host audit TOOLS.json [--format json|sarif]
                                audit a tools file (docs/audit.md): findings and scores as
                                JSON or a SARIF 2.1.0 log; exit 1 on an error-level finding
+    webmcp-host eval-report ANSWER.json [--format junit|html|json]
+                               write an answer of evaluate as a report; exit 1 on a failure
     webmcp-host --version      print the version
     webmcp-host --help         print this help
 
@@ -73,6 +75,7 @@ fn main() -> ExitCode {
         ["mcp", rest @ ..] => mcp_command(rest),
         ["repair", rest @ ..] => repair(rest),
         ["audit", rest @ ..] => answer(cli::audit(rest, std::fs::read_to_string)),
+        ["eval-report", rest @ ..] => answer(cli::eval_report(rest, std::fs::read_to_string)),
         [command, ..] => usage_error(&format!("unknown command `{command}`")),
     }
 }

@@ -65,7 +65,7 @@ pub fn calls_made(answer: &Value) -> Vec<ActualCall> {
     let result_of = |id: &str| {
         messages.iter().find_map(|m| {
             (m.get("role") == Some(&json!("tool")) && m.get("toolCallId") == Some(&json!(id)))
-                .then(|| parsed(m.get("content").and_then(Value::as_str).unwrap_or_default()))
+                .then(|| result_seen(m.get("content").and_then(Value::as_str).unwrap_or_default()))
         })
     };
     let mut calls = Vec::new();
@@ -119,6 +119,17 @@ pub fn call_value(call: &ActualCall) -> Value {
         value["result"] = result.clone();
     }
     value
+}
+
+/// A tool message's content as the tool gave it: the data wrapper of untrusted results
+/// (`run::middleware::wrap_as_data`) taken off (its `&lt;` read back as `<`), then parsed.
+pub fn result_seen(content: &str) -> Value {
+    let inner = content
+        .strip_prefix("<data source=\"")
+        .and_then(|rest| rest.split_once("\">\n"))
+        .and_then(|(_, rest)| rest.rsplit_once("\n</data>\n"))
+        .map(|(inner, _)| inner.replace("&lt;", "<"));
+    parsed(inner.as_deref().unwrap_or(content))
 }
 
 /// Text that is JSON, parsed; other text as a string.

@@ -377,3 +377,47 @@ fn a_format_adds_the_report_to_the_answer() {
         .unwrap()
         .contains("<testcase classname=\"webmcp-evals.smoke\" name=\"none\""));
 }
+
+#[test]
+fn the_cli_writes_a_saved_answer_as_a_report() {
+    use crate::core::cli::eval_report;
+    let saved = hostile_answer().to_string();
+    let read = |_: &str| Ok::<_, String>(saved.clone());
+    let junit = eval_report(&["answer.json"], read);
+    assert_eq!(junit.code, 1, "a failed result: exit 1");
+    assert!(junit.stdout.starts_with("<?xml"));
+    assert!(junit.stderr.contains("1 result(s) failed or errored"));
+    let html = eval_report(&["answer.json", "--format=html"], read);
+    assert!(html.stdout.starts_with("<!doctype html>"));
+    for (args, says) in [
+        (&["answer.json", "--format", "pdf"][..], "pdf"),
+        (&[][..], "needs an answer"),
+        (&["a.json", "b.json"][..], "one answer file"),
+        (&["a.json", "--fast"][..], "unknown option"),
+    ] {
+        let answer = eval_report(args, read);
+        assert_eq!(answer.code, 2);
+        assert!(answer.stderr.contains(says), "{}", answer.stderr);
+    }
+    let unreadable = eval_report(&["gone.json"], |_| Err("no such file"));
+    assert!(unreadable
+        .stderr
+        .contains("cannot read gone.json: no such file"));
+    let not_json = eval_report(&["x.json"], |_| Ok::<_, String>("nope".into()));
+    assert!(not_json.stderr.contains("not JSON"));
+}
+
+#[test]
+fn untrusted_results_are_judged_as_the_tool_gave_them() {
+    let wrapped =
+        crate::core::run::wrap_as_data("https://shop.test", r#"{"count": 2, "note": "<b>"}"#);
+    assert_eq!(
+        super::messages::result_seen(&wrapped),
+        json!({"count": 2, "note": "<b>"})
+    );
+    assert_eq!(super::messages::result_seen("plain"), json!("plain"));
+    assert_eq!(
+        super::messages::result_seen("<data source=\"x\">broken"),
+        json!("<data source=\"x\">broken")
+    );
+}
