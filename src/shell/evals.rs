@@ -1,8 +1,8 @@
-//! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] asks (page calls as
-//! `callTool` makes them, runs as `run` makes them) and pushes each result to the open pages
-//! (`{webmcpHostUi: "evalProgress", done, total, result}`).
+//! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] and
+//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them) and pushes
+//! each result to the open pages (`{webmcpHostUi: "evalProgress", done, total, result}`).
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::io::now_ms;
 use super::pages::push;
@@ -30,18 +30,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 name,
                 args,
                 timeout_ms,
-            } => Reply::Called(
-                super::page_call(CallRequest {
-                    tab_id,
-                    name,
-                    args,
-                    frame_id: None,
-                    timeout_ms,
-                    call: None,
-                    expect: None,
-                })
-                .await,
-            ),
+            } => Reply::Called(page(tab_id, name, args, timeout_ms).await),
             Next::Run { request, .. } => {
                 let started = now_ms();
                 let answer = super::agent::run(request, None).await;
@@ -89,18 +78,24 @@ pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, Str
                 args,
                 timeout_ms,
             } => {
-                let answer = super::page_call(CallRequest {
-                    tab_id,
-                    name,
-                    args,
-                    frame_id: None,
-                    timeout_ms,
-                    call: None,
-                    expect: None,
-                })
-                .await;
+                let answer = page(tab_id, name, args, timeout_ms).await;
                 diff.called(&answer);
             }
         }
     }
+}
+
+/// A page call as `callTool({tabId, name, args, timeoutMs})` makes it.
+async fn page(tab_id: i64, name: String, args: Map<String, Value>, timeout_ms: u32) -> Value {
+    let (frame_id, call, expect) = (None, None, None);
+    let request = CallRequest {
+        tab_id,
+        name,
+        args,
+        frame_id,
+        timeout_ms,
+        call,
+        expect,
+    };
+    super::page_call(request).await
 }

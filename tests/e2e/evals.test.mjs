@@ -29,6 +29,8 @@ const SCENARIOS = {
     ],
   },
   shopping: { steps: SHOPPING, after: 'repeat' },
+  // Each run of each model: a search (pass), then a cart call (fail).
+  multi: { steps: [call('search_products', { query: 'mug' }), say('Found.'), call('add_to_cart', { id: 'mug-1', qty: 1 }), say('Added.')] },
   popup: { steps: [say('Hello to you.'), ...SHOPPING], after: 'repeat' },
 };
 
@@ -93,6 +95,8 @@ describe('evals', () => {
         model('again', 'shopping~again'),
         model('changed', 'shopping~changed'),
         model('popup', 'popup'),
+        model('first', 'multi~first'),
+        model('second', 'multi~second'),
         model('popuprec', 'shopping~popuprec'),
       ],
       default: 'scripted',
@@ -150,6 +154,18 @@ describe('evals', () => {
     assert.ok(stats.latencyMs.median > 0 && stats.latencyMs.p95 >= stats.latencyMs.median);
     assert.ok(stats.tokens === null || typeof stats.tokens === 'number', 'tokens: a count, or null when unknown');
     assert.deepEqual([agentAnswer.testCount, agentAnswer.passCount, agentAnswer.failCount, agentAnswer.errorCount], [4, 1, 3, 0]);
+  });
+
+  test('agent mode runs each case with each model, runs times, and compares the models', async () => {
+    const answer = await op('evaluate', { tabId, evals: AGENT_EVALS.slice(0, 1), mode: 'agent', models: ['first', 'second'], runs: 2 });
+    assert.deepEqual(answer.results.map((r) => [r.model, r.runIndex, r.outcome]), [
+      ['first', 0, 'pass'],
+      ['first', 1, 'fail'],
+      ['second', 0, 'pass'],
+      ['second', 1, 'fail'],
+    ]);
+    assert.deepEqual(Object.keys(answer.models), ['first', 'second']);
+    for (const stats of Object.values(answer.models)) assert.deepEqual([stats.passRate, stats.runs], [0.5, 2]);
   });
 
   test('the JUnit report is read by a JUnit XML parser; the HTML report is one escaped page', async () => {

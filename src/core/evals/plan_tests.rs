@@ -421,3 +421,14 @@ fn untrusted_results_are_judged_as_the_tool_gave_them() {
         json!("<data source=\"x\">broken")
     );
 }
+
+#[test]
+fn reports_of_odd_answers_never_panic() {
+    let odd = json!({"results": [1, "x", null, {}, {"outcome": 3, "calls": "no", "runIndex": -1, "model": 5}], "models": {"m": 1}});
+    for format in ["json", "junit", "html"] {
+        let written = eval_report(&json!({"report": odd, "format": format})).unwrap();
+        assert!(!written.as_str().unwrap().is_empty(), "{format}");
+    }
+    let junit = eval_report(&json!({"report": odd, "format": "junit"})).unwrap();
+    assert_eq!(junit.as_str().unwrap().matches("<testcase ").count(), 5);
+}
