@@ -3,12 +3,14 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CHROMIUM ?= /usr/bin/chromium
 export CHROMEDRIVER ?= /usr/bin/chromedriver
+# Browsers come from Debian only: npm packages never download one.
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 WASM_TARGET := wasm32-unknown-unknown
 WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e demo bench clean
+.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright demo bench clean
 
 ## build: assemble the unpacked extension in extension/
 build: setup
@@ -26,7 +28,7 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e
+test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e test-playwright
 
 ## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
 check: setup
@@ -55,6 +57,10 @@ test-wasm:
 
 test-e2e:
 	PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS=1 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ tests/support/
+
+## test-playwright: the Playwright Test package (packages/playwright-webmcp-host): its matchers, its fixture against the demo shop and fixture pages, its example's shards
+test-playwright:
+	node node_modules/@playwright/test/cli.js test -c packages/playwright-webmcp-host/tests
 
 ## demo: the demo site in Chromium with the extension (headless without a display)
 demo: setup-browser build

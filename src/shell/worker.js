@@ -63,6 +63,8 @@ globalThis.webmcpHost = new Proxy(
     ready,
     /** Milliseconds since the worker started: when this script ran, and when the host was ready. */
     startup: () => ({ scriptStartMs, readyMs }),
+    /** The names of the host's operations, as it lists them. */
+    operations: async () => [...(await operations)],
     /** Sets the repair hook, `({raw, name, error, tools}) => {name, arguments} | null` (null: none). */
     repairHook,
     /** Adds a middleware layer `async (call, next) => ({ok, result} | {ok: false, error})`; returns its removal. */

@@ -1,0 +1,23 @@
+// The site under test for the example: the repository's demo shop on 127.0.0.1, port
+// `SHOP_PORT` (default 4173). In a project of your own, the config's `webServer` starts your
+// site's server instead.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(fileURLToPath(import.meta.url), '..', '..', '..', '..', 'demo', 'site');
+const port = Number(process.env.SHOP_PORT ?? 4173);
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+createServer(async (request, response) => {
+  const path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
+  const file = normalize(join(root, path.endsWith('/') ? `${path}index.html` : path));
+  if (!file.startsWith(root + sep)) return response.writeHead(403).end();
+  try {
+    const body = await readFile(file);
+    response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+  } catch {
+    response.writeHead(404).end('not found');
+  }
+}).listen(port, '127.0.0.1', () => console.log(`shop on http://127.0.0.1:${port}/`));

@@ -1,0 +1,98 @@
+// The matchers: `toHaveCalledTool(name, argsMatcher?)` and `toPassEvals(file, options?)`.
+import { test } from '@playwright/test';
+import { callsOf } from './calls.mjs';
+import { hostOfPage } from './launch.mjs';
+import { matchesArgument } from './matcher.mjs';
+import { pickCases } from './evals.mjs';
+
+const json = (value) => {
+  const text = JSON.stringify(value);
+  return text === undefined ? 'undefined' : text;
+};
+const callText = (c) => `${c.name}(${json(c.args)})${'result' in c ? ` → ${clip(json(c.result))}` : ''}`;
+const clip = (text, n = 160) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
+const listCalls = (calls) => (calls.length ? calls.map((c) => `  ${callText(c)}`).join('\n') : '  (none)');
+
+/**
+ * `expect(subject).toHaveCalledTool(name, argsMatcher?)`: some call of `subject` (a run's
+ * answer or events, an evaluate answer or result, or calls: see `callsOf`) is of the tool
+ * `name`, with arguments that `argsMatcher` matches (webmcp-evals semantics) when given.
+ */
+export function toHaveCalledTool(received, name, argsMatcher) {
+  const hint = this.utils.matcherHint('toHaveCalledTool', 'result', argsMatcher === undefined ? 'name' : 'name, args', { isNot: this.isNot });
+  let calls;
+  try {
+    calls = callsOf(received);
+  } catch (error) {
+    return { pass: false, message: () => `${hint}\n\n${error.message}\nReceived: ${this.utils.printReceived(received)}` };
+  }
+  const named = calls.filter((c) => c.name === name);
+  const matching = argsMatcher === undefined ? named : named.filter((c) => matchesArgument(argsMatcher, c.args));
+  const pass = matching.length > 0;
+  const wanted = `a call of ${this.utils.printExpected(name)}${argsMatcher === undefined ? '' : ` with arguments matching ${this.utils.printExpected(argsMatcher)}`}`;
+  return {
+    pass,
+    name: 'toHaveCalledTool',
+    expected: argsMatcher === undefined ? name : { name, args: argsMatcher },
+    actual: calls,
+    message: () =>
+      pass
+        ? `${hint}\n\nExpected no ${wanted.slice(2)}\nMatching calls:\n${listCalls(matching)}`
+        : `${hint}\n\nExpected ${wanted}\nCalls made (${calls.length}):\n${listCalls(calls)}`,
+  };
+}
+
+/**
+ * `await expect(page).toPassEvals(file, {mode?, models?, runs?, cases?, timeoutMs?})`: runs the
+ * cases of `file` (a path, or the cases themselves; `cases` picks some, by index or name) with
+ * `host.evaluate` on the page's tab (mode `smoke` by default) and passes when every result
+ * passed. The receiver is a page of the fixture's browser, or the host with `page` or `tabId`
+ * in the options. The evaluation's answer is attached to the test as `evals.json`.
+ */
+export async function toPassEvals(received, file, options = {}) {
+  const hint = this.utils.matcherHint('toPassEvals', 'page', 'file', { isNot: this.isNot });
+  const { cases: only, page: optionPage, tabId: optionTab, mode = 'smoke', ...rest } = options;
+  const host = typeof received?.call === 'function' && received.operations ? received : hostOfPage(received);
+  if (!host) throw new Error('toPassEvals: expect() takes a page of the webmcp-host fixture (or the host, with page or tabId in the options)');
+  const page = host === received ? optionPage : received;
+  const tabId = optionTab ?? (await host.tabIdOf(page));
+  const evals = pickCases(file, only);
+  const answer = await host.evaluate({ tabId, evals, mode, ...rest });
+  try {
+    await test.info().attach('evals.json', { body: JSON.stringify(answer, null, 2), contentType: 'application/json' });
+  } catch {
+    // outside a test: nothing to attach to
+  }
+  const results = answer.results ?? [];
+  const bad = results.filter((r) => r.outcome !== 'pass');
+  const pass = results.length > 0 && bad.length === 0;
+  const where = `${typeof file === 'string' ? file : `${evals.length} cases`}, mode ${mode}`;
+  const counts = `${answer.passCount} passed, ${answer.failCount} failed, ${answer.errorCount} errors of ${answer.testCount}`;
+  const green = this.utils.EXPECTED_COLOR ?? String;
+  const red = this.utils.RECEIVED_COLOR ?? String;
+  const caseOf = (name) => evals.find((c) => c?.name === name);
+  const report = bad
+    .map((r) => {
+      const label = [r.name, r.model && `model ${r.model}`, `run ${r.runIndex + 1}`].filter(Boolean).join(', ');
+      const expected = caseOf(r.name)?.expectedCall;
+      const made = (r.calls ?? []).map(callText);
+      return [
+        `✗ ${label}: ${r.outcome}${r.reason ? `: ${r.reason}` : ''}`,
+        `  Expected calls: ${green(expected === undefined ? '(unknown case)' : json(expected))}`,
+        `  Calls made:     ${made.length ? made.map((text) => red(text)).join('\n                  ') : red('(none)')}`,
+      ].join('\n');
+    })
+    .join('\n\n');
+  return {
+    pass,
+    name: 'toPassEvals',
+    expected: 'every case passes',
+    actual: answer,
+    message: () =>
+      pass
+        ? `${hint}\n\nExpected some case not to pass (${where}); ${counts}`
+        : results.length === 0
+          ? `${hint}\n\nNo case ran (${where}): ${counts}`
+          : `${hint}\n\n${bad.length} of ${results.length} results did not pass (${where}; ${counts}):\n\n${report}`,
+  };
+}
