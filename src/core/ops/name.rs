@@ -66,6 +66,14 @@ pub enum OpName {
     Forget,
     /// Audits a tab's tools.
     Audit,
+    /// Checks arguments against a tool's input schema, each error at its field.
+    ValidateArguments,
+    /// Every open tab's tools, searchable, with the definitions that changed.
+    Inventory,
+    /// Why a tab shows no tools.
+    Diagnose,
+    /// A run's log read as a timeline.
+    Timeline,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -81,11 +89,14 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 28] = [
+    pub const ALL: [OpName; 32] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
         OpName::Audit,
+        OpName::ValidateArguments,
+        OpName::Inventory,
+        OpName::Diagnose,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -93,6 +104,7 @@ impl OpName {
         OpName::Configure,
         OpName::Runs,
         OpName::RunLog,
+        OpName::Timeline,
         OpName::Conversations,
         OpName::Conversation,
         OpName::Forget,
@@ -143,6 +155,10 @@ impl OpName {
             OpName::Conversation => "conversation",
             OpName::Forget => "forget",
             OpName::Audit => "audit",
+            OpName::ValidateArguments => "validateArguments",
+            OpName::Inventory => "inventory",
+            OpName::Diagnose => "diagnose",
+            OpName::Timeline => "timeline",
         }
     }
 
