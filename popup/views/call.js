@@ -154,10 +154,11 @@ export async function runCall(event) {
     $('call-run').disabled = false;
   }
   const ms = performance.now() - started;
+  // The page the call left has other tools: listed again first, the result then shown.
+  if (outcome.navigated) await loadCallTools();
   showResult(outcome, ms, tool.name);
   say('call-status', '');
   await remember({ name: tool.name, frameId: tool.frameId, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now() });
-  if (outcome.navigated) await loadCallTools();
 }
 
 // ------------------------------------------------------------------------------------------

@@ -178,13 +178,17 @@ describe('workbench', () => {
     assert.equal((await calls()).filter((c) => c.name === 'delete_item').length, 1);
 
     await choose('go_next');
-    await popup.click('#call-run');
-    await popup.locator('#call-result', { hasText: 'navigated' }).waitFor({ timeout: 15_000 });
-    assert.match(await popup.textContent('#call-result'), /workbench\/next\.html[\s\S]*Its tools: next_tool/);
-    await shot(popup, 'call-navigated');
-    await page.goto(`${pages.url}/workbench/tools.html`);
-    await popup.click('#call-reload');
-    await choose('register_guest');
+    try {
+      await popup.click('#call-run');
+      // The call settles once the page left (at most the call's 30 s) and the destination loaded.
+      await popup.locator('#call-result', { hasText: 'navigated' }).waitFor({ timeout: 45_000 });
+      assert.match(await popup.textContent('#call-result'), /workbench\/next\.html[\s\S]*Its tools: next_tool/);
+      await shot(popup, 'call-navigated');
+    } finally {
+      await page.goto(`${pages.url}/workbench/tools.html`);
+      await popup.click('#call-reload');
+      await choose('register_guest');
+    }
   });
 
   test('the history: run again, edit, and a Playwright snippet that makes the same call', async () => {
