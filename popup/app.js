@@ -140,6 +140,12 @@ async function main() {
   $('diagnose').addEventListener('click', runDiagnosis);
   initCall();
   initInventory();
+  $('developer-tools').addEventListener('change', () => {
+    document.body.dataset.developer = $('developer-tools').checked ? 'on' : 'off';
+    const shown = document.body.dataset.view;
+    if (shown === 'call') loadCallTools();
+    if (shown === 'inventory') loadInventory();
+  });
   $('export').addEventListener('click', () => exportLog().catch((e) => say('log-status', errorText(e), true)));
   $('model-preset').addEventListener('change', applyPreset);
   $('model-form').addEventListener('submit', submitModel);

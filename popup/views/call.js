@@ -30,6 +30,8 @@ export async function loadCallTools() {
     tools = [];
     say('call-status', `Could not read the tab's tools: ${errorText(error)}`, true);
   }
+  // Tools marked `debugging` are offered only with Developer tools.
+  if (!$('developer-tools').checked) tools = tools.filter((t) => !t.annotations?.debugging);
   const select = $('call-tool');
   const before = select.value;
   select.replaceChildren(

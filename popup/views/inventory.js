@@ -48,13 +48,14 @@ export async function loadInventory() {
   say('inventory-status', 'Listing every tab…');
   const asked = (searching = Symbol('search'));
   try {
-    const inventory = await call('inventory', query ? { query } : {});
+    const developer = $('developer-tools').checked;
+    const inventory = await call('inventory', query ? { query, developer } : { developer });
     if (asked !== searching) return;
     $('inventory').replaceChildren(...inventory.tools.map(entryItem));
     const changed = inventory.tools.filter((t) => t.changed?.length).length;
     say(
       'inventory-status',
-      `${inventory.tools.length} of ${inventory.total} tools in ${inventory.tabs} tab${inventory.tabs === 1 ? '' : 's'}${query ? ` matching “${query}”` : ''}${changed ? ` · ${changed} redefined` : ''}`,
+      `${inventory.tools.length} of ${inventory.total} tools in ${inventory.tabs} tab${inventory.tabs === 1 ? '' : 's'}${query ? ` matching “${query}”` : ''}${changed ? ` · ${changed} redefined` : ''}${inventory.debuggingHidden ? ` · ${inventory.debuggingHidden} debugging tool${inventory.debuggingHidden === 1 ? '' : 's'} hidden (Developer tools shows them)` : ''}`,
     );
   } catch (error) {
     say('inventory-status', errorText(error), true);

@@ -102,7 +102,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::ExposedTools => expose::exposed_tools(sender).await,
         Op::CallExposed(request) => expose::call_exposed(sender, request).await,
         Op::ValidateArguments(request) => workbench::validate(request).await,
-        Op::Inventory { query } => workbench::inventory(query).await,
+        Op::Inventory { query, developer } => workbench::inventory(query, developer).await,
         Op::Diagnose(request) => workbench::diagnose(request.tab_id).await,
         Op::Timeline { run_id } => workbench::timeline(&run_id).await,
         Op::ToolsChanged => {

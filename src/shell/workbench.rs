@@ -44,8 +44,8 @@ pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> 
     to_value(validate_arguments(&schema, &request.args))
 }
 
-/// `inventory({query?})`: every open tab listed, one after the other.
-pub(crate) async fn inventory(query: Option<String>) -> Result<Value, String> {
+/// `inventory({query?, developer?})`: every open tab listed, one after the other.
+pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
     let mut listed = Vec::new();
     for tab_id in tab_ids(&chrome::tab_list().await) {
         let facts = facts_of(&ask(tab_id, Target::TOP, &request(), 2_000).await).ok();
@@ -55,7 +55,7 @@ pub(crate) async fn inventory(query: Option<String>) -> Result<Value, String> {
     SEEN.with(|seen| {
         let mut seen = seen.borrow_mut();
         seen.keep_tabs(&open);
-        to_value(list(listed, &seen, query.as_deref()))
+        to_value(list(listed, &seen, query.as_deref(), developer))
     })
 }
 

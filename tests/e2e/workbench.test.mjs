@@ -357,6 +357,32 @@ describe('workbench', () => {
     await host.canary.check();
   });
 
+  test('a tool marked debugging is shown only with Developer tools', async () => {
+    const person = await openPopup(tabId);
+    assert.equal(await person.locator('#tools li[data-tool="dump_state"]').isHidden(), true);
+    assert.equal(await person.locator('#tools li[data-tool="register_guest"]').isVisible(), true);
+    await view(person, 'call');
+    await person.waitForSelector('#call-tool option[value$="register_guest"]', { state: 'attached' });
+    assert.equal(await person.locator('#call-tool option[value$="dump_state"]').count(), 0);
+    await view(person, 'inventory');
+    await person.locator('#inventory-status', { hasText: 'debugging tool' }).waitFor();
+    assert.equal(await person.locator('#inventory li[data-tool="dump_state"]').count(), 0);
+
+    await person.check('#developer-tools');
+    await person.locator('#inventory li[data-tool="dump_state"]').waitFor();
+    assert.match(await person.textContent('#inventory li[data-tool="dump_state"]'), /debugging/);
+    await view(person, 'call');
+    await person.waitForSelector('#call-tool option[value$="dump_state"]', { state: 'attached' });
+    await view(person, 'run');
+    assert.equal(await person.locator('#tools li[data-tool="dump_state"]').isVisible(), true);
+    await shot(person, 'developer-tools');
+    await person.close();
+    const listed = await host.worker.evaluate(() => webmcpHost.inventory({}));
+    assert.ok(!listed.tools.some((t) => t.name === 'dump_state') && listed.debuggingHidden >= 1);
+    const all = await host.worker.evaluate(() => webmcpHost.inventory({ developer: true }));
+    assert.ok(all.tools.some((t) => t.name === 'dump_state' && t.hints.includes('debugging')));
+  });
+
   test('keyboard only, in the dark theme: pick a tool, fill the form, see the errors, call', async () => {
     const dark = await openPopup(tabId);
     await dark.emulateMedia({ colorScheme: 'dark' });

@@ -116,10 +116,12 @@ pub enum Op {
     ToolsChanged,
     /// `validateArguments({tabId, name, args, frameId?} | {inputSchema, args})`.
     ValidateArguments(crate::core::workbench::validate::ValidateRequest),
-    /// `inventory({query?})`.
+    /// `inventory({query?, developer?})`.
     Inventory {
         /// Only the tools that match (every word, case-insensitive).
         query: Option<String>,
+        /// Also the tools marked `debugging`.
+        developer: bool,
     },
     /// `diagnose({tabId})`.
     Diagnose(ListToolsRequest),
@@ -194,6 +196,7 @@ impl Op {
             ),
             OpName::Inventory => Op::Inventory {
                 query: crate::core::workbench::inventory::parse_query(request)?,
+                developer: crate::core::workbench::inventory::parse_developer(request)?,
             },
             OpName::Diagnose => Op::Diagnose(
                 ListToolsRequest::parse(request)

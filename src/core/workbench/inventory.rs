@@ -178,6 +178,9 @@ pub struct Inventory {
     pub tabs: usize,
     /// Tabs that gave no listing (the browser's own pages, tabs still loading).
     pub unlisted: Vec<Unlisted>,
+    /// Tools left out because they are marked `debugging` and developer tools were not asked
+    /// for.
+    pub debugging_hidden: usize,
 }
 
 /// The hints of a tool, as the inventory names them.
@@ -187,6 +190,7 @@ pub fn hints(tool: &PageTool) -> Vec<&'static str> {
         (a.read_only_hint, "readOnly"),
         (a.consequential_hint, "consequential"),
         (a.untrusted_content_hint, "untrustedContent"),
+        (a.debugging, "debugging"),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))
@@ -211,17 +215,20 @@ pub fn matches(entry: &Entry, query: &str) -> bool {
         .all(|word| hay.contains(&word.to_lowercase()))
 }
 
-/// The inventory of the tabs' listings (each seen by `seen` already), filtered by `query`.
+/// The inventory of the tabs' listings (each seen by `seen` already), filtered by `query`;
+/// tools marked `debugging` only with `developer`.
 pub fn inventory(
     listed: Vec<(OpenTab, Result<TabTools, String>)>,
     seen: &Seen,
     query: Option<&str>,
+    developer: bool,
 ) -> Inventory {
     let mut out = Inventory {
         tools: Vec::new(),
         total: 0,
         tabs: listed.len(),
         unlisted: Vec::new(),
+        debugging_hidden: 0,
     };
     for (tab, tools) in listed {
         let tools = match tools {
@@ -237,6 +244,10 @@ pub fn inventory(
         };
         for tool in &tools.tools {
             out.total += 1;
+            if tool.annotations.debugging && !developer {
+                out.debugging_hidden += 1;
+                continue;
+            }
             let entry = Entry {
                 tab_id: tab.tab_id,
                 tab_title: tab.title.clone(),
@@ -255,6 +266,19 @@ pub fn inventory(
         }
     }
     out
+}
+
+/// `inventory({query?, developer?})`'s `developer`: whether tools marked `debugging` are
+/// listed (default: no).
+pub fn parse_developer(request: &Value) -> Result<bool, RequestError> {
+    match request.get("developer") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(on)) => Ok(*on),
+        Some(other) => Err(RequestError(format!(
+            "inventory: `developer` must be true or false, not {}",
+            kind(other)
+        ))),
+    }
 }
 
 /// `inventory({query?})`'s query: a string, or none.

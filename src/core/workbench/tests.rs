@@ -158,18 +158,18 @@ fn inventory_lists_every_tab_and_searches() {
             (tab(3, "chrome://x"), Err("no access".into())),
         ]
     };
-    let all = inventory(listed(), &seen, None);
+    let all = inventory(listed(), &seen, None, false);
     assert_eq!(all.total, 3);
     assert_eq!(all.tabs, 3);
     assert_eq!(all.tools.len(), 3);
     assert_eq!(all.tools[1].frame_id, 1);
     assert_eq!(all.tools[0].hints, ["readOnly"]);
     assert_eq!(all.unlisted[0].tab_id, 3);
-    let found = inventory(listed(), &seen, Some("SEARCH blog"));
+    let found = inventory(listed(), &seen, Some("SEARCH blog"), false);
     assert_eq!(found.tools.len(), 1);
     assert_eq!(found.tools[0].tab_title, "Blog");
     assert_eq!(
-        inventory(listed(), &seen, Some("read-only nothing"))
+        inventory(listed(), &seen, Some("read-only nothing"), false)
             .tools
             .len(),
         0
@@ -196,7 +196,10 @@ fn a_redefined_tool_is_flagged_with_the_difference() {
     // Another tab, or the same tab once forgotten, has not seen it before.
     assert!(seen.changes(2, &later).is_empty());
     let listed = vec![(tab(1, "A"), Ok(tools(vec![later.clone()])))];
-    assert_eq!(inventory(listed, &seen, None).tools[0].changed.len(), 3);
+    assert_eq!(
+        inventory(listed, &seen, None, false).tools[0].changed.len(),
+        3
+    );
     seen.keep_tabs(&[]);
     assert!(seen.changes(1, &later).is_empty());
     assert!(seen.changes(1, &first).is_empty());
@@ -319,4 +322,47 @@ fn tabs_are_named_by_their_page() {
         "http://a.test/"
     );
     assert_eq!(open_tab(7, None).title, "tab 7");
+}
+
+#[test]
+fn debugging_tools_are_listed_only_for_developers() {
+    use super::inventory::parse_developer;
+    let mut debug = tool("dump_state", "Dumps the state.", 0);
+    debug.annotations.debugging = true;
+    let listed = || {
+        vec![(
+            tab(1, "Shop"),
+            Ok(tools(vec![tool("search", "Searches.", 0), debug.clone()])),
+        )]
+    };
+    let seen = Seen::default();
+    let person = inventory(listed(), &seen, None, false);
+    assert_eq!(person.tools.len(), 1);
+    assert_eq!(person.debugging_hidden, 1);
+    assert_eq!(person.total, 2);
+    let developer = inventory(listed(), &seen, Some("debugging"), true);
+    assert_eq!(developer.tools.len(), 1);
+    assert_eq!(developer.tools[0].hints, ["readOnly", "debugging"]);
+    assert!(parse_developer(&json!({"developer": true})).unwrap());
+    assert!(!parse_developer(&json!({})).unwrap());
+    assert!(parse_developer(&json!({"developer": "yes"})).is_err());
+    let value = serde_json::to_value(debug.annotations).unwrap();
+    assert_eq!(value["debugging"], true);
+    let plain = serde_json::to_value(tool("a", "", 0).annotations).unwrap();
+    assert!(
+        plain.get("debugging").is_none(),
+        "absent unless set: {plain}"
+    );
+}
+
+#[test]
+fn the_debugging_annotation_is_read_only_when_true() {
+    use crate::core::tool::parse_tools;
+    let entries = [
+        json!({"name": "a", "annotations": {"debugging": true}}),
+        json!({"name": "b", "annotations": {"debugging": "yes"}}),
+    ];
+    let parsed = parse_tools(&entries, 0, "http://a.test", &Limits::DEFAULT);
+    assert!(parsed.tools[0].annotations.debugging);
+    assert!(!parsed.tools[1].annotations.debugging);
 }
