@@ -203,6 +203,7 @@
         title: String(document.title ?? '').slice(0, 200),
         native: modelContext() !== null,
         polyfill,
+        polyfillScript: document.querySelector('script[src*="webmcp-polyfill"], script[src*="mcp-b"]') !== null,
         toolsAllowed,
         documentDomain: document.domain !== location.hostname,
         frames,

@@ -46,9 +46,13 @@ pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> 
 
 /// `inventory({query?, developer?})`: every open tab listed, one after the other.
 pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
-    let mut listed = Vec::new();
-    for tab_id in tab_ids(&chrome::tab_list().await) {
-        let facts = facts_of(&ask(tab_id, Target::TOP, &request(), 2_000).await).ok();
+    // Every top frame is asked for its title at once; the tabs are then listed in turn.
+    let asked: Vec<_> = (tab_ids(&chrome::tab_list().await).into_iter())
+        .map(|tab_id| (tab_id, ask(tab_id, Target::TOP, &request(), 2_000)))
+        .collect();
+    let mut listed = Vec::with_capacity(asked.len());
+    for (tab_id, facts) in asked {
+        let facts = facts_of(&facts.await).ok();
         listed.push((open_tab(tab_id, facts.as_ref()), tab_tools(tab_id).await));
     }
     let open: Vec<i64> = listed.iter().map(|(t, _)| t.tab_id).collect();

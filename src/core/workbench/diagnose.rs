@@ -31,7 +31,7 @@ pub struct PageFacts {
     pub native: bool,
     /// A polyfilled `document.modelContext` answers in the page's world.
     pub polyfill: bool,
-    /// `window.WebMCPPolyfill` or a polyfill's marker is there, whether or not it installed.
+    /// The page loads a WebMCP polyfill's script (`@mcp-b/...`), whether or not it installed.
     pub polyfill_script: bool,
     /// `document.featurePolicy.allowsFeature('tools')`, when the browser tells.
     pub tools_allowed: Option<bool>,
@@ -54,6 +54,8 @@ pub struct Listing {
     pub shown: usize,
     /// Entries skipped as malformed, with why.
     pub problems: Vec<String>,
+    /// Frames that answered with an error instead of their tools, with why.
+    pub frame_errors: Vec<String>,
 }
 
 /// How much a finding matters.
@@ -175,6 +177,19 @@ pub fn diagnose(facts: Result<&PageFacts, &str>, listing: &Listing) -> Diagnosis
                 listing.listed
             ),
             "Change the site policy for this origin if those tools should show.",
+        ));
+    }
+    let blocked = out.iter().any(|f| f.id == "policy-blocked");
+    for error in listing.frame_errors.iter().take(20) {
+        // The policy's own error is the finding above.
+        if blocked && error.to_lowercase().contains("permissions policy") {
+            continue;
+        }
+        out.push(finding(
+            "frame-error",
+            Level::Warning,
+            format!("A frame could not list its tools: {error}"),
+            "Reload the tab; if the frame's page throws while listing its tools, see its console.",
         ));
     }
     for problem in listing.problems.iter().take(20) {
@@ -311,22 +326,22 @@ pub fn facts_of(reply: &crate::core::bridge::Reply) -> Result<PageFacts, String>
     }
 }
 
-/// The worker's side of a diagnosis: the tools listed, those the site policies left, and the
-/// entries skipped.
+/// The worker's side of a diagnosis: the tools listed, those the site policies left, the
+/// entries skipped and the frames that failed.
 pub fn listing(
     listed: &crate::core::page::tabs::TabTools,
     shown: &crate::core::page::tabs::TabTools,
 ) -> Listing {
-    Listing {
+    let mut out = Listing {
         listed: listed.tools.len(),
         shown: shown.tools.len(),
-        problems: shown
-            .problems
-            .iter()
-            .map(|p| match &p.tool {
-                Some(tool) => format!("{tool}: {}", p.message),
-                None => p.message.clone(),
-            })
-            .collect(),
+        ..Listing::default()
+    };
+    for problem in &shown.problems {
+        match &problem.tool {
+            Some(tool) => out.problems.push(format!("{tool}: {}", problem.message)),
+            None => out.frame_errors.push(problem.message.clone()),
+        }
     }
+    out
 }

@@ -268,7 +268,8 @@ fn site_policies_polyfills_and_unreachable_pages() {
     let all_filtered = Listing {
         listed: 2,
         shown: 0,
-        problems: vec!["frame 0: bad name".into()],
+        problems: vec!["x: bad name".into()],
+        ..Listing::default()
     };
     let d = diagnose(Ok(&f), &all_filtered);
     assert_eq!(ids(&d), ["site-policy", "skipped-entry", "webmcp-polyfill"]);
@@ -278,7 +279,7 @@ fn site_policies_polyfills_and_unreachable_pages() {
         &Listing {
             listed: 3,
             shown: 2,
-            problems: vec![],
+            ..Listing::default()
         },
     );
     assert!(ids(&some).contains(&"site-policy-some"));
@@ -365,4 +366,41 @@ fn the_debugging_annotation_is_read_only_when_true() {
     let parsed = parse_tools(&entries, 0, "http://a.test", &Limits::DEFAULT);
     assert!(parsed.tools[0].annotations.debugging);
     assert!(!parsed.tools[1].annotations.debugging);
+}
+
+#[test]
+fn an_idle_polyfill_is_noted() {
+    let f = facts(json!({"url": "http://a.test/", "native": true, "polyfillScript": true}));
+    let d = diagnose(
+        Ok(&f),
+        &Listing {
+            listed: 1,
+            shown: 1,
+            ..Listing::default()
+        },
+    );
+    assert_eq!(ids(&d), ["webmcp-native", "polyfill-idle"]);
+}
+
+#[test]
+fn frame_errors_are_told_apart_from_skipped_entries() {
+    use super::diagnose::listing;
+    use crate::core::tool::ToolProblem;
+    let failed = TabTools {
+        problems: vec![
+            ToolProblem { frame_id: 0, tool: None, message: "frame 0: NotAllowedError: Access to the feature \"tools\" is disallowed by permissions policy.".into() },
+            ToolProblem { frame_id: 2, tool: Some("bad name".into()), message: "the name must be …".into() },
+        ],
+        ..TabTools::default()
+    };
+    let l = listing(&failed, &failed);
+    assert_eq!(l.frame_errors.len(), 1);
+    assert_eq!(l.problems, ["bad name: the name must be …"]);
+    let blocked = facts(json!({"url": "http://a.test/", "native": true, "toolsAllowed": false}));
+    assert_eq!(
+        ids(&diagnose(Ok(&blocked), &l)),
+        ["policy-blocked", "skipped-entry", "webmcp-native"]
+    );
+    let open = facts(json!({"url": "http://a.test/", "native": true}));
+    assert!(ids(&diagnose(Ok(&open), &l)).contains(&"frame-error"));
 }
