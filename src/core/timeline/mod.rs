@@ -315,17 +315,12 @@ fn custom(entries: &mut Vec<Entry>, current: &mut Option<usize>, event: &Value, 
                 call.confirmation = Some("asked the person".into());
             }
         }
-        REASK | OBSERVE => {
-            let note = if name == REASK {
-                "asked again"
-            } else {
-                "observed"
-            };
-            match call_by_id(entries, &id) {
-                Some(call) => call.repairs.push(note.into()),
-                None => entries.push(Entry::Note { name, value }),
-            }
-        }
+        REASK => match call_by_id(entries, &id) {
+            Some(call) => call.repairs.push("asked the model again".into()),
+            None => entries.push(Entry::Note { name, value }),
+        },
+        // The observe layer repeats a call and its result, which the call already shows.
+        OBSERVE if call_by_id(entries, &id).is_some() => {}
         _ => entries.push(Entry::Note { name, value }),
     }
 }

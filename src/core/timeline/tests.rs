@@ -149,3 +149,22 @@ fn of_log_reads_a_run_log_answer() {
     assert_eq!(value["entries"][0]["kind"], "step");
     assert_eq!(of_log(&json!(null)).entries.len(), 0);
 }
+
+#[test]
+fn a_reask_is_a_note_of_its_call_and_an_observed_call_is_not_repeated() {
+    let events = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "add"}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.tool_reask", "value": {"toolCallId": "c1", "toolCallName": "add", "error": "bad"}}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.tool_observe", "value": {"phase": "call", "toolCallId": "c1"}}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.tool_observe", "value": {"phase": "call", "toolCallId": "elsewhere"}}),
+    ];
+    let t = timeline(&events, &[], None);
+    let Entry::Step(step) = &t.entries[0] else {
+        panic!()
+    };
+    assert_eq!(step.calls[0].repairs, ["asked the model again"]);
+    assert_eq!(t.entries.len(), 2, "{:?}", t.entries);
+    assert!(
+        matches!(&t.entries[1], Entry::Note { name, .. } if name == "webmcp_host.tool_observe")
+    );
+}
