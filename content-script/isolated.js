@@ -180,8 +180,42 @@
     return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
   };
 
+  // What the worker's diagnosis of the tab needs ("why no tools?"): facts only, the worker
+  // decides what they mean.
+  const diagnose = async () => {
+    const policy = document.featurePolicy;
+    let toolsAllowed = null;
+    try {
+      if (policy?.features?.().includes('tools')) toolsAllowed = policy.allowsFeature('tools');
+    } catch {
+      toolsAllowed = null;
+    }
+    let polyfill = false;
+    if (!modelContext() && main.paired) polyfill = (await main.ask({ op: 'listTools' }))?.supported === true;
+    const frames = Array.from(document.querySelectorAll('iframe'), (frame) => ({
+      src: String(frame.src ?? ''),
+      allow: String(frame.getAttribute('allow') ?? ''),
+    })).slice(0, 100);
+    return {
+      ok: true,
+      facts: {
+        url: location.href,
+        title: String(document.title ?? '').slice(0, 200),
+        native: modelContext() !== null,
+        polyfill,
+        polyfillScript: document.querySelector('script[src*="webmcp-polyfill"], script[src*="mcp-b"]') !== null,
+        toolsAllowed,
+        documentDomain: document.domain !== location.hostname,
+        frames,
+        userAgent: navigator.userAgent,
+      },
+    };
+  };
+
   const handle = async (message) => {
     switch (message.op) {
+      case 'diagnose':
+        return diagnose();
       case 'listTools':
         return listTools();
       case 'callTool':

@@ -22,6 +22,10 @@ import { renderServers, submitServer, toggleContext7 } from './views/servers.js'
 import { CONTINUE_PROMPT, newConversation } from './views/thread.js';
 import { renderMiddleware, saveMiddleware } from './views/middleware.js';
 import { wireObserve } from './views/observe.js';
+import { initCall, loadCallTools } from './views/call.js';
+import { runDiagnosis } from './views/diagnose.js';
+import { initInventory, loadInventory } from './views/inventory.js';
+import { renderTimeline, showRaw } from './views/timeline.js';
 
 // ------------------------------------------------------------------------------------------
 // The tab this view is about: `?tab=ID` (or `?tabId=ID`), else the active tab of the last
@@ -45,7 +49,9 @@ function showView(name) {
   }
   document.body.dataset.view = name;
   if (name === 'pending') refreshPending();
-  if (name === 'log') refreshRuns();
+  if (name === 'log') refreshRuns().then(renderTimeline);
+  if (name === 'call') loadCallTools();
+  if (name === 'inventory') loadInventory();
   if (name === 'audit') runAudit();
   if (name === 'evals') evals.renderEvals();
 }
@@ -71,8 +77,10 @@ chrome.runtime.onMessage.addListener((message, sender) => {
       renderAnswer();
       applyFilter();
     }
+    timelineSoon();
   } else if (kind === 'finished' && message.runId === state.runId) {
     catchUp();
+    timelineSoon();
   } else if (kind === 'evalProgress') {
     evals.onProgress(message);
   } else if (kind === 'pending') {
@@ -83,6 +91,16 @@ chrome.runtime.onMessage.addListener((message, sender) => {
     selectRun(message.run.runId);
   }
 });
+
+// The timeline is built by the host: asked again at most every 300 ms while the log shows it.
+let timelineTimer = null;
+function timelineSoon() {
+  if (timelineTimer || document.body.dataset.view !== 'log' || !$('raw-box').hidden) return;
+  timelineTimer = setTimeout(() => {
+    timelineTimer = null;
+    renderTimeline();
+  }, 300);
+}
 
 // A page's frames may announce changes in bursts: the tab is listed again once at a time, and
 // once more after that listing when notices came meanwhile.
@@ -130,7 +148,17 @@ async function main() {
   $('save-test').addEventListener('click', evals.saveAsTest);
   $('continue').addEventListener('click', (event) => startRun(event, CONTINUE_PROMPT));
   $('log-filter').addEventListener('change', applyFilter);
-  $('run-select').addEventListener('change', () => selectRun($('run-select').value));
+  $('run-select').addEventListener('change', () => selectRun($('run-select').value).then(renderTimeline));
+  $('log-raw').addEventListener('click', () => showRaw($('raw-box').hidden));
+  $('diagnose').addEventListener('click', runDiagnosis);
+  initCall();
+  initInventory();
+  $('developer-tools').addEventListener('change', () => {
+    document.body.dataset.developer = $('developer-tools').checked ? 'on' : 'off';
+    const shown = document.body.dataset.view;
+    if (shown === 'call') loadCallTools();
+    if (shown === 'inventory') loadInventory();
+  });
   $('export').addEventListener('click', () => exportLog().catch((e) => say('log-status', errorText(e), true)));
   $('model-preset').addEventListener('change', applyPreset);
   $('model-form').addEventListener('submit', submitModel);
@@ -160,6 +188,8 @@ async function main() {
     });
   }
   await Promise.all([loadSettings(), loadTools(), refreshPending()]);
+  // A tab without tools says why at once.
+  if (typeof state.tabId === 'number' && $('tools').children.length === 0) runDiagnosis();
   // The latest run of this tab (or of any tab in the side panel), so that a closed and
   // reopened popup shows where it was.
   const runs = await refreshRuns();

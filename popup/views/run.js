@@ -22,12 +22,14 @@ const HINTS = [
   ['readOnlyHint', 'read-only', ''],
   ['consequentialHint', 'consequential', 'consequential'],
   ['untrustedContentHint', 'untrusted content', ''],
+  ['debugging', 'debugging', ''],
 ];
 
 function renderTool(tool) {
   const item = element('li');
   item.dataset.tool = tool.name;
   item.dataset.frame = String(tool.frameId);
+  if (tool.annotations?.debugging) item.dataset.debugging = 'true'; // shown with Developer tools
   const title = element('div');
   title.append(element('span', 'tool-name', tool.name));
   for (const [key, label, extra] of HINTS) {

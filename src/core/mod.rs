@@ -23,8 +23,11 @@
 //!   performs nothing.
 //! - [`stream`]: one model output turned into AG-UI events and the calls to run.
 //! - [`text`]: characters that change what a reader sees without showing themselves.
+//! - [`timeline`]: a run's events read as a timeline: steps, calls, errors, the answer.
 //! - [`toolset`]: the tools a model may call in one run, their schemas compiled once.
 //! - [`url`]: URLs and origins: parsing, normal origins, loopback.
+//! - [`workbench`]: calling tools by hand: arguments validated at their fields, every tab's
+//!   tools, why a tab has none.
 //!
 //! [`bridge`], [`site`] and [`tool`] are re-exported from [`page`], where they live, under
 //! their short paths (`core::bridge`, `core::site`, `core::tool`).
@@ -52,7 +55,9 @@ pub mod run;
 pub mod setup;
 pub mod stream;
 pub mod text;
+pub mod timeline;
 pub mod toolset;
 pub mod url;
+pub mod workbench;
 
 pub use page::{bridge, site, tool};

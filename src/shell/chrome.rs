@@ -65,6 +65,17 @@ pub async fn tabs() -> Vec<Tab> {
     }
 }
 
+/// Every tab of the browser as `chrome.tabs.query` answers (with titles and URLs), or null.
+pub async fn tab_list() -> Value {
+    let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
+        return Value::Null;
+    };
+    match JsFuture::from(promise).await.map(|list| to_json(&list)) {
+        Ok(Ok(list)) => list,
+        _ => Value::Null,
+    }
+}
+
 /// Injects the page bridge (both worlds, every frame) into a tab whose content scripts are
 /// gone: a tab opened before the extension was installed, reloaded or updated keeps the old,
 /// orphaned scripts, which no longer hear the worker.

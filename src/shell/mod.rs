@@ -24,6 +24,7 @@ pub mod threads;
 pub mod timer;
 pub mod traces;
 pub mod waits;
+pub mod workbench;
 
 use std::future::Future;
 
@@ -43,11 +44,12 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     }
     let mut tools = TabTools::from_frames(answers);
     crate::core::site::apply_stored(store::load_sites().await, &mut tools);
+    workbench::observe(tab_id, &tools);
     Ok(tools)
 }
 
 /// Every frame's answer to `listTools`, asked all at once, within one deadline.
-async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
+pub(crate) async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
     let request = FrameRequest::ListTools.to_message();
     // Every frame's request starts before any is awaited.
     let pending: Vec<_> = (chrome::all_frames(tab_id).await?.into_iter())
@@ -62,7 +64,12 @@ async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
 
 /// Sends `message` to a frame's document now; its reply as JSON text, within `ms` from now
 /// (so that replies asked at once share one deadline, however they are awaited).
-fn ask(tab_id: i64, to: Target, message: &Value, ms: u32) -> impl Future<Output = Reply> {
+pub(crate) fn ask(
+    tab_id: i64,
+    to: Target,
+    message: &Value,
+    ms: u32,
+) -> impl Future<Output = Reply> {
     let reply = chrome::send_to_frame(tab_id, to, &convert::from_json(message));
     let deadline = io::now_ms() + f64::from(ms);
     async move {

@@ -18,7 +18,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
-use super::{agent, auth, chrome, expose, runlog, settings, threads, waits};
+use super::{agent, auth, chrome, expose, runlog, settings, threads, waits, workbench};
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
 use crate::core::setup::call::page;
@@ -106,6 +106,10 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Exposures => Ok(expose::exposures().await),
         Op::ExposedTools => expose::exposed_tools(sender).await,
         Op::CallExposed(request) => expose::call_exposed(sender, request).await,
+        Op::ValidateArguments(request) => workbench::validate(request).await,
+        Op::Inventory { query, developer } => workbench::inventory(query, developer).await,
+        Op::Diagnose(request) => workbench::diagnose(request.tab_id).await,
+        Op::Timeline { run_id } => workbench::timeline(&run_id).await,
         Op::ToolsChanged => {
             if let Some(Sender::ContentScript {
                 tab_id, frame_id, ..

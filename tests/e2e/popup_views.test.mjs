@@ -249,6 +249,7 @@ describe('popup and side panel', () => {
 
   test('the log: a row per event, filter by type, the call grouped with its repair, export that validates', async () => {
     await view(popup, 'log');
+    await popup.click('#log-raw'); // the timeline is the default; the raw events one click away
     const runId = await shownRunId(popup);
     const { events } = await host.worker.evaluate((runId) => webmcpHost.runLog({ runId }), runId);
     await popup.waitForFunction((n) => document.querySelectorAll('#log li.event').length === n, events.length);
@@ -311,6 +312,7 @@ describe('popup and side panel', () => {
     const declined = models.requests({ scenario: 'ask~2' }).filter((r) => r.path.endsWith('/chat/completions'));
     assert.ok(JSON.stringify(declined.at(-1).body.messages).includes('The visitor declined.'));
     await view(panel, 'log');
+    await panel.click('#log-raw');
     await panel.waitForSelector('#log li.event[data-type="RUN_FINISHED"]');
     await shot(panel, 'sidepanel-log');
     await panel.close();

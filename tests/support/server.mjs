@@ -39,6 +39,8 @@ export async function serve(root, port = 0, { mounts = {} } = {}) {
       const headers = { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' };
       // `?sandboxed` serves the page as a sandboxed document: its origin is opaque ("null").
       if (/[?&]sandboxed\b/.test(request.url)) headers['content-security-policy'] = 'sandbox allow-scripts';
+      // `?no-tools` serves the page with WebMCP blocked by its Permissions Policy.
+      if (/[?&]no-tools\b/.test(request.url)) headers['permissions-policy'] = 'tools=()';
       response.writeHead(200, headers);
       response.end(body);
     } catch {

@@ -137,6 +137,22 @@ pub enum Op {
     CallExposed(CallExposedRequest),
     /// `toolsChanged()` from a frame's content script.
     ToolsChanged,
+    /// `validateArguments({tabId, name, args, frameId?} | {inputSchema, args})`.
+    ValidateArguments(crate::core::workbench::validate::ValidateRequest),
+    /// `inventory({query?, developer?})`.
+    Inventory {
+        /// Only the tools that match (every word, case-insensitive).
+        query: Option<String>,
+        /// Also the tools marked `debugging`.
+        developer: bool,
+    },
+    /// `diagnose({tabId})`.
+    Diagnose(ListToolsRequest),
+    /// `timeline({runId})`.
+    Timeline {
+        /// The run.
+        run_id: String,
+    },
 }
 
 impl Op {
@@ -227,6 +243,25 @@ impl Op {
                 Op::CallExposed(CallExposedRequest::parse(request).map_err(error)?)
             }
             OpName::ToolsChanged => Op::ToolsChanged,
+            OpName::ValidateArguments => Op::ValidateArguments(
+                crate::core::workbench::validate::ValidateRequest::parse(request)?,
+            ),
+            OpName::Inventory => Op::Inventory {
+                query: crate::core::workbench::inventory::parse_query(request)?,
+                developer: crate::core::workbench::inventory::parse_developer(request)?,
+            },
+            OpName::Diagnose => Op::Diagnose(
+                ListToolsRequest::parse(request)
+                    .map_err(|e| error(e.0.replacen("listTools", "diagnose", 1)))?,
+            ),
+            OpName::Timeline => Op::Timeline {
+                run_id: request
+                    .get("runId")
+                    .and_then(Value::as_str)
+                    .filter(|id| !id.is_empty())
+                    .ok_or_else(|| error("timeline: `runId` is required".into()))?
+                    .to_owned(),
+            },
         })
     }
 
@@ -266,6 +301,10 @@ impl Op {
             Op::CallExposed(_) => OpName::CallExposed,
             Op::ToolsChanged => OpName::ToolsChanged,
             Op::BugReport { .. } => OpName::BugReport,
+            Op::ValidateArguments(_) => OpName::ValidateArguments,
+            Op::Inventory { .. } => OpName::Inventory,
+            Op::Diagnose(_) => OpName::Diagnose,
+            Op::Timeline { .. } => OpName::Timeline,
         }
     }
 }

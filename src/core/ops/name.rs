@@ -76,6 +76,14 @@ pub enum OpName {
     ToEval,
     /// Plays a recorded run's calls against the site now and reports what changed.
     ReplayDiff,
+    /// Checks arguments against a tool's input schema, each error at its field.
+    ValidateArguments,
+    /// Every open tab's tools, searchable, with the definitions that changed.
+    Inventory,
+    /// Why a tab shows no tools.
+    Diagnose,
+    /// A run's log read as a timeline.
+    Timeline,
 }
 
 /// Who may ask for an operation by runtime message.
@@ -91,7 +99,7 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 33] = [
+    pub const ALL: [OpName; 37] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
@@ -100,6 +108,9 @@ impl OpName {
         OpName::EvalReport,
         OpName::ToEval,
         OpName::ReplayDiff,
+        OpName::ValidateArguments,
+        OpName::Inventory,
+        OpName::Diagnose,
         OpName::Run,
         OpName::StartRun,
         OpName::Events,
@@ -108,6 +119,7 @@ impl OpName {
         OpName::Runs,
         OpName::RunLog,
         OpName::BugReport,
+        OpName::Timeline,
         OpName::Conversations,
         OpName::Conversation,
         OpName::Forget,
@@ -163,6 +175,10 @@ impl OpName {
             OpName::EvalReport => "evalReport",
             OpName::ToEval => "toEval",
             OpName::ReplayDiff => "replayDiff",
+            OpName::ValidateArguments => "validateArguments",
+            OpName::Inventory => "inventory",
+            OpName::Diagnose => "diagnose",
+            OpName::Timeline => "timeline",
         }
     }
 

@@ -87,8 +87,8 @@ fn ops_parse_with_clear_errors() {
     );
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-        "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, toEval, replayDiff, run, startRun, events, stop, \
-         configure, runs, runLog, bugReport, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
+        "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, toEval, replayDiff, validateArguments, inventory, diagnose, \
+         run, startRun, events, stop, configure, runs, runLog, bugReport, timeline, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged"
     );
     assert_eq!(
@@ -227,10 +227,12 @@ fn requests_parse_into_their_operation() {
             OpName::Expose => json!({"server": "s", "origin": "https://a.test", "enabled": true}),
             OpName::CallExposed => json!({"name": "add"}),
             OpName::Conversation | OpName::Forget => json!({"threadId": "t"}),
-            OpName::Audit => json!({"tabId": 1}),
             OpName::Evaluate => json!({"tabId": 1, "evals": [], "mode": "smoke"}),
             OpName::ToEval => json!({"runId": "r"}),
             OpName::ReplayDiff => json!({"tabId": 1, "runId": "r"}),
+            OpName::Audit | OpName::Diagnose => json!({"tabId": 1}),
+            OpName::ValidateArguments => json!({"inputSchema": {}, "args": {}}),
+            OpName::Timeline => json!({"runId": "r"}),
             _ => json!({}),
         };
         let parsed = parse(op, request).unwrap_or_else(|e| panic!("{}: {e}", op.as_str()));

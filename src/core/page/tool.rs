@@ -47,6 +47,10 @@ pub struct Annotations {
     pub consequential_hint: bool,
     /// Its results are untrusted content (wrapped as data).
     pub untrusted_content_hint: bool,
+    /// A tool for the site's developers (`debugging: true`): the person's side shows it only
+    /// when asked for developer tools.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub debugging: bool,
 }
 
 /// An entry of a frame's report that was skipped, and why.
@@ -269,6 +273,7 @@ fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
         read_only_hint: hint("readOnlyHint"),
         consequential_hint: hint("consequentialHint"),
         untrusted_content_hint: hint("untrustedContentHint"),
+        debugging: hint("debugging"),
     })
 }
 
@@ -427,7 +432,8 @@ mod tests {
             Annotations {
                 read_only_hint: false,
                 consequential_hint: false,
-                untrusted_content_hint: true
+                untrusted_content_hint: true,
+                debugging: false,
             }
         );
     }

@@ -1,0 +1,243 @@
+// The Call view: call one of the tab's tools by hand. A form generated from the tool's input
+// schema beside its arguments as JSON, kept in sync; the arguments checked by the host
+// (`validateArguments`) before anything is sent, each error at its field; then `callTool` (a
+// consequential tool is still confirmed in the page), its result as text or pretty JSON, a
+// navigation's destination and its tools, the time it took, an error in full. A history of this
+// tab's manual calls: run again, edit, copy as a Playwright snippet.
+// Invariant: nothing is sent to the page unless the host said the arguments are valid; every
+// text from the page is set with textContent; the host decides validity.
+
+import { $, button, element, errorText, say } from '../dom.js';
+import { call } from '../host.js';
+import { state } from '../state.js';
+import { schemaForm } from './form.js';
+
+const HISTORY_KEY = 'webmcpHost.ui.manualCalls.';
+const HISTORY_MAX = 20;
+
+let tools = [];
+let form = null;
+let chosen = null;
+
+const toolKey = (tool) => `${tool.frameId}\u0000${tool.name}`;
+
+/** The tab's tools in the picker (kept chosen when still offered). */
+export async function loadCallTools() {
+  if (typeof state.tabId !== 'number') return say('call-status', 'No tab.', true);
+  try {
+    tools = (await call('listTools', { tabId: state.tabId })).tools;
+  } catch (error) {
+    tools = [];
+    say('call-status', `Could not read the tab's tools: ${errorText(error)}`, true);
+  }
+  // Tools marked `debugging` are offered only with Developer tools.
+  if (!$('developer-tools').checked) tools = tools.filter((t) => !t.annotations?.debugging);
+  const select = $('call-tool');
+  const before = select.value;
+  select.replaceChildren(
+    Object.assign(element('option', '', tools.length ? '— choose a tool —' : 'This tab offers no tools'), { value: '' }),
+    ...tools.map((tool) => {
+      const frame = tool.frameId === 0 ? '' : ` (frame ${tool.frameId})`;
+      const hint = tool.annotations?.consequentialHint ? ' · consequential' : tool.annotations?.readOnlyHint ? ' · read-only' : '';
+      return Object.assign(element('option', '', `${tool.name}${frame}${hint}`), { value: toolKey(tool) });
+    }),
+  );
+  if (tools.some((t) => toolKey(t) === before)) select.value = before;
+  else pick('');
+  await renderHistory();
+}
+
+/** Shows the form of the chosen tool (by its picker key), filled with `args` when given. */
+function pick(key, args) {
+  chosen = tools.find((t) => toolKey(t) === key) ?? null;
+  clearResult();
+  $('call-tool').value = chosen ? key : '';
+  $('call-form-box').hidden = !chosen;
+  $('call-desc').textContent = chosen?.description ?? '';
+  if (!chosen) {
+    form = null;
+    $('call-form').replaceChildren();
+    return;
+  }
+  form = schemaForm(chosen.inputSchema, syncFromForm);
+  $('call-form').replaceChildren(form.node);
+  if (args) form.write(args);
+  syncFromForm();
+  if (args) $('call-json').value = JSON.stringify(args, null, 2);
+  say('call-json-status', '');
+}
+
+function syncFromForm() {
+  if (!form) return;
+  $('call-json').value = JSON.stringify(form.read(), null, 2);
+  say('call-json-status', '');
+}
+
+function syncFromJson() {
+  if (!form) return;
+  let args;
+  try {
+    args = JSON.parse($('call-json').value);
+  } catch (error) {
+    return say('call-json-status', `Not JSON: ${errorText(error)}`, true);
+  }
+  if (!args || typeof args !== 'object' || Array.isArray(args)) return say('call-json-status', 'The arguments must be a JSON object.', true);
+  form.write(args);
+  say('call-json-status', '');
+}
+
+/** The arguments to send: the JSON editor's (the form writes into it). */
+function currentArgs() {
+  try {
+    return { args: JSON.parse($('call-json').value) };
+  } catch (error) {
+    return { error: `The arguments are not JSON: ${errorText(error)}` };
+  }
+}
+
+function clearResult() {
+  $('call-result').replaceChildren();
+  $('call-result').hidden = true;
+}
+
+function showResult(outcome, ms, name) {
+  const box = $('call-result');
+  box.replaceChildren();
+  box.hidden = false;
+  box.classList.toggle('failure', outcome.ok === false);
+  box.append(element('p', 'muted', `${name} · ${Math.round(ms)} ms · ${outcome.ok === false ? 'failed' : outcome.navigated ? 'navigated' : 'done'}`));
+  if (outcome.ok === false) {
+    box.append(element('pre', 'call-error', String(outcome.error)));
+  } else if (outcome.navigated) {
+    box.append(element('p', '', `The page went to ${outcome.url ?? 'another document'}${outcome.openedTab ? ` (in a new tab, ${outcome.openedTab})` : ''}.`));
+    const offered = outcome.tools ?? [];
+    box.append(element('p', '', offered.length ? `Its tools: ${offered.join(', ')}` : 'It offers no tools.'));
+  } else {
+    let text = String(outcome.result ?? '');
+    try {
+      text = JSON.stringify(JSON.parse(text), null, 2);
+    } catch {
+      // plain text
+    }
+    box.append(element('pre', 'call-output', text));
+  }
+}
+
+/** Validates in the host, then calls. Nothing is sent when the arguments are invalid. */
+export async function runCall(event) {
+  event?.preventDefault();
+  if (!chosen) return say('call-status', 'Choose a tool first.', true);
+  const { args, error } = currentArgs();
+  if (error) return say('call-status', error, true);
+  const tool = chosen;
+  clearResult();
+  let check;
+  try {
+    check = await call('validateArguments', { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
+  } catch (failure) {
+    return say('call-status', errorText(failure), true);
+  }
+  const unplaced = form.showErrors(check.errors);
+  if (!check.valid) {
+    const where = unplaced.map((e) => `${e.path || 'arguments'}: ${e.message}`).join('; ');
+    say('call-status', `Not sent: ${check.errors.length} error${check.errors.length === 1 ? '' : 's'} in the arguments${where ? ` (${where})` : ''}.`, true);
+    $('call-form').querySelector('[aria-invalid="true"]')?.focus();
+    return;
+  }
+  say('call-status', tool.annotations?.consequentialHint ? 'Calling… confirm the call in the page.' : 'Calling…');
+  $('call-run').disabled = true;
+  const started = performance.now();
+  let outcome;
+  try {
+    outcome = await call('callTool', { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
+  } catch (failure) {
+    outcome = { ok: false, error: errorText(failure) };
+  } finally {
+    $('call-run').disabled = false;
+  }
+  const ms = performance.now() - started;
+  // The page the call left has other tools: listed again first, the result then shown.
+  if (outcome.navigated) await loadCallTools();
+  showResult(outcome, ms, tool.name);
+  say('call-status', '');
+  await remember({ name: tool.name, frameId: tool.frameId, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now() });
+}
+
+// ------------------------------------------------------------------------------------------
+// History of this tab's manual calls (chrome.storage.session: gone with the browser session).
+
+async function history() {
+  const key = HISTORY_KEY + state.tabId;
+  return (await chrome.storage.session.get(key))[key] ?? [];
+}
+
+async function remember(entry) {
+  const key = HISTORY_KEY + state.tabId;
+  const list = [entry, ...(await history())].slice(0, HISTORY_MAX);
+  await chrome.storage.session.set({ [key]: list });
+  await renderHistory();
+}
+
+/** A Playwright snippet that makes the same call through `webmcpHost.callTool`. */
+export function snippet(entry) {
+  const request = { name: entry.name, args: entry.args, frameId: entry.frameId };
+  return [
+    '// tabId: the Chrome tab id of the page (for example found with chrome.webNavigation in the worker)',
+    'const outcome = await worker.evaluate(',
+    '  (request) => webmcpHost.callTool(request),',
+    `  { tabId, ...${JSON.stringify(request)} },`,
+    ');',
+  ].join('\n');
+}
+
+async function renderHistory() {
+  const list = typeof state.tabId === 'number' ? await history() : [];
+  $('call-history-empty').hidden = list.length > 0;
+  $('call-history').replaceChildren(
+    ...list.map((entry) => {
+      const item = element('li', entry.ok ? 'history' : 'history failure');
+      item.dataset.tool = entry.name;
+      const when = new Date(entry.at).toLocaleTimeString();
+      const head = element('div');
+      head.append(
+        element('span', 'tool-name', entry.name),
+        element('span', 'muted', ` · ${when} · ${entry.ms} ms · ${entry.ok ? (entry.navigated ? 'navigated' : 'ok') : 'failed'}`),
+      );
+      const args = element('code', 'call-args', JSON.stringify(entry.args));
+      const code = element('pre', 'snippet', snippet(entry));
+      code.hidden = true;
+      const actions = element('div', 'row');
+      actions.append(
+        button('Run again', () => again(entry, true), 'small'),
+        button('Edit', () => again(entry, false), 'small'),
+        button('Copy as Playwright', async () => {
+          code.hidden = false;
+          try {
+            await navigator.clipboard.writeText(code.textContent);
+            say('call-status', 'Copied the Playwright snippet.');
+          } catch {
+            say('call-status', 'The snippet is shown below the call; copy it from there.');
+          }
+        }, 'small'),
+      );
+      item.append(head, args, actions, code);
+      return item;
+    }),
+  );
+}
+
+function again(entry, run) {
+  const tool = tools.find((t) => t.name === entry.name && t.frameId === entry.frameId) ?? tools.find((t) => t.name === entry.name);
+  if (!tool) return say('call-status', `${entry.name} is no longer offered by this tab.`, true);
+  pick(toolKey(tool), entry.args);
+  if (run) runCall();
+  else $('call-form').querySelector('input, select, textarea')?.focus();
+}
+
+/** Wires the view's controls (once). */
+export function initCall() {
+  $('call-tool').addEventListener('change', () => pick($('call-tool').value));
+  $('call-json').addEventListener('input', syncFromJson);
+  $('call-form-box').addEventListener('submit', runCall);
+  $('call-reload').addEventListener('click', loadCallTools);
+}
