@@ -89,18 +89,22 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
 }
 
 // A page tool call through the host beside a direct `executeTool` in the page, on a tool that
-// echoes its input, and listing the page's 256 tools, in one browser: each timed where it runs
-// (the host's in the worker, the direct one in the page), interleaved round by round.
+// echoes its input (on a page with that one tool, and on one with 256 tools, where every call
+// through the host lists them first), and listing the 256 tools, in one browser: each timed
+// where it runs (the host's in the worker, the direct one in the page), interleaved round by
+// round; the overhead of a round is its host median less its direct median.
 {
   const server = await serve(join(ROOT, 'benches'));
   const host = await launchHost();
   try {
-    const page = await host.context.newPage();
-    await page.goto(`${server.url}/many-tools.html`);
-    await page.waitForFunction(() => window.__ready === true);
-    const tabId = await host.tabIdOf(page);
+    const open = async (file) => {
+      const page = await host.context.newPage();
+      await page.goto(`${server.url}/${file}`);
+      await page.waitForFunction(() => window.__ready === true);
+      return { page, tabId: await host.tabIdOf(page) };
+    };
     const args = { text: 'hello', n: 42 };
-    const direct = () =>
+    const direct = ({ page }) =>
       page.evaluate(async (input) => {
         const mc = document.modelContext;
         const started = performance.now();
@@ -110,7 +114,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
         if (!String(result).includes('hello')) throw new Error(`echo answered ${result}`);
         return took;
       }, args);
-    const viaHost = () =>
+    const viaHost = ({ tabId }) =>
       host.worker.evaluate(async (request) => {
         const started = performance.now();
         const answer = await webmcpHost.callTool(request);
@@ -118,7 +122,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
         if (!answer.ok || !answer.result.includes('hello')) throw new Error(JSON.stringify(answer));
         return took;
       }, { tabId, name: 'echo', args });
-    const listing = () =>
+    const listing = ({ tabId }) =>
       host.worker.evaluate(async (tabId) => {
         const started = performance.now();
         const { tools } = await webmcpHost.listTools({ tabId });
@@ -126,31 +130,35 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
         if (tools.length !== 256) throw new Error(`listed ${tools.length} tools`);
         return took;
       }, tabId);
+    const one = await open('echo.html');
+    const many = await open('many-tools.html');
     // Warm-up: the first call compiles the tool's schema and the first listing fills caches.
-    await listing();
-    await viaHost();
-    await direct();
-    const hostTimes = [];
-    const directTimes = [];
-    const overheads = [];
-    const listTimes = [];
+    for (const tab of [one, many]) {
+      await viaHost(tab);
+      await direct(tab);
+    }
+    await listing(many);
+    const times = { host: [], direct: [], overhead: [], host256: [], direct256: [], overhead256: [], list: [] };
     const ROUNDS = Math.max(RUNS, 9);
     for (let round = 0; round < ROUNDS; round += 1) {
-      const h = [];
-      const d = [];
-      for (let i = 0; i < 5; i += 1) {
-        h.push(await viaHost());
-        d.push(await direct());
+      for (const [tab, suffix] of [[one, ''], [many, '256']]) {
+        const h = [];
+        const d = [];
+        for (let i = 0; i < 5; i += 1) {
+          h.push(await viaHost(tab));
+          d.push(await direct(tab));
+        }
+        times[`host${suffix}`].push(...h);
+        times[`direct${suffix}`].push(...d);
+        times[`overhead${suffix}`].push(stats(h).median - stats(d).median);
       }
-      hostTimes.push(...h);
-      directTimes.push(...d);
-      overheads.push(stats(h).median - stats(d).median);
-      listTimes.push(await listing());
+      times.list.push(await listing(many));
     }
-    figure('page_call_host_ms', 'page call through the host (echo)', hostTimes);
-    figure('page_call_direct_ms', 'direct executeTool in the page (echo)', directTimes);
-    figure('page_call_overhead_ms', 'page call overhead (host − direct)', overheads, { budget: 2 });
-    figure('list_256_tools_ms', 'listTools, 256 page tools', listTimes, { budget: 20 });
+    figure('page_call_host_ms', 'page call through the host (echo)', times.host);
+    figure('page_call_direct_ms', 'direct executeTool in the page (echo)', times.direct);
+    figure('page_call_overhead_ms', 'page call overhead (host − direct)', times.overhead, { budget: 2 });
+    figure('page_call_overhead_256_ms', 'the same on a page of 256 tools', times.overhead256);
+    figure('list_256_tools_ms', 'listTools, 256 page tools', times.list, { budget: 20 });
   } finally {
     await host.close();
     await server.close();
