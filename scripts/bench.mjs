@@ -180,7 +180,6 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
       child.stderr.on('data', (d) => (stderr += d));
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
-  const { existsSync } = await import('node:fs');
   const { startMcpServer } = await import('../tests/support/mcp-server.mjs');
   const server = await startMcpServer({ tools: 'many', pageSize: 100, behaviour: { toolCount: 10_000 - 8 } });
   const url = `${server.url}/mcp`;
