@@ -13,10 +13,13 @@ WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 .PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright demo bench clean
 
 ## build: assemble the unpacked extension in extension/
+# wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
+# the raw bytes and costs 6% more gzip bytes.
 build: setup
 	cargo build --lib --release --target $(WASM_TARGET)
 	wasm-bindgen --target web --no-typescript --out-dir target/bindgen --out-name webmcp_host $(WASM)
-	$(WASM_OPT) -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+	$(WASM_OPT) -Oz --one-caller-inline-max-function-size 0 \
+	  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
 	  --enable-mutable-globals --enable-reference-types --enable-multivalue \
 	  --strip-debug --strip-producers target/bindgen/webmcp_host_bg.wasm -o target/bindgen/webmcp_host_bg.wasm
 	node scripts/assemble.mjs

@@ -152,9 +152,9 @@
   const callTool = async (name, args, confirmText, call, within) => {
     const context = modelContext();
     if (!context && !main.paired) return failure('NotSupportedError', 'this frame has no document.modelContext');
-    if (context && !(await ownTools(context)).some((t) => t.name === name)) {
-      return failure('NotFoundError', `this frame has no tool named "${name}"`);
-    }
+    const find = async () => (await ownTools(context)).find((t) => t.name === name);
+    const listed = context ? await find() : null;
+    if (context && !listed) return failure('NotFoundError', `this frame has no tool named "${name}"`);
     // The browser's own dialog, shown by this script: the page can neither see nor answer it.
     const asked = performance.now();
     if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
@@ -166,7 +166,8 @@
       return failure('TimeoutError', `allowed after the call's ${within} ms had passed: not run`);
     }
     if (!context) return main.ask({ op: 'callTool', name, args, call });
-    const tool = (await ownTools(context)).find((t) => t.name === name);
+    // The page may change its tools while the person is asked: look again after a question.
+    const tool = typeof confirmText === 'string' ? await find() : listed;
     if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
     const controller = new AbortController();
     if (typeof call === 'string') running.set(call, controller);

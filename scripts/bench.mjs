@@ -1,44 +1,169 @@
-// `make bench`: prints the size of the shipped wasm module (raw and gzip) and the service
-// worker's cold start (worker start to host ready), measured in Chromium.
+// `make bench`: prints the size of the shipped wasm module (raw and gzip), the service worker's
+// cold start (worker start to host ready) on a fresh profile and on a warm restart, with where
+// the time went, a page tool call through the host beside a direct `executeTool` in the page,
+// listing 256 page tools, and the MCP listing. Each figure is printed beside its budget and the
+// figure kept in benches/previous.json; `node scripts/bench.mjs --save` (or `BENCH_SAVE=1 make
+// bench`) writes this run's figures there, and nothing else does.
 //
 // Cold start is read from the worker itself: `performance.now()` counts from the worker's
-// start, and the loader records it when the wasm host is ready. Each run is a fresh browser
-// profile, so the worker starts for the first time with nothing cached (the worst case).
-import { readFileSync } from 'node:fs';
+// start, and the loader records when its script ran, when the wasm module was compiled and when
+// the host was ready (`webmcpHost.startup()`). Each fresh run is a new browser profile, so the
+// worker starts for the first time with nothing cached (the worst case); the warm restart is
+// the same worker stopped by Chrome and started again by a message, in the same profile.
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { launchHost, EXTENSION_DIR } from '../tests/support/browser.mjs';
+import { launchHost, stopWorker, EXTENSION_DIR, ROOT } from '../tests/support/browser.mjs';
+import { serve } from '../tests/support/server.mjs';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 7));
+const SAVE = process.argv.includes('--save') || process.env.BENCH_SAVE === '1';
+const PREVIOUS_FILE = join(ROOT, 'benches', 'previous.json');
+const previous = existsSync(PREVIOUS_FILE) ? JSON.parse(readFileSync(PREVIOUS_FILE, 'utf8')) : {};
+const figures = {};
 
 const stats = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   return { min: sorted[0], median, max: sorted.at(-1) };
 };
-const ms = (value) => `${value.toFixed(1)} ms`;
-const show = (label, values) => {
+const fixed = (value) => (Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(1));
+/** Prints a figure (the median of `values`, with min and max) beside its budget and its previous value; keeps it for --save. */
+const figure = (key, label, values, { unit = 'ms', budget = null } = {}) => {
   const { min, median, max } = stats(values);
-  console.log(`${label.padEnd(34)} median ${ms(median)}  (min ${ms(min)}, max ${ms(max)}, n=${values.length})`);
+  figures[key] = { median: Number(median.toFixed(2)), min: Number(min.toFixed(2)), max: Number(max.toFixed(2)), n: values.length, unit };
+  const was = previous[key]?.median;
+  const parts = [
+    `${label.padEnd(40)} ${`${fixed(median)} ${unit}`.padStart(11)}`,
+    values.length > 1 ? `(min ${fixed(min)}, max ${fixed(max)}, n=${values.length})`.padEnd(32) : ''.padEnd(32),
+    budget === null ? ''.padEnd(16) : `budget ≤ ${budget} ${unit}`.padEnd(16),
+    budget === null ? '' : median <= budget ? ' met  ' : ' MISSED',
+    was === undefined ? '  previous —' : `  previous ${fixed(was)} ${unit}`,
+  ];
+  console.log(parts.join(' '));
 };
 
 const wasm = readFileSync(join(EXTENSION_DIR, 'webmcp_host_bg.wasm'));
 const glue = readFileSync(join(EXTENSION_DIR, 'webmcp_host.js'));
-const kb = (n) => `${(n / 1024).toFixed(1)} KiB`;
-console.log(`webmcp_host_bg.wasm                raw ${kb(wasm.length)} (${wasm.length} B), gzip -9 ${kb(gzipSync(wasm, { level: 9 }).length)} (${gzipSync(wasm, { level: 9 }).length} B)`);
-console.log(`webmcp_host.js (glue)              raw ${kb(glue.length)}, gzip -9 ${kb(gzipSync(glue, { level: 9 }).length)}`);
+const KiB = (n) => n / 1024;
+figure('wasm_raw_kib', 'webmcp_host_bg.wasm raw', [KiB(wasm.length)], { unit: 'KiB' });
+figure('wasm_gzip_kib', 'webmcp_host_bg.wasm gzip -9', [KiB(gzipSync(wasm, { level: 9 }).length)], { unit: 'KiB', budget: 800 });
+figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { level: 9 }).length)], { unit: 'KiB' });
 
-const first = [];
-for (let run = 0; run < RUNS; run += 1) {
+// Cold start, fresh profile and warm restart, with its phases: the script ran (module graph
+// loaded and evaluated), the wasm module compiled (fetched and compiled as it streamed in), the
+// host ready (instantiated).
+{
+  const fresh = [];
+  const warm = [];
+  const phases = { script: [], compile: [], instantiate: [], warmScript: [], warmCompile: [], warmInstantiate: [] };
+  const keep = ({ scriptStartMs, compiledMs, readyMs }, into, prefix = '') => {
+    into.push(readyMs);
+    phases[prefix ? `${prefix}Script` : 'script'].push(scriptStartMs);
+    phases[prefix ? `${prefix}Compile` : 'compile'].push(compiledMs - scriptStartMs);
+    phases[prefix ? `${prefix}Instantiate` : 'instantiate'].push(readyMs - compiledMs);
+  };
+  for (let run = 0; run < RUNS; run += 1) {
+    const host = await launchHost();
+    try {
+      keep(await host.worker.evaluate(() => webmcpHost.startup()), fresh);
+      // Chrome stops the worker; a message from an extension page starts it again.
+      const page = await host.context.newPage();
+      await page.goto(`chrome-extension://${host.extensionId}/popup.html`);
+      await stopWorker(host.context, page);
+      await page.evaluate(() => chrome.runtime.sendMessage({ op: 'runs' })).catch(() => {});
+      await host.worker.evaluate(() => webmcpHost.ready);
+      keep(await host.worker.evaluate(() => webmcpHost.startup()), warm, 'warm');
+    } finally {
+      await host.close();
+    }
+  }
+  figure('cold_start_fresh_ms', 'cold start, fresh profile (start → ready)', fresh, { budget: 100 });
+  figure('cold_start_fresh_script_ms', '  script ran (module graph loaded)', phases.script);
+  figure('cold_start_fresh_compile_ms', '  wasm fetched and compiled', phases.compile);
+  figure('cold_start_fresh_instantiate_ms', '  wasm instantiated', phases.instantiate);
+  figure('cold_start_warm_ms', 'cold start, warm restart (start → ready)', warm, { budget: 100 });
+  figure('cold_start_warm_script_ms', '  script ran (module graph loaded)', phases.warmScript);
+  figure('cold_start_warm_compile_ms', '  wasm fetched and compiled', phases.warmCompile);
+  figure('cold_start_warm_instantiate_ms', '  wasm instantiated', phases.warmInstantiate);
+}
+
+// A page tool call through the host beside a direct `executeTool` in the page, on a tool that
+// echoes its input (on a page with that one tool, and on one with 256 tools, where every call
+// through the host lists them first), and listing the 256 tools, in one browser: each timed
+// where it runs (the host's in the worker, the direct one in the page), interleaved round by
+// round; the overhead of a round is its host median less its direct median.
+{
+  const server = await serve(join(ROOT, 'benches'));
   const host = await launchHost();
   try {
-    const { readyMs } = await host.worker.evaluate(() => webmcpHost.startup());
-    first.push(readyMs);
+    const open = async (file) => {
+      const page = await host.context.newPage();
+      await page.goto(`${server.url}/${file}`);
+      await page.waitForFunction(() => window.__ready === true);
+      return { page, tabId: await host.tabIdOf(page) };
+    };
+    const args = { text: 'hello', n: 42 };
+    const direct = ({ page }) =>
+      page.evaluate(async (input) => {
+        const mc = document.modelContext;
+        const started = performance.now();
+        const tool = Array.from(await mc.getTools()).find((t) => t.name === 'echo');
+        const result = await mc.executeTool(tool, input);
+        const took = performance.now() - started;
+        if (!String(result).includes('hello')) throw new Error(`echo answered ${result}`);
+        return took;
+      }, args);
+    const viaHost = ({ tabId }) =>
+      host.worker.evaluate(async (request) => {
+        const started = performance.now();
+        const answer = await webmcpHost.callTool(request);
+        const took = performance.now() - started;
+        if (!answer.ok || !answer.result.includes('hello')) throw new Error(JSON.stringify(answer));
+        return took;
+      }, { tabId, name: 'echo', args });
+    const listing = ({ tabId }) =>
+      host.worker.evaluate(async (tabId) => {
+        const started = performance.now();
+        const { tools } = await webmcpHost.listTools({ tabId });
+        const took = performance.now() - started;
+        if (tools.length !== 256) throw new Error(`listed ${tools.length} tools`);
+        return took;
+      }, tabId);
+    const one = await open('echo.html');
+    const many = await open('many-tools.html');
+    // Warm-up: the first call compiles the tool's schema and the first listing fills caches.
+    for (const tab of [one, many]) {
+      await viaHost(tab);
+      await direct(tab);
+    }
+    await listing(many);
+    const times = { host: [], direct: [], overhead: [], host256: [], direct256: [], overhead256: [], list: [] };
+    const ROUNDS = Math.max(RUNS, 9);
+    for (let round = 0; round < ROUNDS; round += 1) {
+      for (const [tab, suffix] of [[one, ''], [many, '256']]) {
+        const h = [];
+        const d = [];
+        for (let i = 0; i < 5; i += 1) {
+          h.push(await viaHost(tab));
+          d.push(await direct(tab));
+        }
+        times[`host${suffix}`].push(...h);
+        times[`direct${suffix}`].push(...d);
+        times[`overhead${suffix}`].push(stats(h).median - stats(d).median);
+      }
+      times.list.push(await listing(many));
+    }
+    figure('page_call_host_ms', 'page call through the host (echo)', times.host);
+    figure('page_call_direct_ms', 'direct executeTool in the page (echo)', times.direct);
+    figure('page_call_overhead_ms', 'page call overhead (host − direct)', times.overhead, { budget: 2 });
+    figure('page_call_overhead_256_ms', 'the same on a page of 256 tools', times.overhead256);
+    figure('list_256_tools_ms', 'listTools, 256 page tools', times.list, { budget: 20 });
   } finally {
     await host.close();
+    await server.close();
   }
 }
-show('worker cold start (start → ready)', first);
 
 // MCP: listing 10,000 tools over 100 pages and then calling one, with the project's MCP server
 // on 127.0.0.1. Natively: the release CLI (wall time and peak memory from /usr/bin/time). In the
@@ -55,9 +180,7 @@ show('worker cold start (start → ready)', first);
       child.stderr.on('data', (d) => (stderr += d));
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
-  const { existsSync } = await import('node:fs');
   const { startMcpServer } = await import('../tests/support/mcp-server.mjs');
-  const { ROOT } = await import('../tests/support/browser.mjs');
   const server = await startMcpServer({ tools: 'many', pageSize: 100, behaviour: { toolCount: 10_000 - 8 } });
   const url = `${server.url}/mcp`;
   try {
@@ -77,8 +200,8 @@ show('worker cold start (start → ready)', first);
       if (Number.isFinite(kb)) peaks.push(kb);
     }
     const pages = server.requests({ rpcMethod: 'tools/list' }).length / 5;
-    show(`mcp native: list 10k tools (${pages} pages) + 1 call`, walls);
-    if (peaks.length) console.log(`${'mcp native: peak memory'.padEnd(34)} median ${(stats(peaks).median / 1024).toFixed(1)} MiB (max ${(stats(peaks).max / 1024).toFixed(1)} MiB)`);
+    figure('mcp_native_10k_ms', `mcp native: list 10k tools (${pages} pages) + 1 call`, walls);
+    if (peaks.length) figure('mcp_native_peak_mib', 'mcp native: peak memory', peaks.map((kb) => kb / 1024), { unit: 'MiB' });
 
     const host = await launchHost();
     try {
@@ -98,11 +221,18 @@ show('worker cold start (start → ready)', first);
         });
         times.push(ms);
       }
-      show('mcp worker: run with 10k tools + 1 call', times);
+      figure('mcp_worker_10k_ms', 'mcp worker: run with 10k tools + 1 call', times);
     } finally {
       await host.close();
     }
   } finally {
     server.close();
   }
+}
+
+if (SAVE) {
+  writeFileSync(PREVIOUS_FILE, `${JSON.stringify(figures, null, 2)}\n`);
+  console.log(`figures written to ${PREVIOUS_FILE}`);
+} else {
+  console.log('(previous: benches/previous.json; `node scripts/bench.mjs --save` keeps these figures there)');
 }
