@@ -45,6 +45,13 @@ if [ "${1:-}" = "--browser" ]; then
   phoenix_venv="${PHOENIX_VENV:-$HOME/.cache/webmcp-host/phoenix-venv}"
   if [ ! -x "$phoenix_venv/bin/phoenix" ]; then
     say "installing arize-phoenix into $phoenix_venv (a few minutes)"
+    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+      say "installing python3-venv from Debian"
+      sudo=""
+      [ "$(id -u)" -eq 0 ] || sudo="sudo"
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv
+    fi
     python3 -m venv "$phoenix_venv"
     "$phoenix_venv/bin/pip" install --quiet arize-phoenix
   fi
