@@ -1,5 +1,6 @@
 //! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] and
-//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them) and pushes
+//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them, a run's
+//! log read back) and pushes
 //! each result to the open pages (`{webmcpHostUi: "evalProgress", done, total, result}`).
 
 use serde_json::{json, Map, Value};
@@ -39,6 +40,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                     latency_ms: now_ms() - started,
                 }
             }
+            Next::Log { run_id } => Reply::Logged(super::runlog::run_log(&run_id, 0).await),
         };
         if let Some(result) = evaluation.handle(reply) {
             let (done, total) = evaluation.progress();

@@ -92,6 +92,20 @@ describe('tokens, cost and bug reports', () => {
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     const png = await popup.screenshot({ path: join(ROOT, 'test-output', 'run-usage.png'), fullPage: true });
     assert.ok(png.length > 10_000);
+
+    // The log's timeline shows each step's tokens and cost, from the run's usage events.
+    const [latest] = await host.worker.evaluate((t) => webmcpHost.runs({ tabId: t }), tabId);
+    const log = await host.context.newPage();
+    await log.setViewportSize({ width: 480, height: 900 });
+    await log.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}&view=log`);
+    await log.waitForSelector('body[data-state="ready"]');
+    await log.selectOption('#run-select', latest.runId);
+    await log.locator('#timeline .tl-answer').waitFor();
+    const tokens = await log.locator('#timeline .tl-step .tl-tokens').allTextContents();
+    assert.equal(tokens.length, 2);
+    for (const text of tokens) assert.match(text, /^\d+ in · \d+ out · \$\d+\.\d{6}$/);
+    await log.screenshot({ path: join(ROOT, 'test-output', 'timeline-tokens.png'), fullPage: true });
+    await log.close();
   });
 
   test('a bug report holds the run, the tab and the versions, and no key', async () => {
@@ -103,6 +117,15 @@ describe('tokens, cost and bug reports', () => {
     assert.equal(report.runId, latest.runId);
     assert.ok(report.events.some((e) => e.type === 'RUN_FINISHED'));
     assert.equal(report.events.length, report.times.length);
+    // The run's timeline, as the popup's log shows it: the prompt, the call, each step's tokens.
+    assert.equal(report.timeline.prompt, 'And again?');
+    assert.equal(report.timeline.state, 'finished');
+    assert.equal(report.timeline.answer, 'The sum is 42.');
+    assert.equal(report.timeline.events, report.events.length);
+    const steps = report.timeline.entries.filter((e) => e.kind === 'step');
+    assert.equal(steps.length, 2, JSON.stringify(report.timeline.entries).slice(0, 500));
+    assert.deepEqual(steps[0].calls.map((c) => [c.name, c.args, c.result]), [['add', { a: 2, b: 40 }, '42']]);
+    for (const step of steps) assert.equal(step.tokens.usage, 'reported', JSON.stringify(step.tokens));
     assert.equal(report.page.url, `${site.url}/tools.html`);
     assert.equal(report.webmcp, 'native');
     assert.ok(report.tools.tools.some((t) => t.name === 'add'));

@@ -7,7 +7,9 @@
 //!   arguments made from the matchers ([`concrete`]); a call that fails is an `error`, a result
 //!   that misses its `result` constraint (or reports a failure) a `fail`.
 //! - `agent` mode: each case runs with each model `runs` times (its messages as the run's
-//!   messages); the calls the run made are judged by [`trajectory_matches`].
+//!   messages); the calls the run made are judged by [`trajectory_matches`]; a run that has an
+//!   id has its log read back ([`Next::Log`]) and its result carries the run's `timeline`
+//!   (`core::timeline::of_log`), which the HTML report shows per case.
 //!
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
@@ -162,6 +164,11 @@ pub enum Next {
         /// The `run` request.
         request: Value,
     },
+    /// Agent: read this run's log (`runLog({runId})`'s answer), then [`Reply::Logged`].
+    Log {
+        /// The run's id.
+        run_id: String,
+    },
     /// The evaluation's answer.
     Done(Value),
 }
@@ -179,6 +186,8 @@ pub enum Reply {
         /// Its wall time, ms.
         latency_ms: f64,
     },
+    /// The run's log (as `runLog` answers), or why it could not be read.
+    Logged(Result<Value, String>),
 }
 
 /// One smoke call to make.
@@ -200,6 +209,8 @@ pub struct Evaluation {
     steps: Option<Result<Vec<Step>, String>>,
     calls: Vec<Value>,
     results: Vec<Value>,
+    /// An agent result waiting for its run's log.
+    pending: Option<Value>,
 }
 
 impl Evaluation {
@@ -220,6 +231,7 @@ impl Evaluation {
             steps: None,
             calls: Vec::new(),
             results: Vec::new(),
+            pending: None,
         }
     }
 
@@ -239,6 +251,10 @@ impl Evaluation {
 
     /// What to do next (the same until [`Evaluation::handle`] is told what happened).
     pub fn poll(&mut self) -> Next {
+        if let Some(pending) = &self.pending {
+            let run_id = pending["runId"].as_str().unwrap_or_default().to_owned();
+            return Next::Log { run_id };
+        }
         loop {
             let Some(case) = self.request.cases.get(self.case) else {
                 let answer = summary(self.request.mode, self.results.clone());
@@ -299,6 +315,7 @@ impl Evaluation {
         match reply {
             Reply::Called(answer) => self.called(answer),
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
+            Reply::Logged(log) => self.logged(log),
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
     }
@@ -388,10 +405,13 @@ impl Evaluation {
         result["runIndex"] = json!(self.run);
         result["latencyMs"] = json!(latency_ms.max(0.0).round());
         result["tokens"] = tokens.map_or(Value::Null, |t| json!(t));
-        if let Some(id) = run_id {
-            result["runId"] = id;
+        match run_id {
+            Some(Value::String(id)) if !id.is_empty() => {
+                result["runId"] = json!(id);
+                self.pending = Some(result);
+            }
+            _ => self.results.push(result),
         }
-        self.results.push(result);
         self.run += 1;
         if self.run as u32 >= self.request.runs {
             self.run = 0;
@@ -401,6 +421,21 @@ impl Evaluation {
                 self.case += 1;
             }
         }
+    }
+
+    /// The pending result with its run's timeline (or why there is none), kept.
+    fn logged(&mut self, log: Result<Value, String>) {
+        let Some(mut result) = self.pending.take() else {
+            return;
+        };
+        match log {
+            Ok(log) => {
+                let timeline = crate::core::timeline::of_log(&log);
+                result["timeline"] = serde_json::to_value(timeline).unwrap_or(Value::Null);
+            }
+            Err(error) => result["timelineError"] = json!(error),
+        }
+        self.results.push(result);
     }
 
     fn finish_case(&mut self, outcome: &str, reason: Option<String>) {

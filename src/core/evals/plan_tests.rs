@@ -142,7 +142,7 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
                 assert_eq!(answer["models"], json!({}));
                 break;
             }
-            Next::Run { .. } => panic!("no run in smoke mode"),
+            Next::Run { .. } | Next::Log { .. } => panic!("no run in smoke mode"),
         }
     }
 }
@@ -256,11 +256,23 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
                     latency_ms: 100.0 * seen.len() as f64,
                 });
             }
+            Next::Log { run_id } => {
+                assert_eq!(run_id, "r1");
+                ev.handle(Reply::Logged(Err("runLog: no run `r1` is kept".into())));
+            }
             Next::Done(answer) => break answer,
             Next::Call { .. } => panic!("no call in agent mode"),
         }
     };
     assert_eq!(seen, ["m1", "m1", "m2", "m2", "m1", "m1", "m2", "m2"]);
+    assert_eq!(
+        answer["results"][0]["timelineError"],
+        "runLog: no run `r1` is kept"
+    );
+    assert!(
+        answer["results"][3].get("timelineError").is_none(),
+        "no run, no log"
+    );
     let outcomes: Vec<&str> = answer["results"]
         .as_array()
         .unwrap()
@@ -431,4 +443,93 @@ fn reports_of_odd_answers_never_panic() {
     }
     let junit = eval_report(&json!({"report": odd, "format": "junit"})).unwrap();
     assert_eq!(junit.as_str().unwrap().matches("<testcase ").count(), 5);
+}
+
+/// A run log (as `runLog` answers) of a run that called `search` with hostile text and answered.
+fn search_log(evil: &str) -> Value {
+    let events = json!([
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+        {"type": "STEP_STARTED", "stepName": "step_1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Searching."},
+        {"type": "TOOL_CALL_START", "toolCallId": "c0", "toolCallName": "search"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c0", "delta": "{\"query\":\"mugs\"}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c0"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "r", "toolCallId": "c0", "content": evil},
+        {"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"step": 1, "usage": "reported", "inputTokens": 120, "outputTokens": 8, "cachedInputTokens": null, "cost": 0.00042}},
+        {"type": "STEP_FINISHED", "stepName": "step_1"},
+        {"type": "STEP_STARTED", "stepName": "step_2"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m2", "delta": "Found 3 mugs."},
+        {"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"step": 2, "usage": "unknown", "inputTokens": null, "outputTokens": null}},
+        {"type": "STEP_FINISHED", "stepName": "step_2"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1", "result": {"type": "completed", "text": "Found 3 mugs."}}
+    ]);
+    let times: Vec<f64> = (0..events.as_array().unwrap().len())
+        .map(|i| 10.0 * i as f64)
+        .collect();
+    json!({"run": {"runId": "r1", "prompt": "find mugs", "state": "finished"}, "events": events, "times": times})
+}
+
+#[test]
+fn an_agent_result_carries_its_runs_timeline_and_the_html_report_shows_it() {
+    let evil = "<img src=x onerror=alert(1)>";
+    let evals = json!([{"name": "search", "messages": [{"role": "user", "type": "message", "content": "find mugs"}],
+        "expectedCall": [{"functionName": "search", "arguments": {"query": "mugs"}}]}]);
+    let mut ev = Evaluation::new(request(evals, "agent", json!({"format": "html"})), None);
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+    let done = ev.handle(Reply::Ran {
+        answer: Ok(run_answer(&[("search", json!({"query": "mugs"}), evil)])),
+        latency_ms: 50.0,
+    });
+    assert_eq!(done, None, "the result waits for its run's log");
+    assert_eq!(ev.progress(), (0, 1));
+    let Next::Log { run_id } = ev.poll() else {
+        panic!("the run's log is read")
+    };
+    assert_eq!(run_id, "r1");
+    let result = ev
+        .handle(Reply::Logged(Ok(search_log(evil))))
+        .expect("the result");
+    let timeline = &result["timeline"];
+    assert_eq!(timeline["state"], "finished");
+    assert_eq!(timeline["answer"], "Found 3 mugs.");
+    assert_eq!(timeline["entries"][0]["calls"][0]["name"], "search");
+    assert_eq!(timeline["entries"][0]["tokens"]["inputTokens"], 120);
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["results"][0]["timeline"], *timeline);
+    let html = answer["report"].as_str().unwrap();
+    assert!(html.contains("<details class=\"timeline\" open>"), "{html}");
+    assert!(html.contains("Call <b>search</b>"));
+    assert!(html.contains("Found 3 mugs."));
+    assert!(html.contains("120 in · 8 out · $0.000420"));
+    assert!(html.contains("tokens unknown"));
+    assert!(
+        !html.contains("<img"),
+        "the page's text never becomes markup"
+    );
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    assert!(html.contains("default-src 'none'"));
+}
+
+#[test]
+fn hostile_timelines_are_escaped_and_odd_ones_never_panic() {
+    let evil = "<script>x</script>";
+    let mut answer = hostile_answer();
+    answer["results"][0]["timeline"] = json!({"prompt": evil, "state": evil, "entries": [
+        {"kind": "step", "text": evil, "tokens": {"usage": evil}, "calls": [
+            {"name": evil, "writtenName": evil, "args": evil, "repairs": [evil], "confirmation": evil, "rejected": evil}]},
+        {"kind": "error", "message": evil, "code": evil},
+        {"kind": evil, "name": evil, "value": {"x": evil}},
+        "not an entry"], "answer": evil});
+    answer["results"][1]["timelineError"] = json!(evil);
+    let html = Format::Html.render(&answer);
+    assert!(!html.contains("<script>"), "{html}");
+    assert_eq!(
+        html.matches("&lt;script&gt;x&lt;/script&gt;").count(),
+        15,
+        "{html}"
+    );
+    answer["results"][0]["timeline"] = json!({"entries": 5, "durationMs": "x"});
+    assert!(Format::Html.render(&answer).contains("0 steps"));
 }
