@@ -2,7 +2,8 @@
 // fixture shop, results checked) and agent mode (the scripted model server's calls judged), the
 // reports (JUnit read back by a JUnit XML parser, the HTML page screenshotted), record → test
 // (toEval) passing on the same page and failing once the page changed (`?v=2`), and replayDiff
-// naming the changed calls. Screenshots: test-output/eval-report.png, test-output/popup-evals.png.
+// naming the changed calls; each agent result carries its run's timeline, shown per case in the
+// HTML report. Screenshots: test-output/eval-report.png, test-output/popup-evals.png.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -144,10 +145,17 @@ describe('evals', () => {
     assert.equal(byName['just greets'].outcome, 'fail');
     assert.match(byName['just greets'].reason, /^expected no tool call; made search_products/);
     assert.deepEqual(byName['finds a blue mug'].calls[0].result.items.map((i) => i.id), ['mug-1', 'mug-2'], 'results as the page gave them');
-    for (const r of agentAnswer.results) {
+    const answers = ['Found it.', 'Added.', 'Here it is.', 'Hi!'];
+    for (const [i, r] of agentAnswer.results.entries()) {
       assert.equal(r.model, 'scripted');
       assert.equal(r.runIndex, 0);
       assert.ok(typeof r.runId === 'string' && r.latencyMs >= 0);
+      // Each run's timeline, read from its log: its calls, each step's tokens, its answer.
+      assert.equal(r.timeline.state, 'finished', JSON.stringify(r.timelineError ?? r.timeline).slice(0, 300));
+      assert.equal(r.timeline.answer, answers[i]);
+      const steps = r.timeline.entries.filter((e) => e.kind === 'step');
+      assert.deepEqual(steps.flatMap((s) => s.calls.map((c) => c.name)), r.calls.map((c) => c.name));
+      assert.ok(steps.every((s) => s.tokens.usage === 'reported' && s.tokens.inputTokens > 0), JSON.stringify(steps[0].tokens));
     }
     const stats = agentAnswer.models.scripted;
     assert.equal(stats.passRate, 0.25);
@@ -185,7 +193,13 @@ describe('evals', () => {
     const hostile = structuredClone(agentAnswer);
     hostile.results[0].name = '<img src=x onerror="window.__xss=1">';
     hostile.results[0].calls[0].result = '<script>window.__xss=2</script>';
+    hostile.results[0].timeline.answer = '<script>window.__xss=3</script>';
     const html = await op('evalReport', { report: hostile, format: 'html' });
+    // Per case, the run's timeline: its calls by name and its answer.
+    for (const [i, r] of agentAnswer.results.entries()) {
+      for (const c of r.calls) assert.ok(html.includes(`Call <b>${c.name}</b>`), `${r.name}: ${c.name}`);
+      if (i > 0) assert.ok(html.includes(`<span class="muted">Answer:</span> ${r.timeline.answer}</li>`), r.name);
+    }
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await writeFile(join(ROOT, 'test-output', 'eval-report.html'), html);
     const view = await host.context.newPage();
@@ -193,6 +207,9 @@ describe('evals', () => {
     assert.equal(await view.evaluate(() => window.__xss), undefined);
     assert.equal(await view.locator('section').count(), 4);
     assert.match(await view.textContent('section:nth-of-type(1) h2'), /<img src=x/);
+    assert.equal(await view.locator('section details.timeline[open]').count(), 4);
+    assert.equal(await view.textContent('section:nth-of-type(1) .tl-answer'), 'Answer: <script>window.__xss=3</script>');
+    assert.match(await view.textContent('section:nth-of-type(2) .timeline'), /Call add_to_cart[\s\S]*"qty": 3[\s\S]*\d+ in · \d+ out[\s\S]*Answer: Added\./);
     assert.equal(await view.locator('table tr').first().textContent(), 'ModelRunsPass rateLatency median (ms)Latency p95 (ms)Tokens');
     await view.screenshot({ path: join(ROOT, 'test-output', 'eval-report.png'), fullPage: true });
     await view.close();

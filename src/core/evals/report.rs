@@ -241,7 +241,7 @@ th{background:#f2f4f7}section{border:1px solid #d0d5dd;border-radius:6px;padding
 .pass{color:#067647}.fail{color:#b42318}.error{color:#b54708}.badge{font-weight:600;text-transform:uppercase}\
 pre{white-space:pre-wrap;word-break:break-word;background:#f8f9fb;padding:6px;margin:4px 0;font-size:12px}\
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}\
-details.timeline{margin-top:8px}summary{cursor:pointer}ol.tl{padding-left:20px;margin:6px 0}\
+details.timeline{margin-top:8px}summary{cursor:pointer}ol.tl{list-style:none;padding-left:12px;margin:6px 0}\
 ol.tl>li{margin:4px 0}.tl-call{border-left:3px solid #d0d5dd;padding-left:8px;margin:4px 0}\
 .tl-answer{font-weight:600}";
 
@@ -407,15 +407,16 @@ fn timeline_html(t: &Value, out: &mut String) {
             escape(prompt)
         );
     }
-    for (i, entry) in entries.iter().enumerate() {
+    let mut step = 0;
+    for entry in entries {
         match entry["kind"].as_str() {
             Some("step") => {
+                step += 1;
                 let mut meta: Vec<String> = ms(&entry["durationMs"]).into_iter().collect();
                 meta.push(tokens_text(&entry["tokens"]));
                 let _ = write!(
                     out,
-                    "<li class=\"tl-step\"><b>Step {}</b> <span class=\"muted\">{}</span>",
-                    i + 1,
+                    "<li class=\"tl-step\"><b>Step {step}</b> <span class=\"muted\">{}</span>",
                     escape(&meta.join(" · "))
                 );
                 if let Some(said) = entry["text"].as_str().filter(|s| !s.is_empty()) {
