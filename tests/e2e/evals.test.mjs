@@ -133,6 +133,24 @@ describe('evals', () => {
     assert.ok(dialogs.some((d) => d.includes('place_order')), 'the consequential call was confirmed in the page');
   });
 
+  test('smoke mode waits up to 5 s for a tool the page registers late', async () => {
+    await open('?late=1500');
+    const restock = [{ name: 'restock', messages: user('Restock mug-1'), expectedCall: [{ functionName: 'restock', arguments: { id: 'mug-1' }, result: { success: true } }] }];
+    const started = Date.now();
+    const answer = await op('evaluate', { tabId, evals: restock, mode: 'smoke' });
+    const waited = Date.now() - started;
+    assert.equal(answer.results[0].outcome, 'pass', JSON.stringify(answer.results[0]));
+    assert.deepEqual(answer.results[0].calls[0].result, { success: true, restocked: 'mug-1' });
+    assert.ok(waited < 5000, `called once it appeared, not after the whole wait (${waited} ms)`);
+    // Not registered within the wait (here bounded by the call timeout): an error naming the wait.
+    await open('?late=60000');
+    const missing = await op('evaluate', { tabId, evals: restock, mode: 'smoke', timeoutMs: 800 });
+    assert.equal(missing.results[0].outcome, 'error');
+    assert.match(missing.results[0].reason, /^step 1 \(restock\): the tool is not on the page \(waited \d+ ms for it to appear\)$/);
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), [], 'never called');
+    await open();
+  });
+
   let agentAnswer;
   test('agent mode judges the calls a model made: a pass, a wrong argument, a missing call, an extra call', async () => {
     agentAnswer = await op('evaluate', { tabId, evals: JSON.stringify(AGENT_EVALS), mode: 'agent', models: ['scripted'] });
@@ -185,7 +203,7 @@ describe('evals', () => {
     assert.equal(suite.name, 'agent: scripted');
     assert.deepEqual(suite.testcase.map((c) => c.name), AGENT_EVALS.map((e) => `${e.name} [scripted #1]`));
     assert.match(suite.testcase[1].failure[0].message, /add_to_cart called with/);
-    const smokeXml = (await op('evaluate', { tabId, evals: SMOKE_EVALS.slice(1, 3), mode: 'smoke', format: 'junit' })).report;
+    const smokeXml = (await op('evaluate', { tabId, evals: SMOKE_EVALS.slice(1, 3), mode: 'smoke', format: 'junit', timeoutMs: 1000 })).report;
     const smoke = await parseJunit(smokeXml);
     assert.deepEqual([smoke.tests, smoke.failures, smoke.errors], [2, 1, 1]);
 
