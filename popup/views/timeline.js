@@ -1,7 +1,7 @@
 // The Log view's default: the shown run as a timeline (`timeline`, built by the host from the
-// run's events): the prompt, each model step with its text merged and its duration (and tokens
-// where reported), each call with its arguments as run, repair notes, confirmation, result or
-// error and duration, the run's errors, then the answer. The raw events stay one click away.
+// run's events): the prompt, each model step with its text merged, its duration, its tokens and
+// cost (or "tokens unknown"), each call with its arguments as run, repair notes, confirmation,
+// result or error and duration, the run's errors, then the answer. Raw events: one click away.
 // Invariant: every text (from models, pages, servers) is set with textContent.
 
 import { $, element, errorText, say } from '../dom.js';
@@ -9,6 +9,14 @@ import { call } from '../host.js';
 import { state } from '../state.js';
 
 const ms = (value) => (typeof value === 'number' ? `${Math.round(value)} ms` : '');
+
+/** A step's tokens (from its `webmcp_host.usage` event, read by the host): counts, cost, or unknown. */
+export function tokensText(t) {
+  if (!t || t.usage !== 'reported') return 'tokens unknown';
+  const cached = typeof t.cachedInputTokens === 'number' ? ` (${t.cachedInputTokens} cached)` : '';
+  const cost = typeof t.cost === 'number' ? ` · $${t.cost.toFixed(6)}` : '';
+  return `${t.inputTokens} in${cached} · ${t.outputTokens} out${cost}`;
+}
 
 function callItem(c) {
   const item = element('li', c.error || c.rejected ? 'tl-call failure' : 'tl-call');
@@ -36,9 +44,8 @@ function entryItem(entry, index) {
     const item = element('li', 'tl-step');
     const head = element('div');
     head.append(element('span', 'event-type', `STEP ${index + 1}`));
-    const meta = [ms(entry.durationMs)];
-    if (entry.tokens) meta.push(`tokens ${JSON.stringify(entry.tokens)}`);
-    head.append(element('span', 'muted', ` ${meta.filter(Boolean).join(' · ')}`));
+    const meta = [ms(entry.durationMs)].filter(Boolean).join(' · ');
+    head.append(element('span', 'muted', ` ${meta}${meta ? ' · ' : ''}`), element('span', 'tl-tokens muted', tokensText(entry.tokens)));
     item.append(head);
     if (entry.text) item.append(element('p', 'tl-text', entry.text));
     if (entry.calls.length) {

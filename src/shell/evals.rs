@@ -1,10 +1,12 @@
 //! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] and
-//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them) and pushes
-//! each result to the open pages (`{webmcpHostUi: "evalProgress", done, total, result}`).
+//! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them, tool
+//! listings, a run's log read back) and pushes each result to the open pages
+//! (`{webmcpHostUi: "evalProgress", done, total, result}`).
 
 use serde_json::{json, Map, Value};
+use wasm_bindgen_futures::JsFuture;
 
-use super::io::now_ms;
+use super::io::{now_ms, sleep};
 use super::pages::push;
 use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
 use crate::core::evals::record::{DiffNext, ReplayDiff};
@@ -37,6 +39,19 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 Reply::Ran {
                     answer,
                     latency_ms: now_ms() - started,
+                }
+            }
+            Next::Log { run_id } => Reply::Logged(super::runlog::run_log(&run_id, 0).await),
+            Next::ListTools {
+                tab_id, after_ms, ..
+            } => {
+                if after_ms > 0 {
+                    let _ = JsFuture::from(sleep(after_ms)).await;
+                }
+                let tools = super::tab_tools(tab_id).await.map(|t| t.response());
+                Reply::Listed {
+                    tools,
+                    now_ms: now_ms(),
                 }
             }
         };

@@ -2,7 +2,8 @@
 // fixture shop, results checked) and agent mode (the scripted model server's calls judged), the
 // reports (JUnit read back by a JUnit XML parser, the HTML page screenshotted), record → test
 // (toEval) passing on the same page and failing once the page changed (`?v=2`), and replayDiff
-// naming the changed calls. Screenshots: test-output/eval-report.png, test-output/popup-evals.png.
+// naming the changed calls; each agent result carries its run's timeline, shown per case in the
+// HTML report. Screenshots: test-output/eval-report.png, test-output/popup-evals.png.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -132,6 +133,24 @@ describe('evals', () => {
     assert.ok(dialogs.some((d) => d.includes('place_order')), 'the consequential call was confirmed in the page');
   });
 
+  test('smoke mode waits up to 5 s for a tool the page registers late', async () => {
+    await open('?late=1500');
+    const restock = [{ name: 'restock', messages: user('Restock mug-1'), expectedCall: [{ functionName: 'restock', arguments: { id: 'mug-1' }, result: { success: true } }] }];
+    const started = Date.now();
+    const answer = await op('evaluate', { tabId, evals: restock, mode: 'smoke' });
+    const waited = Date.now() - started;
+    assert.equal(answer.results[0].outcome, 'pass', JSON.stringify(answer.results[0]));
+    assert.deepEqual(answer.results[0].calls[0].result, { success: true, restocked: 'mug-1' });
+    assert.ok(waited < 5000, `called once it appeared, not after the whole wait (${waited} ms)`);
+    // Not registered within the wait (here bounded by the call timeout): an error naming the wait.
+    await open('?late=60000');
+    const missing = await op('evaluate', { tabId, evals: restock, mode: 'smoke', timeoutMs: 800 });
+    assert.equal(missing.results[0].outcome, 'error');
+    assert.match(missing.results[0].reason, /^step 1 \(restock\): the tool is not on the page \(waited \d+ ms for it to appear\)$/);
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), [], 'never called');
+    await open();
+  });
+
   let agentAnswer;
   test('agent mode judges the calls a model made: a pass, a wrong argument, a missing call, an extra call', async () => {
     agentAnswer = await op('evaluate', { tabId, evals: JSON.stringify(AGENT_EVALS), mode: 'agent', models: ['scripted'] });
@@ -144,10 +163,17 @@ describe('evals', () => {
     assert.equal(byName['just greets'].outcome, 'fail');
     assert.match(byName['just greets'].reason, /^expected no tool call; made search_products/);
     assert.deepEqual(byName['finds a blue mug'].calls[0].result.items.map((i) => i.id), ['mug-1', 'mug-2'], 'results as the page gave them');
-    for (const r of agentAnswer.results) {
+    const answers = ['Found it.', 'Added.', 'Here it is.', 'Hi!'];
+    for (const [i, r] of agentAnswer.results.entries()) {
       assert.equal(r.model, 'scripted');
       assert.equal(r.runIndex, 0);
       assert.ok(typeof r.runId === 'string' && r.latencyMs >= 0);
+      // Each run's timeline, read from its log: its calls, each step's tokens, its answer.
+      assert.equal(r.timeline.state, 'finished', JSON.stringify(r.timelineError ?? r.timeline).slice(0, 300));
+      assert.equal(r.timeline.answer, answers[i]);
+      const steps = r.timeline.entries.filter((e) => e.kind === 'step');
+      assert.deepEqual(steps.flatMap((s) => s.calls.map((c) => c.name)), r.calls.map((c) => c.name));
+      assert.ok(steps.every((s) => s.tokens.usage === 'reported' && s.tokens.inputTokens > 0), JSON.stringify(steps[0].tokens));
     }
     const stats = agentAnswer.models.scripted;
     assert.equal(stats.passRate, 0.25);
@@ -177,7 +203,7 @@ describe('evals', () => {
     assert.equal(suite.name, 'agent: scripted');
     assert.deepEqual(suite.testcase.map((c) => c.name), AGENT_EVALS.map((e) => `${e.name} [scripted #1]`));
     assert.match(suite.testcase[1].failure[0].message, /add_to_cart called with/);
-    const smokeXml = (await op('evaluate', { tabId, evals: SMOKE_EVALS.slice(1, 3), mode: 'smoke', format: 'junit' })).report;
+    const smokeXml = (await op('evaluate', { tabId, evals: SMOKE_EVALS.slice(1, 3), mode: 'smoke', format: 'junit', timeoutMs: 1000 })).report;
     const smoke = await parseJunit(smokeXml);
     assert.deepEqual([smoke.tests, smoke.failures, smoke.errors], [2, 1, 1]);
 
@@ -185,7 +211,13 @@ describe('evals', () => {
     const hostile = structuredClone(agentAnswer);
     hostile.results[0].name = '<img src=x onerror="window.__xss=1">';
     hostile.results[0].calls[0].result = '<script>window.__xss=2</script>';
+    hostile.results[0].timeline.answer = '<script>window.__xss=3</script>';
     const html = await op('evalReport', { report: hostile, format: 'html' });
+    // Per case, the run's timeline: its calls by name and its answer.
+    for (const [i, r] of agentAnswer.results.entries()) {
+      for (const c of r.calls) assert.ok(html.includes(`Call <b>${c.name}</b>`), `${r.name}: ${c.name}`);
+      if (i > 0) assert.ok(html.includes(`<span class="muted">Answer:</span> ${r.timeline.answer}</li>`), r.name);
+    }
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await writeFile(join(ROOT, 'test-output', 'eval-report.html'), html);
     const view = await host.context.newPage();
@@ -193,6 +225,9 @@ describe('evals', () => {
     assert.equal(await view.evaluate(() => window.__xss), undefined);
     assert.equal(await view.locator('section').count(), 4);
     assert.match(await view.textContent('section:nth-of-type(1) h2'), /<img src=x/);
+    assert.equal(await view.locator('section details.timeline[open]').count(), 4);
+    assert.equal(await view.textContent('section:nth-of-type(1) .tl-answer'), 'Answer: <script>window.__xss=3</script>');
+    assert.match(await view.textContent('section:nth-of-type(2) .timeline'), /Call add_to_cart[\s\S]*"qty": 3[\s\S]*\d+ in · \d+ out[\s\S]*Answer: Added\./);
     assert.equal(await view.locator('table tr').first().textContent(), 'ModelRunsPass rateLatency median (ms)Latency p95 (ms)Tokens');
     await view.screenshot({ path: join(ROOT, 'test-output', 'eval-report.png'), fullPage: true });
     await view.close();

@@ -92,6 +92,21 @@ describe('tokens, cost and bug reports', () => {
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     const png = await popup.screenshot({ path: join(ROOT, 'test-output', 'run-usage.png'), fullPage: true });
     assert.ok(png.length > 10_000);
+
+    // The log's timeline shows each step's tokens and cost, from the run's usage events.
+    const runs = await host.worker.evaluate((t) => webmcpHost.runs({ tabId: t }), tabId);
+    const shown = runs.find((r) => r.prompt === 'What is 2 + 40?'); // the popup's first: a call, then the answer
+    const log = await host.context.newPage();
+    await log.setViewportSize({ width: 480, height: 900 });
+    await log.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}&view=log`);
+    await log.waitForSelector('body[data-state="ready"]');
+    await log.selectOption('#run-select', shown.runId);
+    await log.locator('#timeline .tl-answer').waitFor();
+    const tokens = await log.locator('#timeline .tl-step .tl-tokens').allTextContents();
+    assert.equal(tokens.length, 2);
+    for (const text of tokens) assert.match(text, /^\d+ in · \d+ out · \$\d+\.\d{6}$/);
+    await log.screenshot({ path: join(ROOT, 'test-output', 'timeline-tokens.png'), fullPage: true });
+    await log.close();
   });
 
   test('a bug report holds the run, the tab and the versions, and no key', async () => {
@@ -103,6 +118,12 @@ describe('tokens, cost and bug reports', () => {
     assert.equal(report.runId, latest.runId);
     assert.ok(report.events.some((e) => e.type === 'RUN_FINISHED'));
     assert.equal(report.events.length, report.times.length);
+    // The run's timeline, as the popup's log shows it: the prompt, each step's tokens, the answer.
+    assert.equal(report.timeline.prompt, latest.prompt);
+    assert.equal(report.timeline.state, 'finished');
+    assert.equal(report.timeline.answer, report.events.find((e) => e.type === 'RUN_FINISHED').result.text);
+    assert.equal(report.timeline.events, report.events.length);
+    for (const entry of report.timeline.entries) assert.equal(entry.tokens?.usage, 'reported', JSON.stringify(entry));
     assert.equal(report.page.url, `${site.url}/tools.html`);
     assert.equal(report.webmcp, 'native');
     assert.ok(report.tools.tools.some((t) => t.name === 'add'));
@@ -115,6 +136,16 @@ describe('tokens, cost and bug reports', () => {
     assert.ok(report.screenshot?.startsWith('data:image/png;base64,') || report.screenshotError, JSON.stringify(report.screenshotError));
     assert.ok(!JSON.stringify(report).includes(host.canary.value), 'the canary key is in no part of the report');
     console.log(`# bug report: ${JSON.stringify(report).length} bytes; screenshot: ${report.screenshot ? 'yes' : report.screenshotError}`);
+
+    // A run that called a tool: its timeline holds the call, its arguments and result.
+    const runs = await host.worker.evaluate((t) => webmcpHost.runs({ tabId: t }), tabId);
+    const withCall = runs.find((r) => r.prompt === 'What is 2 + 40?');
+    const called = (await host.worker.evaluate((runId) => webmcpHost.bugReport({ runId }), withCall.runId)).report;
+    const steps = called.timeline.entries.filter((e) => e.kind === 'step');
+    assert.equal(steps.length, 2, JSON.stringify(called.timeline.entries).slice(0, 500));
+    assert.deepEqual(steps[0].calls.map((c) => [c.name, c.args, c.result]), [['add', { a: 2, b: 40 }, '42']]);
+    assert.equal(called.timeline.answer, 'The sum is 42.');
+    assert.ok(!JSON.stringify(called).includes(host.canary.value));
   });
 
   test('"Save bug report" in the popup saves the shown run\'s report as one file', async () => {

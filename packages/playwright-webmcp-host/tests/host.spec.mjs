@@ -117,7 +117,8 @@ test('toPassEvals fails with a readable diff for each case that did not pass', a
   ];
   let message;
   try {
-    await expect(page).toPassEvals(evals);
+    // A missing tool is waited for up to the call timeout (at most 5 s) before it is an error.
+    await expect(page).toPassEvals(evals, { timeoutMs: 1000 });
   } catch (error) {
     message = error.message.replace(/\u001b\[\d+m/g, '');
   }
@@ -128,7 +129,7 @@ test('toPassEvals fails with a readable diff for each case that did not pass', a
   expect(message).toMatch(/✗ no such tool, run 1: error: step 1 \(checkout\): .+/);
   expect(message).not.toContain('✗ oolong');
   // The host given with the tab, and `.not`.
-  await expect(host).not.toPassEvals(evals, { tabId: await host.tabIdOf(page) });
+  await expect(host).not.toPassEvals(evals, { tabId: await host.tabIdOf(page), timeoutMs: 1000 });
   await expect(host).toPassEvals(evals, { page, cases: ['oolong'] });
 });
 

@@ -3,11 +3,14 @@
 //! run a case with a model, or the answer) and is told what happened ([`Reply`]).
 //!
 //! - `smoke` mode: each case's expected calls are performed on the page in the order they are
-//!   listed (ordered and unordered groups in listed order, optional calls too), with concrete
+//!   listed (ordered and unordered groups in listed order, optional calls too; a tool not
+//!   listed yet is waited for, up to 5 s: [`super::wait`]), with concrete
 //!   arguments made from the matchers ([`concrete`]); a call that fails is an `error`, a result
 //!   that misses its `result` constraint (or reports a failure) a `fail`.
 //! - `agent` mode: each case runs with each model `runs` times (its messages as the run's
-//!   messages); the calls the run made are judged by [`trajectory_matches`].
+//!   messages); the calls the run made are judged by [`trajectory_matches`]; a run that has an
+//!   id has its log read back ([`Next::Log`]) and its result carries the run's `timeline`
+//!   (`core::timeline::of_log`), which the HTML report shows per case.
 //!
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
@@ -17,6 +20,7 @@ use serde_json::{json, Map, Value};
 use super::matcher::is_constraint;
 pub use super::messages::{agui_messages, call_value, calls_made, parsed, run_tokens};
 use super::report::{summary, Format};
+use super::wait::{Seen, ToolWait};
 use super::{parse_evals, trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
 use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
@@ -155,12 +159,26 @@ pub enum Next {
         /// Its timeout, ms.
         timeout_ms: u32,
     },
+    /// Smoke: list the tab's tools after waiting `after_ms` (0: now), then [`Reply::Listed`].
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+        /// The tool the next call needs.
+        name: String,
+        /// How long to wait before listing, ms.
+        after_ms: u32,
+    },
     /// Agent: start this run (a `run` request), then [`Reply::Ran`].
     Run {
         /// The model's name (as results name it).
         model: String,
         /// The `run` request.
         request: Value,
+    },
+    /// Agent: read this run's log (`runLog({runId})`'s answer), then [`Reply::Logged`].
+    Log {
+        /// The run's id.
+        run_id: String,
     },
     /// The evaluation's answer.
     Done(Value),
@@ -171,6 +189,13 @@ pub enum Next {
 pub enum Reply {
     /// `callTool`'s answer (`{ok, result}` or `{ok: false, error}`).
     Called(Value),
+    /// `listTools`' answer (or why it failed) and when it came, ms (the worker's clock).
+    Listed {
+        /// The listing.
+        tools: Result<Value, String>,
+        /// When, ms.
+        now_ms: f64,
+    },
     /// A run's answer (as `run` answers) or the error that kept it from running, how long it
     /// took, and the tokens it used when its provider reported them ([`run_tokens`]).
     Ran {
@@ -179,6 +204,8 @@ pub enum Reply {
         /// Its wall time, ms.
         latency_ms: f64,
     },
+    /// The run's log (as `runLog` answers), or why it could not be read.
+    Logged(Result<Value, String>),
 }
 
 /// One smoke call to make.
@@ -200,6 +227,10 @@ pub struct Evaluation {
     steps: Option<Result<Vec<Step>, String>>,
     calls: Vec<Value>,
     results: Vec<Value>,
+    /// An agent result waiting for its run's log.
+    pending: Option<Value>,
+    /// Smoke: the wait for the next call's tool; `Ok(())`: it is listed.
+    wait: Result<(), (ToolWait, u32)>,
 }
 
 impl Evaluation {
@@ -220,6 +251,8 @@ impl Evaluation {
             steps: None,
             calls: Vec::new(),
             results: Vec::new(),
+            pending: None,
+            wait: Err((ToolWait::default(), 0)),
         }
     }
 
@@ -239,6 +272,10 @@ impl Evaluation {
 
     /// What to do next (the same until [`Evaluation::handle`] is told what happened).
     pub fn poll(&mut self) -> Next {
+        if let Some(pending) = &self.pending {
+            let run_id = pending["runId"].as_str().unwrap_or_default().to_owned();
+            return Next::Log { run_id };
+        }
         loop {
             let Some(case) = self.request.cases.get(self.case) else {
                 let answer = summary(self.request.mode, self.results.clone());
@@ -273,6 +310,14 @@ impl Evaluation {
                             self.finish_case("error", Some(reason));
                         }
                         Ok(steps) => match steps.get(self.calls.len()) {
+                            Some(step) if self.wait.is_err() => {
+                                let after_ms = self.wait.as_ref().err().map_or(0, |w| w.1);
+                                return Next::ListTools {
+                                    tab_id: self.request.tab_id,
+                                    name: step.name.clone(),
+                                    after_ms,
+                                };
+                            }
                             Some(step) => {
                                 return Next::Call {
                                     tab_id: self.request.tab_id,
@@ -299,8 +344,34 @@ impl Evaluation {
         match reply {
             Reply::Called(answer) => self.called(answer),
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
+            Reply::Logged(log) => self.logged(log),
+            Reply::Listed { tools, now_ms } => self.listed(tools, now_ms),
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
+    }
+
+    fn listed(&mut self, tools: Result<Value, String>, now_ms: f64) {
+        let Some(Ok(steps)) = &self.steps else { return };
+        let Some(step) = steps.get(self.calls.len()).cloned() else {
+            return;
+        };
+        let timeout_ms = self.request.timeout_ms;
+        let Err((wait, after_ms)) = &mut self.wait else {
+            return;
+        };
+        match wait.listed(&step.name, &tools, now_ms, timeout_ms) {
+            Seen::Call => self.wait = Ok(()),
+            Seen::ListAgain(ms) => *after_ms = ms,
+            Seen::Missing(why) => {
+                let index = self.calls.len() + 1;
+                self.calls
+                    .push(json!({"name": step.name, "args": step.args, "error": why}));
+                self.finish_case(
+                    "error",
+                    Some(format!("step {index} ({}): {why}", step.name)),
+                );
+            }
+        }
     }
 
     fn called(&mut self, answer: Value) {
@@ -308,6 +379,7 @@ impl Evaluation {
         let Some(step) = steps.get(self.calls.len()).cloned() else {
             return;
         };
+        self.wait = Err((ToolWait::default(), 0));
         let index = self.calls.len() + 1;
         let mut call = json!({"name": step.name, "args": step.args});
         if answer.get("ok") != Some(&Value::Bool(true)) {
@@ -388,10 +460,13 @@ impl Evaluation {
         result["runIndex"] = json!(self.run);
         result["latencyMs"] = json!(latency_ms.max(0.0).round());
         result["tokens"] = tokens.map_or(Value::Null, |t| json!(t));
-        if let Some(id) = run_id {
-            result["runId"] = id;
+        match run_id {
+            Some(Value::String(id)) if !id.is_empty() => {
+                result["runId"] = json!(id);
+                self.pending = Some(result);
+            }
+            _ => self.results.push(result),
         }
-        self.results.push(result);
         self.run += 1;
         if self.run as u32 >= self.request.runs {
             self.run = 0;
@@ -403,11 +478,27 @@ impl Evaluation {
         }
     }
 
+    /// The pending result with its run's timeline (or why there is none), kept.
+    fn logged(&mut self, log: Result<Value, String>) {
+        let Some(mut result) = self.pending.take() else {
+            return;
+        };
+        match log {
+            Ok(log) => {
+                let timeline = crate::core::timeline::of_log(&log);
+                result["timeline"] = serde_json::to_value(timeline).unwrap_or(Value::Null);
+            }
+            Err(error) => result["timelineError"] = json!(error),
+        }
+        self.results.push(result);
+    }
+
     fn finish_case(&mut self, outcome: &str, reason: Option<String>) {
         let calls = std::mem::take(&mut self.calls);
         let result = self.result(outcome, reason, calls);
         self.results.push(result);
         self.steps = None;
+        self.wait = Err((ToolWait::default(), 0));
         self.case += 1;
     }
 

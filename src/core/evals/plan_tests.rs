@@ -98,12 +98,25 @@ fn concrete_values_satisfy_their_matchers() {
     }
 }
 
+/// The next step of a smoke evaluation, each listing answered with the tool it asks for.
+fn poll_smoke(ev: &mut Evaluation) -> Next {
+    loop {
+        match ev.poll() {
+            Next::ListTools { name, .. } => {
+                let tools = Ok(json!({"tools": [{"name": name}], "problems": []}));
+                assert_eq!(ev.handle(Reply::Listed { tools, now_ms: 0.0 }), None);
+            }
+            next => return next,
+        }
+    }
+}
+
 #[test]
 fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
     let mut ev = Evaluation::new(request(shop_evals(), "smoke", json!({})), None);
     let Next::Call {
         name, args, tab_id, ..
-    } = ev.poll()
+    } = poll_smoke(&mut ev)
     else {
         panic!("a call")
     };
@@ -122,7 +135,7 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
     // The case with no call passes without calling; the third calls search, add, note in order.
     let mut names = Vec::new();
     loop {
-        match ev.poll() {
+        match poll_smoke(&mut ev) {
             Next::Call { name, .. } => {
                 names.push(name);
                 ev.handle(Reply::Called(json!({"ok": true, "result": "done"})));
@@ -142,7 +155,9 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
                 assert_eq!(answer["models"], json!({}));
                 break;
             }
-            Next::Run { .. } => panic!("no run in smoke mode"),
+            Next::Run { .. } | Next::Log { .. } | Next::ListTools { .. } => {
+                panic!("no run in smoke mode")
+            }
         }
     }
 }
@@ -152,7 +167,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     let evals = json!([{"name": "two", "messages": [], "expectedCall": [
         {"functionName": "a", "arguments": {}}, {"functionName": "b", "arguments": {}}]}]);
     let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
-    ev.poll();
+    poll_smoke(&mut ev);
     let r = ev
         .handle(Reply::Called(
             json!({"ok": false, "error": "unknown tool `a`"}),
@@ -172,7 +187,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
         "{\"isError\": true}",
     ] {
         let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
-        ev.poll();
+        poll_smoke(&mut ev);
         let r = ev
             .handle(Reply::Called(json!({"ok": true, "result": failure})))
             .unwrap();
@@ -256,11 +271,23 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
                     latency_ms: 100.0 * seen.len() as f64,
                 });
             }
+            Next::Log { run_id } => {
+                assert_eq!(run_id, "r1");
+                ev.handle(Reply::Logged(Err("runLog: no run `r1` is kept".into())));
+            }
             Next::Done(answer) => break answer,
-            Next::Call { .. } => panic!("no call in agent mode"),
+            Next::Call { .. } | Next::ListTools { .. } => panic!("no call in agent mode"),
         }
     };
     assert_eq!(seen, ["m1", "m1", "m2", "m2", "m1", "m1", "m2", "m2"]);
+    assert_eq!(
+        answer["results"][0]["timelineError"],
+        "runLog: no run `r1` is kept"
+    );
+    assert!(
+        answer["results"][3].get("timelineError").is_none(),
+        "no run, no log"
+    );
     let outcomes: Vec<&str> = answer["results"]
         .as_array()
         .unwrap()
@@ -431,4 +458,197 @@ fn reports_of_odd_answers_never_panic() {
     }
     let junit = eval_report(&json!({"report": odd, "format": "junit"})).unwrap();
     assert_eq!(junit.as_str().unwrap().matches("<testcase ").count(), 5);
+}
+
+/// A run log (as `runLog` answers) of a run that called `search` with hostile text and answered.
+fn search_log(evil: &str) -> Value {
+    let events = json!([
+        {"type": "RUN_STARTED", "threadId": "t", "runId": "r1"},
+        {"type": "STEP_STARTED", "stepName": "step_1"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "Searching."},
+        {"type": "TOOL_CALL_START", "toolCallId": "c0", "toolCallName": "search"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "c0", "delta": "{\"query\":\"mugs\"}"},
+        {"type": "TOOL_CALL_END", "toolCallId": "c0"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "r", "toolCallId": "c0", "content": evil},
+        {"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"step": 1, "usage": "reported", "inputTokens": 120, "outputTokens": 8, "cachedInputTokens": null, "cost": 0.00042}},
+        {"type": "STEP_FINISHED", "stepName": "step_1"},
+        {"type": "STEP_STARTED", "stepName": "step_2"},
+        {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m2", "delta": "Found 3 mugs."},
+        {"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"step": 2, "usage": "unknown", "inputTokens": null, "outputTokens": null}},
+        {"type": "STEP_FINISHED", "stepName": "step_2"},
+        {"type": "RUN_FINISHED", "threadId": "t", "runId": "r1", "result": {"type": "completed", "text": "Found 3 mugs."}}
+    ]);
+    let times: Vec<f64> = (0..events.as_array().unwrap().len())
+        .map(|i| 10.0 * i as f64)
+        .collect();
+    json!({"run": {"runId": "r1", "prompt": "find mugs", "state": "finished"}, "events": events, "times": times})
+}
+
+#[test]
+fn an_agent_result_carries_its_runs_timeline_and_the_html_report_shows_it() {
+    let evil = "<img src=x onerror=alert(1)>";
+    let evals = json!([{"name": "search", "messages": [{"role": "user", "type": "message", "content": "find mugs"}],
+        "expectedCall": [{"functionName": "search", "arguments": {"query": "mugs"}}]}]);
+    let mut ev = Evaluation::new(request(evals, "agent", json!({"format": "html"})), None);
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+    let done = ev.handle(Reply::Ran {
+        answer: Ok(run_answer(&[("search", json!({"query": "mugs"}), evil)])),
+        latency_ms: 50.0,
+    });
+    assert_eq!(done, None, "the result waits for its run's log");
+    assert_eq!(ev.progress(), (0, 1));
+    let Next::Log { run_id } = ev.poll() else {
+        panic!("the run's log is read")
+    };
+    assert_eq!(run_id, "r1");
+    let result = ev
+        .handle(Reply::Logged(Ok(search_log(evil))))
+        .expect("the result");
+    let timeline = &result["timeline"];
+    assert_eq!(timeline["state"], "finished");
+    assert_eq!(timeline["answer"], "Found 3 mugs.");
+    assert_eq!(timeline["entries"][0]["calls"][0]["name"], "search");
+    assert_eq!(timeline["entries"][0]["tokens"]["inputTokens"], 120);
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["results"][0]["timeline"], *timeline);
+    let html = answer["report"].as_str().unwrap();
+    assert!(html.contains("<details class=\"timeline\" open>"), "{html}");
+    assert!(html.contains("Call <b>search</b>"));
+    assert!(html.contains("Found 3 mugs."));
+    assert!(html.contains("120 in · 8 out · $0.000420"));
+    assert!(html.contains("tokens unknown"));
+    assert!(
+        !html.contains("<img"),
+        "the page's text never becomes markup"
+    );
+    assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
+    assert!(html.contains("default-src 'none'"));
+}
+
+#[test]
+fn hostile_timelines_are_escaped_and_odd_ones_never_panic() {
+    let evil = "<script>x</script>";
+    let mut answer = hostile_answer();
+    answer["results"][0]["timeline"] = json!({"prompt": evil, "state": evil, "entries": [
+        {"kind": "step", "text": evil, "tokens": {"usage": evil}, "calls": [
+            {"name": evil, "writtenName": evil, "args": evil, "repairs": [evil], "confirmation": evil, "rejected": evil}]},
+        {"kind": "error", "message": evil, "code": evil},
+        {"kind": evil, "name": evil, "value": {"x": evil}},
+        "not an entry"], "answer": evil});
+    answer["results"][1]["timelineError"] = json!(evil);
+    let html = Format::Html.render(&answer);
+    assert!(!html.contains("<script>"), "{html}");
+    assert_eq!(
+        html.matches("&lt;script&gt;x&lt;/script&gt;").count(),
+        15,
+        "{html}"
+    );
+    answer["results"][0]["timeline"] = json!({"entries": 5, "durationMs": "x"});
+    assert!(Format::Html.render(&answer).contains("0 steps"));
+}
+
+/// Lists the tools `present` at `now_ms` for the next step; the next step after it.
+fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>, Next) {
+    let tools: Vec<Value> = present.iter().map(|n| json!({"name": n})).collect();
+    let done = ev.handle(Reply::Listed {
+        tools: Ok(json!({"tools": tools, "problems": []})),
+        now_ms,
+    });
+    (done, ev.poll())
+}
+
+#[test]
+fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
+    let evals = json!([{"name": "late", "messages": [], "expectedCall": [{"functionName": "late_tool", "arguments": {}}]}]);
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    let first = ev.poll();
+    assert_eq!(
+        first,
+        Next::ListTools {
+            tab_id: 7,
+            name: "late_tool".into(),
+            after_ms: 0
+        },
+        "listed before its call"
+    );
+    // Not there yet: listed again every 100 ms.
+    let (_, next) = listed(&mut ev, &["other"], 1_000.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 100, .. }),
+        "{next:?}"
+    );
+    let (_, next) = listed(&mut ev, &[], 3_000.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 100, .. }),
+        "{next:?}"
+    );
+    // The last wait is cut to the 5 s.
+    let (_, next) = listed(&mut ev, &[], 5_950.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 50, .. }),
+        "{next:?}"
+    );
+    let (done, next) = listed(&mut ev, &["late_tool"], 5_990.0);
+    assert_eq!(done, None);
+    assert!(
+        matches!(next, Next::Call { ref name, .. } if name == "late_tool"),
+        "{next:?}"
+    );
+    ev.handle(Reply::Called(json!({"ok": true, "result": "ok"})));
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["results"][0]["outcome"], "pass");
+
+    // Never there: an error once 5 s have passed, and the tool is not called.
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    ev.poll();
+    let (_, next) = listed(&mut ev, &[], 0.0);
+    assert!(matches!(next, Next::ListTools { .. }));
+    let (done, next) = listed(&mut ev, &[], 5_000.0);
+    let done = done.expect("the case ended");
+    assert_eq!(done["outcome"], "error");
+    assert_eq!(
+        done["reason"],
+        "step 1 (late_tool): the tool is not on the page (waited 5000 ms for it to appear)"
+    );
+    assert_eq!(done["calls"][0]["name"], "late_tool");
+    assert!(matches!(next, Next::Done(_)));
+
+    // A shorter call timeout bounds the wait; a listing that fails leaves it to the call.
+    let mut ev = Evaluation::new(
+        request(evals.clone(), "smoke", json!({"timeoutMs": 300})),
+        None,
+    );
+    ev.poll();
+    listed(&mut ev, &[], 0.0);
+    let (done, _) = listed(&mut ev, &[], 300.0);
+    assert_eq!(done.unwrap()["outcome"], "error");
+    let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+    ev.poll();
+    ev.handle(Reply::Listed {
+        tools: Err("tab 7 is closed".into()),
+        now_ms: 0.0,
+    });
+    assert!(matches!(ev.poll(), Next::Call { .. }));
+}
+
+#[test]
+fn a_tool_wait_without_a_clock_lists_once() {
+    use super::wait::{Seen, ToolWait};
+    let mut wait = ToolWait::default();
+    let none = Ok(json!({"tools": []}));
+    assert!(matches!(
+        wait.listed("t", &none, f64::NAN, 10_000),
+        Seen::Missing(_)
+    ));
+    let mut wait = ToolWait::default();
+    assert_eq!(
+        wait.listed("t", &Ok(json!("odd")), 0.0, 10_000),
+        Seen::ListAgain(100)
+    );
+    // A clock that goes back does not wait longer than the cap.
+    assert_eq!(wait.listed("t", &none, -50.0, 10_000), Seen::ListAgain(100));
 }

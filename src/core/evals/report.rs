@@ -1,6 +1,7 @@
 //! An evaluation's answer and its reports: the counts and the per-model table ([`summary`]),
 //! and the answer written as JSON, JUnit XML or one self-contained HTML page
-//! ([`Format::render`]).
+//! ([`Format::render`]; per case its prompt, expected and actual calls, the reason and, for an
+//! agent run, the run's timeline: steps with their text and tokens, calls, errors, the answer).
 //!
 //! Invariants: pure; every text from a page, a model or an eval file is escaped (XML and HTML
 //! alike), so a tool's name or result can never add markup; characters XML cannot carry are
@@ -239,7 +240,10 @@ td,th{border:1px solid #d0d5dd;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#f2f4f7}section{border:1px solid #d0d5dd;border-radius:6px;padding:12px;margin:12px 0}\
 .pass{color:#067647}.fail{color:#b42318}.error{color:#b54708}.badge{font-weight:600;text-transform:uppercase}\
 pre{white-space:pre-wrap;word-break:break-word;background:#f8f9fb;padding:6px;margin:4px 0;font-size:12px}\
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}";
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}\
+details.timeline{margin-top:8px}summary{cursor:pointer}ol.tl{list-style:none;padding-left:12px;margin:6px 0}\
+ol.tl>li{margin:4px 0}.tl-call{border-left:3px solid #d0d5dd;padding-left:8px;margin:4px 0}\
+.tl-answer{font-weight:600}";
 
 fn html(answer: &Value) -> String {
     let results = answer["results"]
@@ -345,8 +349,156 @@ fn html(answer: &Value) -> String {
             }
             out.push_str("</table>");
         }
-        out.push_str("</div></div></section>");
+        out.push_str("</div></div>");
+        if let Some(timeline) = r.get("timeline").filter(|t| t.is_object()) {
+            timeline_html(timeline, &mut out);
+        } else if let Some(error) = r["timelineError"].as_str() {
+            let _ = write!(
+                out,
+                "<p class=\"muted\">Timeline: not available ({})</p>",
+                escape(error)
+            );
+        }
+        out.push_str("</section>");
     }
     out.push_str("</body></html>\n");
     out
+}
+
+fn ms(value: &Value) -> Option<String> {
+    value.as_f64().map(|ms| format!("{ms:.0} ms"))
+}
+
+/// A step's tokens as `core::timeline::Tokens` writes them: counts and cost, or `tokens unknown`.
+fn tokens_text(tokens: &Value) -> String {
+    if tokens["usage"] != "reported" {
+        return "tokens unknown".into();
+    }
+    let mut out = format!("{} in", text(&tokens["inputTokens"]));
+    if let Some(cached) = tokens["cachedInputTokens"].as_u64() {
+        let _ = write!(out, " ({cached} cached)");
+    }
+    let _ = write!(out, " · {} out", text(&tokens["outputTokens"]));
+    if let Some(cost) = tokens["cost"].as_f64() {
+        let _ = write!(out, " · ${cost:.6}");
+    }
+    out
+}
+
+/// A run's timeline (as `core::timeline::Timeline` serializes) as HTML, every text escaped.
+fn timeline_html(t: &Value, out: &mut String) {
+    let entries = t["entries"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let steps = entries.iter().filter(|e| e["kind"] == "step").count();
+    let plural = if steps == 1 { "" } else { "s" };
+    let mut meta = vec![text(&t["state"]), format!("{steps} step{plural}")];
+    meta.extend(ms(&t["durationMs"]));
+    let _ = write!(
+        out,
+        "<details class=\"timeline\" open><summary><b>Timeline</b> <span class=\"muted\">{}</span></summary><ol class=\"tl\">",
+        escape(&meta.join(" · "))
+    );
+    if let Some(prompt) = t["prompt"].as_str() {
+        let _ = write!(
+            out,
+            "<li class=\"tl-prompt\"><span class=\"muted\">Prompt:</span> {}</li>",
+            escape(prompt)
+        );
+    }
+    let mut step = 0;
+    for entry in entries {
+        match entry["kind"].as_str() {
+            Some("step") => {
+                step += 1;
+                let mut meta: Vec<String> = ms(&entry["durationMs"]).into_iter().collect();
+                meta.push(tokens_text(&entry["tokens"]));
+                let _ = write!(
+                    out,
+                    "<li class=\"tl-step\"><b>Step {step}</b> <span class=\"muted\">{}</span>",
+                    escape(&meta.join(" · "))
+                );
+                if let Some(said) = entry["text"].as_str().filter(|s| !s.is_empty()) {
+                    let _ = write!(out, "<p>{}</p>", escape(said));
+                }
+                let calls = entry["calls"].as_array().map(Vec::as_slice);
+                for call in calls.unwrap_or_default() {
+                    call_html(call, out);
+                }
+                out.push_str("</li>");
+            }
+            Some("error") => {
+                let code = entry["code"].as_str().map(|c| format!(" ({c})"));
+                let _ = write!(
+                    out,
+                    "<li class=\"tl-error error\">Run error{}: {}</li>",
+                    escape(&code.unwrap_or_default()),
+                    escape(&text(&entry["message"]))
+                );
+            }
+            _ => {
+                let _ = write!(
+                    out,
+                    "<li class=\"tl-note muted\">{}: {}</li>",
+                    escape(&text(&entry["name"])),
+                    escape(&short(&entry["value"]))
+                );
+            }
+        }
+    }
+    if let Some(answer) = t["answer"].as_str() {
+        let _ = write!(
+            out,
+            "<li class=\"tl-answer\"><span class=\"muted\">Answer:</span> {}</li>",
+            escape(answer)
+        );
+    }
+    out.push_str("</ol></details>");
+}
+
+fn call_html(call: &Value, out: &mut String) {
+    let mut meta = Vec::new();
+    if let Some(written) = call["writtenName"].as_str() {
+        meta.push(format!("written {written}"));
+    }
+    meta.extend(ms(&call["durationMs"]));
+    let args = match &call["args"] {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    let _ = write!(
+        out,
+        "<div class=\"tl-call\">Call <b>{}</b> <span class=\"muted\">{}</span><pre>{}</pre>",
+        escape(&text(&call["name"])),
+        escape(&meta.join(" · ")),
+        escape(&args)
+    );
+    for repair in call["repairs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+    {
+        let _ = write!(
+            out,
+            "<p class=\"muted\">repaired: {}</p>",
+            escape(&text(repair))
+        );
+    }
+    if let Some(answer) = call["confirmation"].as_str() {
+        let _ = write!(out, "<p>Confirmation: {}</p>", escape(answer));
+    }
+    if let Some(why) = call["rejected"].as_str() {
+        let _ = write!(out, "<p class=\"fail\">Not run: {}</p>", escape(why));
+    } else if let Some(error) = call["error"].as_str() {
+        let _ = write!(out, "<p class=\"fail\">Error: {}</p>", escape(error));
+    } else if let Some(result) = call["result"].as_str() {
+        let _ = write!(out, "<pre>{}</pre>", escape(result));
+    }
+    out.push_str("</div>");
+}
+
+/// A value as short JSON text (at most 200 characters).
+fn short(value: &Value) -> String {
+    super::plan::short(value)
 }

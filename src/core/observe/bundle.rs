@@ -1,6 +1,7 @@
 //! The bug report (`bugReport({runId})`): one JSON file, `webmcp-host-bug-<runId>.json`, that
-//! a person hands to a site's developers. It holds, under [`FORMAT`]: the run's summary, events
-//! and their times (and usage), the tab's page URL and title, its WebMCP mode (`native`,
+//! a person hands to a site's developers. It holds, under [`FORMAT`]: the run's summary, its
+//! timeline (`core::timeline::of_log`: the prompt, steps with their tokens, calls, errors, the
+//! answer), its events and their times (and usage), the tab's page URL and title, its WebMCP mode (`native`,
 //! `polyfill` or `none`, from the top frame), its tool definitions and listing problems, the
 //! audit of its tools, a PNG screenshot of the tab (a `data:` URL, or why there is none),
 //! Chrome's and the extension's versions, and the settings as the person's side sees them.
@@ -10,6 +11,7 @@ use serde_json::{json, Map, Value};
 
 use crate::core::ops::settings::mask_key;
 use crate::core::page::tabs::TabTools;
+use crate::core::timeline;
 
 /// The bundle's `format`.
 pub const FORMAT: &str = "webmcp-host-bug-report/1";
@@ -109,6 +111,7 @@ pub fn assemble(parts: Parts, keys: &[String]) -> Value {
         "chrome": {"version": chrome_version(&parts.user_agent), "userAgent": parts.user_agent},
         "extension": {"version": parts.extension_version},
         "run": parts.log.get("run").cloned().unwrap_or(Value::Null),
+        "timeline": serde_json::to_value(timeline::of_log(&parts.log)).unwrap_or(Value::Null),
         "events": parts.log.get("events").cloned().unwrap_or(json!([])),
         "times": parts.log.get("times").cloned().unwrap_or(json!([])),
         "tools": tools,

@@ -351,3 +351,70 @@ fn a_tabs_webmcp_mode_is_its_top_frames() {
     );
     assert_eq!(mode(vec![]), "unknown");
 }
+
+#[test]
+fn a_bug_report_carries_the_runs_timeline_masked_like_the_rest() {
+    use super::bundle::{assemble, Parts};
+    let canary = "sk-canary-0123456789abcdef";
+    let events: Vec<Value> =
+        include_str!("../../../tests/golden/turns/call-then-answer.events.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    let times: Vec<f64> = (0..events.len()).map(|i| 10.0 * i as f64).collect();
+    let log = json!({
+        "run": {"runId": "r1", "prompt": format!("add 2 and 40 ({canary})"), "state": "finished"},
+        "events": events,
+        "times": times,
+    });
+    let report = assemble(
+        Parts {
+            log,
+            page: None,
+            tools: None,
+            audit: None,
+            screenshot: Err("tab closed".into()),
+            user_agent: String::new(),
+            extension_version: String::new(),
+            settings: Value::Null,
+            created_ms: 0.0,
+        },
+        &[canary.to_owned()],
+    );
+    let timeline = &report["timeline"];
+    assert_eq!(timeline["state"], "finished");
+    assert_eq!(timeline["answer"], "2 + 40 = 42.");
+    assert_eq!(timeline["entries"][0]["kind"], "step");
+    assert_eq!(timeline["entries"][0]["calls"][0]["name"], "add");
+    assert_eq!(
+        timeline["entries"][0]["calls"][0]["args"],
+        json!({"a": 2, "b": 40})
+    );
+    assert_eq!(timeline["entries"][0]["tokens"]["usage"], "unknown");
+    assert_eq!(timeline["events"], events_len(&report));
+    let prompt = timeline["prompt"].as_str().unwrap();
+    assert!(
+        prompt.starts_with("add 2 and 40 (") && !prompt.contains(canary),
+        "{prompt}"
+    );
+    // A log with nothing in it still gives a timeline, empty.
+    let empty = assemble(
+        Parts {
+            log: json!({}),
+            page: None,
+            tools: None,
+            audit: None,
+            screenshot: Err(String::new()),
+            user_agent: String::new(),
+            extension_version: String::new(),
+            settings: Value::Null,
+            created_ms: 0.0,
+        },
+        &[],
+    );
+    assert_eq!(empty["timeline"]["entries"], json!([]));
+}
+
+fn events_len(report: &Value) -> Value {
+    json!(report["events"].as_array().map_or(0, Vec::len))
+}

@@ -67,11 +67,61 @@ pub struct Step {
     /// From its start to its end, in ms, when both were logged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
-    /// Tokens, where the provider reported them (`{input, output}` as logged).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tokens: Option<Value>,
+    /// Its tokens and cost, from the step's `webmcp_host.usage` event; `unknown` when the
+    /// provider reported none or the log holds no such event.
+    pub tokens: Tokens,
     #[serde(skip)]
     started_at: Option<f64>,
+}
+
+/// A step's tokens, as its `webmcp_host.usage` event (`core::observe::CUSTOM_USAGE`)
+/// reported them; every count `null` when `usage` is `unknown`, never guessed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tokens {
+    /// `reported` (the provider gave the counts) or `unknown`.
+    pub usage: &'static str,
+    /// Prompt tokens, cached ones included.
+    pub input_tokens: Option<u64>,
+    /// Output tokens.
+    pub output_tokens: Option<u64>,
+    /// Of the input tokens, those read from the provider's cache, when reported.
+    pub cached_input_tokens: Option<u64>,
+    /// The step's cost in US dollars, when the model is priced.
+    pub cost: Option<f64>,
+}
+
+impl Default for Tokens {
+    fn default() -> Self {
+        Tokens {
+            usage: "unknown",
+            input_tokens: None,
+            output_tokens: None,
+            cached_input_tokens: None,
+            cost: None,
+        }
+    }
+}
+
+impl Tokens {
+    /// The tokens of a `webmcp_host.usage` event's value.
+    pub fn of_event(value: &Value) -> Tokens {
+        let count = |key: &str| value.get(key).and_then(Value::as_u64);
+        let (input, output) = (count("inputTokens"), count("outputTokens"));
+        if value.get("usage").and_then(Value::as_str) != Some("reported")
+            || input.is_none()
+            || output.is_none()
+        {
+            return Tokens::default();
+        }
+        Tokens {
+            usage: "reported",
+            input_tokens: input,
+            output_tokens: output,
+            cached_input_tokens: count("cachedInputTokens"),
+            cost: value.get("cost").and_then(Value::as_f64),
+        }
+    }
 }
 
 /// One entry of the timeline, in order.
@@ -123,6 +173,9 @@ const REJECTED: &str = "webmcp_host.tool_call_rejected";
 const INPUT: &str = "webmcp_host.tool_input";
 const REASK: &str = "webmcp_host.tool_reask";
 const OBSERVE: &str = "webmcp_host.tool_observe";
+/// `core::observe::CUSTOM_USAGE`, spelled here so that `observe` (whose bug report holds a
+/// timeline) and this module do not import each other.
+const USAGE: &str = "webmcp_host.usage";
 
 fn text(value: &Value, key: &str) -> String {
     value
@@ -161,9 +214,6 @@ pub fn timeline(events: &[Value], times: &[f64], prompt: Option<&str>) -> Timeli
             "STEP_FINISHED" => {
                 if let Some(step) = step_at(&mut out.entries, current) {
                     step.duration_ms = step.started_at.zip(at).map(|(a, b)| b - a);
-                    if let Some(usage) = event.get("usage").or_else(|| event.get("tokens")) {
-                        step.tokens = Some(usage.clone());
-                    }
                 }
                 current = None;
             }
@@ -319,6 +369,22 @@ fn custom(entries: &mut Vec<Entry>, current: &mut Option<usize>, event: &Value, 
             Some(call) => call.repairs.push("asked the model again".into()),
             None => entries.push(Entry::Note { name, value }),
         },
+        USAGE => {
+            // Sent just before its step's end: the open step's, else the step it names.
+            let named = value
+                .get("step")
+                .and_then(Value::as_u64)
+                .map(|n| format!("step_{n}"));
+            let open = current.filter(|&i| matches!(entries.get(i), Some(Entry::Step(_))));
+            let at = open.or_else(|| {
+                let named = named.as_deref()?;
+                (entries.iter()).rposition(|e| matches!(e, Entry::Step(s) if s.name == named))
+            });
+            match step_at(entries, at) {
+                Some(step) => step.tokens = Tokens::of_event(&value),
+                None => entries.push(Entry::Note { name, value }),
+            }
+        }
         // The observe layer repeats a call and its result, which the call already shows.
         OBSERVE if call_by_id(entries, &id).is_some() => {}
         _ => entries.push(Entry::Note { name, value }),

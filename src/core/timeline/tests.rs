@@ -92,7 +92,9 @@ fn repaired_arguments_and_their_notes_are_shown() {
         Some("declined: the person did not allow this call")
     );
     assert_eq!(call.duration_ms, Some(40.0));
-    assert_eq!(step.tokens, Some(json!({"input": 10, "output": 5})));
+    // Tokens come from the step's `webmcp_host.usage` event only, never from STEP_FINISHED.
+    assert_eq!(step.tokens, Tokens::default());
+    assert_eq!(step.tokens.usage, "unknown");
     assert_eq!(
         t.entries[1],
         Entry::Error {
@@ -167,4 +169,73 @@ fn a_reask_is_a_note_of_its_call_and_an_observed_call_is_not_repeated() {
     assert!(
         matches!(&t.entries[1], Entry::Note { name, .. } if name == "webmcp_host.tool_observe")
     );
+}
+
+#[test]
+fn a_steps_tokens_come_from_its_usage_event() {
+    let usage = |step: u64, value: Value| {
+        let mut value = value;
+        value["step"] = json!(step);
+        json!({"type": "CUSTOM", "name": "webmcp_host.usage", "value": value})
+    };
+    let events = vec![
+        json!({"type": "STEP_STARTED", "stepName": "step_1"}),
+        usage(
+            1,
+            json!({"usage": "reported", "inputTokens": 1000, "outputTokens": 100, "cachedInputTokens": 200, "cost": 0.0028}),
+        ),
+        json!({"type": "STEP_FINISHED", "stepName": "step_1"}),
+        json!({"type": "STEP_STARTED", "stepName": "step_2"}),
+        usage(
+            2,
+            json!({"usage": "unknown", "inputTokens": null, "outputTokens": null, "cost": null}),
+        ),
+        json!({"type": "STEP_FINISHED", "stepName": "step_2"}),
+        json!({"type": "STEP_STARTED", "stepName": "step_3"}),
+        json!({"type": "STEP_FINISHED", "stepName": "step_3"}),
+        // Late (after its step ended): placed by its step number.
+        usage(
+            3,
+            json!({"usage": "reported", "inputTokens": 7, "outputTokens": 3, "cachedInputTokens": null, "cost": null}),
+        ),
+        // A step the log does not hold: kept as a note.
+        usage(
+            9,
+            json!({"usage": "reported", "inputTokens": 1, "outputTokens": 1}),
+        ),
+    ];
+    let t = timeline(&events, &[], None);
+    let steps: Vec<&Step> = (t.entries.iter())
+        .filter_map(|e| match e {
+            Entry::Step(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps.len(), 3);
+    let first = &steps[0].tokens;
+    assert_eq!(first.usage, "reported");
+    assert_eq!(
+        (
+            first.input_tokens,
+            first.output_tokens,
+            first.cached_input_tokens
+        ),
+        (Some(1000), Some(100), Some(200))
+    );
+    assert_eq!(first.cost, Some(0.0028));
+    assert_eq!(steps[1].tokens, Tokens::default());
+    assert_eq!(steps[2].tokens.input_tokens, Some(7));
+    assert_eq!(steps[2].tokens.cost, None);
+    assert!(
+        matches!(t.entries.last(), Some(Entry::Note { name, .. }) if name == "webmcp_host.usage")
+    );
+    let value = serde_json::to_value(&t).unwrap();
+    assert_eq!(value["entries"][0]["tokens"]["inputTokens"], 1000);
+    assert_eq!(value["entries"][1]["tokens"]["usage"], "unknown");
+    assert_eq!(value["entries"][1]["tokens"]["inputTokens"], Value::Null);
+}
+
+#[test]
+fn the_usage_event_name_is_the_one_the_drive_sends() {
+    assert_eq!(super::USAGE, crate::core::observe::CUSTOM_USAGE);
 }

@@ -75,3 +75,87 @@ fn replay_usage_is_unknown_never_guessed() {
     assert_eq!(value["run"]["unknownSteps"], 1);
     assert_eq!(drive.usage(), Value::Null);
 }
+
+const CALL_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Buying.\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"buy\",\"arguments\":\"{\\\"item\\\":\\\"tea\\\"}\"}}]}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+data: {\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":20,\"prompt_tokens_details\":{\"cached_tokens\":100}}}\n\n\
+data: [DONE]\n\n";
+
+/// The events of actions as the run log keeps them (JSON).
+fn logged(actions: &[Action]) -> Vec<Value> {
+    (events(actions).iter())
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_timeline_of_a_driven_run_shows_each_steps_tokens_and_cost() {
+    use crate::core::timeline::{timeline, Entry};
+    let (mut drive, first) = drive(model(Provider::Openai, None));
+    drive.set_prices(cost::parse(&json!({"m": {"input": 2.0, "output": 8.0}})).unwrap());
+    let id = fetch_of(&first);
+    let mut all = first.clone();
+    all.extend(head(&mut drive, id, 200));
+    all.extend(body(&mut drive, id, Some(CALL_STREAM)));
+    all.extend(body(&mut drive, id, None));
+    let call_id = (all.iter())
+        .find_map(|a| match a {
+            Action::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .expect("the page call");
+    let done = feed(
+        &mut drive,
+        Answer::ToolDone {
+            call_id,
+            response: json!({"ok": true, "result": "done"}),
+        },
+    );
+    let second = fetch_of(&done);
+    all.extend(done);
+    all.extend(head(&mut drive, second, 200));
+    all.extend(body(&mut drive, second, Some(USAGE_STREAM)));
+    all.extend(body(&mut drive, second, None));
+    let events = logged(&all);
+    let t = timeline(&events, &[], Some("Buy it"));
+    assert_eq!(t.state, "finished", "{:#?}", t.entries);
+    let steps: Vec<_> = (t.entries.iter())
+        .filter_map(|e| match e {
+            Entry::Step(step) => Some(step),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps.len(), 2, "{:#?}", t.entries);
+    assert_eq!(steps[0].calls[0].name, "buy");
+    let (one, two) = (&steps[0].tokens, &steps[1].tokens);
+    assert_eq!(one.usage, "reported");
+    assert_eq!(
+        (one.input_tokens, one.output_tokens, one.cached_input_tokens),
+        (Some(500), Some(20), Some(100))
+    );
+    // 500 × 2 + 20 × 8 = 1160 per million.
+    assert!((one.cost.unwrap() - 0.00116).abs() < 1e-12);
+    assert_eq!(
+        (two.input_tokens, two.output_tokens),
+        (Some(1000), Some(100))
+    );
+    assert!((two.cost.unwrap() - 0.0028).abs() < 1e-12);
+    // The usage events are read into their steps, not left as notes.
+    assert!(
+        !(t.entries.iter()).any(|e| matches!(e, Entry::Note { name, .. } if name == CUSTOM_USAGE))
+    );
+}
+
+#[test]
+fn a_replayed_runs_timeline_says_its_tokens_are_unknown() {
+    use crate::core::timeline::{timeline, Entry};
+    let (_, first) = drive(model(Provider::Replay, Some(r#"{"text": "Done."}"#)));
+    let t = timeline(&logged(&first), &[], None);
+    let Some(Entry::Step(step)) = t.entries.first() else {
+        panic!("{:#?}", t.entries)
+    };
+    assert_eq!(step.tokens.usage, "unknown");
+    assert_eq!(step.tokens.input_tokens, None);
+    assert_eq!(t.answer.as_deref(), Some("Done."));
+}
