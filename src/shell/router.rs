@@ -88,7 +88,12 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
-        Op::Configure(request) => agent::configure(&request).await,
+        Op::Configure(request) => {
+            let done = agent::configure(&request).await;
+            // Site policies apply to the kept listings.
+            super::forget_listing(None);
+            done
+        }
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
         Op::Conversations { tab_id } => Ok(threads::conversations(tab_id).await),
