@@ -283,7 +283,10 @@
     // Only this extension's worker (no tab) may ask; other messages are not ours to answer.
     if (sender.id !== chrome.runtime.id || sender.tab) return false;
     if (!message || typeof message !== 'object' || message[KEY] !== VERSION) return false;
-    handle(message).then(sendResponse, (error) =>
+    // A listing (hundreds of tools, each with its schema) goes as its JSON text: one string
+    // crosses to the worker faster than the objects, and the worker reads JSON text anyway.
+    const reply = message.op === 'listTools' ? (answer) => sendResponse(JSON.stringify(answer)) : sendResponse;
+    handle(message).then(reply, (error) =>
       sendResponse(failure(String(error?.name ?? 'Error'), String(error?.message ?? error))),
     );
     return true;

@@ -55,7 +55,7 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
 
 /// Asks every frame of a tab for its tools, all at once, and merges the answers; the listing
 /// is kept for the page calls that follow.
-pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
+pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
     let epoch = KEPT.with_borrow(Kept::epoch);
     let mut answers = frame_listings(tab_id).await?;
     if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
@@ -64,8 +64,8 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     let mut tools = TabTools::from_frames(answers);
     crate::core::site::apply_stored(store::load_sites().await, &mut tools);
     workbench::observe(tab_id, &tools);
-    let keep = Rc::new(tools.clone());
-    KEPT.with_borrow_mut(|kept| kept.put(tab_id, io::now_ms(), keep, epoch));
+    let tools = Rc::new(tools);
+    KEPT.with_borrow_mut(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
 }
 
@@ -84,7 +84,8 @@ pub(crate) async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, Stri
 }
 
 /// Sends `message` to a frame's document now; its reply as JSON text, within `ms` from now
-/// (so that replies asked at once share one deadline, however they are awaited).
+/// (so that replies asked at once share one deadline, however they are awaited). A reply that
+/// is a string is that text already (a listing is sent so); anything else is written as JSON.
 pub(crate) fn ask(
     tab_id: i64,
     to: Target,
@@ -96,7 +97,10 @@ pub(crate) fn ask(
     async move {
         let left = (deadline - io::now_ms()).max(0.0) as u32;
         match timer::within(reply, left).await {
-            Ok(Some(reply)) => Reply::Answered(convert::to_json_text(&reply)),
+            Ok(Some(reply)) => Reply::Answered(match reply.as_string() {
+                Some(text) => Ok(text),
+                None => convert::to_json_text(&reply),
+            }),
             Ok(None) => Reply::TimedOut,
             Err(error) => Reply::Failed(error),
         }

@@ -30,39 +30,8 @@ pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
 
 pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
-/// A tab as the browser lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tab {
-    /// The tab's id.
-    pub id: i64,
-    /// The tab that opened it, if any.
-    pub opener: Option<i64>,
-    /// Whether it finished loading.
-    pub complete: bool,
-}
-
-impl Tab {
-    /// The tabs of `chrome.tabs.query`'s answer (entries without a numeric `id` are
-    /// skipped; anything but a list is no tab).
-    pub fn list(listed: &Value) -> Vec<Tab> {
-        let Value::Array(items) = listed else {
-            return Vec::new();
-        };
-        items
-            .iter()
-            .filter_map(|tab| {
-                Some(Tab {
-                    id: tab.get("id")?.as_f64()? as i64,
-                    opener: tab
-                        .get("openerTabId")
-                        .and_then(Value::as_f64)
-                        .map(|v| v as i64),
-                    complete: tab.get("status").and_then(Value::as_str) == Some("complete"),
-                })
-            })
-            .collect()
-    }
-}
+mod browser;
+pub use browser::{FrameState, Tab};
 
 /// What the shell does next for a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -125,8 +94,8 @@ pub enum Step {
 /// What the shell feeds back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// The tab's tools, or why they could not be listed.
-    Tools(Result<TabTools, String>),
+    /// The tab's tools just listed, or why they could not be listed.
+    Tools(Result<Rc<TabTools>, String>),
     /// The tab's kept listing (for [`Step::KeptTools`]).
     Kept(Rc<TabTools>),
     /// The frame's state; `None` when the frame (or its tab) is gone.
@@ -346,7 +315,7 @@ impl PageCall {
         self.state = match (state, input) {
             (State::Resolve, Input::Tools(tools)) => {
                 self.kept = false;
-                self.resolved(tools.as_ref().map_err(String::clone))
+                self.resolved(tools.as_deref().map_err(String::clone))
             }
             (State::Resolve, Input::Kept(tools)) => {
                 self.kept = true;
@@ -637,7 +606,7 @@ impl PageCall {
                 url,
                 tools
                     .ok()
-                    .map(|found| found.tools.into_iter().map(|t| t.name).collect()),
+                    .map(|found| found.tools.iter().map(|t| t.name.clone()).collect()),
                 opened,
             ),
             (Look::Wait, Input::Performed) => {
@@ -755,29 +724,6 @@ pub fn still_listed(name: &str, target: &Target, now: Option<&FrameState>) -> Re
         None => Err(format!(
             "the frame that offered `{name}` is gone since its tools were listed; the call was not sent"
         )),
-    }
-}
-
-/// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrameState {
-    /// The frame's document URL.
-    pub url: String,
-    /// The document's id; a new one means the frame navigated.
-    pub document_id: Option<String>,
-}
-
-impl FrameState {
-    /// A frame as `chrome.webNavigation.getFrame` describes it; `None` when it is gone.
-    pub fn of(frame: &Value) -> Option<FrameState> {
-        if !frame.is_object() {
-            return None;
-        }
-        let text = |key: &str| frame.get(key).and_then(Value::as_str).map(str::to_owned);
-        Some(FrameState {
-            url: text("url").unwrap_or_default(),
-            document_id: text("documentId"),
-        })
     }
 }
 

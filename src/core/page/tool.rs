@@ -470,6 +470,43 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_is_measured_as_compact_json() {
+        let schema =
+            json!({"type": "object", "description": "é\"x", "properties": {"n": {"maximum": 1.5}}});
+        let size = serde_json::to_string(&schema).unwrap().len();
+        assert_eq!(json_size(&schema), size);
+        let limits = Limits {
+            max_schema_bytes: size - 1,
+            ..Limits::DEFAULT
+        };
+        let out = parse_tools(
+            &[json!({"name": "a", "inputSchema": schema})],
+            0,
+            "o",
+            &limits,
+        );
+        assert!(out.tools.is_empty());
+        assert!(
+            out.problems[0]
+                .message
+                .contains(&format!("is {size} bytes")),
+            "{:?}",
+            out.problems
+        );
+        let limits = Limits {
+            max_schema_bytes: size,
+            ..Limits::DEFAULT
+        };
+        let out = parse_tools(
+            &[json!({"name": "a", "inputSchema": schema})],
+            0,
+            "o",
+            &limits,
+        );
+        assert_eq!(out.tools[0].input_schema, schema);
+    }
+
+    #[test]
     fn caps_name_the_limit() {
         let limits = Limits {
             max_tools_per_frame: 2,

@@ -21,13 +21,13 @@ fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
 }
 
 /// The tools, each listed from document `d1` of its frame.
-fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
-    Ok(TabTools {
+fn tools(list: Vec<PageTool>) -> Result<std::rc::Rc<TabTools>, String> {
+    Ok(std::rc::Rc::new(TabTools {
         documents: list.iter().map(|t| (t.frame_id, "d1".into())).collect(),
         tools: list,
         problems: Vec::new(),
         ..TabTools::default()
-    })
+    }))
 }
 
 fn request(name: &str) -> CallRequest {
@@ -83,7 +83,7 @@ fn sent(consequential: bool) -> PageCall {
 
 /// A call decided on the tab's kept listing of `list` (each tool version 1).
 fn kept(name: &str, list: Vec<PageTool>) -> PageCall {
-    let mut listing = tools(list).unwrap();
+    let mut listing = std::rc::Rc::unwrap_or_clone(tools(list).unwrap());
     listing.versions = listing
         .tools
         .iter()
@@ -316,10 +316,10 @@ fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call
     );
     // A listing without document ids (an older browser) sends to the frame as it is.
     let mut call = PageCall::new(request("buy"), "c1".into());
-    call.handle(Input::Tools(Ok(TabTools {
+    call.handle(Input::Tools(Ok(std::rc::Rc::new(TabTools {
         tools: vec![tool("buy", 0, false)],
         ..TabTools::default()
-    })));
+    }))));
     call.handle(frame("d2", "https://pay.test/"));
     call.handle(Input::Tabs(vec![tab(7, None, true)]));
     assert!(
