@@ -154,6 +154,11 @@ impl TabTools {
         })
     }
 
+    /// [`TabTools::response`] as JSON text, written straight from the tools.
+    pub fn response_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| self.response().to_string())
+    }
+
     /// Merges the frames' answers (in frame order).
     pub fn from_frames(mut frames: Vec<FrameAnswer>) -> TabTools {
         frames.sort_by_key(|f| f.frame_id);
