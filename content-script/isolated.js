@@ -108,6 +108,26 @@
   const failure = (name, message) => ({ ok: false, error: { name, message } });
   // END SHARED BLOCK
 
+  // Each tool as this frame last listed it: its definition as reported (JSON text) and a
+  // number for that definition. A call names the number the worker decided on (whether to
+  // confirm, from the hints); the tool runs only while its definition is still that one.
+  let listed = new Map();
+  let versions = 0;
+  const numbered = (tools) => {
+    const now = new Map();
+    const out = tools.map((tool) => {
+      const text = JSON.stringify(tool);
+      const seen = listed.get(tool?.name);
+      const entry = seen && seen.text === text ? seen : { version: ++versions, text };
+      if (!now.has(tool?.name)) now.set(tool?.name, entry);
+      return { ...tool, version: entry.version };
+    });
+    listed = now;
+    return out;
+  };
+  const changed = (name) =>
+    failure('ToolChangedError', `tool changed: "${name}" is not defined as it was when listed; not run`);
+
   // The frame's URL and origin are this world's own, never the page's word: a tool names no
   // origin, and the companion's answer (a page's own modelContext, a polyfill that takes
   // `globalThis.origin`) keeps only its tools. Those are marked polyfilled: such a source may
@@ -115,11 +135,12 @@
   const listTools = async () => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin };
-    if (context) return { ok: true, supported: true, ...frame, tools: (await ownTools(context)).map(describe) };
+    if (context) return { ok: true, supported: true, ...frame, tools: numbered((await ownTools(context)).map(describe)) };
     if (!main.paired) return { ok: true, supported: false, ...frame, tools: [] };
-    const listed = await main.ask({ op: 'listTools' });
-    if (listed?.ok !== true) return listed;
-    return { ok: true, supported: listed.supported === true, polyfilled: true, ...frame, tools: listed.tools };
+    const answer = await main.ask({ op: 'listTools' });
+    if (answer?.ok !== true) return answer;
+    const tools = Array.isArray(answer.tools) ? numbered(answer.tools) : answer.tools;
+    return { ok: true, supported: answer.supported === true, polyfilled: true, ...frame, tools };
   };
 
   // Native executeTool takes an object; a polyfill wants a JSON string and says so before the
@@ -149,12 +170,15 @@
     return { ok: true, cancelled: false };
   };
 
-  const callTool = async (name, args, confirmText, call, within) => {
+  const callTool = async (name, args, confirmText, call, within, version) => {
     const context = modelContext();
     if (!context && !main.paired) return failure('NotSupportedError', 'this frame has no document.modelContext');
     const find = async () => (await ownTools(context)).find((t) => t.name === name);
-    const listed = context ? await find() : null;
-    if (context && !listed) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    const found = context ? await find() : null;
+    if (context && !found) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    // The definition the worker decided on: the one listed under the call's version.
+    const decided = listed.get(name);
+    if (!decided || decided.version !== version) return changed(name);
     // The browser's own dialog, shown by this script: the page can neither see nor answer it.
     const asked = performance.now();
     if (typeof confirmText === 'string' && !window.confirm(confirmText)) {
@@ -165,10 +189,12 @@
     if (typeof confirmText === 'string' && typeof within === 'number' && performance.now() - asked > within) {
       return failure('TimeoutError', `allowed after the call's ${within} ms had passed: not run`);
     }
-    if (!context) return main.ask({ op: 'callTool', name, args, call });
+    if (!context) return main.ask({ op: 'callTool', name, args, call, expect: decided.text });
     // The page may change its tools while the person is asked: look again after a question.
-    const tool = typeof confirmText === 'string' ? await find() : listed;
+    const tool = typeof confirmText === 'string' ? await find() : found;
     if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
+    // Checked with no await before the tool starts: the page cannot change it in between.
+    if (JSON.stringify(describe(tool)) !== decided.text) return changed(name);
     const controller = new AbortController();
     if (typeof call === 'string') running.set(call, controller);
     let result;
@@ -223,7 +249,7 @@
         if (typeof message.name !== 'string' || !message.args || typeof message.args !== 'object') {
           return failure('TypeError', 'callTool needs a name and an object of arguments');
         }
-        return callTool(message.name, message.args, message.confirm, message.call, message.within);
+        return callTool(message.name, message.args, message.confirm, message.call, message.within, message.version);
       case 'cancel':
         return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
       case 'watch':
@@ -257,7 +283,10 @@
     // Only this extension's worker (no tab) may ask; other messages are not ours to answer.
     if (sender.id !== chrome.runtime.id || sender.tab) return false;
     if (!message || typeof message !== 'object' || message[KEY] !== VERSION) return false;
-    handle(message).then(sendResponse, (error) =>
+    // A listing (hundreds of tools, each with its schema) goes as its JSON text: one string
+    // crosses to the worker faster than the objects, and the worker reads JSON text anyway.
+    const reply = message.op === 'listTools' ? (answer) => sendResponse(JSON.stringify(answer)) : sendResponse;
+    handle(message).then(reply, (error) =>
       sendResponse(failure(String(error?.name ?? 'Error'), String(error?.message ?? error))),
     );
     return true;

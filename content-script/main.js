@@ -151,6 +151,11 @@
         if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
         const tool = (await ownTools(context)).find((t) => t.name === request.name);
         if (!tool) return failure('NotFoundError', `this frame has no tool named "${request.name}"`);
+        // The definition the worker decided on (as the isolated bridge listed it), checked with
+        // no await before the tool starts.
+        if (stringify(describe(tool)) !== request.expect) {
+          return failure('ToolChangedError', `tool changed: "${request.name}" is not defined as it was when listed; not run`);
+        }
         const controller = new Controller();
         const call = typeof request.call === 'string' ? request.call : null;
         if (call !== null) running.set(call, controller);

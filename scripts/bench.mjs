@@ -138,6 +138,42 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
       await direct(tab);
     }
     await listing(many);
+    // The browser calls the worker makes for one page call (each a round trip to the browser
+    // process; the ones made at once count one each too).
+    const roundTrips = async (tab) => {
+      await host.worker.evaluate(() => {
+        const counts = {};
+        const wrap = (api, name, label) => {
+          const original = api[name];
+          api[name] = function counted(...args) {
+            counts[label] = (counts[label] ?? 0) + 1;
+            return original.apply(this, args);
+          };
+          return () => { api[name] = original; };
+        };
+        globalThis.__benchTrips = { counts, undo: [
+          wrap(chrome.webNavigation, 'getAllFrames', 'getAllFrames'),
+          wrap(chrome.webNavigation, 'getFrame', 'getFrame'),
+          wrap(chrome.tabs, 'query', 'tabs.query'),
+          wrap(chrome.tabs, 'sendMessage', 'tabs.sendMessage'),
+          wrap(chrome.storage.local, 'get', 'storage.local.get'),
+          wrap(chrome.storage.session, 'get', 'storage.session.get'),
+        ] };
+      });
+      await viaHost(tab);
+      return host.worker.evaluate(() => {
+        const { counts, undo } = globalThis.__benchTrips;
+        for (const restore of undo) restore();
+        return counts;
+      });
+    };
+    for (const [tab, label] of [[one, 'echo'], [many, '256 tools']]) {
+      const counts = await roundTrips(tab);
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
+      const each = Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(', ');
+      figure(label === 'echo' ? 'page_call_round_trips' : 'page_call_round_trips_256', `  browser calls per page call (${label})`, [total], { unit: 'calls' });
+      console.log(`    ${each}`);
+    }
     const times = { host: [], direct: [], overhead: [], host256: [], direct256: [], overhead256: [], list: [] };
     const ROUNDS = Math.max(RUNS, 9);
     for (let round = 0; round < ROUNDS; round += 1) {

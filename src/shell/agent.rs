@@ -173,7 +173,9 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
                 thread = Some(record);
                 Got::ConversationSaved
             }
-            Need::TabTools(tab_id) => Got::TabTools(super::tab_tools(tab_id).await),
+            Need::TabTools(tab_id) => {
+                Got::TabTools(super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone))
+            }
             Need::Servers => Got::Servers(store::load_servers().await),
             Need::Key(reference) => Got::Key(store::read_key(&reference).await),
             Need::Open {

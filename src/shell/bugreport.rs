@@ -22,7 +22,11 @@ pub(crate) async fn bug_report(run_id: &str) -> Result<Value, String> {
         Some(tab_id) => {
             let request = AuditRequest::parse(&json!({"tabId": tab_id})).map_err(|e| e.0)?;
             (
-                Some(super::tab_tools(tab_id).await),
+                Some(
+                    super::tab_tools(tab_id)
+                        .await
+                        .map(std::rc::Rc::unwrap_or_clone),
+                ),
                 Some(super::audit(request).await),
             )
         }

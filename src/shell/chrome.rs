@@ -54,14 +54,17 @@ pub async fn frame_state(tab_id: i64, frame_id: i64) -> Option<FrameState> {
     FrameState::of(&to_json(&JsFuture::from(promise).await.ok()?).ok()?)
 }
 
-/// Every tab of the browser (an empty list when the API is missing).
-pub async fn tabs() -> Vec<Tab> {
-    let Ok(promise) = tabs_query(&js_sys::Object::new()) else {
-        return Vec::new();
-    };
-    match JsFuture::from(promise).await.map(|list| to_json(&list)) {
-        Ok(Ok(list)) => Tab::list(&list),
-        _ => Vec::new(),
+/// Every tab of the browser (an empty list when the API is missing), asked for at once.
+pub fn tabs() -> impl std::future::Future<Output = Vec<Tab>> {
+    let asked = tabs_query(&js_sys::Object::new());
+    async move {
+        let Ok(promise) = asked else {
+            return Vec::new();
+        };
+        match JsFuture::from(promise).await.map(|list| to_json(&list)) {
+            Ok(Ok(list)) => Tab::list(&list),
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -26,7 +26,9 @@ pub mod traces;
 pub mod waits;
 pub mod workbench;
 
+use std::cell::RefCell;
 use std::future::Future;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -34,10 +36,27 @@ use crate::core::bridge::{confirmed, parse_watched, FrameRequest, Reply, Target}
 use crate::core::limits::Limits;
 use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
+use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 
-/// Asks every frame of a tab for its tools, all at once, and merges the answers.
-pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
+thread_local! {
+    /// The tabs' listings kept for the page calls that follow ([`Kept`]).
+    static KEPT: RefCell<Kept> = RefCell::default();
+}
+
+/// Forgets the kept listing of a tab (its tools changed), or of every tab (`None`: the
+/// settings changed).
+pub(crate) fn forget_listing(tab_id: Option<i64>) {
+    KEPT.with_borrow_mut(|kept| match tab_id {
+        Some(tab_id) => kept.forget(tab_id),
+        None => kept.clear(),
+    });
+}
+
+/// Asks every frame of a tab for its tools, all at once, and merges the answers; the listing
+/// is kept for the page calls that follow.
+pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
+    let epoch = KEPT.with_borrow(Kept::epoch);
     let mut answers = frame_listings(tab_id).await?;
     if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
         answers = frame_listings(tab_id).await?;
@@ -45,6 +64,8 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<TabTools, String> {
     let mut tools = TabTools::from_frames(answers);
     crate::core::site::apply_stored(store::load_sites().await, &mut tools);
     workbench::observe(tab_id, &tools);
+    let tools = Rc::new(tools);
+    KEPT.with_borrow_mut(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
 }
 
@@ -63,7 +84,8 @@ pub(crate) async fn frame_listings(tab_id: i64) -> Result<Vec<FrameAnswer>, Stri
 }
 
 /// Sends `message` to a frame's document now; its reply as JSON text, within `ms` from now
-/// (so that replies asked at once share one deadline, however they are awaited).
+/// (so that replies asked at once share one deadline, however they are awaited). A reply that
+/// is a string is that text already (a listing is sent so); anything else is written as JSON.
 pub(crate) fn ask(
     tab_id: i64,
     to: Target,
@@ -75,7 +97,10 @@ pub(crate) fn ask(
     async move {
         let left = (deadline - io::now_ms()).max(0.0) as u32;
         match timer::within(reply, left).await {
-            Ok(Some(reply)) => Reply::Answered(convert::to_json_text(&reply)),
+            Ok(Some(reply)) => Reply::Answered(match reply.as_string() {
+                Some(text) => Ok(text),
+                None => convert::to_json_text(&reply),
+            }),
             Ok(None) => Reply::TimedOut,
             Err(error) => Reply::Failed(error),
         }
@@ -89,6 +114,12 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
     loop {
         let input = match call.step() {
             Step::Done(answer) => return answer,
+            Step::KeptTools { tab_id } => {
+                match KEPT.with_borrow(|kept| kept.get(tab_id, io::now_ms())) {
+                    Some(tools) => Input::Kept(tools),
+                    None => Input::Tools(tab_tools(tab_id).await),
+                }
+            }
             Step::ListTools { tab_id } => Input::Tools(tab_tools(tab_id).await),
             Step::Frame { tab_id, frame_id } => {
                 Input::Frame(chrome::frame_state(tab_id, frame_id).await)
@@ -99,7 +130,17 @@ pub(crate) async fn page_call(request: CallRequest) -> Value {
                 target,
                 message,
                 timeout_ms,
-            } => ask(tab_id, target, &message, timeout_ms).await.into(),
+                list_tabs,
+            } => {
+                // The tabs are asked for before the message leaves: any tab the call opens
+                // comes after them.
+                let tabs = list_tabs.then(chrome::tabs);
+                let reply = ask(tab_id, target, &message, timeout_ms);
+                if let Some(tabs) = tabs {
+                    call.handle(Input::Tabs(tabs.await));
+                }
+                reply.await.into()
+            }
             Step::Cancel {
                 tab_id,
                 target,

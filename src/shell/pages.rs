@@ -30,8 +30,10 @@ pub(crate) fn push(kind: &str, body: Value) {
     broadcast(convert::from_json(&message));
 }
 
-/// A frame's tools changed: the open pages list the tab's tools again.
+/// A frame's tools changed: the tab's kept listing is forgotten, and the open pages list the
+/// tab's tools again.
 pub(crate) fn on_tools_changed(tab_id: i64, frame_id: i64) {
+    super::forget_listing(Some(tab_id));
     push(
         "toolsChanged",
         json!({"tabId": tab_id, "frameId": frame_id}),

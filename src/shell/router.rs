@@ -40,7 +40,7 @@ pub async fn call(op: String, request: JsValue) -> JsValue {
     let outcome = async {
         let name = OpName::parse(&op).map_err(|e| e.0)?;
         let request = convert::to_json(&request)?;
-        perform(Op::parse(name, &request).map_err(|e| e.0)?, None).await
+        perform_done(Op::parse(name, &request).map_err(|e| e.0)?, None).await
     };
     answer(outcome.await)
 }
@@ -53,14 +53,33 @@ pub async fn handle_message(message: JsValue, sender: JsValue) -> JsValue {
     answer(receive(&message, &sender).await)
 }
 
-fn answer(outcome: Result<Value, String>) -> JsValue {
-    convert::from_json(&match outcome {
-        Ok(value) => json!({"ok": true, "value": value}),
-        Err(error) => json!({"ok": false, "error": error}),
-    })
+/// An operation's value, or its JSON text (a tab's listing, written once from the tools).
+enum Done {
+    Value(Value),
+    Json(String),
 }
 
-async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
+fn answer(outcome: Result<Done, String>) -> JsValue {
+    match outcome {
+        Ok(Done::Json(text)) => js_sys::JSON::parse(&format!(r#"{{"ok":true,"value":{text}}}"#))
+            .unwrap_or_else(|_| answer(Err("the answer could not be read as JSON".into()))),
+        Ok(Done::Value(value)) => convert::from_json(&json!({"ok": true, "value": value})),
+        Err(error) => convert::from_json(&json!({"ok": false, "error": error})),
+    }
+}
+
+/// [`perform`], with a tab's listing written straight to JSON text (hundreds of tools are not
+/// copied into a JSON value first).
+async fn perform_done(op: Op, sender: Option<&Sender>) -> Result<Done, String> {
+    match op {
+        Op::ListTools(request) => Ok(Done::Json(
+            super::tab_tools(request.tab_id).await?.response_text(),
+        )),
+        op => perform(op, sender).await.map(Done::Value),
+    }
+}
+
+async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
     let own_id =
         super::pages::runtime_id().ok_or("chrome.runtime is not available in this context")?;
     let sender = classify(&own_id, &convert::sender_info(sender));
@@ -69,7 +88,7 @@ async fn receive(message: &JsValue, sender: &JsValue) -> Result<Value, String> {
         chrome::warn(&format!("webmcp-host: {refusal}"));
         return Err(refusal.to_string());
     }
-    perform(Op::parse(name, &message).map_err(|e| e.0)?, Some(&sender)).await
+    perform_done(Op::parse(name, &message).map_err(|e| e.0)?, Some(&sender)).await
 }
 
 /// Runs an authorized operation; `sender` is the message's (none for the automation surface).
@@ -88,7 +107,12 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
-        Op::Configure(request) => agent::configure(&request).await,
+        Op::Configure(request) => {
+            let done = agent::configure(&request).await;
+            // Site policies apply to the kept listings.
+            super::forget_listing(None);
+            done
+        }
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
         Op::Conversations { tab_id } => Ok(threads::conversations(tab_id).await),

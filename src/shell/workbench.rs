@@ -53,7 +53,10 @@ pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<
     let mut listed = Vec::with_capacity(asked.len());
     for (tab_id, facts) in asked {
         let facts = facts_of(&facts.await).ok();
-        listed.push((open_tab(tab_id, facts.as_ref()), tab_tools(tab_id).await));
+        listed.push((
+            open_tab(tab_id, facts.as_ref()),
+            tab_tools(tab_id).await.map(std::rc::Rc::unwrap_or_clone),
+        ));
     }
     let open: Vec<i64> = listed.iter().map(|(t, _)| t.tab_id).collect();
     SEEN.with(|seen| {

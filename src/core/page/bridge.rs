@@ -12,11 +12,12 @@
 //! - call: `{"ok":true,"result":"text"|null,"url":"…"}` (`null`: the tool navigated the page)
 //! - any:  `{"ok":false,"error":{"name":"…","message":"…"}}`
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use super::tool::{kind, parse_tools, FrameTools};
+use super::tool::{kind, parse_owned_tools, FrameTools};
 use crate::core::limits::Limits;
 
 /// The key that marks a message as ours, with the protocol version as its value.
@@ -81,6 +82,11 @@ pub enum FrameRequest {
         /// reported as cancelled, so the content script does not run it (`confirm()` blocks
         /// the script, and the cancel message reaches it only after the tool started).
         within_ms: Option<u32>,
+        /// The tool's version as the frame listed it ([`FrameListing::versions`]): the content
+        /// script runs the tool only while its definition is the one listed under that
+        /// version, and otherwise refuses with [`TOOL_CHANGED`] (the host decided whether to
+        /// confirm from that definition).
+        version: Option<u64>,
     },
     /// Abort a call still running in the page (its `executeTool` signal); the reply is
     /// `{"ok": true, "cancelled": bool}`.
@@ -115,6 +121,7 @@ impl FrameRequest {
                 confirm,
                 call,
                 within_ms,
+                version,
             } => {
                 let mut message = json!({
                     PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
@@ -127,6 +134,9 @@ impl FrameRequest {
                 }
                 if let Some(call) = call {
                     message["call"] = json!(call);
+                }
+                if let Some(version) = version {
+                    message["version"] = json!(version);
                 }
                 message
             }
@@ -159,7 +169,14 @@ pub struct FrameListing {
     pub polyfilled: bool,
     /// Its tools and what was skipped.
     pub tools: FrameTools,
+    /// Each tool's version (by name), as the content script numbered the definitions it
+    /// reported: a call names the version it was decided on.
+    pub versions: BTreeMap<String, u64>,
 }
+
+/// The name of the failure a content script answers when the tool's definition is no longer
+/// the one listed under the call's version: the tool did not run, and the host lists again.
+pub const TOOL_CHANGED: &str = "ToolChangedError";
 
 /// How a tool call ended, as the page reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -307,7 +324,7 @@ pub fn parse_listing(
     frame_id: i64,
     limits: &Limits,
 ) -> Result<FrameListing, BridgeError> {
-    let map = match parse_reply(raw, limits)? {
+    let mut map = match parse_reply(raw, limits)? {
         Ok(map) => map,
         Err((name, message)) => {
             return Err(malformed(format!(
@@ -319,16 +336,32 @@ pub fn parse_listing(
     let origin = string_field(&map, "origin")?;
     let supported = map.get("supported") == Some(&Value::Bool(true));
     let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
-    let mut tools = match map.get("tools") {
+    let mut versions = BTreeMap::new();
+    let mut tools = match map.remove("tools") {
         None | Some(Value::Null) => FrameTools::default(),
-        Some(Value::Array(entries)) => parse_tools(entries, frame_id, &origin, limits),
+        Some(Value::Array(entries)) => {
+            // Each name's first entry gives its version (the tool kept under that name).
+            for entry in entries.iter().take(limits.max_tools_per_frame) {
+                let name = entry.get("name").and_then(Value::as_str);
+                if let Some(name) = name.filter(|n| !versions.contains_key(*n)) {
+                    versions.insert(
+                        name.to_owned(),
+                        entry.get("version").and_then(Value::as_u64),
+                    );
+                }
+            }
+            parse_owned_tools(entries, frame_id, &origin, limits)
+        }
         Some(other) => {
             return Err(malformed(format!(
                 "`tools` is {}, not an array",
-                kind(other)
+                kind(&other)
             )))
         }
     };
+    let versions = (tools.tools.iter())
+        .filter_map(|t| Some((t.name.clone(), versions.get(&t.name).copied().flatten()?)))
+        .collect();
     if polyfilled {
         tools.confirm_unless_read_only();
     }
@@ -339,6 +372,7 @@ pub fn parse_listing(
         document_id: None,
         polyfilled,
         tools,
+        versions,
     })
 }
 
@@ -443,6 +477,7 @@ mod tests {
                 confirm: None,
                 call: None,
                 within_ms: Some(500),
+                version: None,
             }
             .to_message(),
             json!({"webmcpHost": 1, "op": "callTool", "name": "find", "args": {"q": "x"}})
@@ -457,6 +492,7 @@ mod tests {
             confirm: Some("Allow?".into()),
             call: Some("c1".into()),
             within_ms: Some(500),
+            version: Some(3),
         }
         .to_message();
         // A confirmed call says how long its caller waits: allowed later, it does not run.
@@ -464,6 +500,8 @@ mod tests {
             (asked["confirm"].clone(), asked["within"].clone()),
             (json!("Allow?"), json!(500))
         );
+        // It names the version of the tool it was decided on.
+        assert_eq!(asked["version"], json!(3));
         assert_eq!(
             FrameRequest::ListTools.to_message(),
             json!({"webmcpHost": 1, "op": "listTools"})
@@ -478,6 +516,17 @@ mod tests {
         };
         assert_eq!(bound.options(), json!({"frameId": 3, "documentId": "D1"}));
         assert_eq!(Target::TOP.options(), json!({"frameId": 0}));
+    }
+
+    #[test]
+    fn listing_reads_the_version_of_each_kept_tool() {
+        let raw = r#"{"ok":true,"supported":true,"url":"http://a.test/","origin":"http://a.test",
+                      "tools":[{"name":"t","version":4},{"name":"t","version":9},
+                               {"name":"u","version":"5"},{"name":"bad name","version":6},
+                               {"name":"v","version":-1},{"name":"w","version":7}]}"#;
+        let listing = parse_listing(raw, 0, &L).unwrap();
+        let versions: Vec<_> = listing.versions.into_iter().collect();
+        assert_eq!(versions, [("t".to_owned(), 4), ("w".to_owned(), 7)]);
     }
 
     #[test]

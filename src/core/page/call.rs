@@ -1,21 +1,27 @@
 //! One page tool call as a sans-IO machine, for `callTool` and for the page calls of runs.
 //!
 //! The call goes resolve → confirm → send → settle → destination, each a state: the tab's
-//! tools are listed and the call's tool resolved (and, for a run, checked to be the tool the
-//! run began with); the frame's document is checked to be the one the tool was listed from
-//! (another means the frame navigated: the call is not sent); the call is sent with its
-//! confirmation question, to that document only (`{frameId, documentId}`); a failure or timeout is settled against the frame's document (navigated, frame
-//! removed, tab closed); a navigation of the top frame waits for its destination (or a tab the
-//! call opened) and lists its tools. [`PageCall::step`] says what to do next; the shell does it
+//! tools are taken from its kept listing ([`super::kept`]) or listed, and the call's tool
+//! resolved (and, for a run, checked to be the tool the run began with); the call is sent with
+//! its confirmation question and the tool's version as listed, to the document the tool was
+//! listed from only (`{frameId, documentId}`; a frame without a document id is looked at
+//! first), the browser's tabs listed as it leaves. The frame runs the tool only while its
+//! definition is the one listed under that version: a tool changed since (read-only when
+//! listed, acting now) is refused there, and the call lists the tab again, once, and decides
+//! again (whether to confirm, from the hints as they are now); so does a call on a kept
+//! listing that does not hold (the name unknown, the document gone, the tool gone). A failure
+//! or timeout is settled against the frame's document (navigated, frame removed, tab closed);
+//! a navigation of the top frame waits for its destination (or a tab the call opened) and
+//! lists its tools. [`PageCall::step`] says what to do next; the shell does it
 //! and feeds back [`Input`]. Time never enters: waits are steps and the call's timeout comes
 //! back as [`Input::Timeout`]. Invariant: every path ends in [`Step::Done`] with a `callTool`
 //! answer (`{ok:true,result}` | `{ok:true,navigated:true,…}` | `{ok:false,error}`).
 
-use serde_json::{json, Value};
+use std::rc::Rc;
 
-use serde_json::Map;
+use serde_json::{json, Map, Value};
 
-use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target};
+use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target, TOOL_CHANGED};
 use super::tabs::{undelivered, TabTools};
 use super::tool::PageTool;
 use crate::core::limits::Limits;
@@ -24,43 +30,18 @@ pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
 
 pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
-/// A tab as the browser lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tab {
-    /// The tab's id.
-    pub id: i64,
-    /// The tab that opened it, if any.
-    pub opener: Option<i64>,
-    /// Whether it finished loading.
-    pub complete: bool,
-}
-
-impl Tab {
-    /// The tabs of `chrome.tabs.query`'s answer (entries without a numeric `id` are
-    /// skipped; anything but a list is no tab).
-    pub fn list(listed: &Value) -> Vec<Tab> {
-        let Value::Array(items) = listed else {
-            return Vec::new();
-        };
-        items
-            .iter()
-            .filter_map(|tab| {
-                Some(Tab {
-                    id: tab.get("id")?.as_f64()? as i64,
-                    opener: tab
-                        .get("openerTabId")
-                        .and_then(Value::as_f64)
-                        .map(|v| v as i64),
-                    complete: tab.get("status").and_then(Value::as_str) == Some("complete"),
-                })
-            })
-            .collect()
-    }
-}
+mod browser;
+pub use browser::{FrameState, Tab};
 
 /// What the shell does next for a call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
+    /// The tab's kept listing ([`Input::Kept`]) if the shell keeps one
+    /// ([`super::kept::Kept`]), else its tools listed as for [`Step::ListTools`].
+    KeptTools {
+        /// The tab.
+        tab_id: i64,
+    },
     /// List the tools of the tab (every frame, site policies applied): [`Input::Tools`].
     /// The tab to list.
     ListTools {
@@ -87,6 +68,9 @@ pub enum Step {
         message: Value,
         /// How long the frame may take.
         timeout_ms: u32,
+        /// Also list the browser's tabs, started before the message: feed [`Input::Tabs`],
+        /// then the reply (a tab above the newest one was opened by the call).
+        list_tabs: bool,
     },
     /// Abort the call in its frame (nobody waits for the answer): [`Input::Performed`].
     Cancel {
@@ -110,8 +94,10 @@ pub enum Step {
 /// What the shell feeds back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Input {
-    /// The tab's tools, or why they could not be listed.
-    Tools(Result<TabTools, String>),
+    /// The tab's tools just listed, or why they could not be listed.
+    Tools(Result<Rc<TabTools>, String>),
+    /// The tab's kept listing (for [`Step::KeptTools`]).
+    Kept(Rc<TabTools>),
     /// The frame's state; `None` when the frame (or its tab) is gone.
     Frame(Option<FrameState>),
     /// The browser's tabs.
@@ -163,10 +149,12 @@ enum State {
     Before {
         tool: PageTool,
         target: Target,
+        version: Option<u64>,
     },
     Newest {
         tool: PageTool,
         target: Target,
+        version: Option<u64>,
         before: Option<FrameState>,
     },
     Send {
@@ -202,9 +190,11 @@ struct Sent {
     tool: PageTool,
     /// The frame and the document the tool was listed from.
     target: Target,
+    /// The tool's version as listed, which the frame checks before it runs the tool.
+    version: Option<u64>,
     before: Option<FrameState>,
-    /// The highest tab id before the call: a tab above it was opened since.
-    newest: i64,
+    /// The highest tab id before the call (once known): a tab above it was opened since.
+    newest: Option<i64>,
 }
 
 /// A page tool call as asked (`callTool`, or a run's page call).
@@ -233,6 +223,11 @@ pub struct PageCall {
     /// The call's id in the page (for cancelling).
     call: String,
     state: State,
+    /// Whether the listing the call was decided on is a kept one.
+    kept: bool,
+    /// Whether the tab was listed again (once at most: a kept listing that did not hold, or a
+    /// tool the frame found changed).
+    relisted: bool,
 }
 
 impl PageCall {
@@ -242,6 +237,8 @@ impl PageCall {
             call: request.call.clone().unwrap_or(call),
             request,
             state: State::Resolve,
+            kept: false,
+            relisted: false,
         }
     }
 
@@ -254,7 +251,8 @@ impl PageCall {
     pub fn step(&self) -> Step {
         let tab_id = self.request.tab_id;
         match &self.state {
-            State::Resolve => Step::ListTools { tab_id },
+            State::Resolve if self.relisted => Step::ListTools { tab_id },
+            State::Resolve => Step::KeptTools { tab_id },
             State::Before { tool, .. } => Step::Frame {
                 tab_id,
                 frame_id: tool.frame_id,
@@ -270,9 +268,11 @@ impl PageCall {
                     confirm: confirmation(&sent.tool, &self.request.args).unwrap_or_else(Some),
                     call: Some(self.call.clone()),
                     within_ms: Some(self.request.timeout_ms),
+                    version: sent.version,
                 }
                 .to_message(),
                 timeout_ms: self.request.timeout_ms,
+                list_tabs: sent.newest.is_none(),
             },
             State::Cancel { sent, .. } => Step::Cancel {
                 tab_id,
@@ -313,12 +313,27 @@ impl PageCall {
     pub fn handle(&mut self, input: Input) {
         let state = std::mem::replace(&mut self.state, State::Resolve);
         self.state = match (state, input) {
-            (State::Resolve, Input::Tools(tools)) => self.resolved(tools),
-            (State::Before { tool, target }, Input::Frame(before)) => {
+            (State::Resolve, Input::Tools(tools)) => {
+                self.kept = false;
+                self.resolved(tools.as_deref().map_err(String::clone))
+            }
+            (State::Resolve, Input::Kept(tools)) => {
+                self.kept = true;
+                self.resolved(Ok(&tools))
+            }
+            (
+                State::Before {
+                    tool,
+                    target,
+                    version,
+                },
+                Input::Frame(before),
+            ) => {
                 match still_listed(&tool.name, &target, before.as_ref()) {
                     Ok(()) => State::Newest {
                         tool,
                         target,
+                        version,
                         before,
                     },
                     Err(error) => State::Done(call_response(&Err(error))),
@@ -328,6 +343,7 @@ impl PageCall {
                 State::Newest {
                     tool,
                     target,
+                    version,
                     before,
                 },
                 Input::Tabs(tabs),
@@ -335,28 +351,46 @@ impl PageCall {
                 sent: Sent {
                     tool,
                     target,
+                    version,
                     before,
-                    newest: tabs.iter().map(|t| t.id).max().unwrap_or(-1),
+                    newest: Some(newest(&tabs)),
                 },
             },
+            (State::Send { mut sent }, Input::Tabs(tabs)) if sent.newest.is_none() => {
+                sent.newest = Some(newest(&tabs));
+                State::Send { sent }
+            }
             (State::Send { sent }, Input::Reply(reply)) => {
                 let answer = reply.and_then(|text| {
                     parse_call_reply(&text, &Limits::DEFAULT).map_err(|e| e.to_string())
                 });
                 match answer {
+                    // The frame did not run the tool: its definition is not the one the call
+                    // was decided on (or, on a kept listing, it is gone). List again, decide again.
+                    Ok(CallOutcome::Failed { name, .. })
+                        if !self.relisted
+                            && (name == TOOL_CHANGED || (self.kept && name == "NotFoundError")) =>
+                    {
+                        self.relist()
+                    }
                     Ok(outcome) => self.answered(sent, outcome),
                     Err(failure) => settle(sent, failure, false),
                 }
             }
             // Sent to the listed document only: no listener there means the frame holds
-            // another document by now, and the call never reached a page.
+            // another document by now, and the call never reached a page. On a kept listing,
+            // the tab is listed again.
             (State::Send { sent }, Input::ChannelFailed(failure))
                 if sent.target.document_id.is_some() && undelivered(&failure) =>
             {
-                State::Done(call_response(&Err(format!(
-                    "the frame that offered `{}` no longer holds the document its tools were listed from; the call was not sent ({failure})",
-                    sent.tool.name
-                ))))
+                if self.kept && !self.relisted {
+                    self.relist()
+                } else {
+                    State::Done(call_response(&Err(format!(
+                        "the frame that offered `{}` holds another document since its tools were listed; the call was not sent ({failure})",
+                        sent.tool.name
+                    ))))
+                }
             }
             (State::Send { sent }, Input::ChannelFailed(failure)) => settle(sent, failure, true),
             (State::Send { sent }, Input::Timeout) => State::Cancel {
@@ -430,19 +464,48 @@ impl PageCall {
         };
     }
 
-    fn resolved(&self, tools: Result<TabTools, String>) -> State {
+    /// The call's tool found in the tab's listing and judged: a target that names its
+    /// document is sent to at once (Chrome delivers there or nowhere); one that does not is
+    /// checked against the frame first. On a kept listing, a tool not found (or not as a run
+    /// began with it) lists the tab again.
+    fn resolved(&mut self, tools: Result<&TabTools, String>) -> State {
         let found = tools.and_then(|tools| {
             let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
             confirmation(tool, &self.request.args)?;
             if let Some(expected) = &self.request.expect {
                 still_same_page_tool(expected, tool)?;
             }
-            Ok((tool.clone(), tools.target(tool)))
+            Ok((tool.clone(), tools.target(tool), tools.version(tool)))
         });
         match found {
-            Ok((tool, target)) => State::Before { tool, target },
+            Ok((tool, target, version)) => match &target.document_id {
+                Some(document) => State::Send {
+                    sent: Sent {
+                        before: Some(FrameState {
+                            url: String::new(),
+                            document_id: Some(document.clone()),
+                        }),
+                        tool,
+                        target,
+                        version,
+                        newest: None,
+                    },
+                },
+                None => State::Before {
+                    tool,
+                    target,
+                    version,
+                },
+            },
+            Err(_) if self.kept && !self.relisted => self.relist(),
             Err(error) => State::Done(call_response(&Err(error))),
         }
+    }
+
+    /// Lists the tab again (once) and decides the call again.
+    fn relist(&mut self) -> State {
+        self.relisted = true;
+        State::Resolve
     }
 
     /// The frame answered, or the settling found a navigation: a top frame's navigation
@@ -510,7 +573,7 @@ impl PageCall {
             (Look::Tabs, Input::Tabs(tabs)) => {
                 let opened = tabs
                     .iter()
-                    .find(|t| t.id > sent.newest && t.opener == Some(tab_id));
+                    .find(|t| sent.newest.is_some_and(|n| t.id > n) && t.opener == Some(tab_id));
                 match opened {
                     Some(tab) if tab.complete => next(Look::Url {
                         tab_id: tab.id,
@@ -543,7 +606,7 @@ impl PageCall {
                 url,
                 tools
                     .ok()
-                    .map(|found| found.tools.into_iter().map(|t| t.name).collect()),
+                    .map(|found| found.tools.iter().map(|t| t.name.clone()).collect()),
                 opened,
             ),
             (Look::Wait, Input::Performed) => {
@@ -565,6 +628,11 @@ impl PageCall {
             )))),
         }
     }
+}
+
+/// The highest tab id of the browser's tabs (-1: none).
+fn newest(tabs: &[Tab]) -> i64 {
+    tabs.iter().map(|t| t.id).max().unwrap_or(-1)
 }
 
 /// A failed call: look at the frame again.
@@ -656,29 +724,6 @@ pub fn still_listed(name: &str, target: &Target, now: Option<&FrameState>) -> Re
         None => Err(format!(
             "the frame that offered `{name}` is gone since its tools were listed; the call was not sent"
         )),
-    }
-}
-
-/// Where a frame stood, as `chrome.webNavigation.getFrame` tells it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FrameState {
-    /// The frame's document URL.
-    pub url: String,
-    /// The document's id; a new one means the frame navigated.
-    pub document_id: Option<String>,
-}
-
-impl FrameState {
-    /// A frame as `chrome.webNavigation.getFrame` describes it; `None` when it is gone.
-    pub fn of(frame: &Value) -> Option<FrameState> {
-        if !frame.is_object() {
-            return None;
-        }
-        let text = |key: &str| frame.get(key).and_then(Value::as_str).map(str::to_owned);
-        Some(FrameState {
-            url: text("url").unwrap_or_default(),
-            document_id: text("documentId"),
-        })
     }
 }
 

@@ -5,10 +5,12 @@
 //! - [`tool`]: page tools as plain data, parsed from a frame's report.
 //! - [`bridge`]: the wire protocol between the worker and the content script of a frame.
 //! - [`tabs`]: a tab's frames merged into one tool list; names resolved.
+//! - [`kept`]: the tabs' listings kept between page calls.
 //! - [`site`]: per-site policy for page tools (filter, always confirm, wrap as data).
 
 pub mod bridge;
 pub mod call;
+pub mod kept;
 pub mod site;
 pub mod tabs;
 pub mod tool;

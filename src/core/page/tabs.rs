@@ -140,6 +140,10 @@ pub struct TabTools {
     /// the page's own world) or `none` (no `document.modelContext`).
     #[serde(skip)]
     pub webmcp: BTreeMap<i64, &'static str>,
+    /// Each tool's version as its frame numbered it (by frame id and name): a call carries it,
+    /// and the frame runs the tool only while its definition is still that one.
+    #[serde(skip)]
+    pub versions: BTreeMap<(i64, String), u64>,
 }
 
 impl TabTools {
@@ -148,6 +152,11 @@ impl TabTools {
         serde_json::to_value(self).unwrap_or_else(|e| {
             serde_json::json!({"tools": [], "problems": [{"frameId": 0, "message": e.to_string()}]})
         })
+    }
+
+    /// [`TabTools::response`] as JSON text, written straight from the tools.
+    pub fn response_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| self.response().to_string())
     }
 
     /// Merges the frames' answers (in frame order).
@@ -165,6 +174,9 @@ impl TabTools {
                     out.webmcp.insert(frame.frame_id, mode);
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
+                    }
+                    for (name, version) in listing.versions {
+                        out.versions.insert((frame.frame_id, name), version);
                     }
                     out.tools.extend(listing.tools.tools);
                     out.problems.extend(listing.tools.problems);
@@ -197,6 +209,13 @@ impl TabTools {
             frame_id: tool.frame_id,
             document_id: self.documents.get(&tool.frame_id).cloned(),
         }
+    }
+
+    /// The version of `tool` as its frame listed it, if the frame numbered it.
+    pub fn version(&self, tool: &PageTool) -> Option<u64> {
+        self.versions
+            .get(&(tool.frame_id, tool.name.clone()))
+            .copied()
     }
 
     /// The tool a call means: by name, and by frame when several frames offer the name.

@@ -101,6 +101,17 @@ pub fn is_valid_name(name: &str, max_bytes: usize) -> bool {
 /// Parses the `tools` array of a frame's report. `origin` is the frame's own origin, which
 /// every tool gets (an entry's own `origin` field is ignored).
 pub fn parse_tools(entries: &[Value], frame_id: i64, origin: &str, limits: &Limits) -> FrameTools {
+    parse_owned_tools(entries.to_vec(), frame_id, origin, limits)
+}
+
+/// [`parse_tools`] on entries it may take apart: each tool's strings and schema are moved, not
+/// copied (a frame's report of hundreds of tools is parsed once, on every listing).
+pub fn parse_owned_tools(
+    entries: Vec<Value>,
+    frame_id: i64,
+    origin: &str,
+    limits: &Limits,
+) -> FrameTools {
     let mut out = FrameTools::default();
     let problem = |tool: Option<&str>, message: String| ToolProblem {
         frame_id,
@@ -119,7 +130,7 @@ pub fn parse_tools(entries: &[Value], frame_id: i64, origin: &str, limits: &Limi
             ),
         ));
     }
-    for entry in entries.iter().take(limits.max_tools_per_frame) {
+    for entry in entries.into_iter().take(limits.max_tools_per_frame) {
         match parse_one(entry, frame_id, origin, limits) {
             Ok(tool) => {
                 if out.tools.iter().any(|t| t.name == tool.name) {
@@ -140,17 +151,20 @@ pub fn parse_tools(entries: &[Value], frame_id: i64, origin: &str, limits: &Limi
 type EntryError = (Option<String>, String);
 
 fn parse_one(
-    entry: &Value,
+    entry: Value,
     frame_id: i64,
     origin: &str,
     limits: &Limits,
 ) -> Result<PageTool, EntryError> {
-    let obj = entry.as_object().ok_or_else(|| {
-        (
-            None,
-            format!("a tool entry is {}, not an object", kind(entry)),
-        )
-    })?;
+    let mut obj = match entry {
+        Value::Object(obj) => obj,
+        other => {
+            return Err((
+                None,
+                format!("a tool entry is {}, not an object", kind(&other)),
+            ))
+        }
+    };
     let name = match obj.get("name") {
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
@@ -180,7 +194,7 @@ fn parse_one(
     }
     let fail = |message: String| (Some(name.clone()), message);
 
-    let description = optional_string(obj, "description")
+    let description = optional_string(&mut obj, "description")
         .map_err(&fail)?
         .unwrap_or_default();
     if description.len() > limits.max_description_bytes {
@@ -190,11 +204,11 @@ fn parse_one(
             limits.max_description_bytes
         )));
     }
-    let title = optional_string(obj, "title")
+    let title = optional_string(&mut obj, "title")
         .map_err(&fail)?
         .filter(|t| !t.is_empty());
 
-    let input_schema = parse_schema(obj.get("inputSchema"), limits).map_err(&fail)?;
+    let input_schema = parse_schema(obj.remove("inputSchema"), limits).map_err(&fail)?;
     let annotations = parse_annotations(obj.get("annotations")).map_err(&fail)?;
 
     Ok(PageTool {
@@ -210,7 +224,7 @@ fn parse_one(
 
 /// The schema as WebMCP hands it over: an object, a JSON string of one (older
 /// implementations), or absent (a tool without input).
-fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
+fn parse_schema(raw: Option<Value>, limits: &Limits) -> Result<Value, String> {
     let schema = match raw {
         None | Some(Value::Null) => {
             return Ok(serde_json::json!({"type": "object", "properties": {}}))
@@ -219,17 +233,15 @@ fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
             if text.len() > limits.max_schema_bytes {
                 return Err(schema_too_big(text.len(), limits));
             }
-            serde_json::from_str::<Value>(text)
+            serde_json::from_str::<Value>(&text)
                 .map_err(|e| format!("the input schema is a string that is not JSON: {e}"))?
         }
         Some(other) => {
-            let size = serde_json::to_string(other)
-                .map(|s| s.len())
-                .unwrap_or(usize::MAX);
+            let size = json_size(&other);
             if size > limits.max_schema_bytes {
                 return Err(schema_too_big(size, limits));
             }
-            other.clone()
+            other
         }
     };
     if !schema.is_object() {
@@ -246,6 +258,25 @@ fn parse_schema(raw: Option<&Value>, limits: &Limits) -> Result<Value, String> {
         ));
     }
     Ok(schema)
+}
+
+/// The length of `value` written as compact JSON, counted without writing it out.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 fn schema_too_big(size: usize, limits: &Limits) -> String {
@@ -277,11 +308,11 @@ fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
     })
 }
 
-fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match obj.get(key) {
+fn optional_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.remove(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!("`{key}` is {}, not a string", kind(other))),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!("`{key}` is {}, not a string", kind(&other))),
     }
 }
 
@@ -436,6 +467,43 @@ mod tests {
                 debugging: false,
             }
         );
+    }
+
+    #[test]
+    fn a_schema_is_measured_as_compact_json() {
+        let schema =
+            json!({"type": "object", "description": "é\"x", "properties": {"n": {"maximum": 1.5}}});
+        let size = serde_json::to_string(&schema).unwrap().len();
+        assert_eq!(json_size(&schema), size);
+        let limits = Limits {
+            max_schema_bytes: size - 1,
+            ..Limits::DEFAULT
+        };
+        let out = parse_tools(
+            &[json!({"name": "a", "inputSchema": schema})],
+            0,
+            "o",
+            &limits,
+        );
+        assert!(out.tools.is_empty());
+        assert!(
+            out.problems[0]
+                .message
+                .contains(&format!("is {size} bytes")),
+            "{:?}",
+            out.problems
+        );
+        let limits = Limits {
+            max_schema_bytes: size,
+            ..Limits::DEFAULT
+        };
+        let out = parse_tools(
+            &[json!({"name": "a", "inputSchema": schema})],
+            0,
+            "o",
+            &limits,
+        );
+        assert_eq!(out.tools[0].input_schema, schema);
     }
 
     #[test]

@@ -21,13 +21,13 @@ fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
 }
 
 /// The tools, each listed from document `d1` of its frame.
-fn tools(list: Vec<PageTool>) -> Result<TabTools, String> {
-    Ok(TabTools {
+fn tools(list: Vec<PageTool>) -> Result<std::rc::Rc<TabTools>, String> {
+    Ok(std::rc::Rc::new(TabTools {
         documents: list.iter().map(|t| (t.frame_id, "d1".into())).collect(),
         tools: list,
         problems: Vec::new(),
         ..TabTools::default()
-    })
+    }))
 }
 
 fn request(name: &str) -> CallRequest {
@@ -60,20 +60,50 @@ fn tab(id: i64, opener: Option<i64>, complete: bool) -> Tab {
 /// Resolves `buy` (top frame) and sends it: the machine then waits for the reply.
 fn sent(consequential: bool) -> PageCall {
     let mut call = PageCall::new(request("buy"), "c1".into());
-    assert_eq!(call.step(), Step::ListTools { tab_id: 7 });
+    assert_eq!(call.step(), Step::KeptTools { tab_id: 7 });
     call.handle(Input::Tools(tools(vec![tool("buy", 0, consequential)])));
-    assert_eq!(
+    // Sent at once (to the listed document), the tabs listed as it leaves.
+    assert!(matches!(
         call.step(),
-        Step::Frame {
-            tab_id: 7,
-            frame_id: 0
+        Step::Send {
+            list_tabs: true,
+            ..
         }
-    );
-    call.handle(frame("d1", "https://shop.test/"));
-    assert_eq!(call.step(), Step::Tabs);
+    ));
     call.handle(Input::Tabs(vec![tab(7, None, true), tab(3, None, true)]));
+    assert!(matches!(
+        call.step(),
+        Step::Send {
+            list_tabs: false,
+            ..
+        }
+    ));
     call
 }
+
+/// A call decided on the tab's kept listing of `list` (each tool version 1).
+fn kept(name: &str, list: Vec<PageTool>) -> PageCall {
+    let mut listing = std::rc::Rc::unwrap_or_clone(tools(list).unwrap());
+    listing.versions = listing
+        .tools
+        .iter()
+        .map(|t| ((t.frame_id, t.name.clone()), 1))
+        .collect();
+    let mut call = PageCall::new(request(name), "c1".into());
+    assert_eq!(call.step(), Step::KeptTools { tab_id: 7 });
+    call.handle(Input::Kept(std::rc::Rc::new(listing)));
+    call
+}
+
+fn reply(text: &str) -> Input {
+    Input::Reply(Ok(text.into()))
+}
+
+const CHANGED: &str =
+    r#"{"ok":false,"error":{"name":"ToolChangedError","message":"tool changed: not run"}}"#;
+const NOT_FOUND: &str =
+    r#"{"ok":false,"error":{"name":"NotFoundError","message":"no tool named \"buy\""}}"#;
+const GONE: &str = "Could not establish connection. Receiving end does not exist.";
 
 fn done(call: &PageCall) -> Value {
     match call.step() {
@@ -264,11 +294,15 @@ fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call
             "the frame that offered `buy` is gone since its tools were listed; the call was not sent",
         ),
     ] {
-        let mut call = PageCall::new(request("buy"), "c1".into());
-        call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
-        assert!(matches!(call.step(), Step::Frame { frame_id: 0, .. }));
-        call.handle(now);
-        assert_eq!(done(&call), json!({"ok": false, "error": error}));
+        let target = Target {
+            frame_id: 0,
+            document_id: Some("d1".into()),
+        };
+        let now = match now {
+            Input::Frame(now) => now,
+            _ => unreachable!(),
+        };
+        assert_eq!(still_listed("buy", &target, now.as_ref()), Err(error.into()));
     }
     // The document changed between that look and the send: Chrome finds no listener in the
     // listed document, and nothing ran.
@@ -278,14 +312,14 @@ fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call
     ));
     assert_eq!(
         done(&call),
-        json!({"ok": false, "error": "the frame that offered `buy` no longer holds the document its tools were listed from; the call was not sent (Could not establish connection. Receiving end does not exist.)"})
+        json!({"ok": false, "error": "the frame that offered `buy` holds another document since its tools were listed; the call was not sent (Could not establish connection. Receiving end does not exist.)"})
     );
     // A listing without document ids (an older browser) sends to the frame as it is.
     let mut call = PageCall::new(request("buy"), "c1".into());
-    call.handle(Input::Tools(Ok(TabTools {
+    call.handle(Input::Tools(Ok(std::rc::Rc::new(TabTools {
         tools: vec![tool("buy", 0, false)],
         ..TabTools::default()
-    })));
+    }))));
     call.handle(frame("d2", "https://pay.test/"));
     call.handle(Input::Tabs(vec![tab(7, None, true)]));
     assert!(
@@ -473,5 +507,75 @@ fn a_consequential_call_whose_arguments_cannot_be_shown_is_not_made() {
         "c1".into(),
     );
     call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
-    assert!(matches!(call.step(), Step::Frame { .. }));
+    assert!(matches!(call.step(), Step::Send { .. }));
+}
+
+#[test]
+fn a_call_names_the_version_of_the_tool_it_was_decided_on() {
+    let call = kept("buy", vec![tool("buy", 0, false)]);
+    let Step::Send { message, .. } = call.step() else {
+        panic!("a send")
+    };
+    assert_eq!(message["version"], 1);
+    assert_eq!(message.get("confirm"), None);
+}
+
+/// The frame found the tool changed since its listing (read-only then, acting now): nothing
+/// ran; the tab is listed again and the call decided again, now with a confirmation.
+#[test]
+fn a_tool_changed_since_its_listing_is_listed_again_and_decided_again() {
+    for first in [true, false] {
+        let mut call = if first {
+            kept("buy", vec![tool("buy", 0, false)])
+        } else {
+            let mut call = PageCall::new(request("buy"), "c1".into());
+            call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+            call
+        };
+        call.handle(Input::Tabs(vec![tab(7, None, true)]));
+        call.handle(reply(CHANGED));
+        assert_eq!(call.step(), Step::ListTools { tab_id: 7 }, "kept: {first}");
+        call.handle(Input::Tools(tools(vec![tool("buy", 0, true)])));
+        let Step::Send { message, .. } = call.step() else {
+            panic!("a send")
+        };
+        assert!(message["confirm"]
+            .as_str()
+            .is_some_and(|t| t.contains("buy")));
+        // Changed again: once is enough, the call ends.
+        call.handle(Input::Tabs(vec![tab(7, None, true)]));
+        call.handle(reply(CHANGED));
+        assert_eq!(
+            done(&call),
+            json!({"ok": false, "error": "ToolChangedError: tool changed: not run"})
+        );
+    }
+}
+
+/// A kept listing that no longer holds (the name unknown, the document gone, the frame without
+/// the tool) lists the tab again once; a fresh one is the answer.
+#[test]
+fn a_kept_listing_that_does_not_hold_is_listed_again_once() {
+    let mut call = kept("sell", vec![tool("buy", 0, false)]);
+    assert_eq!(call.step(), Step::ListTools { tab_id: 7 });
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+    assert!(done(&call)["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("no page tool named `sell`")));
+
+    for failure in [Input::ChannelFailed(GONE.into()), reply(NOT_FOUND)] {
+        let mut call = kept("buy", vec![tool("buy", 0, false)]);
+        call.handle(Input::Tabs(vec![tab(7, None, true)]));
+        call.handle(failure.clone());
+        assert_eq!(call.step(), Step::ListTools { tab_id: 7 }, "{failure:?}");
+        call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+        call.handle(Input::Tabs(vec![tab(7, None, true)]));
+        call.handle(failure.clone());
+        assert_eq!(done(&call)["ok"], false, "{failure:?}");
+    }
+
+    // A fresh listing is not listed again.
+    let mut call = sent(false);
+    call.handle(reply(NOT_FOUND));
+    assert!(matches!(call.step(), Step::Done(_)));
 }

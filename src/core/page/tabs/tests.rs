@@ -79,3 +79,24 @@ fn an_unreachable_top_frame_without_our_script_is_orphaned() {
     assert!(!orphaned(&[unreachable(3, gone)]));
     assert!(!orphaned(&[unreachable(0, "no answer within 5000 ms")]));
 }
+
+#[test]
+fn the_listing_as_text_is_the_listing_and_versions_are_kept_by_frame() {
+    let tools = TabTools::from_frames(vec![
+        answer(
+            0,
+            r#"[{"name":"a","title":"A","version":3,"annotations":{"readOnlyHint":true},
+                "inputSchema":{"type":"object","properties":{"z":{},"b":{}}}},{"name":"bad name"}]"#,
+        ),
+        answer(2, r#"[{"name":"a","version":1}]"#),
+    ]);
+    let text: Value = serde_json::from_str(&tools.response_text()).unwrap();
+    assert_eq!(text, tools.response());
+    assert_eq!(
+        serde_json::to_string(&text["tools"][0]["inputSchema"]).unwrap(),
+        r#"{"type":"object","properties":{"z":{},"b":{}}}"#,
+        "the page's order"
+    );
+    assert_eq!(tools.version(&tools.tools[0]), Some(3));
+    assert_eq!(tools.version(&tools.tools[1]), Some(1));
+}
