@@ -37,7 +37,9 @@ function entryItem(entry, index) {
     const head = element('div');
     head.append(element('span', 'event-type', `STEP ${index + 1}`));
     const meta = [ms(entry.durationMs)];
-    if (entry.tokens) meta.push(`tokens ${JSON.stringify(entry.tokens)}`);
+    const { input, output } = entry.tokens ?? {};
+    if (typeof input === 'number' || typeof output === 'number') meta.push(`${input ?? '?'} in / ${output ?? '?'} out tokens`);
+    else if (entry.tokens) meta.push(`tokens ${JSON.stringify(entry.tokens)}`);
     head.append(element('span', 'muted', ` ${meta.filter(Boolean).join(' · ')}`));
     item.append(head);
     if (entry.text) item.append(element('p', 'tl-text', entry.text));
@@ -64,7 +66,9 @@ export async function renderTimeline() {
     const t = await call('timeline', { runId: state.runId });
     const items = [];
     if (t.prompt) items.push(element('li', 'tl-prompt turn user', t.prompt));
-    items.push(...t.entries.map(entryItem));
+    // Steps are numbered among themselves (errors and notes sit between them).
+    let steps = 0;
+    items.push(...t.entries.map((entry) => entryItem(entry, entry.kind === 'step' ? steps++ : -1)));
     if (t.answer !== undefined) items.push(element('li', 'tl-answer', t.answer));
     list.replaceChildren(...items);
     say('timeline-status', `${t.state} · ${t.entries.filter((e) => e.kind === 'step').length} steps · ${t.events} events${t.durationMs !== undefined ? ` · ${ms(t.durationMs)}` : ''}`);

@@ -123,6 +123,7 @@ const REJECTED: &str = "webmcp_host.tool_call_rejected";
 const INPUT: &str = "webmcp_host.tool_input";
 const REASK: &str = "webmcp_host.tool_reask";
 const OBSERVE: &str = "webmcp_host.tool_observe";
+const USAGE: &str = crate::core::observe::CUSTOM_USAGE;
 
 fn text(value: &Value, key: &str) -> String {
     value
@@ -321,6 +322,22 @@ fn custom(entries: &mut Vec<Entry>, current: &mut Option<usize>, event: &Value, 
         },
         // The observe layer repeats a call and its result, which the call already shows.
         OBSERVE if call_by_id(entries, &id).is_some() => {}
+        // A model call's tokens, reported after its step finished: the step's.
+        USAGE if last_step(entries).is_some() => {
+            let mut tokens = serde_json::Map::new();
+            for (key, shown) in [
+                ("inputTokens", "input"),
+                ("outputTokens", "output"),
+                ("cachedInputTokens", "cached"),
+            ] {
+                if let Some(n) = value.get(key).filter(|n| n.is_number()) {
+                    tokens.insert(shown.into(), n.clone());
+                }
+            }
+            if let Some(step) = last_step(entries) {
+                step.tokens = Some(Value::Object(tokens));
+            }
+        }
         _ => entries.push(Entry::Note { name, value }),
     }
 }
@@ -340,6 +357,14 @@ fn answer(result: Option<&Value>, entries: &[Entry]) -> Option<String> {
     }
     entries.iter().rev().find_map(|e| match e {
         Entry::Step(step) if !step.text.is_empty() => Some(step.text.clone()),
+        _ => None,
+    })
+}
+
+/// The latest step.
+fn last_step(entries: &mut [Entry]) -> Option<&mut Step> {
+    entries.iter_mut().rev().find_map(|e| match e {
+        Entry::Step(step) => Some(step),
         _ => None,
     })
 }

@@ -168,3 +168,21 @@ fn a_reask_is_a_note_of_its_call_and_an_observed_call_is_not_repeated() {
         matches!(&t.entries[1], Entry::Note { name, .. } if name == "webmcp_host.tool_observe")
     );
 }
+
+#[test]
+fn a_model_calls_usage_is_its_steps_tokens_not_a_note() {
+    let events = vec![
+        json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+        json!({"type": "STEP_STARTED", "stepName": "step_1"}),
+        json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Hi"}),
+        json!({"type": "STEP_FINISHED", "stepName": "step_1"}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"inputTokens": 579, "outputTokens": 15, "cachedInputTokens": null, "step": 1}}),
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+    ];
+    let timeline = super::timeline(&events, &[], None);
+    assert_eq!(timeline.entries.len(), 1, "{:?}", timeline.entries);
+    let super::Entry::Step(step) = &timeline.entries[0] else {
+        panic!("a step")
+    };
+    assert_eq!(step.tokens, Some(json!({"input": 579, "output": 15})));
+}
