@@ -1,9 +1,10 @@
-// The Call view: call one of the tab's tools by hand. A form generated from the tool's input
+// The Call view: call one of the tab's tools, or a configured MCP server's, by hand. A form generated from the tool's input
 // schema beside its arguments as JSON, kept in sync; the arguments checked by the host
 // (`validateArguments`) before anything is sent, each error at its field; then `callTool` (a
 // consequential tool is still confirmed in the page), its result as text or pretty JSON, a
 // navigation's destination and its tools, the time it took, an error in full. A history of this
-// tab's manual calls: run again, edit, copy as a Playwright snippet.
+// tab's manual calls: run again, edit, copy as a Playwright snippet. An MCP server's tool that
+// acts is confirmed in the Pending view (the worker asks there and waits for the answer).
 // Invariant: nothing is sent to the page unless the host said the arguments are valid; every
 // text from the page is set with textContent; the host decides validity.
 
@@ -15,36 +16,73 @@ import { schemaForm } from './form.js';
 const HISTORY_KEY = 'webmcpHost.ui.manualCalls.';
 const HISTORY_MAX = 20;
 
-let tools = [];
+let tools = []; // the tab's tools, then each server's (with `server` set)
+let servers = []; // [{name, error?}] as last listed
 let form = null;
 let chosen = null;
+let listing = 0; // the latest listing: an older one that ends later is dropped
 
-const toolKey = (tool) => `${tool.frameId}\u0000${tool.name}`;
+const toolKey = (tool) => (tool.server === undefined ? `${tool.frameId}\u0000${tool.name}` : `server:${tool.server}\u0000${tool.name}`);
 
-/** The tab's tools in the picker (kept chosen when still offered). */
+function renderPicker() {
+  const select = $('call-tool');
+  const before = select.value;
+  const option = (tool) => {
+    const frame = tool.server !== undefined || tool.frameId === 0 ? '' : ` (frame ${tool.frameId})`;
+    const hint = tool.server !== undefined
+      ? (tool.needsConfirmation ? ' · acts: asks you first' : tool.annotations?.readOnlyHint ? ' · read-only' : '')
+      : tool.annotations?.consequentialHint ? ' · consequential' : tool.annotations?.readOnlyHint ? ' · read-only' : '';
+    return Object.assign(element('option', '', `${tool.name}${frame}${hint}`), { value: toolKey(tool) });
+  };
+  const group = (label, items) => {
+    const node = Object.assign(element('optgroup'), { label });
+    node.append(...items);
+    return node;
+  };
+  const mine = tools.filter((t) => t.server === undefined);
+  const groups = [group(mine.length ? 'This tab' : 'This tab offers no tools', mine.map(option))];
+  for (const server of servers) {
+    const offered = tools.filter((t) => t.server === server.name);
+    const label = server.error ? `MCP server ${server.name}: not listed (${server.error})` : `MCP server ${server.name}`;
+    const node = group(label.slice(0, 200), offered.map(option));
+    node.dataset.server = server.name;
+    groups.push(node);
+  }
+  select.replaceChildren(Object.assign(element('option', '', tools.length ? '— choose a tool —' : 'No tools to call'), { value: '' }), ...groups);
+  if (tools.some((t) => toolKey(t) === before)) select.value = before;
+  else pick('');
+}
+
+/** The tab's tools, then the configured MCP servers' tools, in the picker (kept chosen when still offered). */
 export async function loadCallTools() {
   if (typeof state.tabId !== 'number') return say('call-status', 'No tab.', true);
+  const mine = ++listing;
+  let found = [];
   try {
-    tools = (await call('listTools', { tabId: state.tabId })).tools;
+    found = (await call('listTools', { tabId: state.tabId })).tools;
   } catch (error) {
-    tools = [];
     say('call-status', `Could not read the tab's tools: ${errorText(error)}`, true);
   }
   // Tools marked `debugging` are offered only with Developer tools.
-  if (!$('developer-tools').checked) tools = tools.filter((t) => !t.annotations?.debugging);
-  const select = $('call-tool');
-  const before = select.value;
-  select.replaceChildren(
-    Object.assign(element('option', '', tools.length ? '— choose a tool —' : 'This tab offers no tools'), { value: '' }),
-    ...tools.map((tool) => {
-      const frame = tool.frameId === 0 ? '' : ` (frame ${tool.frameId})`;
-      const hint = tool.annotations?.consequentialHint ? ' · consequential' : tool.annotations?.readOnlyHint ? ' · read-only' : '';
-      return Object.assign(element('option', '', `${tool.name}${frame}${hint}`), { value: toolKey(tool) });
-    }),
-  );
-  if (tools.some((t) => toolKey(t) === before)) select.value = before;
-  else pick('');
+  if (!$('developer-tools').checked) found = found.filter((t) => !t.annotations?.debugging);
+  if (mine !== listing) return;
+  tools = [...found, ...tools.filter((t) => t.server !== undefined)];
+  renderPicker();
   await renderHistory();
+  // Each server is opened (as a run opens it) and listed; one that fails says why.
+  let configured = state.settings?.servers;
+  if (!configured) configured = (await call('settings').catch(() => ({ servers: [] }))).servers ?? [];
+  const listed = await Promise.all(configured.map(async ({ name }) => {
+    try {
+      return { name, tools: (await call('listTools', { server: name })).tools };
+    } catch (error) {
+      return { name, tools: [], error: errorText(error) };
+    }
+  }));
+  if (mine !== listing) return;
+  servers = listed.map(({ name, error }) => ({ name, error }));
+  tools = [...found, ...listed.flatMap((s) => s.tools.map((t) => ({ ...t, server: s.name })))];
+  renderPicker();
 }
 
 /** Shows the form of the chosen tool (by its picker key), filled with `args` when given. */
@@ -53,7 +91,7 @@ function pick(key, args) {
   clearResult();
   $('call-tool').value = chosen ? key : '';
   $('call-form-box').hidden = !chosen;
-  $('call-desc').textContent = chosen?.description ?? '';
+  $('call-desc').textContent = chosen ? `${chosen.server !== undefined ? `MCP server ${chosen.server} · ` : ''}${chosen.description ?? ''}` : '';
   if (!chosen) {
     form = null;
     $('call-form').replaceChildren();
@@ -113,6 +151,7 @@ function showResult(outcome, ms, name) {
     const offered = outcome.tools ?? [];
     box.append(element('p', '', offered.length ? `Its tools: ${offered.join(', ')}` : 'It offers no tools.'));
   } else {
+    if (outcome.structuredContent !== undefined) box.append(element('pre', 'call-structured', JSON.stringify(outcome.structuredContent, null, 2)));
     let text = String(outcome.result ?? '');
     try {
       text = JSON.stringify(JSON.parse(text), null, 2);
@@ -133,7 +172,10 @@ export async function runCall(event) {
   clearResult();
   let check;
   try {
-    check = await call('validateArguments', { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
+    // A server's tool is checked against the schema it listed (the worker checks again before sending).
+    check = await call('validateArguments', tool.server !== undefined
+      ? { inputSchema: tool.inputSchema, args }
+      : { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
   } catch (failure) {
     return say('call-status', errorText(failure), true);
   }
@@ -144,12 +186,16 @@ export async function runCall(event) {
     $('call-form').querySelector('[aria-invalid="true"]')?.focus();
     return;
   }
-  say('call-status', tool.annotations?.consequentialHint ? 'Calling… confirm the call in the page.' : 'Calling…');
+  const asks = tool.server !== undefined ? tool.needsConfirmation : tool.annotations?.consequentialHint;
+  const where = tool.server !== undefined ? 'allow it in the Pending view' : 'confirm the call in the page';
+  say('call-status', asks ? `Calling… ${where}.` : 'Calling…');
   $('call-run').disabled = true;
   const started = performance.now();
   let outcome;
   try {
-    outcome = await call('callTool', { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
+    outcome = await call('callTool', tool.server !== undefined
+      ? { server: tool.server, name: tool.name, args }
+      : { tabId: state.tabId, name: tool.name, frameId: tool.frameId, args });
   } catch (failure) {
     outcome = { ok: false, error: errorText(failure) };
   } finally {
@@ -158,9 +204,11 @@ export async function runCall(event) {
   const ms = performance.now() - started;
   // The page the call left has other tools: listed again first, the result then shown.
   if (outcome.navigated) await loadCallTools();
-  showResult(outcome, ms, tool.name);
+  showResult(outcome, ms, tool.server !== undefined ? `${tool.server} · ${tool.name}` : tool.name);
   say('call-status', '');
-  await remember({ name: tool.name, frameId: tool.frameId, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now() });
+  // A server's answer may say where the arguments went wrong: each error at its field.
+  if (Array.isArray(outcome.errors)) form?.showErrors(outcome.errors);
+  await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now() });
 }
 
 // ------------------------------------------------------------------------------------------
@@ -180,6 +228,15 @@ async function remember(entry) {
 
 /** A Playwright snippet that makes the same call through `webmcpHost.callTool`. */
 export function snippet(entry) {
+  if (entry.server !== undefined) {
+    return [
+      `// An MCP server's tool (a tool that acts waits for your yes: webmcpHost.pending(), then answer)`,
+      'const outcome = await worker.evaluate(',
+      '  (request) => webmcpHost.callTool(request),',
+      `  ${JSON.stringify({ server: entry.server, name: entry.name, args: entry.args })},`,
+      ');',
+    ].join('\n');
+  }
   const request = { name: entry.name, args: entry.args, frameId: entry.frameId };
   return [
     '// tabId: the Chrome tab id of the page (for example found with chrome.webNavigation in the worker)',
@@ -197,10 +254,11 @@ async function renderHistory() {
     ...list.map((entry) => {
       const item = element('li', entry.ok ? 'history' : 'history failure');
       item.dataset.tool = entry.name;
+      if (entry.server !== undefined) item.dataset.server = entry.server;
       const when = new Date(entry.at).toLocaleTimeString();
       const head = element('div');
       head.append(
-        element('span', 'tool-name', entry.name),
+        element('span', 'tool-name', entry.server !== undefined ? `${entry.server} · ${entry.name}` : entry.name),
         element('span', 'muted', ` · ${when} · ${entry.ms} ms · ${entry.ok ? (entry.navigated ? 'navigated' : 'ok') : 'failed'}`),
       );
       const args = element('code', 'call-args', JSON.stringify(entry.args));
@@ -227,8 +285,9 @@ async function renderHistory() {
 }
 
 function again(entry, run) {
-  const tool = tools.find((t) => t.name === entry.name && t.frameId === entry.frameId) ?? tools.find((t) => t.name === entry.name);
-  if (!tool) return say('call-status', `${entry.name} is no longer offered by this tab.`, true);
+  const same = (t) => t.name === entry.name && t.server === entry.server;
+  const tool = tools.find((t) => same(t) && t.frameId === entry.frameId) ?? tools.find(same);
+  if (!tool) return say('call-status', `${entry.name} is no longer offered${entry.server !== undefined ? ` by the MCP server ${entry.server}` : ' by this tab'}.`, true);
   pick(toolKey(tool), entry.args);
   if (run) runCall();
   else $('call-form').querySelector('input, select, textarea')?.focus();

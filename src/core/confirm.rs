@@ -43,6 +43,18 @@ pub fn mcp_tool(server: &str, name: &str, args: &Map<String, Value>) -> Result<S
     question(&sentence, args)
 }
 
+/// Before a tool of an MCP server runs because the person called it by hand (`callTool`
+/// with `server`): the same question, without an agent.
+pub fn manual_mcp_tool(
+    server: &str,
+    name: &str,
+    args: &Map<String, Value>,
+) -> Result<String, String> {
+    let (server, name) = (escaped(server), escaped(name));
+    let sentence = format!("A call by hand wants to run “{name}” of the MCP server {server} with:");
+    question(&sentence, args)
+}
+
 /// Before a page (`origin`) calls an MCP server's tool exposed to it.
 pub fn exposed_tool(
     origin: &str,

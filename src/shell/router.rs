@@ -97,6 +97,8 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
         Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
+        Op::ListServerTools { server } => workbench::server_tools(&server).await,
+        Op::CallServerTool(request) => workbench::server_call(request).await,
         Op::Audit(request) => super::audit(request).await,
         Op::BugReport { run_id } => super::bugreport::bug_report(&run_id).await,
         Op::Evaluate(request) => super::evals::evaluate(*request).await,

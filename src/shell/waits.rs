@@ -86,6 +86,24 @@ pub(crate) async fn confirm_without_tab(run_id: &str, ask: &Confirmation) -> boo
     with(|w| w.confirmed(run_id, call_id))
 }
 
+/// Asks the person (in the popup or side panel) to allow a call made by hand, under its own
+/// run id; `question` is the core's. Resolves as [`confirm_without_tab`] does.
+pub(crate) async fn confirm_by_hand(
+    (run_id, call_id): (&str, &str),
+    (server, tool): (&str, &str),
+    args: &serde_json::Map<String, Value>,
+    question: String,
+) -> bool {
+    let waiter = with(|w| w.ask_with(run_id, call_id, server, tool, args, Some(question)));
+    let promise = waker_for(waiter.clone());
+    push("pending", json!({}));
+    let _ = super::timer::within(promise, CONFIRM_MS).await;
+    wakers(|w| w.remove(&waiter));
+    let allowed = with(|w| w.confirmed(run_id, call_id));
+    push("pending", json!({}));
+    allowed
+}
+
 /// `pending()` → the items waiting for the person.
 pub(crate) fn pending() -> Value {
     with(|w| w.pending())

@@ -139,7 +139,7 @@ describe('page tools through the extension', () => {
       await rejection({ tabId, name: 'add', args: '{"a":1}' }),
       "callTool: `args` must be an object (the tool's input), not a string",
     );
-    assert.equal(await rejection({ name: 'add' }), 'callTool: `tabId` is required');
+    assert.equal(await rejection({ name: 'add' }), "callTool: `tabId` (a tab's tools) or `server` (an MCP server's name) is required");
     const listRejection = await host.worker.evaluate(() =>
       webmcpHost.listTools({ tabId: 987654321 }).then(() => 'resolved', (e) => e.message),
     );

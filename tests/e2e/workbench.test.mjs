@@ -342,6 +342,9 @@ describe('workbench', () => {
     assert.equal(await log.locator('#timeline .tl-step').count(), 2);
     assert.match(await log.textContent('#timeline .tl-call'), /register_guest[\s\S]*"seats": 2[\s\S]*repaired:/);
     assert.equal(await log.textContent('#timeline .tl-step:nth-child(3) .tl-text'), 'Registered ', 'the streamed text merged');
+    // The provider's tokens are the step's, not notes between the steps.
+    assert.match(await log.textContent('#timeline .tl-step:nth-child(2)'), /\d+ in( \(\d+ cached\))? · \d+ out/);
+    assert.equal(await log.locator('#timeline .tl-note', { hasText: 'usage' }).count(), 0);
     assert.equal(await log.isHidden('#raw-box'), true);
     await shot(log, 'timeline');
     await log.click('#log-raw');

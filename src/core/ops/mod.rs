@@ -33,6 +33,7 @@ mod tests;
 use serde_json::{Map, Value};
 
 use crate::core::expose::{CallExposedRequest, ExposeRequest};
+use crate::core::workbench::server;
 pub use name::{Audience, OpName};
 pub use request::{AuditRequest, CallToolRequest, ListToolsRequest, RequestError, RunRequest};
 use runs::Answer;
@@ -49,6 +50,13 @@ pub enum Op {
     ListTools(ListToolsRequest),
     /// `callTool({tabId, name, args, frameId?, timeoutMs?})`.
     CallTool(CallToolRequest),
+    /// `listTools({server})`: a configured MCP server's tools.
+    ListServerTools {
+        /// The server's name.
+        server: String,
+    },
+    /// `callTool({server, name, args, timeoutMs?})`: an MCP server's tool called by hand.
+    CallServerTool(crate::core::workbench::server::ServerCallRequest),
     /// `run({...})`, parsed by the run's driver.
     Run(Value),
     /// `startRun({...as run, visitorTools?})`, checked as a run request.
@@ -161,8 +169,16 @@ impl Op {
         let error = RequestError;
         Ok(match name {
             OpName::Version => Op::Version,
-            OpName::ListTools => Op::ListTools(ListToolsRequest::parse(request)?),
-            OpName::CallTool => Op::CallTool(CallToolRequest::parse(request)?),
+            OpName::ListTools => match server::target(request, "listTools")? {
+                server::Target::Tab => Op::ListTools(ListToolsRequest::parse(request)?),
+                server::Target::Server(server) => Op::ListServerTools { server },
+            },
+            OpName::CallTool => match server::target(request, "callTool")? {
+                server::Target::Tab => Op::CallTool(CallToolRequest::parse(request)?),
+                server::Target::Server(_) => {
+                    Op::CallServerTool(server::ServerCallRequest::parse(request)?)
+                }
+            },
             OpName::Run => Op::Run(request.clone()),
             OpName::StartRun => {
                 let map = request
@@ -270,7 +286,8 @@ impl Op {
         match self {
             Op::Version => OpName::Version,
             Op::ListTools(_) => OpName::ListTools,
-            Op::CallTool(_) => OpName::CallTool,
+            Op::CallTool(_) | Op::CallServerTool(_) => OpName::CallTool,
+            Op::ListServerTools { .. } => OpName::ListTools,
             Op::Run(_) => OpName::Run,
             Op::StartRun(_) => OpName::StartRun,
             Op::Events(_) => OpName::Events,

@@ -263,7 +263,7 @@ fn requests_parse_into_their_operation() {
     let error = |name: OpName, request: Value| parse(name, request).unwrap_err().0;
     assert_eq!(
         error(OpName::ListTools, json!({})),
-        "listTools: `tabId` is required"
+        "listTools: `tabId` (a tab's tools) or `server` (an MCP server's name) is required"
     );
     assert_eq!(
         error(OpName::RunLog, json!({})),

@@ -127,13 +127,28 @@ impl Waits {
         tool: &str,
         args: &Map<String, Value>,
     ) -> Waiter {
+        let question = crate::core::confirm::mcp_tool(server, tool, args).ok();
+        self.ask_with(run_id, call_id, server, tool, args, question)
+    }
+
+    /// As [`Waits::ask_confirmation`], with the question given (`None`: it cannot be shown,
+    /// and the call can only be declined): a manual call's, which no agent asks.
+    pub fn ask_with(
+        &mut self,
+        run_id: &str,
+        call_id: &str,
+        server: &str,
+        tool: &str,
+        args: &Map<String, Value>,
+        question: Option<String>,
+    ) -> Waiter {
         self.pending.push(PendingItem::Confirmation {
             run_id: run_id.to_owned(),
             call_id: call_id.to_owned(),
             name: tool.to_owned(),
             server: server.to_owned(),
             args: args.clone(),
-            question: crate::core::confirm::mcp_tool(server, tool, args).ok(),
+            question,
         });
         Waiter::Confirmation {
             run_id: run_id.to_owned(),

@@ -6,6 +6,10 @@
 //! ([`Seen::observe`]); a tool is known by its tab, frame origin and name, so the same name on
 //! another site of the tab is another tool. A definition is its description, input schema and
 //! hints; a change in any is flagged until the tab is closed ([`Seen::forget_tab`]).
+//! The shell keeps it in `chrome.storage.session` too ([`Seen::to_stored`],
+//! [`Seen::from_stored`]), so that a redefinition after the worker restarted is still flagged:
+//! at most [`MAX_SEEN_TABS`] tabs (the least recently listed dropped first) within
+//! [`MAX_SEEN_STORED_BYTES`].
 
 use std::collections::BTreeMap;
 
@@ -18,6 +22,11 @@ use crate::core::tool::{kind, PageTool};
 
 /// At most this many tools' first definitions are kept per tab (older pages' are dropped).
 pub const MAX_SEEN_PER_TAB: usize = 1_000;
+/// At most this many tabs' first definitions are kept (the least recently listed dropped).
+pub const MAX_SEEN_TABS: usize = 64;
+/// At most this many bytes of definitions are stored (the most recently listed tabs first;
+/// what does not fit is kept only while the worker lives).
+pub const MAX_SEEN_STORED_BYTES: usize = 2 * 1024 * 1024;
 
 /// What makes a tool's definition: compared between listings.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,21 +61,94 @@ pub struct FieldChange {
 #[derive(Debug, Default)]
 pub struct Seen {
     tabs: BTreeMap<i64, BTreeMap<(String, String), Definition>>,
+    /// The tabs, the most recently listed last.
+    recent: Vec<i64>,
 }
 
 impl Seen {
     /// Remembers the definitions of tools not seen before in this tab (a known tool keeps its
-    /// first definition).
-    pub fn observe(&mut self, tab_id: i64, tools: &[PageTool]) {
+    /// first definition). Whether anything new was remembered (then store it again).
+    pub fn observe(&mut self, tab_id: i64, tools: &[PageTool]) -> bool {
+        self.recent.retain(|t| *t != tab_id);
+        self.recent.push(tab_id);
+        while self.recent.len() > MAX_SEEN_TABS {
+            let oldest = self.recent.remove(0);
+            self.tabs.remove(&oldest);
+        }
         let known = self.tabs.entry(tab_id).or_default();
+        let mut added = false;
         for tool in tools {
             if known.len() >= MAX_SEEN_PER_TAB {
                 break;
             }
-            known
-                .entry((tool.origin.clone(), tool.name.clone()))
-                .or_insert_with(|| Definition::of(tool));
+            let key = (tool.origin.clone(), tool.name.clone());
+            if let std::collections::btree_map::Entry::Vacant(entry) = known.entry(key) {
+                entry.insert(Definition::of(tool));
+                added = true;
+            }
         }
+        added
+    }
+
+    /// What `chrome.storage.session` keeps: `{tabs: [{tabId, tools: [{origin, name,
+    /// description, inputSchema, annotations}]}]}`, the most recently listed tab first, within
+    /// [`MAX_SEEN_STORED_BYTES`] (a tool that does not fit is left out, and the rest after it).
+    pub fn to_stored(&self) -> Value {
+        let mut budget = MAX_SEEN_STORED_BYTES;
+        let mut tabs = Vec::new();
+        'tabs: for tab_id in self.recent.iter().rev() {
+            let Some(known) = self.tabs.get(tab_id) else {
+                continue;
+            };
+            let mut tools = Vec::new();
+            for ((origin, name), d) in known {
+                let line = json!({"origin": origin, "name": name, "description": d.description,
+                    "inputSchema": d.input_schema, "annotations": d.annotations});
+                let bytes = line.to_string().len();
+                if bytes > budget {
+                    tabs.push(json!({"tabId": tab_id, "tools": tools}));
+                    break 'tabs;
+                }
+                budget -= bytes;
+                tools.push(line);
+            }
+            tabs.push(json!({"tabId": tab_id, "tools": tools}));
+        }
+        json!({"tabs": tabs})
+    }
+
+    /// The memory as stored ([`Seen::to_stored`]); anything malformed is left out, and the
+    /// caps hold whatever was stored.
+    pub fn from_stored(stored: &Value) -> Seen {
+        let mut seen = Seen::default();
+        let tabs = stored.get("tabs").and_then(Value::as_array);
+        let tabs: Vec<&Value> = tabs.into_iter().flatten().take(MAX_SEEN_TABS).collect();
+        // Stored the most recent first: read the oldest first, so that the order holds.
+        for tab in tabs.into_iter().rev() {
+            let Some(tab_id) = tab.get("tabId").and_then(Value::as_i64) else {
+                continue;
+            };
+            let tools = tab.get("tools").and_then(Value::as_array);
+            let mut known = BTreeMap::new();
+            for tool in tools.into_iter().flatten().take(MAX_SEEN_PER_TAB) {
+                let text = |key: &str| tool.get(key).and_then(Value::as_str).map(str::to_owned);
+                let (Some(origin), Some(name), Some(description)) =
+                    (text("origin"), text("name"), text("description"))
+                else {
+                    continue;
+                };
+                let definition = Definition {
+                    description,
+                    input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    annotations: tool.get("annotations").cloned().unwrap_or(Value::Null),
+                };
+                known.insert((origin, name), definition);
+            }
+            seen.recent.retain(|t| *t != tab_id);
+            seen.recent.push(tab_id);
+            seen.tabs.insert(tab_id, known);
+        }
+        seen
     }
 
     /// How a tool differs from its first definition in this tab (empty: unchanged or new).
@@ -107,11 +189,15 @@ impl Seen {
     /// Forgets a closed tab.
     pub fn forget_tab(&mut self, tab_id: i64) {
         self.tabs.remove(&tab_id);
+        self.recent.retain(|t| *t != tab_id);
     }
 
-    /// Forgets every tab not in `open`.
-    pub fn keep_tabs(&mut self, open: &[i64]) {
+    /// Forgets every tab not in `open`; whether any was forgotten (then store it again).
+    pub fn keep_tabs(&mut self, open: &[i64]) -> bool {
+        let before = self.tabs.len();
         self.tabs.retain(|id, _| open.contains(id));
+        self.recent.retain(|id| open.contains(id));
+        self.tabs.len() != before
     }
 }
 

@@ -5,6 +5,8 @@
 //!   (a JSON pointer and a message), before anything is sent (`validateArguments`).
 //! - [`inventory`]: every open tab's tools in one searchable list, and the tools whose
 //!   definition changed since they were first seen in their tab (`inventory`).
+//! - [`server`]: an MCP server's tools listed and called by hand (`listTools` and `callTool`
+//!   with `server`): the tool, the arguments checked, the confirmation, the answer.
 //! - [`diagnose`]: why a tab shows no tools: the facts its top frame and the worker gathered,
 //!   turned into findings that each say what to do (`diagnose`).
 //!
@@ -14,7 +16,10 @@
 
 pub mod diagnose;
 pub mod inventory;
+pub mod server;
 pub mod validate;
 
+#[cfg(test)]
+mod server_tests;
 #[cfg(test)]
 mod tests;

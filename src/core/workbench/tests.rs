@@ -205,6 +205,79 @@ fn a_redefined_tool_is_flagged_with_the_difference() {
     assert!(seen.changes(1, &first).is_empty());
 }
 
+#[test]
+fn first_definitions_survive_a_restart_through_storage() {
+    let mut seen = Seen::default();
+    let first = tool("search", "Searches.", 0);
+    assert!(seen.observe(7, std::slice::from_ref(&first)), "new: store");
+    assert!(
+        !seen.observe(7, std::slice::from_ref(&first)),
+        "known: nothing to store"
+    );
+    let stored = seen.to_stored();
+    // Through JSON, as chrome.storage.session keeps it.
+    let restored = Seen::from_stored(&serde_json::from_str(&stored.to_string()).unwrap());
+    let mut later = first.clone();
+    later.description = "Searches and sends.".into();
+    let changes = restored.changes(7, &later);
+    assert_eq!(changes.len(), 1);
+    assert_eq!(changes[0].before, json!("Searches."));
+    assert!(restored.changes(7, &first).is_empty());
+    // Anything malformed is left out; nothing panics.
+    for bad in [
+        json!(null),
+        json!({"tabs": 3}),
+        json!({"tabs": [{"tabId": "x"}, {"tabId": 1, "tools": [{"name": 2}]}]}),
+    ] {
+        let seen = Seen::from_stored(&bad);
+        assert!(seen.changes(1, &first).is_empty());
+    }
+    // Closed tabs are forgotten, and say so (then stored again).
+    let mut seen = restored;
+    assert!(!seen.keep_tabs(&[7]));
+    assert!(seen.keep_tabs(&[]));
+    assert_eq!(seen.to_stored(), json!({"tabs": []}));
+}
+
+#[test]
+fn the_stored_memory_is_bounded() {
+    use super::inventory::{MAX_SEEN_STORED_BYTES, MAX_SEEN_TABS};
+    let mut seen = Seen::default();
+    let one = tool("search", "Searches.", 0);
+    for tab_id in 0..(MAX_SEEN_TABS as i64 + 5) {
+        seen.observe(tab_id, std::slice::from_ref(&one));
+    }
+    let stored = seen.to_stored();
+    let tabs = stored["tabs"].as_array().unwrap();
+    assert_eq!(tabs.len(), MAX_SEEN_TABS);
+    assert_eq!(
+        tabs[0]["tabId"],
+        MAX_SEEN_TABS as i64 + 4,
+        "the most recent first"
+    );
+    let mut changed = one.clone();
+    changed.description = "Other.".into();
+    assert!(
+        seen.changes(0, &changed).is_empty(),
+        "the oldest tab was dropped"
+    );
+    assert_eq!(seen.changes(5, &changed).len(), 1);
+    // Big definitions: the bytes stored stay under the budget.
+    let mut big = Seen::default();
+    let huge = "x".repeat(60_000);
+    let many: Vec<PageTool> = (0..60).map(|i| tool(&format!("t{i}"), &huge, 0)).collect();
+    big.observe(1, &many);
+    let text = big.to_stored().to_string();
+    assert!(
+        text.len() <= MAX_SEEN_STORED_BYTES + 1_000,
+        "{}",
+        text.len()
+    );
+    assert!(Seen::from_stored(&big.to_stored())
+        .changes(1, &many[0])
+        .is_empty());
+}
+
 fn facts(value: Value) -> PageFacts {
     parse_facts(&json!({"ok": true, "facts": value}).to_string()).unwrap()
 }
