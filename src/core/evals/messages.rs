@@ -136,3 +136,21 @@ pub fn result_seen(content: &str) -> Value {
 pub fn parsed(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
+
+/// How the cases are run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The expected calls performed on the page, no model.
+    Smoke,
+    /// Each case run by each model, its calls judged.
+    Agent,
+}
+
+/// A value as short JSON text (at most 200 characters).
+pub fn short(value: &Value) -> String {
+    let text = value.to_string();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text,
+    }
+}

@@ -31,14 +31,7 @@ pub const MAX_MODELS: usize = 10;
 /// The most results (cases × models × runs) of one evaluation.
 pub const MAX_RESULTS: usize = 2_000;
 
-/// How the cases are run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// The expected calls performed on the page, no model.
-    Smoke,
-    /// Each case run by each model, its calls judged.
-    Agent,
-}
+pub use super::messages::Mode;
 
 /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`, parsed.
 #[derive(Debug, Clone, PartialEq)]
@@ -764,11 +757,4 @@ fn reported_failure(result: &Value) -> Option<String> {
     }
 }
 
-/// A value as short JSON text (at most 200 characters).
-pub fn short(value: &Value) -> String {
-    let text = value.to_string();
-    match text.char_indices().nth(200) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text,
-    }
-}
+pub use super::messages::short;

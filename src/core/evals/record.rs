@@ -7,8 +7,8 @@
 
 use serde_json::{json, Map, Value};
 
+use super::messages::short;
 use super::messages::{calls_made, parsed};
-use super::plan::short;
 use super::{write_evals, ActualCall, EvalCase, EvalMessage, Expected, ExpectedCall};
 use crate::core::agui::Message;
 use crate::core::limits::DEFAULT_CALL_TIMEOUT_MS;

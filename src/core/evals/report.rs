@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use super::plan::Mode;
+use super::messages::Mode;
 
 /// How a report is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -500,5 +500,5 @@ fn call_html(call: &Value, out: &mut String) {
 
 /// A value as short JSON text (at most 200 characters).
 fn short(value: &Value) -> String {
-    super::plan::short(value)
+    super::messages::short(value)
 }

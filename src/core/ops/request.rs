@@ -4,8 +4,6 @@
 //! Invariant: a parsed request is within its caps (ids ≥ 0, a call's timeout within
 //! 1..=[`MAX_CALL_TIMEOUT_MS`], a run's `maxSteps` within 1..=[`MAX_MAX_STEPS`]).
 
-use std::fmt;
-
 use serde_json::{json, Map, Value};
 
 use super::OpName;
@@ -13,17 +11,7 @@ use crate::core::tool::{kind, PageTool};
 
 pub use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
-/// A request that cannot be carried out as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RequestError(pub String);
-
-impl fmt::Display for RequestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RequestError {}
+pub use super::error::RequestError;
 
 fn bad(message: impl Into<String>) -> RequestError {
     RequestError(message.into())

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::core::ops::RequestError;
+use crate::core::ops::error::RequestError;
 use crate::core::page::tabs::TabTools;
 use crate::core::tool::{kind, PageTool};
 

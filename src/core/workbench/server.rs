@@ -18,7 +18,7 @@ use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{result_line, McpTool};
 use crate::core::mcp::CallResult;
-use crate::core::ops::RequestError;
+use crate::core::ops::error::RequestError;
 use crate::core::run::redact_result;
 use crate::core::tool::kind;
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::core::limits::Limits;
-use crate::core::ops::RequestError;
+use crate::core::ops::error::RequestError;
 use crate::core::tool::kind;
 
 /// At most this many errors are reported (a form shows them all at once).
