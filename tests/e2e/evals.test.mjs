@@ -33,6 +33,7 @@ const SCENARIOS = {
   // Each run of each model: a search (pass), then a cart call (fail).
   multi: { steps: [call('search_products', { query: 'mug' }), say('Found.'), call('add_to_cart', { id: 'mug-1', qty: 1 }), say('Added.')] },
   popup: { steps: [say('Hello to you.'), ...SHOPPING], after: 'repeat' },
+  order: { steps: [call('place_order', {}), say('Ordered.')], after: 'repeat' },
 };
 
 const AGENT_EVALS = [
@@ -99,6 +100,7 @@ describe('evals', () => {
         model('first', 'multi~first'),
         model('second', 'multi~second'),
         model('popuprec', 'shopping~popuprec'),
+        model('orderer', 'order'),
       ],
       default: 'scripted',
     });
@@ -131,6 +133,51 @@ describe('evals', () => {
     const calls = await page.evaluate(() => window.__calls.map((c) => c.name));
     assert.deepEqual(calls, ['search_products', 'add_to_cart', 'search_products', 'place_order']);
     assert.ok(dialogs.some((d) => d.includes('place_order')), 'the consequential call was confirmed in the page');
+  });
+
+  test('allowActing for the site: a consequential call runs with no dialog and says it was allowed by the site policy', async () => {
+    const order = [SMOKE_EVALS[4]];
+    const origin = new URL(server.url).origin;
+    const allowed = `allowed by site policy ${origin}`;
+    const ordered = () => page.evaluate(() => window.__calls.filter((c) => c.name === 'place_order').length);
+    try {
+      await op('configure', { sites: [{ origin, allowActing: true }] });
+      let seen = dialogs.length;
+      let before = await ordered();
+      const smoke = await op('evaluate', { tabId, evals: order, mode: 'smoke', format: 'html' });
+      assert.equal(smoke.results[0].outcome, 'pass', JSON.stringify(smoke.results[0]));
+      assert.equal(dialogs.length, seen, `no dialog was shown: ${dialogs.slice(seen)}`);
+      assert.equal(await ordered(), before + 1, 'the tool ran');
+      assert.equal(smoke.results[0].calls[0].confirmation, allowed);
+      assert.ok(smoke.report.includes(allowed), 'the HTML report says so');
+      // An agent run: its log and timeline say so too.
+      seen = dialogs.length;
+      const agent = await op('evaluate', { tabId, evals: [{ ...SMOKE_EVALS[4], expectedCall: [{ functionName: 'place_order' }] }], mode: 'agent', models: ['orderer'] });
+      assert.equal(agent.results[0].outcome, 'pass', JSON.stringify(agent.results[0]));
+      assert.equal(dialogs.length, seen, 'no dialog in the run either');
+      const calls = agent.results[0].timeline.entries.flatMap((e) => e.calls ?? []);
+      assert.equal(calls.find((c) => c.name === 'place_order')?.confirmation, allowed, JSON.stringify(calls));
+      const log = await op('runLog', { runId: agent.results[0].runId });
+      assert.ok(JSON.stringify(log).includes(allowed), 'the run log keeps it');
+      // alwaysConfirm on a matching policy wins: asked.
+      await op('configure', { sites: [{ origin, allowActing: true }, { origin: '*', alwaysConfirm: true }] });
+      seen = dialogs.length;
+      const asked = await op('evaluate', { tabId, evals: order, mode: 'smoke' });
+      assert.equal(asked.results[0].outcome, 'pass');
+      assert.equal(dialogs.length, seen + 1, 'asked under alwaysConfirm');
+      assert.equal(asked.results[0].calls[0].confirmation, undefined);
+      // `*` never allows acting.
+      await assert.rejects(op('configure', { sites: [{ origin: '*', allowActing: true }] }), /allowActing` needs one exact origin/);
+    } finally {
+      await op('configure', { sites: [] });
+    }
+    // Without the policy: the dialog appears (and is accepted here).
+    const seen = dialogs.length;
+    const plain = await op('evaluate', { tabId, evals: order, mode: 'smoke' });
+    assert.equal(plain.results[0].outcome, 'pass');
+    assert.equal(dialogs.length, seen + 1);
+    assert.ok(dialogs.at(-1).includes('place_order'));
+    assert.equal(plain.results[0].calls[0].confirmation, undefined);
   });
 
   test('smoke mode waits up to 5 s for a tool the page registers late', async () => {

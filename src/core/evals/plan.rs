@@ -375,6 +375,10 @@ impl Evaluation {
         self.wait = Err((ToolWait::default(), 0));
         let index = self.calls.len() + 1;
         let mut call = json!({"name": step.name, "args": step.args});
+        // A call that acted without the question says how it was allowed (a site policy).
+        if let Some(allowed) = answer.get("confirmation").filter(|c| c.is_string()) {
+            call["confirmation"] = allowed.clone();
+        }
         if answer.get("ok") != Some(&Value::Bool(true)) {
             let error = answer
                 .get("error")

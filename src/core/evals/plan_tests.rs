@@ -123,9 +123,17 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
     assert_eq!((tab_id, name.as_str()), (7, "search"));
     assert_eq!(Value::Object(args), json!({"query": "mug", "max": 5}));
     let done = ev.handle(Reply::Called(
-        json!({"ok": true, "result": "{\"count\": 0}"}),
+        json!({"ok": true, "result": "{\"count\": 0}",
+        "confirmation": "allowed by site policy https://shop.test"}),
     ));
     let done = done.expect("the case ended");
+    // A call that acted without the question says how it was allowed, in the result and report.
+    assert_eq!(
+        done["calls"][0]["confirmation"],
+        "allowed by site policy https://shop.test"
+    );
+    let page = Format::Html.render(&super::report::summary(Mode::Smoke, vec![done.clone()]));
+    assert!(page.contains("allowed by site policy https://shop.test"));
     assert_eq!(done["outcome"], "fail");
     assert!(
         done["reason"].as_str().unwrap().contains("does not match"),

@@ -338,9 +338,12 @@ fn html(answer: &Value) -> String {
                     (Some(res), _) => text(res),
                     _ => "(no result)".into(),
                 };
+                let allowed = c["confirmation"].as_str().map_or(String::new(), |a| {
+                    format!("<br><span class=\"muted\">{}</span>", escape(a))
+                });
                 let _ = write!(
                     out,
-                    "<tr><td>{}</td><td>{}</td><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>",
+                    "<tr><td>{}</td><td>{}{allowed}</td><td><pre>{}</pre></td><td><pre>{}</pre></td></tr>",
                     i + 1,
                     escape(&text(&c["name"])),
                     escape(&c["args"].to_string()),

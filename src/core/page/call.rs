@@ -228,6 +228,8 @@ pub struct PageCall {
     /// Whether the tab was listed again (once at most: a kept listing that did not hold, or a
     /// tool the frame found changed).
     relisted: bool,
+    /// How the call was allowed without the question, once sent so ([`allowed_by_site`]).
+    allowed: Option<String>,
 }
 
 impl PageCall {
@@ -239,6 +241,7 @@ impl PageCall {
             state: State::Resolve,
             kept: false,
             relisted: false,
+            allowed: None,
         }
     }
 
@@ -304,7 +307,13 @@ impl PageCall {
                     ms: DESTINATION_POLL_MS,
                 },
             },
-            State::Done(answer) => Step::Done(answer.clone()),
+            State::Done(answer) => {
+                let mut answer = answer.clone();
+                if let Some(allowed) = &self.allowed {
+                    answer["confirmation"] = json!(allowed);
+                }
+                Step::Done(answer)
+            }
         }
     }
 
@@ -347,15 +356,18 @@ impl PageCall {
                     before,
                 },
                 Input::Tabs(tabs),
-            ) => State::Send {
-                sent: Sent {
-                    tool,
-                    target,
-                    version,
-                    before,
-                    newest: Some(newest(&tabs)),
-                },
-            },
+            ) => {
+                self.allowed = allowed_by_site(&tool);
+                State::Send {
+                    sent: Sent {
+                        tool,
+                        target,
+                        version,
+                        before,
+                        newest: Some(newest(&tabs)),
+                    },
+                }
+            }
             (State::Send { mut sent }, Input::Tabs(tabs)) if sent.newest.is_none() => {
                 sent.newest = Some(newest(&tabs));
                 State::Send { sent }
@@ -477,6 +489,13 @@ impl PageCall {
             }
             Ok((tool.clone(), tools.target(tool), tools.version(tool)))
         });
+        if let Ok((tool, target, _)) = &found {
+            // Sent at once when its document is known, else once the frame is checked.
+            self.allowed = target
+                .document_id
+                .as_ref()
+                .and_then(|_| allowed_by_site(tool));
+        }
         match found {
             Ok((tool, target, version)) => match &target.document_id {
                 Some(document) => State::Send {
@@ -505,6 +524,7 @@ impl PageCall {
     /// Lists the tab again (once) and decides the call again.
     fn relist(&mut self) -> State {
         self.relisted = true;
+        self.allowed = None;
         State::Resolve
     }
 
@@ -662,15 +682,24 @@ impl State {
     }
 }
 
-/// The text of the in-page confirmation a call needs, when the tool is consequential.
+/// The text of the in-page confirmation a call needs, when the tool is consequential and no
+/// site policy of its origin allows it ([`allowed_by_site`]).
 /// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
 /// confirmed.
 /// `Err`: the arguments cannot be shown honestly, and the call is not made.
 pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Result<Option<String>, String> {
-    tool.annotations
-        .consequential_hint
+    (tool.annotations.consequential_hint && !tool.annotations.allow_acting)
         .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
         .transpose()
+}
+
+/// How a consequential call made without the question was allowed (`allowed by site policy
+/// <origin>`: the person's `allowActing` for the tool's origin), for the call's answer
+/// (`confirmation`) and its run's log; `None` for a call asked about or that does not act.
+pub fn allowed_by_site(tool: &PageTool) -> Option<String> {
+    let annotations = &tool.annotations;
+    (annotations.consequential_hint && annotations.allow_acting)
+        .then(|| format!("allowed by site policy {}", tool.origin))
 }
 
 /// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
@@ -699,7 +728,11 @@ pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), Stri
             given.name, now.origin, given.origin
         ));
     }
-    if given != now {
+    // A site policy changed since (`allowActing`) is not a new definition: the call is
+    // decided on the policy as it is now.
+    let mut now = now.clone();
+    now.annotations.allow_acting = given.annotations.allow_acting;
+    if *given != now {
         return Err(format!(
             "the page changed the definition of `{}` during this run; the call was not sent. Start a new run to use the new definition",
             given.name

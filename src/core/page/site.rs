@@ -1,7 +1,10 @@
 //! Per-site policy for page tools: which tools the agent may see on a site, whether every call
-//! there is confirmed, whether every result there is wrapped as data. A policy only makes the
-//! host more careful: where several policies match a tool (its origin's and `*`), every one
-//! applies (the filters all hold, the flags add up).
+//! there is confirmed, whether every result there is wrapped as data, and (for test profiles)
+//! whether its acting tools are called without the in-page question. Where several policies
+//! match a tool (its origin's and `*`), every one applies (the filters all hold, the flags add
+//! up). Only `allowActing` loosens, so it is held tighter than the rest: it needs a policy that
+//! names the tool's origin exactly (never `*`), any matching `alwaysConfirm` overrides it, and
+//! every call it lets through says so in its answer (`confirmation`).
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +26,11 @@ pub struct SitePolicy {
     /// said `untrustedContentHint`.
     #[serde(default)]
     pub untrusted: bool,
+    /// For test profiles: a consequential tool of this origin is called without the in-page
+    /// question (the call's answer says `allowed by site policy <origin>`). Only on a policy
+    /// that names one origin exactly; a matching `alwaysConfirm` wins.
+    #[serde(default)]
+    pub allow_acting: bool,
 }
 
 impl SitePolicy {
@@ -40,6 +48,12 @@ pub fn validate(policies: &[SitePolicy]) -> Result<(), String> {
             return Err(format!(
                 "site policy: `{origin}` is not an origin (scheme://host[:port], no path) or `*`"
             ));
+        }
+        if origin == "*" && policy.allow_acting {
+            return Err(
+                "site policy: `allowActing` needs one exact origin (scheme://host[:port]), not `*`"
+                    .into(),
+            );
         }
         if seen.contains(&origin) {
             return Err(format!("site policy: `{origin}` is named twice"));
@@ -72,7 +86,8 @@ pub fn apply_stored(policies: Result<Vec<SitePolicy>, String>, tools: &mut TabTo
 }
 
 /// Applies the policies to a tab's tools: filtered tools are left out (and counted), flags
-/// become hints.
+/// become hints. `allowActing` holds for a tool only from a policy naming its origin exactly,
+/// and only while no matching policy says `alwaysConfirm`.
 pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
     let before = tools.tools.len();
     tools.tools.retain(|tool| {
@@ -82,10 +97,15 @@ pub fn apply(policies: &[SitePolicy], tools: &mut TabTools) -> usize {
             .all(|p| p.filter.as_ref().is_none_or(|f| f.contains(&tool.name)))
     });
     for tool in &mut tools.tools {
+        let mut always_confirm = false;
+        let mut allow_acting = false;
         for policy in policies.iter().filter(|p| p.matches(&tool.origin)) {
+            always_confirm |= policy.always_confirm;
+            allow_acting |= policy.allow_acting && policy.origin == tool.origin;
             tool.annotations.consequential_hint |= policy.always_confirm;
             tool.annotations.untrusted_content_hint |= policy.untrusted;
         }
+        tool.annotations.allow_acting = allow_acting && !always_confirm;
     }
     before - tools.tools.len()
 }
@@ -173,6 +193,45 @@ mod tests {
         assert_eq!(apply(&list, &mut tools), 1);
         assert_eq!(tools.tools[0].name, "b");
         assert!(tools.tools[0].annotations.untrusted_content_hint);
+    }
+
+    #[test]
+    fn allow_acting_needs_the_exact_origin_and_yields_to_always_confirm() {
+        let star = policies(json!([{"origin": "*", "allowActing": true}]));
+        assert!(validate(&star)
+            .unwrap_err()
+            .contains("`allowActing` needs one exact origin"));
+        let listed = |list: &[SitePolicy]| {
+            let mut tools = TabTools {
+                tools: vec![tool("buy", "https://x.test"), tool("buy", "https://y.test")],
+                ..TabTools::default()
+            };
+            apply(list, &mut tools);
+            let allowed: Vec<bool> = tools
+                .tools
+                .iter()
+                .map(|t| t.annotations.allow_acting)
+                .collect();
+            allowed
+        };
+        // Stored unvalidated, a `*` still allows nothing.
+        assert_eq!(listed(&star), [false, false]);
+        let exact = policies(json!([{"origin": "https://x.test", "allowActing": true}]));
+        assert_eq!(listed(&exact), [true, false]);
+        let both = policies(json!([
+            {"origin": "https://x.test", "allowActing": true},
+            {"origin": "*", "alwaysConfirm": true}
+        ]));
+        validate(&both).unwrap();
+        assert_eq!(listed(&both), [false, false]);
+        // Not listed: the model and the listing see the page's hints only.
+        let mut tools = TabTools {
+            tools: vec![tool("buy", "https://x.test")],
+            ..TabTools::default()
+        };
+        apply(&exact, &mut tools);
+        let shown = serde_json::to_value(&tools.tools[0]).unwrap();
+        assert!(!shown.to_string().contains("allow"), "{shown}");
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub struct Annotations {
     /// when asked for developer tools.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub debugging: bool,
+    /// Set by the person's site policy (`allowActing`), never by the page (no entry's field
+    /// is read for it): a consequential call of this tool is made without the in-page
+    /// question, and its answer says so. Not listed.
+    #[serde(skip)]
+    pub allow_acting: bool,
 }
 
 /// An entry of a frame's report that was skipped, and why.
@@ -305,6 +310,7 @@ fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
         consequential_hint: hint("consequentialHint"),
         untrusted_content_hint: hint("untrustedContentHint"),
         debugging: hint("debugging"),
+        allow_acting: false,
     })
 }
 
@@ -456,8 +462,9 @@ mod tests {
     #[test]
     fn hints_only_count_when_true() {
         let out = parse(json!([{"name": "a", "annotations": {
-            "readOnlyHint": "yes", "untrustedContentHint": true, "consequentialHint": 1
-        }}]));
+            "readOnlyHint": "yes", "untrustedContentHint": true, "consequentialHint": 1,
+            "allowActing": true
+        }, "allowActing": true}]));
         assert_eq!(
             out.tools[0].annotations,
             Annotations {
@@ -465,6 +472,8 @@ mod tests {
                 consequential_hint: false,
                 untrusted_content_hint: true,
                 debugging: false,
+                // Only the person's site policy allows acting; a page saying so is not read.
+                allow_acting: false,
             }
         );
     }

@@ -66,6 +66,9 @@ pub const CUSTOM_TOOL_INPUT: &str = "webmcp_host.tool_input";
 pub const CUSTOM_TOOL_OBSERVE: &str = "webmcp_host.tool_observe";
 /// `CUSTOM` event: an invalid call is asked again.
 pub const CUSTOM_TOOL_REASK: &str = "webmcp_host.tool_reask";
+/// `CUSTOM` event: how a call that acts was allowed without asking the person
+/// (`{toolCallId, confirmation: "allowed by site policy <origin>"}`), just before its result.
+pub const CUSTOM_TOOL_CONFIRMATION: &str = "webmcp_host.tool_confirmation";
 
 enum Phase {
     Model {

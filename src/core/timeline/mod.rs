@@ -36,7 +36,8 @@ pub struct Call {
     /// Why the call was not run (rejected), when it was not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected: Option<String>,
-    /// The person's answer to a confirmation or a question, when the call asked one.
+    /// The person's answer to a confirmation or a question, when the call asked one; or how a
+    /// call that acts was allowed without one (`allowed by site policy <origin>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<String>,
     /// The result text.
@@ -172,6 +173,7 @@ const REPAIR: &str = "webmcp_host.tool_repair";
 const REJECTED: &str = "webmcp_host.tool_call_rejected";
 const INPUT: &str = "webmcp_host.tool_input";
 const REASK: &str = "webmcp_host.tool_reask";
+const CONFIRMATION: &str = "webmcp_host.tool_confirmation";
 const OBSERVE: &str = "webmcp_host.tool_observe";
 /// `core::observe::CUSTOM_USAGE`, spelled here so that `observe` (whose bug report holds a
 /// timeline) and this module do not import each other.
@@ -365,6 +367,10 @@ fn custom(entries: &mut Vec<Entry>, current: &mut Option<usize>, event: &Value, 
                 call.confirmation = Some("asked the person".into());
             }
         }
+        CONFIRMATION => match call_by_id(entries, &id) {
+            Some(call) => call.confirmation = Some(text(&value, "confirmation")),
+            None => entries.push(Entry::Note { name, value }),
+        },
         REASK => match call_by_id(entries, &id) {
             Some(call) => call.repairs.push("asked the model again".into()),
             None => entries.push(Entry::Note { name, value }),

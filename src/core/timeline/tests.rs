@@ -239,3 +239,26 @@ fn a_steps_tokens_come_from_its_usage_event() {
 fn the_usage_event_name_is_the_one_the_drive_sends() {
     assert_eq!(super::USAGE, crate::core::observe::CUSTOM_USAGE);
 }
+
+#[test]
+fn a_call_allowed_by_a_site_policy_says_so() {
+    let events = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "buy"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.tool_confirmation", "value": {"toolCallId": "c1", "confirmation": "allowed by site policy https://shop.test"}}),
+        json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "content": "bought"}),
+    ];
+    let t = timeline(&events, &[], None);
+    let Entry::Step(step) = &t.entries[0] else {
+        panic!()
+    };
+    assert_eq!(
+        step.calls[0].confirmation.as_deref(),
+        Some("allowed by site policy https://shop.test")
+    );
+    assert_eq!(t.entries.len(), 1, "{:?}", t.entries);
+    assert_eq!(
+        super::CONFIRMATION,
+        crate::core::run::CUSTOM_TOOL_CONFIRMATION
+    );
+}

@@ -579,3 +579,93 @@ fn a_kept_listing_that_does_not_hold_is_listed_again_once() {
     call.handle(reply(NOT_FOUND));
     assert!(matches!(call.step(), Step::Done(_)));
 }
+
+/// `buy` (consequential) on https://shop.test under the site policies `sites`, as listed.
+fn under_policies(sites: Value) -> PageTool {
+    let mut listing = TabTools {
+        tools: vec![tool("buy", 0, true)],
+        ..TabTools::default()
+    };
+    let sites: Vec<crate::core::page::site::SitePolicy> = serde_json::from_value(sites).unwrap();
+    crate::core::page::site::validate(&sites).unwrap();
+    crate::core::page::site::apply(&sites, &mut listing);
+    listing.tools.remove(0)
+}
+
+/// Sends `buy` decided on `listed`; the message sent and the answer to `bought`.
+fn send_and_answer(listed: PageTool) -> (Value, Value) {
+    let mut call = PageCall::new(request("buy"), "c1".into());
+    call.handle(Input::Tools(tools(vec![listed])));
+    let Step::Send { message, .. } = call.step() else {
+        panic!("a send")
+    };
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    call.handle(reply(r#"{"ok":true,"result":"bought"}"#));
+    (message, done(&call))
+}
+
+#[test]
+fn allow_acting_for_the_site_calls_without_the_question_and_says_so() {
+    let allowed = under_policies(json!([{"origin": "https://shop.test", "allowActing": true}]));
+    let (message, answer) = send_and_answer(allowed.clone());
+    assert_eq!(message.get("confirm"), None, "no question in the page");
+    assert_eq!(
+        answer,
+        json!({"ok": true, "result": "bought", "confirmation": "allowed by site policy https://shop.test"})
+    );
+    assert_eq!(
+        allowed_by_site(&allowed).as_deref(),
+        Some("allowed by site policy https://shop.test")
+    );
+    // A tool that does not act needs no allowance, and says none.
+    let mut read = allowed.clone();
+    read.annotations.consequential_hint = false;
+    assert_eq!(
+        send_and_answer(read).1,
+        json!({"ok": true, "result": "bought"})
+    );
+}
+
+#[test]
+fn always_confirm_wins_over_allow_acting_and_other_sites_are_still_asked() {
+    for sites in [
+        json!([{"origin": "https://shop.test", "allowActing": true, "alwaysConfirm": true}]),
+        json!([{"origin": "https://shop.test", "allowActing": true}, {"origin": "*", "alwaysConfirm": true}]),
+        json!([{"origin": "https://shop.test:443", "allowActing": true}]),
+        json!([{"origin": "http://shop.test", "allowActing": true}]),
+        json!([{"origin": "https://other.test", "allowActing": true}]),
+        json!([]),
+    ] {
+        let (message, answer) = send_and_answer(under_policies(sites.clone()));
+        assert!(
+            message["confirm"]
+                .as_str()
+                .is_some_and(|t| t.contains("“buy” on https://shop.test")),
+            "asked under {sites}"
+        );
+        assert_eq!(answer, json!({"ok": true, "result": "bought"}), "{sites}");
+    }
+}
+
+#[test]
+fn a_call_not_sent_or_refused_by_its_frame_is_not_said_allowed() {
+    let allowed = under_policies(json!([{"origin": "https://shop.test", "allowActing": true}]));
+    // The frame found the tool changed: nothing ran; relisted without the policy, it is asked.
+    let mut call = PageCall::new(request("buy"), "c1".into());
+    call.handle(Input::Tools(tools(vec![allowed.clone()])));
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    call.handle(reply(CHANGED));
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, true)])));
+    let Step::Send { message, .. } = call.step() else {
+        panic!("a send")
+    };
+    assert!(message["confirm"].is_string());
+    call.handle(Input::Tabs(vec![tab(7, None, true)]));
+    call.handle(reply(r#"{"ok":true,"result":"bought"}"#));
+    assert_eq!(done(&call), json!({"ok": true, "result": "bought"}));
+    // A policy changed during a run is not a changed definition.
+    assert_eq!(
+        still_same_page_tool(&tool("buy", 0, true), &allowed),
+        Ok(())
+    );
+}

@@ -11,7 +11,7 @@ use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
 use crate::core::run::local::CURRENT_TIME;
 use crate::core::run::page::tool_outcome;
-use crate::core::run::{Input, ToolInvocation, ToolKind};
+use crate::core::run::{Input, ToolInvocation, ToolKind, CUSTOM_TOOL_CONFIRMATION};
 use crate::core::setup::call::declined;
 
 /// A call that waits for the person's confirmation before it starts.
@@ -220,6 +220,13 @@ impl Drive {
         };
         let (call_id, acting) = self.running.remove(at);
         self.page_calls.retain(|(id, _)| *id != call_id);
+        // A consequential page call made without the question says how it was allowed.
+        if let Some(allowed) = response.get("confirmation").and_then(Value::as_str) {
+            self.run.handle(Input::Custom {
+                name: CUSTOM_TOOL_CONFIRMATION.into(),
+                value: json!({"toolCallId": call_id, "confirmation": allowed}),
+            });
+        }
         self.run.handle(Input::ToolDone {
             call_id: call_id.clone(),
             outcome: tool_outcome(&response),

@@ -61,6 +61,50 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
 }
 
 #[test]
+fn a_page_call_allowed_by_a_site_policy_is_logged_so_before_its_result() {
+    let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
+    let call_id = first
+        .iter()
+        .find_map(|a| match a {
+            Action::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .expect("the page call");
+    let allowed = "allowed by site policy https://shop.test";
+    let done = feed(
+        &mut drive,
+        Answer::ToolDone {
+            call_id: call_id.clone(),
+            response: json!({"ok": true, "result": "done", "confirmation": allowed}),
+        },
+    );
+    let events: Vec<serde_json::Value> = done
+        .iter()
+        .filter_map(|a| match a {
+            Action::Event(e) => Some(serde_json::to_value(e).unwrap()),
+            _ => None,
+        })
+        .collect();
+    let noted = events
+        .iter()
+        .position(|e| e["name"] == "webmcp_host.tool_confirmation")
+        .expect("the allowance is an event");
+    assert_eq!(
+        events[noted]["value"],
+        json!({"toolCallId": call_id, "confirmation": allowed})
+    );
+    let result = events
+        .iter()
+        .position(|e| e["type"] == "TOOL_CALL_RESULT")
+        .expect("the result");
+    assert!(noted < result);
+    assert_eq!(
+        events[result]["content"], "done",
+        "the model sees the result only"
+    );
+}
+
+#[test]
 fn stop_during_a_page_call_cancels_it_in_its_frame() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
     let call_id = first
