@@ -5,6 +5,36 @@ use serde_json::json;
 
 use super::*;
 
+/// The tool `name` of a run: an MCP server's `delete`, as the model sees it.
+fn mcp_delete_tool(name: &str) -> RunTool {
+    RunTool {
+        spec: ToolSpec {
+            name: name.into(),
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind: ToolKind::Mcp,
+        data_source: None,
+    }
+}
+
+/// Server `own`'s `delete`, which acts and needs confirmation.
+fn own_delete() -> Binding {
+    Binding::Mcp {
+        server: "own".into(),
+        tool: McpTool {
+            name: "delete".into(),
+            title: None,
+            description: "Deletes".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: None,
+            annotations: Default::default(),
+        },
+        needs_confirmation: true,
+        acting: true,
+    }
+}
+
 #[test]
 fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
@@ -138,15 +168,7 @@ fn stop_during_a_page_call_cancels_it_in_its_frame() {
 #[test]
 fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
     let mut input = RunInput::new("t1", "r1", vec![user("Delete")]);
-    input.tools = vec![RunTool {
-        spec: ToolSpec {
-            name: "delete".into(),
-            description: "Deletes".into(),
-            input_schema: json!({"type": "object"}),
-        },
-        kind: ToolKind::Mcp,
-        data_source: None,
-    }];
+    input.tools = vec![mcp_delete_tool("delete")];
     let transcript =
         r#"{"text":"","calls":[{"name":"delete","arguments":{"a":2}}],"finish":"stop"}"#;
     let mut drive = Drive::new(
@@ -159,22 +181,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             // A page tool of the same name (left out of the run) does not take the call.
             bindings: vec![
                 ("delete".into(), Binding::Page(page_tool("delete", true))),
-                (
-                    "delete".into(),
-                    Binding::Mcp {
-                        server: "own".into(),
-                        tool: McpTool {
-                            name: "delete".into(),
-                            title: None,
-                            description: "Deletes".into(),
-                            input_schema: json!({"type": "object"}),
-                            output_schema: None,
-                            annotations: Default::default(),
-                        },
-                        needs_confirmation: true,
-                        acting: true,
-                    },
-                ),
+                ("delete".into(), own_delete()),
             ],
         },
     );
@@ -235,15 +242,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
 #[test]
 fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
     let mut input = RunInput::new("t1", "r1", vec![user("Delete it")]);
-    input.tools = vec![RunTool {
-        spec: ToolSpec {
-            name: "own__delete".into(),
-            description: "Deletes".into(),
-            input_schema: json!({"type": "object"}),
-        },
-        kind: ToolKind::Mcp,
-        data_source: None,
-    }];
+    input.tools = vec![mcp_delete_tool("own__delete")];
     let transcript = r#"{"text":"","calls":[{"name":"own__delete","arguments":{}}],"finish":"stop"}
 {"text":"Not deleted.","finish":"stop"}"#;
     let mut drive = Drive::new(
@@ -253,22 +252,7 @@ fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
             key: Ok(None),
             tab_id: None,
             hook: false,
-            bindings: vec![(
-                "own__delete".into(),
-                Binding::Mcp {
-                    server: "own".into(),
-                    tool: McpTool {
-                        name: "delete".into(),
-                        title: None,
-                        description: "Deletes".into(),
-                        input_schema: json!({"type": "object"}),
-                        output_schema: None,
-                        annotations: Default::default(),
-                    },
-                    needs_confirmation: true,
-                    acting: true,
-                },
-            )],
+            bindings: vec![("own__delete".into(), own_delete())],
         },
     );
     let actions = drain(&mut drive);
@@ -311,15 +295,7 @@ fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
 #[test]
 fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
     let mut input = RunInput::new("t1", "r1", vec![user("Delete")]);
-    input.tools = vec![RunTool {
-        spec: ToolSpec {
-            name: "delete".into(),
-            description: "Deletes".into(),
-            input_schema: json!({"type": "object"}),
-        },
-        kind: ToolKind::Mcp,
-        data_source: None,
-    }];
+    input.tools = vec![mcp_delete_tool("delete")];
     let args: serde_json::Map<String, Value> =
         (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
     let transcript =
@@ -333,22 +309,7 @@ fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
                 key: Ok(None),
                 tab_id,
                 hook: false,
-                bindings: vec![(
-                    "delete".into(),
-                    Binding::Mcp {
-                        server: "own".into(),
-                        tool: McpTool {
-                            name: "delete".into(),
-                            title: None,
-                            description: "Deletes".into(),
-                            input_schema: json!({"type": "object"}),
-                            output_schema: None,
-                            annotations: Default::default(),
-                        },
-                        needs_confirmation: true,
-                        acting: true,
-                    },
-                )],
+                bindings: vec![("delete".into(), own_delete())],
             },
         );
         let actions = drain(&mut drive);
