@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, openDeclining, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -459,16 +459,7 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     await server?.close();
   });
 
-  const open = async (path) => {
-    const page = await host.context.newPage();
-    const dialogs = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      d.dismiss().catch(() => {});
-    });
-    await page.goto(`${server.url}/${path}`);
-    return { page, dialogs, tabId: await host.tabIdOf(page) };
-  };
+  const open = (path) => openDeclining(host, `${server.url}/${path}`);
   const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
   const listTools = (tabId) => host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
   const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);

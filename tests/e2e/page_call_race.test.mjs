@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, openDeclining, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
@@ -23,17 +23,8 @@ for (const webmcp of [true, false]) {
       await host?.close();
       await server?.close();
     });
-    const open = async (path) => {
-      const page = await host.context.newPage();
-      const dialogs = [];
-      // Every dialog is the browser's confirm(): refused.
-      page.on('dialog', (d) => {
-        dialogs.push(d.message());
-        d.dismiss().catch(() => {});
-      });
-      await page.goto(`${server.url}/${path}`);
-      return { page, dialogs, tabId: await host.tabIdOf(page) };
-    };
+    // Every dialog is the browser's confirm(): refused.
+    const open = (path) => openDeclining(host, `${server.url}/${path}`);
     const listTools = (tabId) => host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
     const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request);
 

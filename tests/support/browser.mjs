@@ -254,6 +254,21 @@ export async function evaluateInContentScript(context, page, expression) {
  * `ServiceWorker.stopAllWorkers`, over a CDP session of `page`): the browser and its pages live
  * on, and the next extension page or event starts a fresh worker.
  */
+/**
+ * Opens `url` in a new page of `host` whose every dialog (the browser's `confirm()` of a call)
+ * is recorded and refused: `{page, dialogs, tabId}`.
+ */
+export async function openDeclining(host, url) {
+  const page = await host.context.newPage();
+  const dialogs = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  await page.goto(url);
+  return { page, dialogs, tabId: await host.tabIdOf(page) };
+}
+
 export async function stopWorker(context, page) {
   const cdp = await context.newCDPSession(page);
   await cdp.send('ServiceWorker.enable');
