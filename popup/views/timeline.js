@@ -65,15 +65,20 @@ export async function renderTimeline() {
   const list = $('timeline');
   if (!state.runId) {
     list.replaceChildren();
+    delete list.dataset.runId;
     return say('timeline-status', 'No run to show.');
   }
+  const runId = state.runId;
   try {
-    const t = await call('timeline', { runId: state.runId });
+    const t = await call('timeline', { runId });
+    // Another run was picked while this one was asked for: its own rendering shows it.
+    if (state.runId !== runId) return;
     const items = [];
     if (t.prompt) items.push(element('li', 'tl-prompt turn user', t.prompt));
     items.push(...t.entries.map(entryItem));
     if (t.answer !== undefined) items.push(element('li', 'tl-answer', t.answer));
     list.replaceChildren(...items);
+    list.dataset.runId = runId;
     say('timeline-status', `${t.state} · ${t.entries.filter((e) => e.kind === 'step').length} steps · ${t.events} events${t.durationMs !== undefined ? ` · ${ms(t.durationMs)}` : ''}`);
   } catch (error) {
     say('timeline-status', errorText(error), true);

@@ -101,8 +101,10 @@ describe('tokens, cost and bug reports', () => {
     await log.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}&view=log`);
     await log.waitForSelector('body[data-state="ready"]');
     await log.selectOption('#run-select', shown.runId);
-    await log.locator('#timeline .tl-answer').waitFor();
-    const tokens = await log.locator('#timeline .tl-step .tl-tokens').allTextContents();
+    // The log first shows the latest run: wait for the timeline of the run picked.
+    const shownTimeline = `#timeline[data-run-id="${shown.runId}"]`;
+    await log.locator(`${shownTimeline} .tl-answer`).waitFor();
+    const tokens = await log.locator(`${shownTimeline} .tl-step .tl-tokens`).allTextContents();
     assert.equal(tokens.length, 2);
     for (const text of tokens) assert.match(text, /^\d+ in · \d+ out · \$\d+\.\d{6}$/);
     await log.screenshot({ path: join(ROOT, 'test-output', 'timeline-tokens.png'), fullPage: true });

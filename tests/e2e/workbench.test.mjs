@@ -337,7 +337,7 @@ describe('workbench', () => {
 
     const log = await openPopup(tabId, '&view=log');
     await log.selectOption('#run-select', result.runId);
-    await log.locator('#timeline .tl-answer').waitFor();
+    await log.locator(`#timeline[data-run-id="${result.runId}"] .tl-answer`).waitFor();
     assert.equal(await log.textContent('#timeline .tl-prompt'), 'Register ada@b.test for two seats.');
     assert.equal(await log.locator('#timeline .tl-step').count(), 2);
     assert.match(await log.textContent('#timeline .tl-call'), /register_guest[\s\S]*"seats": 2[\s\S]*repaired:/);
