@@ -279,16 +279,44 @@
   modelContext()?.addEventListener?.('toolchange', toolsChanged);
   document.addEventListener(`webmcp-host:${main.secret}:toolchange`, toolsChanged, true);
 
-  chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-    // Only this extension's worker (no tab) may ask; other messages are not ours to answer.
-    if (sender.id !== chrome.runtime.id || sender.tab) return false;
-    if (!message || typeof message !== 'object' || message[KEY] !== VERSION) return false;
-    // A listing (hundreds of tools, each with its schema) goes as its JSON text: one string
-    // crosses to the worker faster than the objects, and the worker reads JSON text anyway.
-    const reply = message.op === 'listTools' ? (answer) => sendResponse(JSON.stringify(answer)) : sendResponse;
-    handle(message).then(reply, (error) =>
-      sendResponse(failure(String(error?.name ?? 'Error'), String(error?.message ?? error))),
+  // A listing (hundreds of tools, each with its schema) goes as its JSON text: one string
+  // crosses to the worker faster than the objects, and the worker reads JSON text anyway.
+  const answer = (message) =>
+    handle(message).then(
+      (reply) => (message.op === 'listTools' ? JSON.stringify(reply) : reply),
+      (error) => failure(String(error?.name ?? 'Error'), String(error?.message ?? error)),
     );
-    return true;
+  // Only this extension's worker (no tab) may ask; other messages are not ours to answer.
+  const fromWorker = (sender) => sender?.id === chrome.runtime.id && !sender.tab;
+  const ours = (message) => message && typeof message === 'object' && message[KEY] === VERSION;
+
+  // The worker's channel, and the only one this bridge hears: a port the worker opens to this
+  // frame and keeps (src/shell/frames.js), each request `{id, message}` answered
+  // `{id, answer}`, in any order.
+  chrome.runtime.onConnect.addListener((port) => {
+    if (port.name !== 'webmcp-host-bridge') return;
+    if (!fromWorker(port.sender)) {
+      port.disconnect();
+      return;
+    }
+    let open = true;
+    port.onDisconnect.addListener(() => {
+      open = false;
+    });
+    port.onMessage.addListener((request) => {
+      const id = request?.id;
+      if (typeof id !== 'number') return;
+      const reply = ours(request.message)
+        ? answer(request.message)
+        : Promise.resolve(failure('TypeError', 'not a request of the page bridge'));
+      reply.then((value) => {
+        if (!open) return; // the worker stopped, or this document is going away
+        try {
+          port.postMessage({ id, answer: value });
+        } catch {
+          // disconnected meanwhile
+        }
+      });
+    });
   });
 })();

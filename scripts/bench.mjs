@@ -18,6 +18,11 @@ import { serve } from '../tests/support/server.mjs';
 
 const RUNS = Math.max(7, Number(process.env.BENCH_RUNS ?? 7));
 const SAVE = process.argv.includes('--save') || process.env.BENCH_SAVE === '1';
+// `BENCH_ONLY=start,calls,mcp` measures only those parts (the size is always printed); a
+// partial run is never saved.
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
+const part = (name) => !ONLY || ONLY.has(name);
+if (ONLY && SAVE) throw new Error('BENCH_ONLY measures a part: a partial run is not saved');
 const PREVIOUS_FILE = join(ROOT, 'benches', 'previous.json');
 const previous = existsSync(PREVIOUS_FILE) ? JSON.parse(readFileSync(PREVIOUS_FILE, 'utf8')) : {};
 const figures = {};
@@ -53,7 +58,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
 // Cold start, fresh profile and warm restart, with its phases: the script ran (module graph
 // loaded and evaluated), the wasm module compiled (fetched and compiled as it streamed in), the
 // host ready (instantiated).
-{
+if (part('start')) {
   const fresh = [];
   const warm = [];
   const phases = { script: [], compile: [], instantiate: [], warmScript: [], warmCompile: [], warmInstantiate: [] };
@@ -93,7 +98,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
 // through the host lists them first), and listing the 256 tools, in one browser: each timed
 // where it runs (the host's in the worker, the direct one in the page), interleaved round by
 // round; the overhead of a round is its host median less its direct median.
-{
+if (part('calls')) {
   const server = await serve(join(ROOT, 'benches'));
   const host = await launchHost();
   try {
@@ -130,6 +135,21 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
         if (tools.length !== 256) throw new Error(`listed ${tools.length} tools`);
         return took;
       }, tabId);
+    // Every message on a port the worker opens to a tab (the page bridge's channel, kept
+    // between calls) is counted while `__benchTrips` counts.
+    await host.worker.evaluate(() => {
+      const connect = chrome.tabs.connect;
+      chrome.tabs.connect = function (...args) {
+        const port = connect.apply(this, args);
+        const post = port.postMessage;
+        port.postMessage = function (message) {
+          const counts = globalThis.__benchTrips?.counts;
+          if (counts) counts['port.postMessage'] = (counts['port.postMessage'] ?? 0) + 1;
+          return post.call(this, message);
+        };
+        return port;
+      };
+    });
     const one = await open('echo.html');
     const many = await open('many-tools.html');
     // Warm-up: the first call compiles the tool's schema and the first listing fills caches.
@@ -156,6 +176,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
           wrap(chrome.webNavigation, 'getFrame', 'getFrame'),
           wrap(chrome.tabs, 'query', 'tabs.query'),
           wrap(chrome.tabs, 'sendMessage', 'tabs.sendMessage'),
+          wrap(chrome.tabs, 'connect', 'tabs.connect'),
           wrap(chrome.storage.local, 'get', 'storage.local.get'),
           wrap(chrome.storage.session, 'get', 'storage.session.get'),
         ] };
@@ -164,6 +185,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
       return host.worker.evaluate(() => {
         const { counts, undo } = globalThis.__benchTrips;
         for (const restore of undo) restore();
+        delete globalThis.__benchTrips;
         return counts;
       });
     };
@@ -204,7 +226,7 @@ figure('glue_gzip_kib', 'webmcp_host.js (glue) gzip -9', [KiB(gzipSync(glue, { l
 // MCP: listing 10,000 tools over 100 pages and then calling one, with the project's MCP server
 // on 127.0.0.1. Natively: the release CLI (wall time and peak memory from /usr/bin/time). In the
 // worker: a run whose tool sources include that server (connect, 100 pages, one call).
-{
+if (part('mcp')) {
   const { spawn, spawnSync } = await import('node:child_process');
   // The MCP server runs in this process: children must be awaited, not run synchronously.
   const runChild = (command, args) =>

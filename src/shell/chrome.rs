@@ -31,6 +31,12 @@ extern "C" {
     pub fn warn(text: &str);
 }
 
+#[wasm_bindgen(module = "/src/shell/frames.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = frameSend)]
+    fn frame_send(tab_id: f64, options: &JsValue, message: &JsValue) -> Result<Promise, JsValue>;
+}
+
 /// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.
 pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
     let details = from_json(&serde_json::json!({ "tabId": tab_id }));
@@ -40,8 +46,16 @@ pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
     frames(tab_id, &to_json(&listed).unwrap_or(Value::Null))
 }
 
-/// Sends a message to one frame's content script (only to the document the target names, if any).
+/// Sends a request to one frame's page bridge (only to the document the target names, if
+/// any), over the port kept for that frame (`frames.js`).
 pub fn send_to_frame(tab_id: i64, to: impl Into<super::Target>, message: &JsValue) -> Promise {
+    let options = from_json(&to.into().options());
+    frame_send(tab_id as f64, &options, message).unwrap_or_else(|e| Promise::reject(&e))
+}
+
+/// Sends a message to every content script of one frame (`chrome.tabs.sendMessage`): for the
+/// listeners that hear messages, not the bridge's port (the exposure script, `expose.js`).
+pub fn message_frame(tab_id: i64, to: impl Into<super::Target>, message: &JsValue) -> Promise {
     let options = from_json(&to.into().options());
     tabs_send_message(tab_id as f64, message, &options).unwrap_or_else(|e| Promise::reject(&e))
 }

@@ -259,7 +259,7 @@ async fn notify(origin: &str) {
             .iter()
             .any(|f| f.frame_id == 0 && tells(origin, &f.url))
         {
-            sent.push(chrome::send_to_frame(tab.id, 0, &message));
+            sent.push(chrome::message_frame(tab.id, 0, &message));
         }
     }
     for reply in sent {

@@ -6,7 +6,8 @@
 // What is recorded during a host's life (see browser.mjs): every request of the browser
 // context (the worker's too, with PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS=1: URL, headers
 // and post data), every console message of its pages and of the worker, every message the worker
-// sends to content scripts (`chrome.tabs.sendMessage`) and to the extension's pages
+// sends to content scripts (`chrome.tabs.sendMessage`, and `postMessage` on every port it opens
+// with `chrome.tabs.connect`, the page bridge's channel) and to the extension's pages
 // (`chrome.runtime.sendMessage`: the AG-UI events it pushes), and, at the end, every kept run's
 // log and the person's-side settings. A key may appear only in the headers of a request to its
 // own endpoint: never in a URL, a request body, an event, a message or a console line.
@@ -119,6 +120,19 @@ export async function instrumentWorker(worker) {
     };
     wrap(chrome.tabs, 'sendMessage', 'tab');
     wrap(chrome.runtime, 'sendMessage', 'runtime');
+    // The page bridge's ports: every message posted on a port to a tab is recorded.
+    const connect = chrome.tabs.connect;
+    if (typeof connect === 'function') {
+      chrome.tabs.connect = function (...args) {
+        const port = connect.apply(this, args);
+        const post = port.postMessage;
+        port.postMessage = function (message) {
+          write({ kind: 'message', where: `tab ${args[0]} port ${JSON.stringify(args[1] ?? {})}`, text: message });
+          return post.call(this, message);
+        };
+        return port;
+      };
+    }
     const endpoints = (value) => ({
       models: { models: (value?.models ?? []).map((m) => ({ baseUrl: m?.baseUrl, keyRef: m?.keyRef })) },
       servers: (Array.isArray(value) ? value : []).map((s) => ({ url: s?.url, keyRef: s?.keyRef })),

@@ -75,17 +75,25 @@ describe('canary check in a real host', () => {
         await fetch(`${u}/own/v1/models`, { headers: { authorization: `Bearer ${key}` } });
       }, url);
       await host.canary.check();
-      // The same key elsewhere, and in a message to the extension's pages: both caught.
-      await host.worker.evaluate(async (u) => {
+      // The same key elsewhere, in a message to the extension's pages and on a port to a tab
+      // (the page bridge's channel): each caught.
+      const page = await host.context.newPage();
+      await page.goto(`${url}/page`);
+      const tabId = await host.tabIdOf(page);
+      await host.worker.evaluate(async ([u, tab]) => {
         const key = (await chrome.storage.session.get('webmcpHost.key.canary'))['webmcpHost.key.canary'];
         await fetch(`${u}/elsewhere`, { headers: { authorization: `Bearer ${key}` } });
         await chrome.runtime.sendMessage({ webmcpHostUi: 'event', leaked: key }).catch(() => {});
-      }, url);
-      assert.equal(hits.length, 2, 'both requests were made');
+        const port = chrome.tabs.connect(tab, { frameId: 0, name: 'canary-test' });
+        port.postMessage({ leaked: key });
+        port.disconnect();
+      }, [url, tabId]);
+      assert.deepEqual(hits.map((h) => h.url).filter((u) => u === '/own/v1/models' || u === '/elsewhere'), ['/own/v1/models', '/elsewhere'], 'both requests were made');
       await assert.rejects(host.canary.check(), (error) => {
         assert.match(error.message, /leak\(s\) of a key/);
         assert.match(error.message, /in the headers of a request to http:\/\/127\.0\.0\.1:\d+\/elsewhere/);
         assert.match(error.message, /a message \(extension pages\)/);
+        assert.match(error.message, /a message \(tab \d+ port \{"frameId":0,"name":"canary-test"\}\)/);
         assert.ok(!error.message.includes(CANARY));
         return true;
       });
