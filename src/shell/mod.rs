@@ -57,14 +57,19 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
 /// is kept for the page calls that follow.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
     let epoch = KEPT.with_borrow(Kept::epoch);
+    // The site policies are read while the frames list their tools.
+    let sites = timer::started(store::load_sites());
     let mut answers = frame_listings(tab_id).await?;
     if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
         answers = frame_listings(tab_id).await?;
     }
     let mut tools = TabTools::from_frames(answers);
-    crate::core::site::apply_stored(store::load_sites().await, &mut tools);
-    workbench::observe(tab_id, &tools);
+    let sites = sites
+        .await
+        .unwrap_or_else(|| Err("the site policies could not be read".into()));
+    crate::core::site::apply_stored(sites, &mut tools);
     let tools = Rc::new(tools);
+    workbench::observe(tab_id, tools.clone());
     KEPT.with_borrow_mut(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
 }

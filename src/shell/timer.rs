@@ -52,6 +52,23 @@ pub async fn limit<T: 'static>(
         .and_then(|_| done.borrow_mut().take()))
 }
 
+/// Starts `work` now (not when first awaited); its value once done (`None` if it could not
+/// finish).
+pub fn started<T: 'static>(
+    work: impl Future<Output = T> + 'static,
+) -> impl Future<Output = Option<T>> {
+    let slot: Rc<RefCell<Option<T>>> = Rc::default();
+    let sink = slot.clone();
+    let promise = future_to_promise(async move {
+        *sink.borrow_mut() = Some(work.await);
+        Ok(JsValue::UNDEFINED)
+    });
+    async move {
+        let _ = JsFuture::from(promise).await;
+        slot.borrow_mut().take()
+    }
+}
+
 /// Calls `then` once after `ms` milliseconds; the handle cancels it ([`cancel`]).
 pub fn after(ms: u32, then: impl FnOnce() + 'static) -> JsValue {
     let handler = Closure::once_into_js(then);

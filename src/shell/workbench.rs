@@ -6,12 +6,10 @@
 //! `chrome.storage.session` too, so that a worker restart forgets none).
 
 use std::cell::RefCell;
-use std::future::Future;
 use std::rc::Rc;
 
 use serde_json::Value;
-use wasm_bindgen::JsValue;
-use wasm_bindgen_futures::{future_to_promise, spawn_local, JsFuture};
+use wasm_bindgen_futures::spawn_local;
 
 use super::io::random_id;
 use super::{ask, chrome, frame_listings, mcp, runlog, store, tab_tools, timer, waits};
@@ -59,28 +57,13 @@ async fn save() {
 
 /// Every listing of a tab passes here: the first definition of each tool is kept (and
 /// stored when new).
-pub(crate) fn observe(tab_id: i64, tools: &TabTools) {
-    let tools = tools.tools.clone();
+pub(crate) fn observe(tab_id: i64, tools: Rc<TabTools>) {
     spawn_local(async move {
         loaded().await;
-        if with_seen(|seen| seen.observe(tab_id, &tools)) {
+        if with_seen(|seen| seen.observe(tab_id, &tools.tools)) {
             save().await;
         }
     });
-}
-
-/// Starts `work` now; its value once done (`None` if it could not finish).
-fn started<T: 'static>(work: impl Future<Output = T> + 'static) -> impl Future<Output = Option<T>> {
-    let slot: Rc<RefCell<Option<T>>> = Rc::default();
-    let sink = slot.clone();
-    let promise = future_to_promise(async move {
-        *sink.borrow_mut() = Some(work.await);
-        Ok(JsValue::UNDEFINED)
-    });
-    async move {
-        let _ = JsFuture::from(promise).await;
-        slot.borrow_mut().take()
-    }
 }
 
 fn to_value(value: impl serde::Serialize) -> Result<Value, String> {
@@ -109,7 +92,7 @@ pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> 
 pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
     let listings: Vec<_> = (tab_ids(&chrome::tab_list().await).into_iter())
         .map(|tab_id| {
-            started(async move {
+            timer::started(async move {
                 let facts = ask(tab_id, Target::TOP, &request(), 2_000);
                 let tools = tab_tools(tab_id).await.map(std::rc::Rc::unwrap_or_clone);
                 let facts = facts_of(&facts.await).ok();
