@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use webmcp_host::core::parse::CallParser;
 use webmcp_host::core::repair::{repair_body, Step};
-use webmcp_host::core::stream::parse_run;
+use webmcp_host::core::stream::{parse_run, parse_run_each};
 use webmcp_host::core::toolset::ToolSet;
 
 const TOOLS_JSON: &str = include_str!("../tests/golden/tools.json");
@@ -124,14 +124,15 @@ fn spread_output(bytes: usize) -> (String, usize) {
 
 /// The pipeline as `webmcp-host parse` runs it: the events of the run, each as a JSON line.
 fn pipeline(tools: &Rc<ToolSet>, chunks: &[&str]) -> usize {
-    let events = parse_run(tools, chunks.iter().copied(), false);
     // Written as the CLI writes them to stdout: through a buffer, each event as it is made.
     let mut out = std::io::BufWriter::new(std::io::sink());
-    for event in &events {
-        serde_json::to_writer(&mut out, event).expect("events serialize");
+    let mut count = 0;
+    parse_run_each(tools, chunks.iter().copied(), false, |event| {
+        serde_json::to_writer(&mut out, &event).expect("events serialize");
         out.write_all(b"\n").expect("a sink takes anything");
-    }
-    black_box(events.len())
+        count += 1;
+    });
+    black_box(count)
 }
 
 /// Times `run` `n` times after one warm-up run; sorted.

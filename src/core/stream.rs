@@ -637,18 +637,36 @@ pub fn parse_run<'c>(
     chunks: impl IntoIterator<Item = &'c str>,
     cut_by_limit: bool,
 ) -> Vec<Event> {
+    let mut events = Vec::new();
+    parse_run_each(tools, chunks, cut_by_limit, |event| events.push(event));
+    events
+}
+
+/// [`parse_run`], each event handed to `emit` as soon as it is whole (a delta once the next
+/// event shows it is not merged with more), so that no more than one event is held: what is
+/// held does not grow with the output.
+pub fn parse_run_each<'c>(
+    tools: &Rc<ToolSet>,
+    chunks: impl IntoIterator<Item = &'c str>,
+    cut_by_limit: bool,
+    mut emit: impl FnMut(Event),
+) {
     let (thread_id, run_id) = ("thread_1".to_owned(), "run_1".to_owned());
-    let mut events = vec![Event::RunStarted {
+    // The last event, held while a delta of the same message or call may still join it.
+    let mut held = vec![Event::RunStarted {
         thread_id: thread_id.clone(),
         run_id: run_id.clone(),
     }];
-    let mut parser = super::parse::CallParser::new();
-    let mut step = StepStream::new(Rc::clone(tools), Ids::new(""), Vec::new());
-    let add = |events: &mut Vec<Event>, new: Vec<Event>| {
+    let mut add = |new: Vec<Event>| {
         for event in new {
-            super::agui::coalesce_into(events, event);
+            super::agui::coalesce_into(&mut held, event);
+            if held.len() > 1 {
+                emit(held.remove(0));
+            }
         }
     };
+    let mut parser = super::parse::CallParser::new();
+    let mut step = StepStream::new(Rc::clone(tools), Ids::new(""), Vec::new());
     for chunk in chunks {
         // A long chunk goes to the parser in slices (the events do not depend on the chunking):
         // the pieces of one slice are turned into events before the next is read, which keeps
@@ -660,16 +678,16 @@ pub fn parse_run<'c>(
                 end += 1;
             }
             for piece in parser.push(&rest[..end]) {
-                add(&mut events, step.piece(piece));
+                add(step.piece(piece));
             }
             rest = &rest[end..];
         }
     }
     for piece in parser.finish(cut_by_limit) {
-        add(&mut events, step.piece(piece));
+        add(step.piece(piece));
     }
     let (tail, outcome) = step.finish();
-    add(&mut events, tail);
+    add(tail);
     let calls: Vec<Value> = outcome
         .calls
         .iter()
@@ -680,12 +698,15 @@ pub fn parse_run<'c>(
         .iter()
         .map(|r| json!({"id": r.id, "writtenName": r.written_name, "reason": r.reason.as_str(), "error": r.error}))
         .collect();
-    events.push(Event::RunFinished {
+    add(vec![Event::RunFinished {
         thread_id,
         run_id,
         result: Some(json!({"calls": calls, "rejected": rejected})),
-    });
-    events
+    }]);
+    drop(add);
+    for event in held {
+        emit(event);
+    }
 }
 
 /// The bodies of a block holding a list of calls, or `None` when it is not a list of two or

@@ -10,7 +10,7 @@ mod mcp;
 use webmcp_host::core::cli::{self, chunks};
 use webmcp_host::core::limits::Limits;
 use webmcp_host::core::repair::repair_body;
-use webmcp_host::core::stream::parse_run;
+use webmcp_host::core::stream::parse_run_each;
 use webmcp_host::core::tool::parse_tools;
 use webmcp_host::core::toolset::ToolSet;
 
@@ -192,12 +192,17 @@ fn parse(args: &[&str]) -> ExitCode {
         None => vec![input.as_str()],
     };
     let tools = std::rc::Rc::new(options.tools);
-    let events = parse_run(&tools, pieces, options.cut);
+    // Each event is written as soon as it is whole: what is held does not grow with the output.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    match events.iter().try_for_each(|e| {
-        serde_json::to_writer(&mut out, e)?;
-        out.write_all(b"\n")
-    }) {
+    let mut written: std::io::Result<()> = Ok(());
+    parse_run_each(&tools, pieces, options.cut, |event| {
+        if written.is_ok() {
+            written = serde_json::to_writer(&mut out, &event)
+                .map_err(std::io::Error::from)
+                .and_then(|()| out.write_all(b"\n"));
+        }
+    });
+    match written {
         Ok(()) if out.flush().is_ok() => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     }

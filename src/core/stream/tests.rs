@@ -279,3 +279,31 @@ fn snapshots_grow_linearly_with_repaired_calls() {
         .count();
     assert_eq!(ends, 400);
 }
+
+#[test]
+fn parse_run_each_hands_each_event_over_before_the_output_ends() {
+    let call = "Adding. <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>\n";
+    let chunks: Vec<String> = (0..50).map(|_| call.to_owned()).collect();
+    let read = std::cell::Cell::new(0);
+    let fed = chunks.iter().map(|c| {
+        read.set(read.get() + 1);
+        c.as_str()
+    });
+    // For each event, how many chunks had been read when it was handed over.
+    let mut seen = Vec::new();
+    parse_run_each(&tools(), fed, false, |event| seen.push((event, read.get())));
+    let first_end = seen
+        .iter()
+        .position(|(e, _)| matches!(e, Event::ToolCallEnd { .. }))
+        .expect("a call ends");
+    assert!(
+        seen[first_end].1 < 5,
+        "the first call's end was held until chunk {} of 50",
+        seen[first_end].1
+    );
+    // The same events as the collected run, in the same order.
+    let streamed: Vec<Event> = seen.into_iter().map(|(e, _)| e).collect();
+    let collected = parse_run(&tools(), chunks.iter().map(String::as_str), false);
+    assert_eq!(streamed, collected);
+    assert_eq!(types(&streamed).last().map(String::as_str), Some("RUN_FINISHED"));
+}
