@@ -69,9 +69,10 @@ test-playwright:
 demo: setup-browser build
 	node scripts/demo.mjs
 
-## bench: core throughput and latency natively; wasm size, worker cold start and MCP listing in Chromium; keep-alive (~6 min)
+## bench: core throughput and latency natively; what each crate costs in the wasm; wasm size, worker cold start and MCP listing in Chromium; keep-alive (~6 min)
 bench: setup-browser build
 	cargo run --release --quiet --example bench_core
+	node scripts/size.mjs
 	node scripts/bench.mjs
 	node scripts/keepalive.mjs
 

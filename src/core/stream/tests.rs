@@ -282,7 +282,8 @@ fn snapshots_grow_linearly_with_repaired_calls() {
 
 #[test]
 fn parse_run_each_hands_each_event_over_before_the_output_ends() {
-    let call = "Adding. <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>\n";
+    let call =
+        "Adding. <tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>\n";
     let chunks: Vec<String> = (0..50).map(|_| call.to_owned()).collect();
     let read = std::cell::Cell::new(0);
     let fed = chunks.iter().map(|c| {
@@ -305,5 +306,8 @@ fn parse_run_each_hands_each_event_over_before_the_output_ends() {
     let streamed: Vec<Event> = seen.into_iter().map(|(e, _)| e).collect();
     let collected = parse_run(&tools(), chunks.iter().map(String::as_str), false);
     assert_eq!(streamed, collected);
-    assert_eq!(types(&streamed).last().map(String::as_str), Some("RUN_FINISHED"));
+    assert_eq!(
+        types(&streamed).last().map(String::as_str),
+        Some("RUN_FINISHED")
+    );
 }
