@@ -131,7 +131,15 @@ describe('conversations', () => {
     const popup = await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     const message = (m) => popup.evaluate((x) => chrome.runtime.sendMessage(x), m);
-    await until('the interrupted run', async () => (await message({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+    let listed = null;
+    await until('the interrupted run', async () => {
+      listed = (await message({ op: 'runs' })).value;
+      return listed.find((r) => r.runId === runId && r.state === 'interrupted');
+    }).catch((error) => {
+      // Which runs the fresh worker listed, and in which state: what a flake needs to be read.
+      const shown = (listed ?? []).slice(0, 5).map((r) => `${r.runId}: ${r.state}`);
+      throw new Error(`${error.message} ${runId}; the worker listed ${JSON.stringify(shown)}`);
+    });
     await popup.close();
     return { runId, threadId, calls: async () => (await calls()) - before };
   };
