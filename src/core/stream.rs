@@ -703,7 +703,6 @@ pub fn parse_run_each<'c>(
         run_id,
         result: Some(json!({"calls": calls, "rejected": rejected})),
     }]);
-    drop(add);
     for event in held {
         emit(event);
     }
