@@ -31,12 +31,33 @@ export function install_chrome(replies) {
     },
     tabs: {
       sent: [],
-      sendMessage(tabId, message, { frameId }) {
-        this.sent.push({ tabId, frameId, message });
-        const reply = replies[frameId];
-        if (reply === 'reject') return Promise.reject(new Error('Could not establish connection. Receiving end does not exist.'));
-        if (reply === 'never') return new Promise(() => {});
-        return Promise.resolve(typeof reply === 'function' ? reply(message) : reply);
+      // The page bridge's channel as Chrome gives it: a port per frame, each request
+      // `{id, message}` answered `{id, answer}`; no listener there closes it with lastError.
+      connect(tabId, { frameId }) {
+        const sent = this.sent;
+        const listeners = { message: [], disconnect: [] };
+        const event = (list) => ({ addListener: (f) => list.push(f) });
+        const port = {
+          onMessage: event(listeners.message),
+          onDisconnect: event(listeners.disconnect),
+          disconnect() {},
+          postMessage({ id, message }) {
+            sent.push({ tabId, frameId, message });
+            const reply = replies[frameId];
+            if (reply === 'never') return;
+            setTimeout(() => {
+              if (reply === 'reject') {
+                globalThis.chrome.runtime.lastError = { message: 'Could not establish connection. Receiving end does not exist.' };
+                for (const f of listeners.disconnect) f(port);
+                delete globalThis.chrome.runtime.lastError;
+                return;
+              }
+              const answer = typeof reply === 'function' ? reply(message) : reply;
+              for (const f of listeners.message) f({ id, answer }, port);
+            }, 0);
+          },
+        };
+        return port;
       },
     },
   };
