@@ -105,6 +105,17 @@ fn timer_of(actions: &[Action]) -> (TimerId, u32) {
         .expect("a timer")
 }
 
+/// The id of the first tool call among `actions`.
+fn call_id_of(actions: &[Action]) -> String {
+    actions
+        .iter()
+        .find_map(|a| match a {
+            Action::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .expect("a tool call")
+}
+
 fn outcome(actions: &[Action]) -> Option<RunOutcome> {
     actions.iter().find_map(|a| match a {
         Action::Finished(outcome) => Some(outcome.clone()),

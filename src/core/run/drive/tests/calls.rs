@@ -93,13 +93,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
 #[test]
 fn a_page_call_allowed_by_a_site_policy_is_logged_so_before_its_result() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
-    let call_id = first
-        .iter()
-        .find_map(|a| match a {
-            Action::Tool { call_id, .. } => Some(call_id.clone()),
-            _ => None,
-        })
-        .expect("the page call");
+    let call_id = call_id_of(&first);
     let allowed = "allowed by site policy https://shop.test";
     let done = feed(
         &mut drive,
@@ -137,13 +131,7 @@ fn a_page_call_allowed_by_a_site_policy_is_logged_so_before_its_result() {
 #[test]
 fn stop_during_a_page_call_cancels_it_in_its_frame() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
-    let call_id = first
-        .iter()
-        .find_map(|a| match a {
-            Action::Tool { call_id, .. } => Some(call_id.clone()),
-            _ => None,
-        })
-        .expect("a call");
+    let call_id = call_id_of(&first);
     let stopped = feed(
         &mut drive,
         Answer::Stop {

@@ -99,12 +99,7 @@ fn the_timeline_of_a_driven_run_shows_each_steps_tokens_and_cost() {
     all.extend(head(&mut drive, id, 200));
     all.extend(body(&mut drive, id, Some(CALL_STREAM)));
     all.extend(body(&mut drive, id, None));
-    let call_id = (all.iter())
-        .find_map(|a| match a {
-            Action::Tool { call_id, .. } => Some(call_id.clone()),
-            _ => None,
-        })
-        .expect("the page call");
+    let call_id = call_id_of(&all);
     let done = feed(
         &mut drive,
         Answer::ToolDone {
