@@ -159,8 +159,9 @@ export function field(schema, path, label, required, onChange) {
   return { node: wrap(path, label, schema, required, area, id), read, write };
 }
 
-function objectField(schema, path, label, required, onChange, id) {
-  const box = element('fieldset', 'field object-field');
+/** The fieldset of an object or array field: its legend (required marked), its description, and its error slot (placed by the caller). */
+function fieldset(kind, schema, path, label, required, id) {
+  const box = element('fieldset', `field ${kind}-field`);
   box.dataset.path = path;
   box.id = id;
   const legend = element('legend', '', label);
@@ -169,6 +170,11 @@ function objectField(schema, path, label, required, onChange, id) {
   if (schema.description) box.append(element('p', 'field-desc', schema.description));
   const error = element('p', 'field-error');
   error.setAttribute('role', 'alert');
+  return { box, error };
+}
+
+function objectField(schema, path, label, required, onChange, id) {
+  const { box, error } = fieldset('object', schema, path, label, required, id);
   box.append(error);
   const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
   const children = Object.entries(schema.properties ?? {}).map(([key, sub]) => {
@@ -192,17 +198,9 @@ function objectField(schema, path, label, required, onChange, id) {
 }
 
 function arrayField(schema, path, label, required, onChange, id) {
-  const box = element('fieldset', 'field array-field');
-  box.dataset.path = path;
-  box.id = id;
-  const legend = element('legend', '', label);
-  if (required) legend.append(element('span', 'required', ' *'));
-  box.append(legend);
-  if (schema.description) box.append(element('p', 'field-desc', schema.description));
+  const { box, error } = fieldset('array', schema, path, label, required, id);
   const hint = hintOf(schema);
   if (hint) box.append(element('p', 'field-hint muted', hint));
-  const error = element('p', 'field-error');
-  error.setAttribute('role', 'alert');
   const list = element('ol', 'array-items');
   let items = [];
   let touched = schema.default !== undefined;
