@@ -1,6 +1,7 @@
 //! The wasm shell in a real service worker (headless Chromium through wasm-bindgen-test):
 //! conversions at the edge, timeouts, and the message and listing paths against a scripted
-//! `chrome` object. Run with `cargo test --target wasm32-unknown-unknown --test wasm_worker`.
+//! `chrome` object. Run with `make test-wasm` (it builds the module without debug info, which
+//! makes it load in seconds rather than minutes).
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Promise, Reflect};
