@@ -47,7 +47,7 @@ export async function loadFile() {
 export async function runEvals() {
   if (typeof state.tabId !== 'number') return say('evals-status', 'No tab to run on.', true);
   const mode = $('evals-mode').value;
-  const request = { tabId: state.tabId, evals: $('evals-file').value, mode };
+  const request = { tabId: state.tabId, evals: $('evals-file').value, mode, reload: $('evals-reload').checked };
   if (mode === 'agent') {
     request.models = [...$('evals-models').selectedOptions].map((o) => o.value);
     request.runs = Number($('evals-runs').value) || 1;

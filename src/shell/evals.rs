@@ -23,6 +23,11 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
             .map(|m| m.name.clone()),
         false => None,
     };
+    // `reload`: the page each case starts on is the one the suite started on.
+    let first_page = match request.reload {
+        true => Some(page_url(request.tab_id).await?),
+        false => None,
+    };
     let mut evaluation = Evaluation::new(request, default_model);
     loop {
         let reply = match evaluation.poll() {
@@ -42,6 +47,11 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 }
             }
             Next::Log { run_id } => Reply::Logged(super::runlog::run_log(&run_id, 0).await),
+            Next::Reload { tab_id } => {
+                let url = first_page.as_deref().unwrap_or_default();
+                let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
+                Reply::Reloaded(reloaded.map(drop).map_err(|e| super::convert::describe(&e)))
+            }
             Next::ListTools {
                 tab_id, after_ms, ..
             } => {
@@ -63,6 +73,18 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
             );
         }
     }
+}
+
+/// How long a page may take to load again (`reload`), ms.
+const RELOAD_MS: u32 = 30_000;
+
+/// The URL of the tab's top frame, or why there is none.
+async fn page_url(tab_id: i64) -> Result<String, String> {
+    let url = super::io::top_url(tab_id as f64).await;
+    let url = url.map_err(|e| format!("evaluate: {}", super::convert::describe(&e)))?;
+    url.as_string()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| format!("evaluate: tab {tab_id} shows no page"))
 }
 
 /// `toEval({runId, ...})`: an eval case made of a kept run's log.

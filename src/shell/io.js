@@ -120,6 +120,59 @@ export async function tabSnapshot(tabId) {
   return out;
 }
 
+/**
+ * `evaluate({reload: true})`: brings the tab back to `url` freshly loaded (reloaded when its top
+ * frame shows that URL, else navigated there) and resolves once its top frame has loaded that
+ * URL (`webNavigation.onCompleted`, frame 0). A page that loads another URL meanwhile (its own
+ * navigation, still under way when this one began) is brought back again, three times at most.
+ * Rejects, saying why, when the tab is closed, Chrome refuses, the load fails, or `ms` pass.
+ */
+export async function reloadTab(tabId, url, ms) {
+  const deadline = Date.now() + ms;
+  for (let attempt = 1; ; attempt++) {
+    const landed = await loadOnce(tabId, url, deadline);
+    if (landed === url) return;
+    if (attempt === 3) throw new Error(`the page went on to ${landed} each time ${url} was loaded`);
+  }
+}
+
+/** One load of `url` in the tab; resolves with the URL its top frame loaded next. */
+async function loadOnce(tabId, url, deadline) {
+  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  if (!top) throw new Error(`tab ${tabId} is closed`);
+  let settle;
+  const loaded = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  const top0 = (details) => details.tabId === tabId && details.frameId === 0;
+  const completed = (details) => top0(details) && settle.resolve(details.url);
+  // A load cut short by another navigation (`net::ERR_ABORTED`) ends in that one's completion.
+  const failed = (details) =>
+    top0(details) && details.error !== 'net::ERR_ABORTED' && settle.reject(new Error(`the page did not load (${details.error})`));
+  const removed = (id) => id === tabId && settle.reject(new Error(`tab ${tabId} was closed`));
+  const events = [
+    [chrome.webNavigation.onCompleted, completed],
+    [chrome.webNavigation.onErrorOccurred, failed],
+    [chrome.tabs.onRemoved, removed],
+  ];
+  events.forEach(([event, listener]) => event.addListener(listener));
+  const left = Math.max(0, deadline - Date.now());
+  const timer = setTimeout(() => settle.reject(new Error(`the page did not finish loading within ${Math.round(left / 1000)} s`)), left);
+  try {
+    if (top.url === url) await chrome.tabs.reload(tabId);
+    else await chrome.tabs.update(tabId, { url });
+    return await loaded;
+  } finally {
+    clearTimeout(timer);
+    events.forEach(([event, listener]) => event.removeListener(listener));
+  }
+}
+
+/** The URL of a tab's top frame (`webNavigation` has it without the `tabs` permission). */
+export async function topUrl(tabId) {
+  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  if (!top) throw new Error(`tab ${tabId}: no such tab`);
+  return top.url;
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -87,22 +87,30 @@ pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> 
     to_value(validate_arguments(&schema, &request.args))
 }
 
-/// `inventory({query?, developer?})`: every open tab listed at once (its title asked of its
-/// top frame, its frames listed, each within its own deadline), so a slow tab holds up none.
+/// How many tabs `inventory` lists at once.
+const TABS_AT_ONCE: usize = 16;
+
+/// `inventory({query?, developer?})`: the open tabs listed [`TABS_AT_ONCE`] at a time (each
+/// tab's title asked of its top frame, its frames listed, each within its own deadline), so a
+/// slow tab holds up no other of its group and a window of a hundred tabs is not asked all at
+/// once.
 pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
-    let listings: Vec<_> = (tab_ids(&chrome::tab_list().await).into_iter())
-        .map(|tab_id| {
-            timer::started(async move {
-                let facts = ask(tab_id, Target::TOP, &request(), 2_000);
-                let tools = tab_tools(tab_id).await.map(std::rc::Rc::unwrap_or_clone);
-                let facts = facts_of(&facts.await).ok();
-                (open_tab(tab_id, facts.as_ref()), tools)
+    let tab_ids = tab_ids(&chrome::tab_list().await);
+    let mut listed = Vec::with_capacity(tab_ids.len());
+    for group in tab_ids.chunks(TABS_AT_ONCE) {
+        let listings: Vec<_> = (group.iter().copied())
+            .map(|tab_id| {
+                timer::started(async move {
+                    let facts = ask(tab_id, Target::TOP, &request(), 2_000);
+                    let tools = tab_tools(tab_id).await.map(std::rc::Rc::unwrap_or_clone);
+                    let facts = facts_of(&facts.await).ok();
+                    (open_tab(tab_id, facts.as_ref()), tools)
+                })
             })
-        })
-        .collect();
-    let mut listed = Vec::with_capacity(listings.len());
-    for listing in listings {
-        listed.extend(listing.await);
+            .collect();
+        for listing in listings {
+            listed.extend(listing.await);
+        }
     }
     loaded().await;
     let open: Vec<i64> = listed.iter().map(|(t, _)| t.tab_id).collect();

@@ -198,6 +198,35 @@ describe('evals', () => {
     await open();
   });
 
+  test("reload: each case starts on the suite's first page, freshly loaded, even after a case navigated away", async () => {
+    await open('?nav&late=300');
+    const first = page.url();
+    const suite = [
+      { name: 'leaves', messages: user('Open the other shop'), expectedCall: [{ functionName: 'open_changed_shop' }] },
+      { name: 'adds', messages: user('Add a blue mug'), expectedCall: [{ functionName: 'add_to_cart', arguments: { id: 'mug-1', qty: 1 }, result: { $pattern: '^added 1' } }] },
+      { name: 'restocks', messages: user('Restock mug-1'), expectedCall: [{ functionName: 'restock', arguments: { id: 'mug-1' }, result: { success: true } }] },
+    ];
+    // Without reload a case meets the page the last one left: the changed shop (no add_to_cart there).
+    const left = await op('evaluate', { tabId, evals: suite.slice(0, 1), mode: 'smoke' });
+    assert.equal(left.results[0].outcome, 'pass', JSON.stringify(left.results));
+    await page.waitForURL(/v=2/);
+    const stale = await op('evaluate', { tabId, evals: suite.slice(1, 2), mode: 'smoke', timeoutMs: 800 });
+    assert.equal(stale.results[0].outcome, 'error', JSON.stringify(stale.results));
+
+    await open('?nav&late=300');
+    await page.evaluate(() => { window.__mark = 'before'; });
+    const seen = [];
+    const answer = await op('evaluate', { tabId, evals: suite, mode: 'smoke', reload: true, timeoutMs: 5000 });
+    for (const r of answer.results) seen.push([r.name, r.outcome, r.reason ?? '']);
+    assert.deepEqual(seen.map((r) => r.slice(0, 2)), [['leaves', 'pass'], ['adds', 'pass'], ['restocks', 'pass']], JSON.stringify(seen));
+    assert.equal(page.url(), first, 'back on the first page');
+    assert.equal(await page.evaluate(() => window.__mark), undefined, 'a new document');
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['restock'], 'the last case alone ran in this document');
+
+    await assert.rejects(op('evaluate', { tabId, evals: suite, mode: 'smoke', reload: 'yes' }), /`reload` must be true or false/);
+    await open();
+  });
+
   let agentAnswer;
   test('agent mode judges the calls a model made: a pass, a wrong argument, a missing call, an extra call', async () => {
     agentAnswer = await op('evaluate', { tabId, evals: JSON.stringify(AGENT_EVALS), mode: 'agent', models: ['scripted'] });
@@ -335,6 +364,9 @@ describe('evals', () => {
     assert.deepEqual(suite[1].expectedCall[0], { functionName: 'search_products', arguments: { query: { $type: 'string' } } });
     await popup.selectOption('#evals-mode', 'agent');
     await popup.selectOption('#evals-models', 'popup');
+    // Each case on the page loaded afresh: a mark left in this document is gone after.
+    await page.evaluate(() => { window.__mark = 'before'; });
+    await popup.check('#evals-reload');
     await popup.click('#evals-run');
     await popup.waitForSelector('#evals-results li.eval-result');
     const outcomes = await popup.$$eval('#evals-results li.eval-result', (items) => items.map((i) => i.dataset.outcome));
@@ -342,6 +374,7 @@ describe('evals', () => {
     assert.equal(await popup.textContent('#evals-summary'), '2 results: 2 passed, 0 failed, 0 errors');
     assert.equal(await popup.locator('#evals-results img').count(), 0, 'case names stay text');
     assert.equal(await popup.locator('#evals-table tr').count(), 2);
+    assert.equal(await page.evaluate(() => window.__mark), undefined, 'the page was loaded afresh');
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals.png'), fullPage: true });
     await popup.close();

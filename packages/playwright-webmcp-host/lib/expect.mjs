@@ -43,7 +43,7 @@ export function toHaveCalledTool(received, name, argsMatcher) {
 }
 
 /**
- * `await expect(page).toPassEvals(file, {mode?, models?, runs?, cases?, timeoutMs?})`: runs the
+ * `await expect(page).toPassEvals(file, {mode?, models?, runs?, cases?, timeoutMs?, reload?})`: runs the
  * cases of `file` (a path, or the cases themselves; `cases` picks some, by index or name) with
  * `host.evaluate` on the page's tab (mode `smoke` by default) and passes when every result
  * passed. The receiver is a page of the fixture's browser, or the host with `page` or `tabId`

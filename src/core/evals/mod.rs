@@ -18,6 +18,7 @@ pub mod messages;
 pub mod plan;
 pub mod record;
 pub mod report;
+pub mod request;
 pub mod wait;
 
 use serde::{Deserialize, Serialize};

@@ -12,6 +12,11 @@
 //!   id has its log read back ([`Next::Log`]) and its result carries the run's `timeline`
 //!   (`core::timeline::of_log`), which the HTML report shows per case.
 //!
+//! - `reload: true`: before each case (in agent mode, each run of it) the tab is brought back
+//!   to the page the suite started on, freshly loaded ([`Next::Reload`]), so that no case
+//!   sees what an earlier one left (a cart, a navigation); a tab that cannot be reloaded makes
+//!   that case an `error` and the suite goes on.
+//!
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
 
@@ -21,121 +26,10 @@ use super::matcher::is_constraint;
 pub use super::messages::{agui_messages, call_value, calls_made, parsed, run_tokens};
 use super::report::{summary, Format};
 use super::wait::{Seen, ToolWait};
-use super::{parse_evals, trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
-use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
-
-/// The most runs of each case with each model.
-pub const MAX_RUNS: u32 = 20;
-/// The most models of one evaluation.
-pub const MAX_MODELS: usize = 10;
-/// The most results (cases × models × runs) of one evaluation.
-pub const MAX_RESULTS: usize = 2_000;
+use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
 
 pub use super::messages::Mode;
-
-/// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`, parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EvaluateRequest {
-    /// The tab the cases run on.
-    pub tab_id: i64,
-    /// The cases.
-    pub cases: Vec<EvalCase>,
-    /// Smoke or agent.
-    pub mode: Mode,
-    /// The models (agent mode; empty: the configured default).
-    pub models: Vec<String>,
-    /// Runs of each case with each model (1 to [`MAX_RUNS`]).
-    pub runs: u32,
-    /// Each smoke call's timeout, ms.
-    pub timeout_ms: u32,
-    /// A report to add to the answer (`report`), besides the answer itself.
-    pub format: Option<Format>,
-}
-
-impl EvaluateRequest {
-    /// Parses the request; `evals` is an eval file's array or its JSON text.
-    pub fn parse(value: &Value) -> Result<Self, String> {
-        let map = value
-            .as_object()
-            .ok_or("evaluate: the request must be an object")?;
-        let tab_id = map
-            .get("tabId")
-            .and_then(Value::as_i64)
-            .filter(|id| *id >= 0)
-            .ok_or("evaluate: `tabId` is required (a whole number ≥ 0)")?;
-        let cases = match map.get("evals") {
-            Some(Value::String(text)) => parse_evals(text)?,
-            Some(array @ Value::Array(_)) => parse_evals(&array.to_string())?,
-            _ => {
-                return Err(
-                    "evaluate: `evals` is required: an eval file's array or its text".into(),
-                )
-            }
-        };
-        let mode = match map.get("mode").and_then(Value::as_str) {
-            Some("smoke") => Mode::Smoke,
-            Some("agent") => Mode::Agent,
-            _ => return Err("evaluate: `mode` must be \"smoke\" or \"agent\"".into()),
-        };
-        let models = match map.get("models") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|m| m.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-                .ok_or("evaluate: `models` must be an array of model names")?,
-            Some(_) => return Err("evaluate: `models` must be an array of model names".into()),
-        };
-        if models.len() > MAX_MODELS {
-            return Err(format!("evaluate: at most {MAX_MODELS} models"));
-        }
-        let runs = match map.get("runs") {
-            None | Some(Value::Null) => 1,
-            Some(n) => n
-                .as_u64()
-                .filter(|n| (1..=u64::from(MAX_RUNS)).contains(n))
-                .ok_or(format!("evaluate: `runs` must be 1 to {MAX_RUNS}"))?
-                as u32,
-        };
-        let timeout_ms = match map.get("timeoutMs") {
-            None | Some(Value::Null) => DEFAULT_CALL_TIMEOUT_MS,
-            Some(n) => n
-                .as_u64()
-                .filter(|n| (1..=u64::from(MAX_CALL_TIMEOUT_MS)).contains(n))
-                .ok_or(format!(
-                    "evaluate: `timeoutMs` must be 1 to {MAX_CALL_TIMEOUT_MS}"
-                ))? as u32,
-        };
-        let format = match map.get("format") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(name)) => {
-                Some(Format::parse(name).map_err(|e| format!("evaluate: {e}"))?)
-            }
-            Some(_) => {
-                return Err("evaluate: `format` must be \"json\", \"junit\" or \"html\"".into())
-            }
-        };
-        let per_case = match mode {
-            Mode::Smoke => 1,
-            Mode::Agent => models.len().max(1) * runs as usize,
-        };
-        if cases.len().saturating_mul(per_case) > MAX_RESULTS {
-            return Err(format!(
-                "evaluate: {} cases × {per_case} runs is over {MAX_RESULTS} results",
-                cases.len()
-            ));
-        }
-        Ok(EvaluateRequest {
-            tab_id,
-            cases,
-            mode,
-            models,
-            runs,
-            timeout_ms,
-            format,
-        })
-    }
-}
+pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
 
 /// What the worker does next.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,6 +67,12 @@ pub enum Next {
         /// The run's id.
         run_id: String,
     },
+    /// `reload`: bring the tab back to the page the suite started on, freshly loaded, and
+    /// wait for it to load, then [`Reply::Reloaded`].
+    Reload {
+        /// The tab.
+        tab_id: i64,
+    },
     /// The evaluation's answer.
     Done(Value),
 }
@@ -199,6 +99,8 @@ pub enum Reply {
     },
     /// The run's log (as `runLog` answers), or why it could not be read.
     Logged(Result<Value, String>),
+    /// The tab loaded its first page again, or why it did not.
+    Reloaded(Result<(), String>),
 }
 
 /// One smoke call to make.
@@ -224,6 +126,8 @@ pub struct Evaluation {
     pending: Option<Value>,
     /// Smoke: the wait for the next call's tool; `Ok(())`: it is listed.
     wait: Result<(), (ToolWait, u32)>,
+    /// `reload`: the tab was loaded afresh for the case (or run) under way.
+    fresh: bool,
 }
 
 impl Evaluation {
@@ -246,6 +150,7 @@ impl Evaluation {
             results: Vec::new(),
             pending: None,
             wait: Err((ToolWait::default(), 0)),
+            fresh: false,
         }
     }
 
@@ -281,6 +186,11 @@ impl Evaluation {
                     _ => answer,
                 });
             };
+            if self.request.reload && !self.fresh {
+                return Next::Reload {
+                    tab_id: self.request.tab_id,
+                };
+            }
             match self.request.mode {
                 Mode::Agent => {
                     let model = self.models[self.model].clone();
@@ -339,6 +249,14 @@ impl Evaluation {
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
             Reply::Listed { tools, now_ms } => self.listed(tools, now_ms),
+            Reply::Reloaded(Ok(())) => self.fresh = true,
+            Reply::Reloaded(Err(why)) => {
+                let why = format!("the tab could not be reloaded: {why}");
+                match self.request.mode {
+                    Mode::Smoke => self.finish_case("error", Some(why)),
+                    Mode::Agent => self.ran(Err(why), 0.0),
+                }
+            }
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
     }
@@ -464,6 +382,7 @@ impl Evaluation {
             }
             _ => self.results.push(result),
         }
+        self.fresh = false;
         self.run += 1;
         if self.run as u32 >= self.request.runs {
             self.run = 0;
@@ -496,6 +415,7 @@ impl Evaluation {
         self.results.push(result);
         self.steps = None;
         self.wait = Err((ToolWait::default(), 0));
+        self.fresh = false;
         self.case += 1;
     }
 

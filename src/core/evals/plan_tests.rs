@@ -72,6 +72,10 @@ fn requests_parse_with_clear_errors() {
             json!({"tabId": 1, "evals": [], "mode": "agent", "format": "pdf"}),
             "pdf",
         ),
+        (
+            json!({"tabId": 1, "evals": [], "mode": "smoke", "reload": "yes"}),
+            "reload",
+        ),
         (json!("nope"), "object"),
     ] {
         let error = EvaluateRequest::parse(&bad).unwrap_err();
@@ -163,8 +167,8 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
                 assert_eq!(answer["models"], json!({}));
                 break;
             }
-            Next::Run { .. } | Next::Log { .. } | Next::ListTools { .. } => {
-                panic!("no run in smoke mode")
+            Next::Run { .. } | Next::Log { .. } | Next::ListTools { .. } | Next::Reload { .. } => {
+                panic!("no run, and no reload unless asked, in smoke mode")
             }
         }
     }
@@ -284,7 +288,9 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
                 ev.handle(Reply::Logged(Err("runLog: no run `r1` is kept".into())));
             }
             Next::Done(answer) => break answer,
-            Next::Call { .. } | Next::ListTools { .. } => panic!("no call in agent mode"),
+            Next::Call { .. } | Next::ListTools { .. } | Next::Reload { .. } => {
+                panic!("no call, and no reload unless asked, in agent mode")
+            }
         }
     };
     assert_eq!(seen, ["m1", "m1", "m2", "m2", "m1", "m1", "m2", "m2"]);
@@ -659,4 +665,118 @@ fn a_tool_wait_without_a_clock_lists_once() {
     );
     // A clock that goes back does not wait longer than the cap.
     assert_eq!(wait.listed("t", &none, -50.0, 10_000), Seen::ListAgain(100));
+}
+
+/// The steps of an evaluation, each answered: reloads by `reload`, listings with the tool,
+/// calls and runs with a pass; `(what was asked, the answer)`.
+fn drive(
+    ev: &mut Evaluation,
+    reload: impl Fn(usize) -> Result<(), String>,
+) -> (Vec<String>, Value) {
+    let mut steps = Vec::new();
+    loop {
+        match poll_smoke(ev) {
+            Next::Reload { tab_id } => {
+                assert_eq!(tab_id, 7);
+                steps.push("reload".to_owned());
+                let reloads = steps.iter().filter(|s| *s == "reload").count();
+                ev.handle(Reply::Reloaded(reload(reloads)));
+            }
+            Next::Call { name, .. } => {
+                steps.push(name);
+                ev.handle(Reply::Called(
+                    json!({"ok": true, "result": "{\"count\": 3}"}),
+                ));
+            }
+            Next::Run { model, .. } => {
+                steps.push(format!("run {model}"));
+                let answer = Ok(run_answer(&[("search", json!({"query": "mugs"}), "3")]));
+                ev.handle(Reply::Ran {
+                    answer,
+                    latency_ms: 1.0,
+                });
+            }
+            Next::Log { .. } => {
+                ev.handle(Reply::Logged(Err("no log".into())));
+            }
+            Next::ListTools { .. } => unreachable!("answered by poll_smoke"),
+            Next::Done(answer) => return (steps, answer),
+        }
+    }
+}
+
+#[test]
+fn reload_loads_the_page_afresh_before_each_case_and_each_run() {
+    let evals = json!([
+        {"name": "one", "messages": [{"role": "user", "type": "message", "content": "a"}],
+         "expectedCall": [{"functionName": "search"}, {"functionName": "add"}]},
+        {"name": "none", "messages": [{"role": "user", "type": "message", "content": "b"}], "expectedCall": null},
+        {"name": "two", "messages": [{"role": "user", "type": "message", "content": "c"}],
+         "expectedCall": [{"functionName": "search"}]}
+    ]);
+    let plain = request(evals.clone(), "smoke", json!({}));
+    assert!(!plain.reload, "off unless asked");
+    let (steps, _) = drive(&mut Evaluation::new(plain, None), |_| Ok(()));
+    assert_eq!(steps, ["search", "add", "search"]);
+
+    let smoke = request(evals.clone(), "smoke", json!({"reload": true}));
+    let (steps, answer) = drive(&mut Evaluation::new(smoke, None), |_| Ok(()));
+    assert_eq!(
+        steps,
+        ["reload", "search", "add", "reload", "reload", "search"],
+        "once before each case, not before each call"
+    );
+    assert_eq!(answer["passCount"], 3);
+
+    // A reload that fails makes that case an error; the next case reloads and runs.
+    let smoke = request(evals.clone(), "smoke", json!({"reload": true}));
+    let fail_first = |n: usize| match n {
+        1 => Err("tab 7 was closed".to_owned()),
+        _ => Ok(()),
+    };
+    let (steps, answer) = drive(&mut Evaluation::new(smoke, None), fail_first);
+    assert_eq!(steps, ["reload", "reload", "reload", "search"]);
+    let outcomes: Vec<_> = (answer["results"].as_array().unwrap().iter())
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes[0],
+        ("error", "the tab could not be reloaded: tab 7 was closed")
+    );
+    assert_eq!((outcomes[1].0, outcomes[2].0), ("pass", "pass"));
+
+    // Agent mode: before each run of each model; a failed reload is that run's error.
+    let agent = request(
+        json!([evals[0].clone()]),
+        "agent",
+        json!({"reload": true, "models": ["m1", "m2"], "runs": 2}),
+    );
+    let second_fails = |n: usize| match n {
+        2 => Err("the tab did not finish loading within 30 s".to_owned()),
+        _ => Ok(()),
+    };
+    let (steps, answer) = drive(&mut Evaluation::new(agent, None), second_fails);
+    assert_eq!(
+        steps,
+        ["reload", "run m1", "reload", "reload", "run m2", "reload", "run m2"]
+    );
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "every model and run has its result");
+    assert_eq!(
+        (
+            &results[1]["model"],
+            &results[1]["runIndex"],
+            &results[1]["outcome"]
+        ),
+        (&json!("m1"), &json!(1), &json!("error"))
+    );
+    assert!(results[1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("could not be reloaded: the tab did not finish loading"));
 }

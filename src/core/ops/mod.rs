@@ -97,7 +97,7 @@ pub enum Op {
         /// The run.
         run_id: String,
     },
-    /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?})`.
+    /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?, reload?})`.
     Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
     /// `evalReport({report, format})`.
     EvalReport(Value),
