@@ -157,15 +157,23 @@ export async function refreshRuns() {
     say('log-status', errorText(error), true);
   }
   const select = $('run-select');
-  select.replaceChildren(
-    ...runs.map((run) => {
-      const when = new Date(run.startedMs).toLocaleTimeString();
-      const option = element('option', '', `${when} · ${run.state} · ${run.prompt || run.runId}`);
-      option.value = run.runId;
-      return option;
-    }),
-  );
-  if (state.runId) select.value = state.runId;
+  const options = runs.map((run) => {
+    const when = new Date(run.startedMs).toLocaleTimeString();
+    const option = element('option', '', `${when} · ${run.state} · ${run.prompt || run.runId}`);
+    option.value = run.runId;
+    return option;
+  });
+  // No run shown (none of this tab's yet): a first entry that is not a run, so that picking any
+  // run, the only one too, is a change.
+  const shown = runs.some((run) => run.runId === state.runId);
+  if (!shown) {
+    const hint = element('option', '', runs.length ? `Pick a run (${runs.length} kept)` : 'No run yet');
+    hint.value = '';
+    hint.disabled = true;
+    options.unshift(hint);
+  }
+  select.replaceChildren(...options);
+  select.value = shown ? state.runId : '';
   return runs;
 }
 

@@ -74,6 +74,30 @@ describe('tokens, cost and bug reports', () => {
     assert.equal(usage.value.inputTokens, null);
   });
 
+  test('a run without a tab, the only one kept, is picked in the popup opened over another tab', async () => {
+    const fresh = await launchHost();
+    try {
+      await fresh.worker.evaluate((c) => webmcpHost.configure(c), { models: [{ name: 'replay', provider: 'replay', transcript: JSON.stringify({ text: 'No tab needed.' }) }], default: 'replay' });
+      const other = await fresh.context.newPage();
+      await other.goto(`${site.url}/tools.html`);
+      const otherTab = await fresh.tabIdOf(other);
+      const { runId } = await fresh.worker.evaluate(() => webmcpHost.run({ prompt: 'Hello' }));
+      const view = await fresh.context.newPage();
+      await view.goto(`chrome-extension://${fresh.extensionId}/popup.html?tabId=${otherTab}&view=log`);
+      await view.waitForSelector('body[data-state="ready"]');
+      // The tab has no run, so none is shown: the list says so rather than seeming to show the run.
+      assert.equal(await view.$eval('#run-select', (s) => s.selectedOptions[0].textContent), 'Pick a run (1 kept)');
+      assert.equal(await view.evaluate(() => document.body.dataset.run ?? 'none'), 'none', 'no run shown');
+      await view.selectOption('#run-select', runId);
+      await view.waitForFunction(() => document.body.dataset.run === 'finished');
+      await view.locator(`#timeline[data-run-id="${runId}"] .tl-answer`).waitFor();
+      assert.equal(await view.$eval('#run-select', (s) => s.value), runId);
+      assert.equal(await view.locator('#run-select option[value=""]').count(), 0, 'the hint goes once a run is shown');
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test("the popup's run view shows a run's tokens and cost, and its conversation's (screenshot)", async () => {
     await configure({ models: [model('scripted', 'openai', 'add~popup')], default: 'scripted', prices: { scripted: { input: 2.5, output: 10, cachedInput: 1.25 } } });
     popup = await host.context.newPage();
