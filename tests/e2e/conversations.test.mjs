@@ -216,7 +216,13 @@ describe('conversations', () => {
       await popup.fill('#prompt', 'Call never_returns.');
       await popup.click('#run');
       await waitIn(popup, 'the run running', () => document.body.dataset.run === 'running');
-      return (await ask('runs', { tabId }))[0];
+      // The run the popup started, once the worker lists it (not the tab's last finished run).
+      let started;
+      await until('the popup\'s run listed as running', async () => {
+        started = (await ask('runs', { tabId })).find((r) => r.state === 'running' && r.prompt === 'Call never_returns.');
+        return started;
+      });
+      return started;
     });
     await popup.reload();
     await popup.waitForSelector('body[data-state="ready"]');
