@@ -1,6 +1,6 @@
 // The Evals view: the tab's eval suite (a webmcp-evals file, loaded from disk or pasted, kept in
-// this extension's localStorage), run in smoke or agent mode (`evaluate`), its report (counts,
-// the per-model table, each result with its reason and calls) and the report downloaded as
+// this extension's localStorage, one per site: the origin of the tab's top frame), run in smoke
+// or agent mode (`evaluate`), its report (counts, the per-model table, each result with its reason and calls) and the report downloaded as
 // HTML or JUnit XML (`evalReport`). "Save as test" in the Run view brings the shown run here
 // (`toEval`), with a choice per argument: exact, any value of its type, any value, or left out.
 // Invariant: names, reasons and results (which quote page and model text) are set only through
@@ -12,10 +12,38 @@ import { state } from '../state.js';
 
 const SUITE_KEY = 'webmcp-host.evals';
 let last = null; // the last evaluation's answer
+let keptFor = null; // the key the shown suite was read from, or kept under
 
-/** Shows the kept suite and the configured models (run after each settings load, too). */
-export function renderEvals() {
-  if (!$('evals-file').value) $('evals-file').value = localStorage.getItem(SUITE_KEY) ?? '';
+/**
+ * Where the suite of the shown tab's site is kept: one suite per origin of the tab's top frame
+ * (`webmcp-host.evals:<origin>`), or one for pages without an origin.
+ */
+async function suiteKey() {
+  let origin = 'null';
+  if (typeof state.tabId === 'number') {
+    const top = await chrome.webNavigation.getFrame({ tabId: state.tabId, frameId: 0 }).catch(() => null);
+    try {
+      origin = new URL(top?.url ?? '').origin;
+    } catch {
+      // no page, or one without an address
+    }
+  }
+  return origin === 'null' ? SUITE_KEY : `${SUITE_KEY}:${origin}`;
+}
+
+/** Shows the kept suite of the tab's site and the configured models (run after each settings load, too). */
+export async function renderEvals() {
+  const key = await suiteKey();
+  if (key !== keptFor) {
+    // First shown: what was typed meanwhile stays. Another site since (the side panel follows
+    // the active tab): that site's suite.
+    const first = keptFor === null;
+    keptFor = key;
+    if (!first || !$('evals-file').value) $('evals-file').value = localStorage.getItem(key) ?? '';
+    const site = key.slice(SUITE_KEY.length + 1);
+    $('evals-file-label').textContent = `Eval suite${site ? ` of ${site}` : ''} (webmcp-evals JSON)`;
+    $('evals-file').dataset.site = site || 'none';
+  }
   const select = $('evals-models');
   const chosen = new Set([...select.selectedOptions].map((o) => o.value));
   const models = state.settings?.models ?? [];
@@ -29,9 +57,10 @@ export function renderEvals() {
   );
 }
 
-/** Keeps the suite as edited. */
-export function keepSuite() {
-  localStorage.setItem(SUITE_KEY, $('evals-file').value);
+/** Keeps the suite as edited, for the site it was shown for. */
+export async function keepSuite() {
+  keptFor ??= await suiteKey();
+  localStorage.setItem(keptFor, $('evals-file').value);
 }
 
 /** Reads a chosen eval file into the suite. */

@@ -378,5 +378,24 @@ describe('evals', () => {
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals.png'), fullPage: true });
     await popup.close();
+
+    // One suite per site: a tab of another origin starts empty, and this site's suite is kept.
+    const elsewhere = await host.context.newPage();
+    await elsewhere.goto(`${server.url.replace('127.0.0.1', 'localhost')}/evals.html`);
+    const suiteShown = async (tab) => {
+      const view = await host.context.newPage();
+      await view.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tab}&view=evals`);
+      await view.waitForSelector('body[data-state="ready"]');
+      await view.waitForSelector('#evals-file[data-site]');
+      const shown = { text: await view.inputValue('#evals-file'), label: await view.textContent('#evals-file-label') };
+      await view.close();
+      return shown;
+    };
+    const other = await suiteShown(await host.tabIdOf(elsewhere));
+    assert.deepEqual(other, { text: '', label: `Eval suite of ${new URL(elsewhere.url()).origin} (webmcp-evals JSON)` }, 'another site has its own suite');
+    const kept = await suiteShown(tabId);
+    assert.equal(JSON.parse(kept.text).length, 2, "this site's suite is kept");
+    assert.equal(kept.label, `Eval suite of ${new URL(server.url).origin} (webmcp-evals JSON)`);
+    await elsewhere.close();
   });
 });
