@@ -224,6 +224,15 @@ describe('evals', () => {
     assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['restock'], 'the last case alone ran in this document');
 
     await assert.rejects(op('evaluate', { tabId, evals: suite, mode: 'smoke', reload: 'yes' }), /`reload` must be true or false/);
+
+    // A page that goes on elsewhere each time it loads again: each case an error saying so; the suite ends.
+    await open('?bounce');
+    const bounced = await op('evaluate', { tabId, evals: suite.slice(1, 3), mode: 'smoke', reload: true });
+    assert.deepEqual(bounced.results.map((r) => r.outcome), ['error', 'error'], JSON.stringify(bounced.results));
+    for (const r of bounced.results) {
+      assert.match(r.reason, /^the tab could not be reloaded: the page went on to http:\/\/[^ ]+\?v=2 each time http:\/\/[^ ]+\?bounce was loaded$/);
+      assert.deepEqual(r.calls, [], 'nothing was called');
+    }
     await open();
   });
 
