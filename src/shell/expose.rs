@@ -5,67 +5,37 @@
 //! script asks `exposedTools` at load and `callExposed` for a call; what it gets is decided by
 //! its page's origin as Chrome reported it (the core's `Sender::page_origin`).
 //!
-//! One MCP connection per exposed server is kept while exposures use it (opened on first use,
-//! reused while the server's configuration and key are the same, closed when no exposure
-//! names the server any more, and after a call that failed, so the next one starts afresh).
-//! A worker that Chrome stops loses them; the next request opens again.
+//! One MCP connection per exposed server is kept while exposures use it (`kept.rs`: opened on
+//! first use, reused while the server's configuration and key are the same, closed when no
+//! exposure names the server any more, and after a call that failed, so the next one starts
+//! afresh). A worker that Chrome stops loses them; the next request opens again.
 //!
 //! Invariant: at most one kept connection per server, for its current configuration and key.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::collections::HashSet;
 
 use serde_json::Value;
-use wasm_bindgen_futures::spawn_local;
 
 use super::convert;
-use super::store::{load_servers, put, read, read_key};
-use super::{chrome, mcp, timer};
+use super::store::{load_servers, put, read};
+use super::{chrome, kept, mcp, timer};
 use crate::core::expose::{
-    apply, call_reply, check_configured, confirmation_text, connect, declined, for_origin,
-    not_connected, page_tools, parse_stored, resolve, still_exposed, sync_message, tells,
-    tools_reply, unused, CallExposedRequest, Connect, ExposeRequest, Exposure, PageTool,
+    apply, call_reply, check_configured, confirmation_text, declined, for_origin, not_connected,
+    page_tools, parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
+    CallExposedRequest, ExposeRequest, Exposure, PageTool,
 };
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
-use crate::core::provider::redact;
 use crate::core::run::secrets_of;
 use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";
-/// How long opening a server (connect and list) may take, unless it sets its own timeout.
-const OPEN_MS: u32 = 20_000;
 /// How long a tab has to take the news of a change.
 const NOTIFY_MS: u32 = 2_000;
 
-/// An open connection to an exposed server.
-struct Open {
-    config: McpServerConfig,
-    key: Option<String>,
-    client: mcp::Shared,
-    tools: Rc<Vec<McpTool>>,
-}
-
-impl Open {
-    /// What it was opened for: the server's configuration and key.
-    fn identity(&self) -> (&McpServerConfig, Option<&str>) {
-        (&self.config, self.key.as_deref())
-    }
-}
-
-/// The kept connections, by server name.
-#[derive(Default)]
-struct Connections(HashMap<String, Rc<Open>>);
-
 thread_local! {
-    static CONNECTIONS: RefCell<Connections> = RefCell::new(Connections::default());
-}
-
-fn with<T>(f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
-    CONNECTIONS.with(|c| f(&mut c.borrow_mut().0))
+    /// The kept connections to exposed servers ([`kept`]).
+    static CONNECTIONS: kept::Pool = kept::Pool::default();
 }
 
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
@@ -151,7 +121,7 @@ async fn tools_for(origin: &str) -> Vec<PageTool> {
             ));
             continue;
         };
-        match connection(server).await {
+        match kept::connection(&CONNECTIONS, server).await {
             Ok(open) => {
                 let (found, problems) = page_tools(exposure, server, &open.tools, &mut taken);
                 for problem in problems {
@@ -168,60 +138,11 @@ async fn tools_for(origin: &str) -> Vec<PageTool> {
     tools
 }
 
-/// The kept connection to a server, opened when there is none for its current configuration
-/// and key.
-async fn connection(server: &McpServerConfig) -> Result<Rc<Open>, String> {
-    let key = match &server.key_ref {
-        Some(reference) => read_key(reference).await?,
-        None => None,
-    };
-    let kept = with(|open| open.get(&server.name).cloned());
-    match connect(kept.as_deref().map(Open::identity), server, key.as_deref()) {
-        Connect::Reuse => return Ok(kept.expect("a kept connection")),
-        Connect::Replace => forget(&server.name),
-        Connect::Open => {}
-    }
-    let within = server.timeout_ms.unwrap_or(OPEN_MS);
-    let (client, tools) = mcp::open(server.clone(), key.clone(), within)
-        .await
-        .map_err(|e| redact(&e, key.as_deref()))?;
-    let opened = Rc::new(Open {
-        config: server.clone(),
-        key,
-        client,
-        tools: Rc::new(tools),
-    });
-    // Another request may have opened the same server meanwhile: keep one of the two.
-    let earlier = with(|open| {
-        let other = open.get(&server.name);
-        match connect(other.map(|o| o.identity()), server, opened.key.as_deref()) {
-            Connect::Reuse => other.cloned(),
-            Connect::Replace | Connect::Open => {
-                open.insert(server.name.clone(), opened.clone());
-                None
-            }
-        }
-    });
-    let Some(other) = earlier else {
-        return Ok(opened);
-    };
-    let client = opened.client.clone();
-    spawn_local(async move { mcp::close(&client).await });
-    Ok(other)
-}
-
-/// Closes a server's kept connection, if there is one.
-fn forget(server: &str) {
-    if let Some(open) = with(|open| open.remove(server)) {
-        spawn_local(async move { mcp::close(&open.client).await });
-    }
-}
-
 /// Closes the kept connections of the servers no exposure names any more.
 fn close_unused(exposures: &[Exposure]) {
-    with(|open| unused(open.keys(), exposures))
+    kept::with(&CONNECTIONS, |open| unused(open.keys(), exposures))
         .iter()
-        .for_each(|name| forget(name));
+        .for_each(|name| kept::forget(&CONNECTIONS, name));
 }
 
 /// Runs an exposed tool for a page: confirmed in the page first when it needs it.
@@ -235,13 +156,12 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
         }
         still_exposed(&load_exposures().await, origin, &tool)?;
     }
-    let open = with(|open| open.get(&tool.server).cloned());
+    let open = kept::get(&CONNECTIONS, &tool.server);
     let open = open.ok_or_else(|| not_connected(&request.name))?;
     let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
     // After a failure the next call starts with a fresh connection (and a fresh listing).
-    let kept = with(|kept| kept.get(&tool.server).is_some_and(|k| Rc::ptr_eq(k, &open)));
-    if kept && matches!(result, CallResult::Error(_)) {
-        forget(&tool.server);
+    if kept::is_kept(&CONNECTIONS, &tool.server, &open) && matches!(result, CallResult::Error(_)) {
+        kept::forget(&CONNECTIONS, &tool.server);
     }
     let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
     call_reply(&tool.tool, &result, &secrets)

@@ -14,6 +14,7 @@ pub mod convert;
 pub mod evals;
 pub mod expose;
 pub mod io;
+pub mod kept;
 pub mod mcp;
 pub mod pages;
 pub mod router;

@@ -1,0 +1,116 @@
+//! Kept MCP connections: a [`Pool`] holds at most one open connection (one MCP session) per
+//! server name, for the server's current configuration and key. [`connection`] opens one on
+//! first use, reuses it while both stay the same, and replaces it when either changed (the
+//! core's `expose::connect` decides); [`forget`] closes one (after a failed call, so the next
+//! call starts afresh, or when nothing needs it any more). A worker that Chrome stops loses
+//! them; the next use opens again.
+//!
+//! Two pools use it: the servers exposed to pages (`expose.rs`) and the servers called by hand
+//! (`workbench.rs`), each its own, so that a page's calls and a person's never share a session.
+//!
+//! Invariant: at most one kept connection per server and pool, for its current configuration
+//! and key; nothing is borrowed across an await.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::thread::LocalKey;
+
+use wasm_bindgen_futures::spawn_local;
+
+use super::mcp;
+use super::store::read_key;
+use crate::core::expose::{connect, Connect};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
+use crate::core::provider::redact;
+
+/// How long opening a server (connect and list) may take, unless it sets its own timeout.
+pub const OPEN_MS: u32 = 20_000;
+
+/// An open connection to a server.
+pub struct Open {
+    pub config: McpServerConfig,
+    pub key: Option<String>,
+    pub client: mcp::Shared,
+    /// The tools listed when it opened.
+    pub tools: Rc<Vec<McpTool>>,
+}
+
+impl Open {
+    /// What it was opened for: the server's configuration and key.
+    fn identity(&self) -> (&McpServerConfig, Option<&str>) {
+        (&self.config, self.key.as_deref())
+    }
+}
+
+/// Kept connections, by server name.
+#[derive(Default)]
+pub struct Pool(RefCell<HashMap<String, Rc<Open>>>);
+
+/// A pool, as each user keeps its own: `thread_local! { static P: Pool = Pool::default(); }`.
+pub type Kept = &'static LocalKey<Pool>;
+
+/// `f` on the pool's map (never across an await).
+pub fn with<T>(pool: Kept, f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
+    pool.with(|p| f(&mut p.0.borrow_mut()))
+}
+
+/// The kept connection of `name`, when there is one.
+pub fn get(pool: Kept, name: &str) -> Option<Rc<Open>> {
+    with(pool, |open| open.get(name).cloned())
+}
+
+/// Whether `open` is still the pool's connection to `name`.
+pub fn is_kept(pool: Kept, name: &str, open: &Rc<Open>) -> bool {
+    with(pool, |kept| kept.get(name).is_some_and(|k| Rc::ptr_eq(k, open)))
+}
+
+/// The kept connection to a server, opened when there is none for its current configuration
+/// and key.
+pub async fn connection(pool: Kept, server: &McpServerConfig) -> Result<Rc<Open>, String> {
+    let key = match &server.key_ref {
+        Some(reference) => read_key(reference).await?,
+        None => None,
+    };
+    let kept = get(pool, &server.name);
+    match connect(kept.as_deref().map(Open::identity), server, key.as_deref()) {
+        Connect::Reuse => return Ok(kept.expect("a kept connection")),
+        Connect::Replace => forget(pool, &server.name),
+        Connect::Open => {}
+    }
+    let within = server.timeout_ms.unwrap_or(OPEN_MS);
+    let (client, tools) = mcp::open(server.clone(), key.clone(), within)
+        .await
+        .map_err(|e| redact(&e, key.as_deref()))?;
+    let opened = Rc::new(Open {
+        config: server.clone(),
+        key,
+        client,
+        tools: Rc::new(tools),
+    });
+    // Another request may have opened the same server meanwhile: keep one of the two.
+    let earlier = with(pool, |open| {
+        let other = open.get(&server.name);
+        match connect(other.map(|o| o.identity()), server, opened.key.as_deref()) {
+            Connect::Reuse => other.cloned(),
+            Connect::Replace | Connect::Open => {
+                open.insert(server.name.clone(), opened.clone());
+                None
+            }
+        }
+    });
+    let Some(other) = earlier else {
+        return Ok(opened);
+    };
+    let client = opened.client.clone();
+    spawn_local(async move { mcp::close(&client).await });
+    Ok(other)
+}
+
+/// Closes a server's kept connection, if there is one.
+pub fn forget(pool: Kept, name: &str) {
+    if let Some(open) = with(pool, |open| open.remove(name)) {
+        spawn_local(async move { mcp::close(&open.client).await });
+    }
+}
