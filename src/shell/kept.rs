@@ -69,13 +69,21 @@ pub fn is_kept(pool: Kept, name: &str, open: &Rc<Open>) -> bool {
 /// The kept connection to a server, opened when there is none for its current configuration
 /// and key.
 pub async fn connection(pool: Kept, server: &McpServerConfig) -> Result<Rc<Open>, String> {
+    Ok(connection_or_new(pool, server).await?.0)
+}
+
+/// [`connection`], and whether it was opened now (its `tools` just listed).
+pub async fn connection_or_new(
+    pool: Kept,
+    server: &McpServerConfig,
+) -> Result<(Rc<Open>, bool), String> {
     let key = match &server.key_ref {
         Some(reference) => read_key(reference).await?,
         None => None,
     };
     let kept = get(pool, &server.name);
     match connect(kept.as_deref().map(Open::identity), server, key.as_deref()) {
-        Connect::Reuse => return Ok(kept.expect("a kept connection")),
+        Connect::Reuse => return Ok((kept.expect("a kept connection"), false)),
         Connect::Replace => forget(pool, &server.name),
         Connect::Open => {}
     }
@@ -101,11 +109,11 @@ pub async fn connection(pool: Kept, server: &McpServerConfig) -> Result<Rc<Open>
         }
     });
     let Some(other) = earlier else {
-        return Ok(opened);
+        return Ok((opened, true));
     };
     let client = opened.client.clone();
     spawn_local(async move { mcp::close(&client).await });
-    Ok(other)
+    Ok((other, false))
 }
 
 /// Closes a server's kept connection, if there is one.

@@ -99,6 +99,14 @@ async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
     }
 }
 
+/// Lists the tools again on an open connection (a call by hand, the Call view's listing); a
+/// listing that came is the latest the calls are checked against.
+pub async fn relist(client: &Shared) -> Result<Vec<McpTool>, String> {
+    let listed = list_tools(client).await?;
+    client.borrow_mut().tools.listed(Ok(listed.clone()));
+    Ok(listed)
+}
+
 /// `tools/call` of a tool as the run was given it. After `notifications/tools/list_changed`
 /// the tools are listed again first, and a tool whose definition changed is not called.
 pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>) -> CallResult {

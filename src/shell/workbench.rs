@@ -1,18 +1,20 @@
 //! The workbench's operations performed: `validateArguments`, `inventory`, `diagnose`,
 //! `timeline`, and an MCP server's tools listed and called by hand (`listTools` / `callTool`
-//! with `server`: opened as a run opens it, closed after). The core (`core::workbench`,
+//! with `server`: opened as a run opens it, then kept as one session for the person's later
+//! listings and calls, closed after 5 minutes unused). The core (`core::workbench`,
 //! `core::timeline`) decides; this lists tabs and frames (every tab at once), asks the top
 //! frame for its facts, reads the run log, and keeps the first definitions seen (`Seen`, in
 //! `chrome.storage.session` too, so that a worker restart forgets none).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
 use super::io::random_id;
-use super::{ask, chrome, frame_listings, mcp, runlog, store, tab_tools, timer, waits};
+use super::{ask, chrome, frame_listings, kept, mcp, runlog, store, tab_tools, timer, waits};
 use crate::core::bridge::Target;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
@@ -145,64 +147,108 @@ pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
     to_value(crate::core::timeline::of_log(&log))
 }
 
-/// How long opening a server (connect and list) may take, unless it sets its own timeout.
-const OPEN_MS: u32 = 20_000;
+/// How long a server called by hand stays open unused, ms.
+const IDLE_MS: u32 = 5 * 60_000;
 
-/// A configured server opened as a run opens it (its key, its sign-in), with its tools.
+thread_local! {
+    /// The servers called by hand: one kept connection (one MCP session) each, so that a
+    /// stateful server sees a person's calls as one session.
+    static BY_HAND: kept::Pool = kept::Pool::default();
+    /// Per server: its uses under way, and how many there were (to close it once unused).
+    static USES: RefCell<HashMap<String, (u32, u64)>> = RefCell::default();
+}
+
+/// A use of a server by hand, from its start to its [`done`].
+fn begin(name: &str) {
+    USES.with_borrow_mut(|uses| {
+        let (busy, count) = uses.entry(name.to_owned()).or_default();
+        *busy += 1;
+        *count += 1;
+    });
+}
+
+/// The end of a use: the server's connection is closed after [`IDLE_MS`] with no other use.
+fn done(name: &str) {
+    let count = USES.with_borrow_mut(|uses| {
+        let (busy, count) = uses.entry(name.to_owned()).or_default();
+        *busy = busy.saturating_sub(1);
+        *count
+    });
+    let name = name.to_owned();
+    timer::after(IDLE_MS, move || {
+        let unused = USES.with_borrow(|uses| uses.get(&name) == Some(&(0, count)));
+        if unused {
+            USES.with_borrow_mut(|uses| uses.remove(&name));
+            kept::forget(&BY_HAND, &name);
+        }
+    });
+}
+
+/// A configured server's kept connection (opened as a run opens one: its key, its sign-in) and
+/// its tools as listed now: one `tools/list` on the kept session, or a new connection when there
+/// is none, the server's settings or key changed, or the kept one no longer answers (a listing
+/// is safe to send twice; a call is never sent again).
 async fn open_server(name: &str) -> Result<(McpServerConfig, Open), String> {
     let servers = store::load_servers().await?;
     let server = by_hand::find_server(&servers, name)?.clone();
-    let key = match &server.key_ref {
-        Some(reference) => store::read_key(reference).await?,
-        None => None,
-    };
-    let within = server.timeout_ms.unwrap_or(OPEN_MS);
-    let (client, tools) = mcp::open(server.clone(), key.clone(), within)
-        .await
-        .map_err(|e| crate::core::provider::redact(&e, key.as_deref()))?;
-    Ok((server, (client, tools, key)))
+    let (open, new) = kept::connection_or_new(&BY_HAND, &server).await?;
+    if new {
+        let tools = open.tools.to_vec();
+        return Ok((server, (open, tools)));
+    }
+    match mcp::relist(&open.client).await {
+        Ok(tools) => Ok((server, (open, tools))),
+        Err(_) => {
+            kept::forget(&BY_HAND, name);
+            let open = kept::connection(&BY_HAND, &server).await?;
+            let tools = open.tools.to_vec();
+            Ok((server, (open, tools)))
+        }
+    }
 }
 
-type Open = (mcp::Shared, Vec<McpTool>, Option<String>);
+type Open = (Rc<kept::Open>, Vec<McpTool>);
 
 /// `listTools({server})`.
 pub(crate) async fn server_tools(name: &str) -> Result<Value, String> {
-    let (server, (client, tools, _)) = open_server(name).await?;
-    mcp::close(&client).await;
+    begin(name);
+    let opened = open_server(name).await;
+    done(name);
+    let (server, (_, tools)) = opened?;
     Ok(by_hand::tools_response(&server, &tools))
 }
 
 /// `callTool({server, name, args, timeoutMs?})`: planned by the core, confirmed by the person
-/// (`pending`) when the tool acts, then sent within `timeoutMs`.
+/// (`pending`) when the tool acts, then sent within `timeoutMs` on the server's kept session.
 pub(crate) async fn server_call(request: ServerCallRequest) -> Result<Value, String> {
-    let (server, (client, tools, key)) = open_server(&request.server).await?;
-    let answer = match by_hand::plan_call(&server, &tools, &request) {
-        Err(refused) => refused,
-        Ok(planned) => {
-            let run_id = format!("{}{}", by_hand::MANUAL_RUN_PREFIX, random_id());
-            let (tool, args) = (planned.tool.clone(), request.args.clone());
-            let allowed = match planned.question {
-                None => true,
-                Some(question) => {
-                    let names = (server.name.as_str(), tool.name.as_str());
-                    waits::confirm_by_hand((&run_id, "call"), names, &args, question).await
-                }
-            };
-            let calling = client.clone();
-            let call = async move { Ok(mcp::call(calling, &tool, args).await) };
-            match allowed {
-                false => by_hand::declined(),
-                true => match timer::limit(request.timeout_ms, call).await {
-                    Ok(Some(result)) => {
-                        let auth = client.borrow().session.auth().cloned();
-                        let secrets = crate::core::run::secrets_of(key.as_deref(), auth.as_ref());
-                        by_hand::call_answer(&planned.tool, result, &secrets)
-                    }
-                    _ => by_hand::timed_out(&request),
-                },
-            }
-        }
+    begin(&request.server);
+    let answer = call_by_hand(&request).await;
+    done(&request.server);
+    answer
+}
+
+async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
+    let (server, (open, tools)) = open_server(&request.server).await?;
+    let planned = match by_hand::plan_call(&server, &tools, request) {
+        Err(refused) => return Ok(refused),
+        Ok(planned) => planned,
     };
-    mcp::close(&client).await;
-    Ok(answer)
+    let run_id = format!("{}{}", by_hand::MANUAL_RUN_PREFIX, random_id());
+    let (tool, args) = (planned.tool.clone(), request.args.clone());
+    if let Some(question) = planned.question {
+        let names = (server.name.as_str(), tool.name.as_str());
+        if !waits::confirm_by_hand((&run_id, "call"), names, &args, question).await {
+            return Ok(by_hand::declined());
+        }
+    }
+    let client = open.client.clone();
+    let call = async move { Ok(mcp::call(client, &tool, args).await) };
+    Ok(match timer::limit(request.timeout_ms, call).await {
+        Ok(Some(result)) => {
+            let auth = open.client.borrow().session.auth().cloned();
+            let secrets = crate::core::run::secrets_of(open.key.as_deref(), auth.as_ref());
+            by_hand::call_answer(&planned.tool, result, &secrets)
+        }
+        _ => by_hand::timed_out(request),
+    })
 }

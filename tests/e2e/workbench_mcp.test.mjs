@@ -97,6 +97,32 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
     assert.equal(toolCalls('normal~rec'), before + 1, 'the server saw no other call');
   });
 
+  test('listings and calls by hand share one kept session; a session the server ended is replaced, the call not lost', async () => {
+    const of = (rpcMethod) => own.requests({ behaviour: 'normal~rec', rpcMethod });
+    const [inits, calls] = [of('initialize').length, of('tools/call').length];
+    await op('listTools', { server: 'records' });
+    for (const b of [1, 2]) assert.equal((await op('callTool', { server: 'records', name: 'add', args: { a: 40, b } })).ok, true);
+    await op('listTools', { server: 'records' });
+    const made = of('tools/call').slice(calls);
+    assert.equal(made.length, 2);
+    assert.equal(new Set(made.map((r) => r.sessionId)).size, 1, 'both calls in one session');
+    assert.ok(of('initialize').length - inits <= 1, 'opened once at most (kept from earlier calls)');
+    const listings = of('tools/list').filter((r) => r.sessionId === made[0].sessionId);
+    assert.ok(listings.length >= 3, 'each listing and call lists again on the kept session');
+
+    // The server forgets the session (as after a restart): the next call by hand opens a new one.
+    const ended = await fetch(`${own.url}/s/normal~rec/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': made[0].sessionId } });
+    assert.equal(ended.status, 200);
+    const before = of('initialize').length;
+    const after = await op('callTool', { server: 'records', name: 'add', args: { a: 1, b: 1 } });
+    assert.equal(after.ok, true, JSON.stringify(after));
+    assert.match(after.result, /2/);
+    const last = of('tools/call').at(-1);
+    assert.notEqual(last.sessionId, made[0].sessionId, 'a new session');
+    assert.equal(of('initialize').length, before + 1);
+    assert.equal(of('tools/call').length, calls + 3, 'the call was sent once');
+  });
+
   test('a tool that acts waits for the person in Pending: declined, nothing runs; allowed, it runs', async () => {
     const waiting = () => op('pending', {}).then((items) => items.find((i) => i.kind === 'confirmation' && i.server === 'records'));
     const started = op('callTool', { server: 'records', name: 'delete_record', args: { id: 'r-1' } });
