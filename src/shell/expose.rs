@@ -35,7 +35,7 @@ const NOTIFY_MS: u32 = 2_000;
 
 thread_local! {
     /// The kept connections to exposed servers ([`kept`]).
-    static CONNECTIONS: kept::Pool = kept::Pool::default();
+    static CONNECTIONS: kept::Pool = kept::Pool::listening();
 }
 
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open

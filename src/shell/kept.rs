@@ -45,15 +45,37 @@ impl Open {
 }
 
 /// Kept connections, by server name.
-#[derive(Default)]
-pub struct Pool(RefCell<HashMap<String, Rc<Open>>>);
+pub struct Pool {
+    open: RefCell<HashMap<String, Rc<Open>>>,
+    /// Whether its connections open the GET stream for server messages.
+    listens: bool,
+}
 
-/// A pool, as each user keeps its own: `thread_local! { static P: Pool = Pool::default(); }`.
+impl Pool {
+    /// A pool whose connections hear the server's messages (its GET stream).
+    pub fn listening() -> Pool {
+        Pool {
+            open: RefCell::default(),
+            listens: true,
+        }
+    }
+
+    /// A pool whose connections open no GET stream: idle, they hold none of the browser's
+    /// connections to the server's host (at most 6 over HTTP/1.1, shared with its pages).
+    pub fn quiet() -> Pool {
+        Pool {
+            open: RefCell::default(),
+            listens: false,
+        }
+    }
+}
+
+/// A pool, as each user keeps its own: `thread_local! { static P: Pool = Pool::quiet(); }`.
 pub type Kept = &'static LocalKey<Pool>;
 
 /// `f` on the pool's map (never across an await).
 pub fn with<T>(pool: Kept, f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {
-    pool.with(|p| f(&mut p.0.borrow_mut()))
+    pool.with(|p| f(&mut p.open.borrow_mut()))
 }
 
 /// The kept connection of `name`, when there is one.
@@ -88,9 +110,11 @@ pub async fn connection_or_new(
         Connect::Open => {}
     }
     let within = server.timeout_ms.unwrap_or(OPEN_MS);
-    let (client, tools) = mcp::open(server.clone(), key.clone(), within)
-        .await
-        .map_err(|e| redact(&e, key.as_deref()))?;
+    let opening = match pool.with(|p| p.listens) {
+        true => mcp::open(server.clone(), key.clone(), within).await,
+        false => mcp::open_without_stream(server.clone(), key.clone(), within).await,
+    };
+    let (client, tools) = opening.map_err(|e| redact(&e, key.as_deref()))?;
     let opened = Rc::new(Open {
         config: server.clone(),
         key,

@@ -44,6 +44,8 @@ pub struct McpClient {
     relisting: Option<Promise>,
     /// The GET stream for server messages while it is open (its fetch handle, to abort).
     listening: Option<JsValue>,
+    /// Whether it opens that stream at all ([`open_without_stream`]: no).
+    listens: bool,
     connection: Connection,
 }
 
@@ -55,6 +57,26 @@ pub async fn open(
     key: Option<String>,
     within_ms: u32,
 ) -> Result<(Shared, Vec<McpTool>), String> {
+    open_with(config, key, within_ms, true).await
+}
+
+/// [`open`] without the GET stream for server messages: for a connection kept between a
+/// person's calls, which lists the tools again before each use anyway, and which must not hold
+/// one of the browser's few connections to the server's host while idle.
+pub async fn open_without_stream(
+    config: McpServerConfig,
+    key: Option<String>,
+    within_ms: u32,
+) -> Result<(Shared, Vec<McpTool>), String> {
+    open_with(config, key, within_ms, false).await
+}
+
+async fn open_with(
+    config: McpServerConfig,
+    key: Option<String>,
+    within_ms: u32,
+    listens: bool,
+) -> Result<(Shared, Vec<McpTool>), String> {
     let mut session = Session::new(config.url.clone())
         .with_headers(key.iter().map(|k| config.key_header(k)).collect());
     session.set_auth(super::auth::record_for(&config).await);
@@ -65,6 +87,7 @@ pub async fn open(
         tools: ToolWatch::default(),
         relisting: None,
         listening: None,
+        listens,
         connection: Connection::Open,
     }));
     let opener = client.clone();
@@ -275,6 +298,9 @@ fn perform(client: &Shared, output: Output) {
 /// reads it in the background until the session ends. A server without one (405, or any other
 /// refusal) is fine: messages then come only on the answers to requests.
 async fn listen(client: &Shared) {
+    if !client.borrow().listens {
+        return;
+    }
     if let Some(previous) = client.borrow_mut().listening.take() {
         abort_fetch(&previous);
     }

@@ -153,7 +153,7 @@ const IDLE_MS: u32 = 5 * 60_000;
 thread_local! {
     /// The servers called by hand: one kept connection (one MCP session) each, so that a
     /// stateful server sees a person's calls as one session.
-    static BY_HAND: kept::Pool = kept::Pool::default();
+    static BY_HAND: kept::Pool = kept::Pool::quiet();
     /// Per server: its uses under way, and how many there were (to close it once unused).
     static USES: RefCell<HashMap<String, (u32, u64)>> = RefCell::default();
 }

@@ -256,4 +256,19 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
     assert.ok(elapsed < FRAME_MS * 1.8, `listed in ${elapsed} ms`);
     console.log(`inventory with 3 tabs that never answer: ${elapsed} ms`);
   });
+
+  test('eight servers of one host called by hand: each kept session holds no stream, so none waits for a connection', async () => {
+    // Chrome opens at most 6 HTTP/1.1 connections to a host: sessions that each kept a GET
+    // stream open would leave the seventh call waiting for ever.
+    const servers = Array.from({ length: 8 }, (_, i) => ({ name: `host-${i}`, url: `${own.url}/s/normal~host${i}/mcp` }));
+    await op('configure', { servers });
+    for (const { name } of [...servers, ...servers]) {
+      const done = await op('callTool', { server: name, name: 'add', args: { a: 1, b: 1 } });
+      assert.equal(done.ok, true, `${name}: ${JSON.stringify(done)}`);
+    }
+    const streams = own.requests({ method: 'GET' }).filter((r) => r.behaviour.startsWith('normal~host'));
+    assert.deepEqual(streams, [], 'no GET stream was opened for a call by hand');
+    // The page keeps its own connections to the host.
+    assert.equal(await page.evaluate(async (u) => (await fetch(u, { method: 'POST' })).status, `${own.url}/s/normal~host0/mcp`), 415);
+  });
 });
