@@ -85,7 +85,9 @@ pub fn get(pool: Kept, name: &str) -> Option<Rc<Open>> {
 
 /// Whether `open` is still the pool's connection to `name`.
 pub fn is_kept(pool: Kept, name: &str, open: &Rc<Open>) -> bool {
-    with(pool, |kept| kept.get(name).is_some_and(|k| Rc::ptr_eq(k, open)))
+    with(pool, |kept| {
+        kept.get(name).is_some_and(|k| Rc::ptr_eq(k, open))
+    })
 }
 
 /// The kept connection to a server, opened when there is none for its current configuration
