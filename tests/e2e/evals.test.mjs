@@ -34,6 +34,8 @@ const SCENARIOS = {
   multi: { steps: [call('search_products', { query: 'mug' }), say('Found.'), call('add_to_cart', { id: 'mug-1', qty: 1 }), say('Added.')] },
   popup: { steps: [say('Hello to you.'), ...SHOPPING], after: 'repeat' },
   order: { steps: [call('place_order', {}), say('Ordered.')], after: 'repeat' },
+  // Two runs of one case: each a call, then the answer.
+  restock: { steps: [call('restock', { id: 'mug-1' }), say('Restocked.'), call('restock', { id: 'mug-1' }), say('Restocked.')] },
 };
 
 const AGENT_EVALS = [
@@ -101,6 +103,7 @@ describe('evals', () => {
         model('second', 'multi~second'),
         model('popuprec', 'shopping~popuprec'),
         model('orderer', 'order'),
+        model('restocker', 'restock'),
       ],
       default: 'scripted',
     });
@@ -224,6 +227,15 @@ describe('evals', () => {
     assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['restock'], 'the last case alone ran in this document');
 
     await assert.rejects(op('evaluate', { tabId, evals: suite, mode: 'smoke', reload: 'yes' }), /`reload` must be true or false/);
+
+    // Agent mode: after each reload the run starts once the page lists the tool the case
+    // expects (registered 300 ms after load here), so the model's call finds it.
+    const agent = await op('evaluate', { tabId, evals: suite.slice(2, 3), mode: 'agent', models: ['restocker'], runs: 2, reload: true });
+    for (const r of agent.results) {
+      assert.equal(r.outcome, 'pass', JSON.stringify(r));
+      assert.deepEqual(r.calls[0].result, { success: true, restocked: 'mug-1' }, 'the tool was there when the model called it');
+    }
+    assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['restock'], 'the second run on a fresh page');
 
     // A page that goes on elsewhere each time it loads again: each case an error saying so; the suite ends.
     await open('?bounce');

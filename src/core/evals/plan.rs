@@ -15,7 +15,10 @@
 //! - `reload: true`: before each case (in agent mode, each run of it) the tab is brought back
 //!   to the page the suite started on, freshly loaded ([`Next::Reload`]), so that no case
 //!   sees what an earlier one left (a cart, a navigation); a tab that cannot be reloaded makes
-//!   that case an `error` and the suite goes on.
+//!   that case an `error` and the suite goes on. In agent mode the run then starts once the
+//!   page lists every tool the case expects (not the optional ones), or after 5 s, as smoke
+//!   mode waits for each call's tool: a page that registers its tools a moment after it loads
+//!   is not judged on a listing taken too early.
 //!
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
@@ -128,6 +131,9 @@ pub struct Evaluation {
     wait: Result<(), (ToolWait, u32)>,
     /// `reload`: the tab was loaded afresh for the case (or run) under way.
     fresh: bool,
+    /// Agent mode after a reload: the expected tools not listed yet, and the wait for them.
+    settling: Vec<String>,
+    settle: (ToolWait, u32),
 }
 
 impl Evaluation {
@@ -151,6 +157,8 @@ impl Evaluation {
             pending: None,
             wait: Err((ToolWait::default(), 0)),
             fresh: false,
+            settling: Vec::new(),
+            settle: (ToolWait::default(), 0),
         }
     }
 
@@ -193,6 +201,13 @@ impl Evaluation {
             }
             match self.request.mode {
                 Mode::Agent => {
+                    if let Some(name) = self.settling.first() {
+                        return Next::ListTools {
+                            tab_id: self.request.tab_id,
+                            name: name.clone(),
+                            after_ms: self.settle.1,
+                        };
+                    }
                     let model = self.models[self.model].clone();
                     let mut request = json!({
                         "tabId": self.request.tab_id,
@@ -248,8 +263,17 @@ impl Evaluation {
             Reply::Called(answer) => self.called(answer),
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
-            Reply::Listed { tools, now_ms } => self.listed(tools, now_ms),
-            Reply::Reloaded(Ok(())) => self.fresh = true,
+            Reply::Listed { tools, now_ms } => match self.request.mode {
+                Mode::Smoke => self.listed(tools, now_ms),
+                Mode::Agent => self.settled(&tools, now_ms),
+            },
+            Reply::Reloaded(Ok(())) => {
+                self.fresh = true;
+                if self.request.mode == Mode::Agent {
+                    self.settling = self.expected_tools();
+                    self.settle = (ToolWait::default(), 0);
+                }
+            }
             Reply::Reloaded(Err(why)) => {
                 let why = format!("the tab could not be reloaded: {why}");
                 match self.request.mode {
@@ -259,6 +283,46 @@ impl Evaluation {
             }
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
+    }
+
+    /// The tools the case under way expects, each once, optional ones left out.
+    fn expected_tools(&self) -> Vec<String> {
+        let mut calls = Vec::new();
+        if let Some(case) = self.request.cases.get(self.case) {
+            flatten(
+                case.expected_call.as_deref().unwrap_or_default(),
+                &mut calls,
+            );
+        }
+        let mut names: Vec<String> = Vec::new();
+        for call in calls.into_iter().filter(|c| !c.optional) {
+            if !names.contains(&call.function_name) {
+                names.push(call.function_name.clone());
+            }
+        }
+        names
+    }
+
+    /// Agent mode after a reload: a listing while waiting for the expected tools; the run
+    /// starts once all are listed, or when the wait is over (what the page lacks then is the
+    /// run's to meet).
+    fn settled(&mut self, tools: &Result<Value, String>, now_ms: f64) {
+        let timeout_ms = self.request.timeout_ms;
+        while let Some(name) = self.settling.first() {
+            match self.settle.0.listed(name, tools, now_ms, timeout_ms) {
+                Seen::Call => {
+                    self.settling.remove(0);
+                }
+                Seen::ListAgain(ms) => {
+                    self.settle.1 = ms;
+                    return;
+                }
+                Seen::Missing(_) => {
+                    self.settling.clear();
+                    return;
+                }
+            }
+        }
     }
 
     fn listed(&mut self, tools: Result<Value, String>, now_ms: f64) {

@@ -780,3 +780,80 @@ fn reload_loads_the_page_afresh_before_each_case_and_each_run() {
         .unwrap()
         .contains("could not be reloaded: the tab did not finish loading"));
 }
+
+#[test]
+fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
+    let evals = json!([
+        {"name": "buys", "messages": [{"role": "user", "type": "message", "content": "buy"}],
+         "expectedCall": [{"functionName": "search"}, {"functionName": "add"},
+                          {"functionName": "search"}, {"functionName": "note", "optional": true}]},
+        {"name": "greets", "messages": [{"role": "user", "type": "message", "content": "hi"}], "expectedCall": null}
+    ]);
+    let listing = |names: &[&str]| {
+        let tools: Vec<Value> = names.iter().map(|n| json!({"name": n})).collect();
+        Ok(json!({"tools": tools}))
+    };
+    let mut ev = Evaluation::new(
+        request(evals.clone(), "agent", json!({"reload": true})),
+        None,
+    );
+    assert!(matches!(ev.poll(), Next::Reload { .. }));
+    ev.handle(Reply::Reloaded(Ok(())));
+    // Nothing listed yet: asked again 100 ms later; `search` first, then `add`; `note` is optional.
+    let Next::ListTools { name, after_ms, .. } = ev.poll() else {
+        panic!("a listing before the run")
+    };
+    assert_eq!((name.as_str(), after_ms), ("search", 0));
+    ev.handle(Reply::Listed {
+        tools: listing(&[]),
+        now_ms: 1_000.0,
+    });
+    let Next::ListTools { name, after_ms, .. } = ev.poll() else {
+        panic!("listed again")
+    };
+    assert_eq!((name.as_str(), after_ms), ("search", 100));
+    ev.handle(Reply::Listed {
+        tools: listing(&["search"]),
+        now_ms: 1_300.0,
+    });
+    assert!(matches!(ev.poll(), Next::ListTools { name, .. } if name == "add"));
+    ev.handle(Reply::Listed {
+        tools: listing(&["search", "add"]),
+        now_ms: 1_400.0,
+    });
+    assert!(
+        matches!(ev.poll(), Next::Run { .. }),
+        "both expected tools are there"
+    );
+    ev.handle(Reply::Ran {
+        answer: Ok(json!({"outcome": {"type": "completed"}, "messages": []})),
+        latency_ms: 1.0,
+    });
+
+    // No call expected: the run starts as soon as the page has loaded.
+    assert!(matches!(ev.poll(), Next::Reload { .. }));
+    ev.handle(Reply::Reloaded(Ok(())));
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+
+    // A tool that never comes: after 5 s the run starts all the same.
+    let one = json!([evals[0].clone()]);
+    let mut ev = Evaluation::new(request(one, "agent", json!({"reload": true})), None);
+    ev.poll();
+    ev.handle(Reply::Reloaded(Ok(())));
+    ev.poll();
+    ev.handle(Reply::Listed {
+        tools: listing(&["add"]),
+        now_ms: 0.0,
+    });
+    assert!(matches!(ev.poll(), Next::ListTools { name, .. } if name == "search"));
+    ev.handle(Reply::Listed {
+        tools: listing(&["add"]),
+        now_ms: 5_000.0,
+    });
+    assert!(matches!(ev.poll(), Next::Run { .. }), "the wait is over");
+
+    // Without reload an agent run never waits.
+    let plain = json!([evals[0].clone()]);
+    let mut ev = Evaluation::new(request(plain, "agent", json!({})), None);
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+}
