@@ -34,6 +34,12 @@ async function suiteKey() {
 /** Shows the kept suite of the tab's site and the configured models (run after each settings load, too). */
 export async function renderEvals() {
   const key = await suiteKey();
+  // A suite kept before suites were kept per site goes to the first site shown.
+  const unsorted = localStorage.getItem(SUITE_KEY);
+  if (key !== SUITE_KEY && unsorted !== null && localStorage.getItem(key) === null) {
+    localStorage.setItem(key, unsorted);
+    localStorage.removeItem(SUITE_KEY);
+  }
   if (key !== keptFor) {
     // First shown: what was typed meanwhile stays. Another site since (the side panel follows
     // the active tab): that site's suite.

@@ -417,6 +417,15 @@ describe('evals', () => {
     const kept = await suiteShown(tabId);
     assert.equal(JSON.parse(kept.text).length, 2, "this site's suite is kept");
     assert.equal(kept.label, `Eval suite of ${new URL(server.url).origin} (webmcp-evals JSON)`);
+    // A suite kept before suites were per site is not lost: the first site shown with none gets it.
+    const before = '[{"name": "kept from before"}]';
+    const setup = await host.context.newPage();
+    await setup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=run`);
+    await setup.evaluate((text) => localStorage.setItem('webmcp-host.evals', text), before);
+    await setup.close();
+    assert.equal(JSON.parse((await suiteShown(tabId)).text).length, 2, 'a site with its own suite keeps it');
+    assert.equal((await suiteShown(await host.tabIdOf(elsewhere))).text, before);
+    assert.equal((await suiteShown(await host.tabIdOf(elsewhere))).text, before, 'kept for that site');
     await elsewhere.close();
   });
 });
