@@ -2,7 +2,7 @@
 //! `timeline`, and an MCP server's tools listed and called by hand (`listTools` / `callTool`
 //! with `server`: opened as a run opens it, then kept as one session for the person's later
 //! listings and calls, closed after 5 minutes unused). The core (`core::workbench`,
-//! `core::timeline`) decides; this lists tabs and frames (every tab at once), asks the top
+//! `core::timeline`) decides; this lists tabs and frames (16 tabs at a time), asks the top
 //! frame for its facts, reads the run log, and keeps the first definitions seen (`Seen`, in
 //! `chrome.storage.session` too, so that a worker restart forgets none).
 

@@ -117,8 +117,11 @@ describe('conversations', () => {
     assert.ok(request.includes('Hello again.') && !request.includes('Add 2 and 40.'), `the forgotten turns are gone: ${request}`);
   });
 
-  /** Starts a run, waits until `tool` ran in the page, stops the worker, and waits for a fresh one to list the run as interrupted. */
-  const cutAfter = async (model, tool, settleMs = 0, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model })) => {
+  /**
+   * Starts a run, waits until `tool` ran in the page (and `ready(runId)`, when given, holds),
+   * stops the worker, and waits for a fresh one to list the run as interrupted.
+   */
+  const cutAfter = async (model, tool, settleMs = 0, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model }), ready = null) => {
     const calls = () => page.evaluate((name) => window.__calls.filter((c) => c.name === name).length, tool);
     const before = await calls();
     const { runId, threadId } = await start();
@@ -126,6 +129,7 @@ describe('conversations', () => {
     assert.equal((await ask('runLog', { runId })).run.runId, runId);
     await until(`the call of ${tool}`, async () => (await calls()) === before + 1);
     await new Promise((r) => setTimeout(r, settleMs));
+    if (ready) await until('the run ready to be cut', () => ready(runId));
     // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
     await stopWorker(host.context, page);
     const popup = await host.context.newPage();
@@ -145,7 +149,9 @@ describe('conversations', () => {
   };
 
   test('a run cut after its consequential call is continued with the call and its result, and the call never runs again', async () => {
-    const { runId, threadId, calls } = await cutAfter('cut', 'delete_everything');
+    // Cut once the call's result is stored (cut before that, the model is told the call may have run).
+    const resultStored = async (id) => (await ask('runLog', { runId: id })).events.some((e) => e.type === 'TOOL_CALL_RESULT');
+    const { runId, threadId, calls } = await cutAfter('cut', 'delete_everything', 0, undefined, resultStored);
     const next = await run({ threadId, prompt: 'Did it go through?', model: 'cut' });
     assert.equal(next.threadId, threadId);
     const continued = sent('cut').at(-1);
