@@ -290,3 +290,5 @@ mod plan_tests;
 mod record_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wait_tests;

@@ -1,0 +1,283 @@
+//! The evaluation's waits: smoke mode's wait for a tool the page registers late, and
+//! `reload` (a fresh page before each case and run; in agent mode, the wait for the tools the
+//! case expects).
+
+use serde_json::{json, Value};
+
+use super::plan::*;
+use super::plan_tests::{poll_smoke, request, run_answer};
+
+/// Lists the tools `present` at `now_ms` for the next step; the next step after it.
+fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>, Next) {
+    let tools: Vec<Value> = present.iter().map(|n| json!({"name": n})).collect();
+    let done = ev.handle(Reply::Listed {
+        tools: Ok(json!({"tools": tools, "problems": []})),
+        now_ms,
+    });
+    (done, ev.poll())
+}
+
+#[test]
+fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
+    let evals = json!([{"name": "late", "messages": [], "expectedCall": [{"functionName": "late_tool", "arguments": {}}]}]);
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    let first = ev.poll();
+    assert_eq!(
+        first,
+        Next::ListTools {
+            tab_id: 7,
+            name: "late_tool".into(),
+            after_ms: 0
+        },
+        "listed before its call"
+    );
+    // Not there yet: listed again every 100 ms.
+    let (_, next) = listed(&mut ev, &["other"], 1_000.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 100, .. }),
+        "{next:?}"
+    );
+    let (_, next) = listed(&mut ev, &[], 3_000.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 100, .. }),
+        "{next:?}"
+    );
+    // The last wait is cut to the 5 s.
+    let (_, next) = listed(&mut ev, &[], 5_950.0);
+    assert!(
+        matches!(next, Next::ListTools { after_ms: 50, .. }),
+        "{next:?}"
+    );
+    let (done, next) = listed(&mut ev, &["late_tool"], 5_990.0);
+    assert_eq!(done, None);
+    assert!(
+        matches!(next, Next::Call { ref name, .. } if name == "late_tool"),
+        "{next:?}"
+    );
+    ev.handle(Reply::Called(json!({"ok": true, "result": "ok"})));
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    assert_eq!(answer["results"][0]["outcome"], "pass");
+
+    // Never there: an error once 5 s have passed, and the tool is not called.
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    ev.poll();
+    let (_, next) = listed(&mut ev, &[], 0.0);
+    assert!(matches!(next, Next::ListTools { .. }));
+    let (done, next) = listed(&mut ev, &[], 5_000.0);
+    let done = done.expect("the case ended");
+    assert_eq!(done["outcome"], "error");
+    assert_eq!(
+        done["reason"],
+        "step 1 (late_tool): the tool is not on the page (waited 5000 ms for it to appear)"
+    );
+    assert_eq!(done["calls"][0]["name"], "late_tool");
+    assert!(matches!(next, Next::Done(_)));
+
+    // A shorter call timeout bounds the wait; a listing that fails leaves it to the call.
+    let mut ev = Evaluation::new(
+        request(evals.clone(), "smoke", json!({"timeoutMs": 300})),
+        None,
+    );
+    ev.poll();
+    listed(&mut ev, &[], 0.0);
+    let (done, _) = listed(&mut ev, &[], 300.0);
+    assert_eq!(done.unwrap()["outcome"], "error");
+    let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+    ev.poll();
+    ev.handle(Reply::Listed {
+        tools: Err("tab 7 is closed".into()),
+        now_ms: 0.0,
+    });
+    assert!(matches!(ev.poll(), Next::Call { .. }));
+}
+
+#[test]
+fn a_tool_wait_without_a_clock_lists_once() {
+    use super::wait::{Seen, ToolWait};
+    let mut wait = ToolWait::default();
+    let none = Ok(json!({"tools": []}));
+    assert!(matches!(
+        wait.listed("t", &none, f64::NAN, 10_000),
+        Seen::Missing(_)
+    ));
+    let mut wait = ToolWait::default();
+    assert_eq!(
+        wait.listed("t", &Ok(json!("odd")), 0.0, 10_000),
+        Seen::ListAgain(100)
+    );
+    // A clock that goes back does not wait longer than the cap.
+    assert_eq!(wait.listed("t", &none, -50.0, 10_000), Seen::ListAgain(100));
+}
+
+/// The steps of an evaluation, each answered: reloads by `reload`, listings with the tool,
+/// calls and runs with a pass; `(what was asked, the answer)`.
+fn drive(
+    ev: &mut Evaluation,
+    reload: impl Fn(usize) -> Result<(), String>,
+) -> (Vec<String>, Value) {
+    let mut steps = Vec::new();
+    loop {
+        match poll_smoke(ev) {
+            Next::Reload { tab_id } => {
+                assert_eq!(tab_id, 7);
+                steps.push("reload".to_owned());
+                let reloads = steps.iter().filter(|s| *s == "reload").count();
+                ev.handle(Reply::Reloaded(reload(reloads)));
+            }
+            Next::Call { name, .. } => {
+                steps.push(name);
+                ev.handle(Reply::Called(
+                    json!({"ok": true, "result": "{\"count\": 3}"}),
+                ));
+            }
+            Next::Run { model, .. } => {
+                steps.push(format!("run {model}"));
+                let answer = Ok(run_answer(&[("search", json!({"query": "mugs"}), "3")]));
+                ev.handle(Reply::Ran {
+                    answer,
+                    latency_ms: 1.0,
+                });
+            }
+            Next::Log { .. } => {
+                ev.handle(Reply::Logged(Err("no log".into())));
+            }
+            Next::ListTools { .. } => unreachable!("answered by poll_smoke"),
+            Next::Done(answer) => return (steps, answer),
+        }
+    }
+}
+
+#[test]
+fn reload_loads_the_page_afresh_before_each_case_and_each_run() {
+    let evals = json!([
+        {"name": "one", "messages": [{"role": "user", "type": "message", "content": "a"}],
+         "expectedCall": [{"functionName": "search"}, {"functionName": "add"}]},
+        {"name": "none", "messages": [{"role": "user", "type": "message", "content": "b"}], "expectedCall": null},
+        {"name": "two", "messages": [{"role": "user", "type": "message", "content": "c"}],
+         "expectedCall": [{"functionName": "search"}]}
+    ]);
+    let plain = request(evals.clone(), "smoke", json!({}));
+    assert!(!plain.reload, "off unless asked");
+    let (steps, _) = drive(&mut Evaluation::new(plain, None), |_| Ok(()));
+    assert_eq!(steps, ["search", "add", "search"]);
+
+    let smoke = request(evals.clone(), "smoke", json!({"reload": true}));
+    let (steps, answer) = drive(&mut Evaluation::new(smoke, None), |_| Ok(()));
+    assert_eq!(
+        steps,
+        ["reload", "search", "add", "reload", "reload", "search"],
+        "once before each case, not before each call"
+    );
+    assert_eq!(answer["passCount"], 3);
+
+    // A reload that fails makes that case an error; the next case reloads and runs.
+    let smoke = request(evals.clone(), "smoke", json!({"reload": true}));
+    let fail_first = |n: usize| match n {
+        1 => Err("tab 7 was closed".to_owned()),
+        _ => Ok(()),
+    };
+    let (steps, answer) = drive(&mut Evaluation::new(smoke, None), fail_first);
+    assert_eq!(steps, ["reload", "reload", "reload", "search"]);
+    let outcomes: Vec<_> = (answer["results"].as_array().unwrap().iter())
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["reason"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes[0],
+        ("error", "the tab could not be reloaded: tab 7 was closed")
+    );
+    assert_eq!((outcomes[1].0, outcomes[2].0), ("pass", "pass"));
+
+    // Agent mode: before each run of each model; a failed reload is that run's error.
+    let agent = request(
+        json!([evals[0].clone()]),
+        "agent",
+        json!({"reload": true, "models": ["m1", "m2"], "runs": 2}),
+    );
+    let second_fails = |n: usize| match n {
+        2 => Err("the tab did not finish loading within 30 s".to_owned()),
+        _ => Ok(()),
+    };
+    let (steps, answer) = drive(&mut Evaluation::new(agent, None), second_fails);
+    assert_eq!(
+        steps,
+        ["reload", "run m1", "reload", "reload", "run m2", "reload", "run m2"]
+    );
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "every model and run has its result");
+    assert_eq!(
+        (
+            &results[1]["model"],
+            &results[1]["runIndex"],
+            &results[1]["outcome"]
+        ),
+        (&json!("m1"), &json!(1), &json!("error"))
+    );
+    assert!(results[1]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("could not be reloaded: the tab did not finish loading"));
+}
+
+#[test]
+fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
+    let evals = json!([
+        {"name": "buys", "messages": [{"role": "user", "type": "message", "content": "buy"}],
+         "expectedCall": [{"functionName": "search"}, {"functionName": "add"},
+                          {"functionName": "search"}, {"functionName": "note", "optional": true}]},
+        {"name": "greets", "messages": [{"role": "user", "type": "message", "content": "hi"}], "expectedCall": null}
+    ]);
+    let mut ev = Evaluation::new(
+        request(evals.clone(), "agent", json!({"reload": true})),
+        None,
+    );
+    assert!(matches!(ev.poll(), Next::Reload { .. }));
+    ev.handle(Reply::Reloaded(Ok(())));
+    // Nothing listed yet: asked again 100 ms later; `search` first, then `add`; `note` is optional.
+    let Next::ListTools { name, after_ms, .. } = ev.poll() else {
+        panic!("a listing before the run")
+    };
+    assert_eq!((name.as_str(), after_ms), ("search", 0));
+    let Next::ListTools { name, after_ms, .. } = listed(&mut ev, &[], 1_000.0).1 else {
+        panic!("listed again")
+    };
+    assert_eq!((name.as_str(), after_ms), ("search", 100));
+    let next = listed(&mut ev, &["search"], 1_300.0).1;
+    assert!(matches!(next, Next::ListTools { name, .. } if name == "add"));
+    let next = listed(&mut ev, &["search", "add"], 1_400.0).1;
+    assert!(
+        matches!(next, Next::Run { .. }),
+        "both expected tools are there"
+    );
+    ev.handle(Reply::Ran {
+        answer: Ok(json!({"outcome": {"type": "completed"}, "messages": []})),
+        latency_ms: 1.0,
+    });
+
+    // No call expected: the run starts as soon as the page has loaded.
+    assert!(matches!(ev.poll(), Next::Reload { .. }));
+    ev.handle(Reply::Reloaded(Ok(())));
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+
+    // A tool that never comes: after 5 s the run starts all the same.
+    let one = json!([evals[0].clone()]);
+    let mut ev = Evaluation::new(request(one, "agent", json!({"reload": true})), None);
+    ev.poll();
+    ev.handle(Reply::Reloaded(Ok(())));
+    ev.poll();
+    let next = listed(&mut ev, &["add"], 0.0).1;
+    assert!(matches!(next, Next::ListTools { name, .. } if name == "search"));
+    let next = listed(&mut ev, &["add"], 5_000.0).1;
+    assert!(matches!(next, Next::Run { .. }), "the wait is over");
+
+    // Without reload an agent run never waits.
+    let plain = json!([evals[0].clone()]);
+    let mut ev = Evaluation::new(request(plain, "agent", json!({})), None);
+    assert!(matches!(ev.poll(), Next::Run { .. }));
+}
