@@ -80,9 +80,9 @@ const RELOAD_MS: u32 = 30_000;
 
 /// The URL of the tab's top frame, or why there is none.
 async fn page_url(tab_id: i64) -> Result<String, String> {
-    let url = super::io::top_url(tab_id as f64).await;
-    let url = url.map_err(|e| format!("evaluate: {}", super::convert::describe(&e)))?;
-    url.as_string()
+    let top = super::chrome::frame_state(tab_id, 0).await;
+    let top = top.ok_or_else(|| format!("evaluate: tab {tab_id}: no such tab"))?;
+    Some(top.url)
         .filter(|u| !u.is_empty())
         .ok_or_else(|| format!("evaluate: tab {tab_id} shows no page"))
 }

@@ -98,6 +98,11 @@ export async function postBytes(url, headers, body, ms) {
   }
 }
 
+/** A tab's top frame as `webNavigation` describes it (its URL without the `tabs` permission), or null. */
+function topFrame(tabId) {
+  return chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+}
+
 /**
  * A tab's page (`{url, title}`) and, when it is the visible tab of its window, its screenshot
  * (`screenshot`: a PNG data URL, or `screenshotError`); `userAgent` and `version` (the
@@ -109,7 +114,7 @@ export async function tabSnapshot(tabId) {
   const tab = await chrome.tabs.get(tabId).catch(() => null);
   if (!tab) return { ...out, screenshotError: `tab ${tabId} is closed` };
   // Without the `tabs` permission Chrome hides a tab's URL and title; webNavigation has the URL.
-  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  const top = await topFrame(tabId);
   out.page = { url: top?.url ?? tab.url ?? '', title: tab.title ?? '' };
   if (!tab.active) return { ...out, screenshotError: `tab ${tabId} is not the visible tab of its window` };
   try {
@@ -138,7 +143,7 @@ export async function reloadTab(tabId, url, ms) {
 
 /** One load of `url` in the tab; resolves with the URL its top frame loaded next. */
 async function loadOnce(tabId, url, deadline) {
-  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
+  const top = await topFrame(tabId);
   if (!top) throw new Error(`tab ${tabId} is closed`);
   let settle;
   const loaded = new Promise((resolve, reject) => (settle = { resolve, reject }));
@@ -164,13 +169,6 @@ async function loadOnce(tabId, url, deadline) {
     clearTimeout(timer);
     events.forEach(([event, listener]) => event.removeListener(listener));
   }
-}
-
-/** The URL of a tab's top frame (`webNavigation` has it without the `tabs` permission). */
-export async function topUrl(tabId) {
-  const top = await chrome.webNavigation.getFrame({ tabId, frameId: 0 }).catch(() => null);
-  if (!top) throw new Error(`tab ${tabId}: no such tab`);
-  return top.url;
 }
 
 export function sleep(ms) {

@@ -72,9 +72,6 @@ extern "C" {
     /// The tab back on `url`, freshly loaded (`evaluate({reload: true})`).
     #[wasm_bindgen(js_name = reloadTab, catch)]
     pub(crate) async fn reload_tab(tab_id: f64, url: &str, ms: u32) -> Result<JsValue, JsValue>;
-    /// The URL of a tab's top frame.
-    #[wasm_bindgen(js_name = topUrl, catch)]
-    pub(crate) async fn top_url(tab_id: f64) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = sleep)]
     pub(crate) fn sleep(ms: u32) -> Promise;
     /// The sign-in tab: `heard(event, a, b)` hears its events until it returns true.
