@@ -8,6 +8,8 @@
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
 //! - [`expose`]: an MCP server's tools offered to chosen origins' own WebMCP.
+//! - [`gate`]: the one gate every tool call passes, whichever operation asks; its permit is
+//!   the only value a call can be performed with.
 //! - [`limits`]: every cap on untrusted input and every deadline, in one place.
 //! - [`mcp`]: the MCP client over Streamable HTTP: sessions, tools, the request exchange
 //!   machine and authorization.
@@ -41,6 +43,7 @@ pub mod confirm;
 pub mod conversation;
 pub mod evals;
 pub mod expose;
+pub mod gate;
 pub mod limits;
 pub mod mcp;
 pub mod native;

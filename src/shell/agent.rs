@@ -23,10 +23,11 @@ use super::io::{
     now_ms, random_id, utc_offset_minutes,
 };
 use super::store;
+use crate::core::gate::Permit;
 use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
-use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, ToolCall};
+use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, Gated, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
 use crate::core::setup::store::{Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY};
@@ -314,7 +315,7 @@ async fn perform(
                     call,
                     info,
                 } => {
-                    let client = match call.as_ref() {
+                    let client = match call.call() {
                         ToolCall::Mcp { server, .. } => clients.get(server).cloned(),
                         _ => None,
                     };
@@ -393,7 +394,7 @@ async fn chrome_model(
 /// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
 /// A tool call through the middleware layers set with `webmcpHost.use` (none: the call).
 async fn through_layers(
-    call: ToolCall,
+    call: Permit<ToolCall>,
     client: Option<super::mcp::Shared>,
     info: &Value,
     stop: Promise,
@@ -410,16 +411,15 @@ async fn through_layers(
     convert::to_json(&answer).unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e}))
 }
 
-async fn call_tool(call: ToolCall, client: Option<super::mcp::Shared>) -> Value {
-    match call {
-        ToolCall::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
-        ToolCall::Page(request) => super::page_call(request).await,
-        ToolCall::Mcp {
-            server,
-            tool,
-            arguments,
-        } => match client {
-            Some(client) => answer::mcp(&tool, super::mcp::call(client, &tool, arguments).await),
+async fn call_tool(call: Permit<ToolCall>, client: Option<super::mcp::Shared>) -> Value {
+    match call.gated() {
+        Gated::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
+        Gated::Page(permit) => super::page_call(permit).await,
+        Gated::Mcp { server, call } => match client {
+            Some(client) => {
+                let tool = call.call().tool.clone();
+                answer::mcp(&tool, super::mcp::call(client, call).await)
+            }
             None => answer::not_connected(&server),
         },
     }

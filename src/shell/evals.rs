@@ -10,6 +10,7 @@ use super::io::{now_ms, sleep};
 use super::pages::push;
 use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
 use crate::core::evals::record::{DiffNext, ReplayDiff};
+use crate::core::gate::Asker;
 use crate::core::ops::ReplaySource;
 use crate::core::page::call::CallRequest;
 
@@ -37,7 +38,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 name,
                 args,
                 timeout_ms,
-            } => Reply::Called(page(tab_id, name, args, timeout_ms).await),
+            } => Reply::Called(page(Asker::Smoke, tab_id, name, args, timeout_ms).await),
             Next::Run { request, .. } => {
                 let started = now_ms();
                 let answer = super::agent::run(request, None).await;
@@ -115,15 +116,21 @@ pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, Str
                 args,
                 timeout_ms,
             } => {
-                let answer = page(tab_id, name, args, timeout_ms).await;
+                let answer = page(Asker::Replay, tab_id, name, args, timeout_ms).await;
                 diff.called(&answer);
             }
         }
     }
 }
 
-/// A page call as `callTool({tabId, name, args, timeoutMs})` makes it.
-async fn page(tab_id: i64, name: String, args: Map<String, Value>, timeout_ms: u32) -> Value {
+/// A page call as `callTool({tabId, name, args, timeoutMs})` makes it, through the gate.
+async fn page(
+    asker: Asker,
+    tab_id: i64,
+    name: String,
+    args: Map<String, Value>,
+    timeout_ms: u32,
+) -> Value {
     let (frame_id, call, expect) = (None, None, None);
     let request = CallRequest {
         tab_id,
@@ -134,5 +141,5 @@ async fn page(tab_id: i64, name: String, args: Map<String, Value>, timeout_ms: u
         call,
         expect,
     };
-    super::page_call(request).await
+    super::gate::page_call(asker, request).await
 }

@@ -24,6 +24,7 @@ use crate::core::expose::{
     page_tools, parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
     CallExposedRequest, ExposeRequest, Exposure, PageTool,
 };
+use crate::core::gate::{Asker, McpCall};
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::run::secrets_of;
@@ -149,6 +150,8 @@ fn close_unused(exposures: &[Exposure]) {
 async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<String, String> {
     let tools = tools_for(origin).await;
     let tool = resolve(&tools, &request.name)?.clone();
+    let names = [request.name.as_str(), tool.tool.name.as_str()];
+    let pass = super::gate::pass(Asker::Exposure, &names).await?;
     if tool.needs_confirmation {
         let text = confirmation_text(origin, &tool, &request.args)?;
         if !super::confirm_in_page(tab_id, text).await {
@@ -158,7 +161,11 @@ async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<
     }
     let open = kept::get(&CONNECTIONS, &tool.server);
     let open = open.ok_or_else(|| not_connected(&request.name))?;
-    let result = mcp::call(open.client.clone(), &tool.tool, request.args).await;
+    let permit = pass.permit(McpCall {
+        tool: tool.tool.clone(),
+        arguments: request.args,
+    });
+    let result = mcp::call(open.client.clone(), permit).await;
     // After a failure the next call starts with a fresh connection (and a fresh listing).
     if kept::is_kept(&CONNECTIONS, &tool.server, &open) && matches!(result, CallResult::Error(_)) {
         kept::forget(&CONNECTIONS, &tool.server);

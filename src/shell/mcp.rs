@@ -14,12 +14,13 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Promise;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::io::{abort_fetch, call_method, fetch, head, now_ms, random_id, sleep};
 use super::timer;
+use crate::core::gate::{McpCall, Permit};
 use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
 use crate::core::mcp::exchange::{
     Exchange, Listening, Output, Recourse, Refusal, Settings, StreamId,
@@ -132,7 +133,9 @@ pub async fn relist(client: &Shared) -> Result<Vec<McpTool>, String> {
 
 /// `tools/call` of a tool as the run was given it. After `notifications/tools/list_changed`
 /// the tools are listed again first, and a tool whose definition changed is not called.
-pub async fn call(client: Shared, tool: &McpTool, arguments: Map<String, Value>) -> CallResult {
+pub async fn call(client: Shared, permit: Permit<McpCall>) -> CallResult {
+    let McpCall { tool, arguments } = permit.into_call();
+    let tool = &tool;
     let name = tool.name.clone();
     if client.borrow_mut().tools.before_call() == BeforeCall::List {
         // One listing for every call waiting on it (calls of a step run concurrently).

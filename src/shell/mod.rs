@@ -13,6 +13,7 @@ pub mod chrome;
 pub mod convert;
 pub mod evals;
 pub mod expose;
+pub mod gate;
 pub mod io;
 pub mod kept;
 pub mod mcp;
@@ -34,6 +35,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::core::bridge::{confirmed, parse_watched, FrameRequest, Reply, Target};
+use crate::core::gate::{Asker, Permit};
 use crate::core::limits::Limits;
 use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
@@ -113,10 +115,11 @@ pub(crate) fn ask(
     }
 }
 
-/// Runs one page tool call: the core's [`PageCall`] decides each step, this performs it
-/// (listing, `webNavigation`, the message to the frame within the call's timeout, waits).
-pub(crate) async fn page_call(request: CallRequest) -> Value {
-    let mut call = PageCall::new(request, format!("call_{}", io::random_id()));
+/// Runs one page tool call the gate let through ([`gate`]): the core's [`PageCall`] decides
+/// each step, this performs it (listing, `webNavigation`, the message to the frame within the
+/// call's timeout, waits).
+pub(crate) async fn page_call(permit: Permit<CallRequest>) -> Value {
+    let mut call = PageCall::new(permit, format!("call_{}", io::random_id()));
     loop {
         let input = match call.step() {
             Step::Done(answer) => return answer,
@@ -208,15 +211,18 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
             if request.watch_network {
                 watch(true).await;
             }
-            let response = page_call(CallRequest {
-                tab_id: request.tab_id,
-                name: call.tool.clone(),
-                args: call.args.clone(),
-                frame_id: Some(call.frame_id),
-                timeout_ms: probe::PROBE_MS,
-                call: None,
-                expect: None,
-            })
+            let response = gate::page_call(
+                Asker::Probe,
+                CallRequest {
+                    tab_id: request.tab_id,
+                    name: call.tool.clone(),
+                    args: call.args.clone(),
+                    frame_id: Some(call.frame_id),
+                    timeout_ms: probe::PROBE_MS,
+                    call: None,
+                    expect: None,
+                },
+            )
             .await;
             let requests = match request.watch_network {
                 true => parse_watched(&watch(false).await, &Limits::DEFAULT).unwrap_or_default(),

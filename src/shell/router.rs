@@ -19,6 +19,7 @@ use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
 use super::{agent, auth, chrome, expose, runlog, settings, threads, waits, workbench};
+use crate::core::gate::Asker;
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
 use crate::core::setup::call::page;
@@ -96,7 +97,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
-        Op::CallTool(request) => Ok(super::page_call(page(&request)).await),
+        Op::CallTool(request) => Ok(super::gate::page_call(Asker::CallTool, page(&request)).await),
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
         Op::CallServerTool(request) => workbench::server_call(request).await,
         Op::Audit(request) => super::audit(request).await,

@@ -16,7 +16,9 @@ use wasm_bindgen_futures::spawn_local;
 use super::io::random_id;
 use super::{ask, chrome, frame_listings, kept, mcp, runlog, store, tab_tools, timer, waits};
 use crate::core::bridge::Target;
+use crate::core::gate::{Asker, McpCall};
 use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::namespaced;
 use crate::core::mcp::tools::McpTool;
 use crate::core::page::tabs::TabTools;
 use crate::core::setup::store::Area;
@@ -235,6 +237,12 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
     };
     let run_id = format!("{}{}", by_hand::MANUAL_RUN_PREFIX, random_id());
     let (tool, args) = (planned.tool.clone(), request.args.clone());
+    // The gate first (a `block` names the tool as a run knows it, or by its own name).
+    let run_name = namespaced(server.namespace.as_deref(), &tool.name);
+    let pass = match super::gate::pass(Asker::ByHand, &[&tool.name, &run_name]).await {
+        Ok(pass) => pass,
+        Err(error) => return Ok(crate::core::gate::refused(&error)),
+    };
     if let Some(question) = planned.question {
         let names = (server.name.as_str(), tool.name.as_str());
         if !waits::confirm_by_hand((&run_id, "call"), names, &args, question).await {
@@ -242,7 +250,11 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
         }
     }
     let client = open.client.clone();
-    let call = async move { Ok(mcp::call(client, &tool, args).await) };
+    let permit = pass.permit(McpCall {
+        tool,
+        arguments: args,
+    });
+    let call = async move { Ok(mcp::call(client, permit).await) };
     Ok(match timer::limit(request.timeout_ms, call).await {
         Ok(Some(result)) => {
             let auth = open.client.borrow().session.auth().cloned();

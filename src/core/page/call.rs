@@ -24,6 +24,7 @@ use serde_json::{json, Map, Value};
 use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target, TOOL_CHANGED};
 use super::tabs::{undelivered, TabTools};
 use super::tool::PageTool;
+use crate::core::gate::Permit;
 use crate::core::limits::Limits;
 
 pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
@@ -233,8 +234,11 @@ pub struct PageCall {
 }
 
 impl PageCall {
-    /// A call for `request`; `call` is its id in the page (the request's own, if it has one).
-    pub fn new(request: CallRequest, call: String) -> PageCall {
+    /// A call for the request the gate let through ([`crate::core::gate`]: no page call
+    /// starts without its permit); `call` is its id in the page (the request's own, if it has
+    /// one).
+    pub fn new(permit: Permit<CallRequest>, call: String) -> PageCall {
+        let request = permit.into_call();
         PageCall {
             call: request.call.clone().unwrap_or(call),
             request,

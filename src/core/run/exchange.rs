@@ -173,8 +173,9 @@ pub enum RunOutcome {
     },
 }
 
-/// What the run asks of the shell, or tells it.
-#[derive(Debug, Clone, PartialEq)]
+/// What the run asks of the shell, or tells it (not `Clone`: a tool call carries the gate's
+/// pass, good for one call).
+#[derive(Debug, PartialEq)]
 pub enum Output {
     /// An AG-UI event of the run.
     Event(Event),

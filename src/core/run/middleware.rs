@@ -158,39 +158,30 @@ fn layer_of(layer: &Value) -> Result<Middleware, String> {
 }
 
 impl Run {
-    /// The pre-call layers, in order, for a call of `name` (its `call_count`th in the turn):
-    /// how long to hold it (`delay`), or the error it answers instead of running (`block`,
-    /// `fail`). `observe` reports the call (arguments redacted).
+    /// The pre-call layers, in order, for a call of `name` (its `call_count`th in the turn),
+    /// screened by the gate ([`crate::core::gate::screen`]: `block`, `fail`, `delay`); each
+    /// `observe` layer the call reaches reports it (arguments redacted).
     pub(super) fn before_call(
         &mut self,
         id: &str,
         name: &str,
         arguments: &serde_json::Map<String, Value>,
         call_count: usize,
-    ) -> Result<u32, String> {
+    ) -> Result<crate::core::gate::Pass, String> {
         let shown = self.redact_value(&Value::Object(arguments.clone()));
-        let mut delay: u32 = 0;
-        for layer in self.input.middleware.clone() {
-            match layer {
-                Middleware::Observe => self.emit(crate::core::agui::Event::Custom {
-                    name: super::CUSTOM_TOOL_OBSERVE.into(),
-                    value: serde_json::json!({"phase": "call", "toolCallId": id, "toolCallName": name, "arguments": shown}),
-                }),
-                Middleware::Block { tools, reason } if tools.iter().any(|t| t == name) => {
-                    return Err(format!("blocked: {reason}"))
-                }
-                Middleware::Fail { tool, error, times }
-                    if tool == name && times.is_none_or(|n| call_count <= n) =>
-                {
-                    return Err(error)
-                }
-                Middleware::Delay { tool, ms } if tool.as_deref().is_none_or(|t| t == name) => {
-                    delay = delay.saturating_add(ms).min(MAX_DELAY_MS)
-                }
-                _ => {}
-            }
+        let layers = self.input.middleware.clone();
+        let mut observed = 0;
+        let asker = crate::core::gate::Asker::Run;
+        let screened = crate::core::gate::screen_each(&layers, asker, &[name], call_count, |l| {
+            observed += usize::from(*l == Middleware::Observe)
+        });
+        for _ in 0..observed {
+            self.emit(crate::core::agui::Event::Custom {
+                name: super::CUSTOM_TOOL_OBSERVE.into(),
+                value: serde_json::json!({"phase": "call", "toolCallId": id, "toolCallName": name, "arguments": shown}),
+            });
         }
-        Ok(delay)
+        screened
     }
 
     /// A result's or an error's text with every secret redacted and every `redact` pattern

@@ -559,8 +559,8 @@ impl Run {
             }
         };
         // Pre-call middleware, in order.
-        let delay_ms = match self.before_call(&call.id, &call.name, &call.arguments, call_count) {
-            Ok(delay) => delay,
+        let pass = match self.before_call(&call.id, &call.name, &call.arguments, call_count) {
+            Ok(pass) => pass,
             Err(error) => return self.finish_call_message(&call.id, ToolOutcome::Error(error)),
         };
         match kind {
@@ -587,7 +587,7 @@ impl Run {
                     arguments: call.arguments,
                     context: self.input.context.clone(),
                     call_count,
-                    delay_ms,
+                    pass,
                 }));
             }
         }

@@ -374,7 +374,7 @@ fn declarative_layers_fail_block_delay_and_replace_as_declared() {
     // The first call of `reviews` failed without running; the second runs (times: 1).
     let ran: Vec<(&str, u32)> = invocations
         .iter()
-        .map(|c| (c.name.as_str(), c.delay_ms))
+        .map(|c| (c.name.as_str(), c.pass.delay_ms()))
         .collect();
     assert_eq!(ran, vec![("plain", 350), ("reviews", 250)], "delays add up");
     assert!(events.contains("injected fault"), "{events}");

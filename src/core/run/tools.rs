@@ -53,7 +53,7 @@ pub struct SourceError {
 }
 
 /// A tool call for the shell to carry out.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct ToolInvocation {
     /// The call's id.
     pub call_id: String,
@@ -69,8 +69,9 @@ pub struct ToolInvocation {
     pub context: Value,
     /// Runs of this tool in this turn, this one included.
     pub call_count: usize,
-    /// How long a `delay` middleware layer holds the call before it runs (ms).
-    pub delay_ms: u32,
+    /// The gate's pass (`core::gate::screen`): the call's permit, and how long a `delay`
+    /// middleware layer holds the call before it runs.
+    pub pass: crate::core::gate::Pass,
 }
 
 /// How a tool call ended, as the shell reports it.

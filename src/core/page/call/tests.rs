@@ -30,6 +30,13 @@ fn tools(list: Vec<PageTool>) -> Result<std::rc::Rc<TabTools>, String> {
     }))
 }
 
+/// A page call for `request`, through the gate with no layers.
+fn new_call(request: CallRequest, id: String) -> PageCall {
+    let asker = crate::core::gate::Asker::CallTool;
+    let pass = crate::core::gate::screen(&[], asker, &[&request.name], 1).expect("no layers");
+    PageCall::new(pass.permit(request), id)
+}
+
 fn request(name: &str) -> CallRequest {
     CallRequest {
         tab_id: 7,
@@ -59,7 +66,7 @@ fn tab(id: i64, opener: Option<i64>, complete: bool) -> Tab {
 
 /// Resolves `buy` (top frame) and sends it: the machine then waits for the reply.
 fn sent(consequential: bool) -> PageCall {
-    let mut call = PageCall::new(request("buy"), "c1".into());
+    let mut call = new_call(request("buy"), "c1".into());
     assert_eq!(call.step(), Step::KeptTools { tab_id: 7 });
     call.handle(Input::Tools(tools(vec![tool("buy", 0, consequential)])));
     // Sent at once (to the listed document), the tabs listed as it leaves.
@@ -89,7 +96,7 @@ fn kept(name: &str, list: Vec<PageTool>) -> PageCall {
         .iter()
         .map(|t| ((t.frame_id, t.name.clone()), 1))
         .collect();
-    let mut call = PageCall::new(request(name), "c1".into());
+    let mut call = new_call(request(name), "c1".into());
     assert_eq!(call.step(), Step::KeptTools { tab_id: 7 });
     call.handle(Input::Kept(std::rc::Rc::new(listing)));
     call
@@ -139,7 +146,7 @@ fn a_reply_is_the_answer_and_a_consequential_tool_asks_first() {
 
 #[test]
 fn an_unknown_tool_or_a_changed_one_is_not_sent() {
-    let mut call = PageCall::new(request("sell"), "c1".into());
+    let mut call = new_call(request("sell"), "c1".into());
     call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
     assert_eq!(
         done(&call),
@@ -147,7 +154,7 @@ fn an_unknown_tool_or_a_changed_one_is_not_sent() {
     );
     let mut changed = request("buy");
     changed.expect = Some(tool("buy", 0, true));
-    let mut call = PageCall::new(changed, "c1".into());
+    let mut call = new_call(changed, "c1".into());
     call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
     assert!(done(&call)["error"]
         .as_str()
@@ -315,7 +322,7 @@ fn a_frame_that_holds_another_document_than_the_listed_one_does_not_get_the_call
         json!({"ok": false, "error": "the frame that offered `buy` holds another document since its tools were listed; the call was not sent (Could not establish connection. Receiving end does not exist.)"})
     );
     // A listing without document ids (an older browser) sends to the frame as it is.
-    let mut call = PageCall::new(request("buy"), "c1".into());
+    let mut call = new_call(request("buy"), "c1".into());
     call.handle(Input::Tools(Ok(std::rc::Rc::new(TabTools {
         tools: vec![tool("buy", 0, false)],
         ..TabTools::default()
@@ -373,7 +380,7 @@ fn settling_gives_up_after_its_time() {
 
 #[test]
 fn an_input_out_of_turn_ends_the_call() {
-    let mut call = PageCall::new(request("buy"), "c1".into());
+    let mut call = new_call(request("buy"), "c1".into());
     call.handle(Input::Performed);
     assert!(done(&call)["error"]
         .as_str()
@@ -485,7 +492,7 @@ fn a_page_tool_that_changed_is_not_called() {
 #[test]
 fn a_consequential_call_whose_arguments_cannot_be_shown_is_not_made() {
     let many: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
-    let mut call = PageCall::new(
+    let mut call = new_call(
         CallRequest {
             args: many.clone(),
             ..request("buy")
@@ -499,7 +506,7 @@ fn a_consequential_call_whose_arguments_cannot_be_shown_is_not_made() {
         .as_str()
         .is_some_and(|e| e.starts_with("not run: its arguments cannot all be shown")));
     // A tool that needs no confirmation takes them.
-    let mut call = PageCall::new(
+    let mut call = new_call(
         CallRequest {
             args: many,
             ..request("buy")
@@ -528,7 +535,7 @@ fn a_tool_changed_since_its_listing_is_listed_again_and_decided_again() {
         let mut call = if first {
             kept("buy", vec![tool("buy", 0, false)])
         } else {
-            let mut call = PageCall::new(request("buy"), "c1".into());
+            let mut call = new_call(request("buy"), "c1".into());
             call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
             call
         };
@@ -594,7 +601,7 @@ fn under_policies(sites: Value) -> PageTool {
 
 /// Sends `buy` decided on `listed`; the message sent and the answer to `bought`.
 fn send_and_answer(listed: PageTool) -> (Value, Value) {
-    let mut call = PageCall::new(request("buy"), "c1".into());
+    let mut call = new_call(request("buy"), "c1".into());
     call.handle(Input::Tools(tools(vec![listed])));
     let Step::Send { message, .. } = call.step() else {
         panic!("a send")
@@ -651,7 +658,7 @@ fn always_confirm_wins_over_allow_acting_and_other_sites_are_still_asked() {
 fn a_call_not_sent_or_refused_by_its_frame_is_not_said_allowed() {
     let allowed = under_policies(json!([{"origin": "https://shop.test", "allowActing": true}]));
     // The frame found the tool changed: nothing ran; relisted without the policy, it is asked.
-    let mut call = PageCall::new(request("buy"), "c1".into());
+    let mut call = new_call(request("buy"), "c1".into());
     call.handle(Input::Tools(tools(vec![allowed.clone()])));
     call.handle(Input::Tabs(vec![tab(7, None, true)]));
     call.handle(reply(CHANGED));

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::core::agui::Event;
+use crate::core::gate::{McpCall, Permit};
 use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::CallRequest;
 use crate::core::page::tool::PageTool;
@@ -104,6 +105,41 @@ pub enum ToolCall {
     },
 }
 
+/// A run's call as the shell performs it, each with its permit.
+#[derive(Debug)]
+pub enum Gated {
+    /// The host's clock: `current_time`.
+    CurrentTime,
+    /// A page tool: run the page call machine with this permit.
+    Page(Permit<CallRequest>),
+    /// An MCP server's tool.
+    Mcp {
+        /// The server's name.
+        server: String,
+        /// The call.
+        call: Permit<McpCall>,
+    },
+}
+
+impl Permit<ToolCall> {
+    /// The call as the shell performs it.
+    pub fn gated(self) -> Gated {
+        let (call, stamp) = self.split();
+        match call {
+            ToolCall::CurrentTime => Gated::CurrentTime,
+            ToolCall::Page(request) => Gated::Page(stamp.map(|()| request)),
+            ToolCall::Mcp {
+                server,
+                tool,
+                arguments,
+            } => Gated::Mcp {
+                server,
+                call: stamp.map(|()| McpCall { tool, arguments }),
+            },
+        }
+    }
+}
+
 /// What the drive asks of the shell, or tells it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -162,8 +198,8 @@ pub enum Action {
     Tool {
         /// The run's id of the call.
         call_id: String,
-        /// What to run.
-        call: Box<ToolCall>,
+        /// What to run, with the gate's permit ([`crate::core::gate`]).
+        call: Box<Permit<ToolCall>>,
         /// What middleware layers are told of it: `{callId, turnId, name, args, context,
         /// callCount, source}` (`source`: `page`, `mcp` or `local`).
         info: Value,

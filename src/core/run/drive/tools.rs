@@ -7,6 +7,7 @@
 use serde_json::{json, Value};
 
 use super::{Action, Binding, Confirm, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
+use crate::core::gate::Permit;
 use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
 use crate::core::run::local::CURRENT_TIME;
@@ -17,7 +18,7 @@ use crate::core::setup::call::declined;
 /// A call that waits for the person's confirmation before it starts.
 pub(super) struct Confirming {
     call_id: String,
-    call: ToolCall,
+    call: Permit<ToolCall>,
     /// Where it acts, when it does: its intent is stored once it is allowed.
     acting: Option<String>,
     name: String,
@@ -27,9 +28,9 @@ pub(super) struct Confirming {
 
 impl Drive {
     pub(super) fn start_tool(&mut self, mut invocation: ToolInvocation) {
-        if invocation.delay_ms > 0 {
+        if invocation.pass.delay_ms() > 0 {
             // Held (and under way) until its timer runs out; then it starts as any call.
-            let timer = self.timer(std::mem::take(&mut invocation.delay_ms));
+            let timer = self.timer(invocation.pass.take_delay());
             self.running.push((invocation.call_id.clone(), false));
             self.delayed.push((timer, invocation));
             return;
@@ -67,6 +68,7 @@ impl Drive {
             call_id: call_id.clone(),
             response: json!({"ok": false, "error": error}),
         };
+        let pass = invocation.pass;
         let call = match (invocation.kind, binding) {
             (ToolKind::Local, _) if invocation.name == CURRENT_TIME => ToolCall::CurrentTime,
             (ToolKind::Page, binding) => {
@@ -114,11 +116,11 @@ impl Drive {
                         turn_id: invocation.turn_id.clone(),
                     }),
                 };
-                let call = ToolCall::Mcp {
+                let call = pass.permit(ToolCall::Mcp {
                     server: server.clone(),
                     tool: tool.clone(),
                     arguments: invocation.arguments.clone(),
-                };
+                });
                 if let Some(confirm) = confirm {
                     // Asked first; it runs (and its intent is stored) only once allowed.
                     self.out.push_back(Action::Confirm(Box::new(Confirmation {
@@ -137,7 +139,7 @@ impl Drive {
                     });
                     return;
                 }
-                call
+                return self.send_tool(call_id, call, acting, invocation.name, info);
             }
             (ToolKind::Mcp, _) => {
                 return self.own.push_back(refuse(format!(
@@ -152,14 +154,14 @@ impl Drive {
                 )))
             }
         };
-        self.send_tool(call_id, call, acting, invocation.name, info);
+        self.send_tool(call_id, pass.permit(call), acting, invocation.name, info);
     }
 
     /// A call that acts is recorded before it starts (see `core::restart`); then it starts.
     fn send_tool(
         &mut self,
         call_id: String,
-        call: ToolCall,
+        call: Permit<ToolCall>,
         acting: Option<String>,
         name: String,
         info: Value,

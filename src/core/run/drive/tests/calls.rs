@@ -46,7 +46,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
         .iter()
         .enumerate()
         .find_map(|(i, a)| match a {
-            Action::Tool { call_id, call, .. } => match call.as_ref() {
+            Action::Tool { call_id, call, .. } => match call.call() {
                 ToolCall::Page(request) => Some((i, call_id.clone(), request.clone())),
                 _ => None,
             },
@@ -217,7 +217,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
     assert!(stored < started);
     assert!(allowed.contains(&Action::KeepAlive(true)));
     let tool = match &allowed[started] {
-        Action::Tool { call, .. } => match call.as_ref() {
+        Action::Tool { call, .. } => match call.call() {
             ToolCall::Mcp { tool, .. } => tool.clone(),
             other => panic!("not an MCP call: {other:?}"),
         },

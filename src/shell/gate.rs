@@ -1,0 +1,35 @@
+//! The gate performed for the operations outside runs (`callTool` on a page or an MCP server,
+//! smoke evaluations, `replayDiff`, audit probes, exposed tools): the person's stored layers
+//! read, the call screened by the core's gate ([`crate::core::gate`]), held for its `delay`,
+//! and only then given the permit its call needs. A run screens its calls in the core (the
+//! stored layers and its own), and its drive hands out the permits.
+
+use serde_json::Value;
+use wasm_bindgen_futures::JsFuture;
+
+use super::io::sleep;
+use super::store;
+use crate::core::gate::{self, Asker, Pass};
+use crate::core::page::call::CallRequest;
+use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
+
+/// The gate's pass for a call of the tool named any of `names`, once its delay is held; or
+/// why the call may not be made.
+pub(crate) async fn pass(asker: Asker, names: &[&str]) -> Result<Pass, String> {
+    let stored = store::read(Local, MIDDLEWARE_KEY).await;
+    let mut pass = gate::screen_stored(stored, asker, names)?;
+    let delay = pass.take_delay();
+    if delay > 0 {
+        let _ = JsFuture::from(sleep(delay)).await;
+    }
+    Ok(pass)
+}
+
+/// A page call for `asker` through the gate: `callTool`'s answer, or the gate's refusal in
+/// its shape.
+pub(crate) async fn page_call(asker: Asker, request: CallRequest) -> Value {
+    match pass(asker, &[&request.name]).await {
+        Ok(pass) => super::page_call(pass.permit(request)).await,
+        Err(error) => gate::refused(&error),
+    }
+}
