@@ -33,6 +33,9 @@ pub struct RunInput {
     pub output_schema: Option<Value>,
     /// Global layers first, then the conversation's.
     pub middleware: Vec<Middleware>,
+    /// Run names of tools whose own name differs (`shop__search`, `buy__frame2`) with that
+    /// own name: the gate's `block` and `fail` layers name a tool either way.
+    pub own_names: Vec<(String, String)>,
     /// Whether an invalid call is asked again once.
     pub reask: bool,
     /// Whether a repair hook is configured: a call that repair (and reask) could not make
@@ -60,6 +63,7 @@ impl RunInput {
             context: Value::Null,
             output_schema: None,
             middleware: Vec::new(),
+            own_names: Vec::new(),
             reask: true,
             hook: false,
             notices: Vec::new(),

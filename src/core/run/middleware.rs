@@ -172,7 +172,11 @@ impl Run {
         let layers = self.input.middleware.clone();
         let mut observed = 0;
         let asker = crate::core::gate::Asker::Run;
-        let screened = crate::core::gate::screen_each(&layers, asker, &[name], call_count, |l| {
+        let own = (self.input.own_names.iter()).find_map(|(run, own)| (run == name).then_some(own));
+        let names: Vec<&str> = std::iter::once(name)
+            .chain(own.map(String::as_str))
+            .collect();
+        let screened = crate::core::gate::screen_each(&layers, asker, &names, call_count, |l| {
             observed += usize::from(*l == Middleware::Observe)
         });
         for _ in 0..observed {

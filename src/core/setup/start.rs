@@ -459,6 +459,15 @@ impl Start {
         if !secrets.is_empty() {
             input.middleware.push(Middleware::Redact { secrets });
         }
+        input.own_names = (bindings.iter())
+            .filter_map(|(run_name, binding)| {
+                let own = match binding {
+                    Binding::Page(tool) => &tool.name,
+                    Binding::Mcp { tool, .. } => &tool.name,
+                };
+                (own != run_name).then(|| (run_name.clone(), own.clone()))
+            })
+            .collect();
         let setup = Setup {
             model,
             key,
