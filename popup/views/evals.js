@@ -209,6 +209,13 @@ export async function saveAsTest() {
       }
       list.append(item);
     }
+    // Calls the run did not make (declined, blocked, refused, failed) are no calls to expect:
+    // shown struck through, left out of the case.
+    for (const c of made.leftOut ?? []) {
+      const item = element('li', 'left-out');
+      item.append(element('s', 'tool-name', c.name), element('span', 'muted', ` left out: ${c.error}`));
+      list.append(item);
+    }
     say('evals-status', 'Choose how each argument is checked, then add the case.');
   } catch (error) {
     say('evals-status', errorText(error), true);

@@ -35,6 +35,22 @@ pub fn run_calls(log: &Value) -> (String, Vec<ActualCall>) {
     (prompt, calls_made(&json!({"messages": messages})))
 }
 
+/// The error a recorded call ended with, when it failed (its result is `{"error": …}`: a
+/// call the host refused, the person declined, or the tool failed).
+pub fn failure(call: &ActualCall) -> Option<&str> {
+    match &call.result {
+        Some(Value::Object(map)) if map.len() == 1 => map.get("error").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Whether a recorded call's failure was the host's or the person's refusal (a `block` layer,
+/// a declined confirmation): such a call is never played again.
+pub fn refused(error: &str) -> bool {
+    let error = error.strip_prefix("NotAllowedError: ").unwrap_or(error);
+    error.starts_with("blocked: ") || error.starts_with("declined")
+}
+
 /// How an argument is loosened: `exact` (kept as recorded), `$type` (its type), `$any` (any
 /// value), `omit` (not checked).
 fn loosened(how: &str, value: &Value) -> Result<Option<Value>, String> {
@@ -84,8 +100,20 @@ pub fn to_eval(request: &Value, log: &Value) -> Result<Value, String> {
         })
     };
     let results = request["results"].as_bool().unwrap_or(false);
+    let keep_failed = match &request["keepFailed"] {
+        Value::Null => false,
+        Value::Bool(keep) => *keep,
+        _ => return Err("toEval: `keepFailed` must be true or false".into()),
+    };
     let mut expected = Vec::new();
+    let mut left_out = Vec::new();
     for call in &calls {
+        // A call that was declined, blocked, refused or failed is no call the case expects
+        // (smoke mode would perform it), unless asked for.
+        if let Some(error) = failure(call).filter(|_| !keep_failed) {
+            left_out.push(json!({"name": call.name, "arguments": call.args, "error": error}));
+            continue;
+        }
         let mut args = Map::new();
         if let Value::Object(given) = &call.args {
             for (key, value) in given {
@@ -115,7 +143,7 @@ pub fn to_eval(request: &Value, log: &Value) -> Result<Value, String> {
         expected_call: (!expected.is_empty()).then_some(expected),
     };
     let text = write_evals(std::slice::from_ref(&case));
-    Ok(json!({"case": case, "text": text}))
+    Ok(json!({"case": case, "text": text, "leftOut": left_out}))
 }
 
 /// What a replay diff plays: the calls of a run's log (with their results then) or of a
@@ -209,10 +237,37 @@ impl ReplayDiff {
                 .filter_map(|t| t["name"].as_str().map(str::to_owned))
                 .collect(),
         );
+        self.skip_refused();
     }
 
     /// `callTool`'s answer for the next call.
     pub fn called(&mut self, answer: &Value) {
+        self.record(answer);
+        self.skip_refused();
+    }
+
+    /// The recorded calls next in line that the run refused (blocked, declined): entered as
+    /// not played, never performed again.
+    fn skip_refused(&mut self) {
+        while let Some(call) = self.calls.get(self.entries.len()) {
+            let Some(error) = failure(call).filter(|e| refused(e)) else {
+                return;
+            };
+            let entry = json!({
+                "index": self.entries.len(),
+                "name": call.name,
+                "args": call.args,
+                "available": (self.tools.iter().flatten()).any(|n| *n == call.name),
+                "before": {"error": error},
+                "now": Value::Null,
+                "changed": false,
+                "skipped": format!("not played again: the run refused it ({})", short(&json!(error))),
+            });
+            self.entries.push(entry);
+        }
+    }
+
+    fn record(&mut self, answer: &Value) {
         let Some(call) = self.calls.get(self.entries.len()) else {
             return;
         };

@@ -6,6 +6,11 @@ use super::record::*;
 
 /// A kept run's log: the prompt, then `search_products` and `add_to_cart` called.
 fn log() -> Value {
+    log_with(&[])
+}
+
+/// [`log`], then each of `more` (`name`, its error) called and failed so.
+fn log_with(more: &[(&str, &str)]) -> Value {
     let call = |id: &str, name: &str, args: &str, result: &str| {
         vec![
             json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name, "parentMessageId": "m1"}),
@@ -34,7 +39,71 @@ fn log() -> Value {
         r#"{"id":"mug-1","qty":2}"#,
         "added 2",
     ));
+    for (i, (name, error)) in more.iter().enumerate() {
+        let content = json!({ "error": error }).to_string();
+        events.extend(call(
+            &format!("x{i}"),
+            name,
+            r#"{"to":"attacker"}"#,
+            &content,
+        ));
+    }
     json!({"run": {"runId": "r", "prompt": "Buy two…"}, "events": events})
+}
+
+#[test]
+fn declined_blocked_and_failed_calls_are_left_out_of_a_saved_test_unless_kept() {
+    let more = [
+        ("transfer", "declined: the person did not allow this call"),
+        ("wipe", "blocked: not on this site"),
+        ("flaky", "it broke"),
+    ];
+    let made = to_eval(&json!({"runId": "r"}), &log_with(&more)).unwrap();
+    let names: Vec<&str> = (made["case"]["expectedCall"].as_array().unwrap().iter())
+        .map(|c| c["functionName"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["search_products", "add_to_cart"]);
+    let left: Vec<&str> = (made["leftOut"].as_array().unwrap().iter())
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["transfer", "wipe", "flaky"]);
+    assert_eq!(made["leftOut"][0]["error"], json!(more[0].1));
+    let kept = to_eval(&json!({"runId": "r", "keepFailed": true}), &log_with(&more)).unwrap();
+    assert_eq!(kept["case"]["expectedCall"].as_array().unwrap().len(), 5);
+    assert!(to_eval(&json!({"keepFailed": "yes"}), &log()).is_err());
+}
+
+#[test]
+fn a_replay_never_plays_a_call_the_run_refused() {
+    let more = [
+        ("wipe", "blocked: not here"),
+        (
+            "transfer",
+            "NotAllowedError: declined: the person did not allow this call",
+        ),
+        ("flaky", "it broke"),
+    ];
+    let mut diff = ReplayDiff::of_run(7, "r", &log_with(&more));
+    diff.tools(Ok(json!({"tools": [{"name": "search_products"}, {"name": "add_to_cart"}, {"name": "wipe"}, {"name": "transfer"}, {"name": "flaky"}]})));
+    let mut played = Vec::new();
+    loop {
+        match diff.poll() {
+            DiffNext::Call { name, .. } => {
+                played.push(name);
+                diff.called(&json!({"ok": true, "result": "ok"}));
+            }
+            DiffNext::Done(answer) => {
+                let entries = answer["calls"].as_array().unwrap();
+                assert_eq!(entries.len(), 5, "one entry per recorded call");
+                assert!(entries[2]["skipped"].as_str().unwrap().contains("refused"));
+                assert!(entries[3]["skipped"].is_string());
+                assert!(entries[4].get("skipped").is_none());
+                break;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(played, ["search_products", "add_to_cart", "flaky"]);
 }
 
 #[test]
