@@ -46,6 +46,19 @@ impl Default for Limits {
     }
 }
 
+// --- Schemas (a page's, a server's, a model's, a person's) -------------------------------------
+
+/// Regular expressions (`pattern`, `patternProperties`) one schema may have; a schema with
+/// more is not used (`max_schema_patterns`): its arguments are only checked to be an object.
+pub const MAX_SCHEMA_PATTERNS: usize = 64;
+/// Backtracking steps one match of a schema's pattern may take (lookaround and backreferences
+/// backtrack; other patterns run in linear time); past it the value is invalid with an error
+/// that says so. `fancy-regex`'s own default is 1,000,000, which 200 patterns turned into
+/// seconds of a frozen worker.
+pub const PATTERN_BACKTRACK_LIMIT: usize = 10_000;
+/// Bytes one compiled pattern (and its lazy DFA's cache) may take.
+pub const PATTERN_SIZE_LIMIT: usize = 1024 * 1024;
+
 // --- Model providers ----------------------------------------------------------------------------
 
 /// The longest wait for a model's first byte (status and headers).

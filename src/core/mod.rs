@@ -23,6 +23,8 @@
 //! - [`restart`]: what survives a worker restart, and how a cut run's log is ended.
 //! - [`run`]: a run (one turn of a conversation) as a machine that asks for everything and
 //!   performs nothing.
+//! - [`schema`]: every JSON Schema compiled within budgets (patterns counted, backtracking
+//!   bounded).
 //! - [`stream`]: one model output turned into AG-UI events and the calls to run.
 //! - [`text`]: characters that change what a reader sees without showing themselves.
 //! - [`timeline`]: a run's events read as a timeline: steps, calls, errors, the answer.
@@ -55,6 +57,7 @@ pub mod provider;
 pub mod repair;
 pub mod restart;
 pub mod run;
+pub mod schema;
 pub mod setup;
 pub mod stream;
 pub mod text;

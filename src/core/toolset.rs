@@ -125,7 +125,7 @@ impl ToolSet {
 
     fn validator(entry: &Entry) -> &Result<jsonschema::Validator, String> {
         entry.validator.get_or_init(|| {
-            jsonschema::validator_for(&entry.spec.input_schema).map_err(|error| {
+            crate::core::schema::validator_for(&entry.spec.input_schema).map_err(|error| {
                 format!(
                     "tool `{}`: its input schema does not compile ({error}); its arguments are only checked to be an object",
                     entry.spec.name
@@ -194,8 +194,9 @@ impl ToolSet {
             .take(5)
             .map(|error| {
                 let place = error.instance_path().to_string();
+                let error = crate::core::schema::error_text(&error);
                 if place.is_empty() {
-                    error.to_string()
+                    error
                 } else {
                     format!("{place}: {error}")
                 }

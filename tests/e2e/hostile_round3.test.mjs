@@ -13,6 +13,13 @@ const call = (name, args) => ({ calls: [{ name, arguments: args }] });
 const SCENARIOS = {
   // An injected order the person declines, then a search.
   injected: { steps: [call('place_order', {}), call('search_products', { query: 'mug' }), { text: 'Done.' }] },
+  // Calls with arguments that make a page's patterns backtrack.
+  regex: {
+    steps: [
+      { calls: [{ name: 'some_patterns', arguments: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`p${i}`, `${'a'.repeat(18)}!`])) }] },
+      { text: 'Checked.' },
+    ],
+  },
   // A call the run's own `block` layer refuses.
   refused: { steps: [call('place_order', {}), { text: 'Refused.' }] },
 };
@@ -73,6 +80,24 @@ describe('security round 3', () => {
     // Asked for explicitly, the declined call is kept.
     const kept = await op('toEval', { runId: run.runId, keepFailed: true });
     assert.deepEqual(kept.case.expectedCall.map((c) => c.functionName), ['place_order', 'search_products']);
+  });
+
+  test('finding 7: backtracking patterns in a page schema are bounded: a schema over the cap is not used, a costly match is an error', async () => {
+    await open('hostile/regex.html');
+    const value = await page.evaluate(() => window.__value);
+    const args = (n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, value]));
+    const many = await op('validateArguments', { tabId, name: 'many_patterns', args: args(200) });
+    assert.match(many.schemaProblem ?? '', /max_schema_patterns/, JSON.stringify(many));
+    const some = await op('validateArguments', { tabId, name: 'some_patterns', args: args(40) });
+    assert.equal(some.valid, false, 'a match that reaches the bound does not pass as valid');
+    assert.ok(some.errors.length >= 1, JSON.stringify(some));
+    assert.match(some.errors[0].message, /pattern_backtrack_limit/);
+    assert.equal(some.errors[0].path, '/p0', 'each error at its field');
+    // The same schema in a run: the call is refused with the same error, the tool never runs.
+    const run = await op('run', { tabId, prompt: 'Look up the codes', model: 'regex', maxSteps: 2 });
+    const said = run.events.filter((e) => e.type === 'CUSTOM').map((e) => JSON.stringify(e.value)).join('\n');
+    assert.match(said, /backtrack/i, 'the model is told why');
+    assert.deepEqual(await pageCalls(), []);
   });
 
   test('finding 4: replayDiff never plays a call its run refused with a block layer, or one the person declined', async () => {

@@ -100,7 +100,7 @@ pub fn plan(tab: &TabTools, allow_acting: bool) -> ProbePlan {
 }
 
 fn accepts(schema: &Value, value: &Value) -> Option<bool> {
-    jsonschema::validator_for(schema)
+    crate::core::schema::validator_for(schema)
         .ok()
         .map(|v| v.is_valid(value))
 }

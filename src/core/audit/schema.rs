@@ -72,7 +72,7 @@ pub(super) fn check(raw: Option<&Value>, out: &mut Out) {
             Some(&at),
             format!("the input schema is not valid JSON Schema: {e}; fix it so agents and validators can read it"),
         );
-    } else if let Err(e) = jsonschema::validator_for(schema) {
+    } else if let Err(e) = crate::core::schema::validator_for(schema) {
         out.add(
             "schema-invalid",
             Some(AT),

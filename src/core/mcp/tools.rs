@@ -258,7 +258,7 @@ pub fn check_structured(tool: &McpTool, structured: Option<&Value>) -> Result<()
             tool.name
         ));
     };
-    let validator = jsonschema::validator_for(schema).map_err(|e| {
+    let validator = crate::core::schema::validator_for(schema).map_err(|e| {
         format!(
             "`{}` has an output schema that does not compile: {e}",
             tool.name

@@ -303,7 +303,7 @@ impl RunRequest {
 fn output_schema(value: Option<&Value>) -> Result<Option<Value>, RequestError> {
     match value {
         None | Some(Value::Null) => Ok(None),
-        Some(schema @ Value::Object(_)) => match jsonschema::validator_for(schema) {
+        Some(schema @ Value::Object(_)) => match crate::core::schema::validator_for(schema) {
             Ok(_) => Ok(Some(schema.clone())),
             Err(e) => Err(bad(format!(
                 "run: `outputSchema` is not a valid JSON schema: {e}"

@@ -126,7 +126,7 @@ fn admits(schema: &Map<String, Value>, key: &str) -> bool {
         patterns.keys().any(|pattern| {
             // The schema's own regular expressions, as validation reads them; a pattern that
             // does not compile admits the key (the validator has the last word).
-            jsonschema::validator_for(&serde_json::json!({"pattern": pattern}))
+            crate::core::schema::validator_for(&serde_json::json!({"pattern": pattern}))
                 .map_or(true, |v| v.is_valid(&Value::String(key.to_owned())))
         })
     });

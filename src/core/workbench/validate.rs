@@ -48,9 +48,7 @@ pub fn validate_arguments(schema: &Value, args: &Value) -> Validation {
             message: format!("the arguments are {}, not an object", kind(args)),
         });
     }
-    let compiled = jsonschema::options()
-        .should_validate_formats(true)
-        .build(schema);
+    let compiled = crate::core::schema::validator(schema, true);
     let schema_problem = match compiled {
         Err(error) => Some(format!(
             "the input schema does not compile ({error}); the arguments are only checked to be an object"
@@ -66,7 +64,7 @@ pub fn validate_arguments(schema: &Value, args: &Value) -> Validation {
                             path.push_str(&name.replace('~', "~0").replace('/', "~1"));
                             "required".to_owned()
                         }
-                        _ => error.to_string(),
+                        _ => crate::core::schema::error_text(&error),
                     };
                     errors.push(FieldError { path, message });
                 }
