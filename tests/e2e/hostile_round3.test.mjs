@@ -100,6 +100,15 @@ describe('security round 3', () => {
     assert.deepEqual(await pageCalls(), []);
   });
 
+  test('finding 15: an answer file with markup for a count is refused by evalReport, and nothing navigates', async () => {
+    const markup = '<meta http-equiv="refresh" content="0;url=https://attacker.test/">';
+    const answer = { mode: 'smoke', results: [], testCount: markup, passCount: 0, failCount: 0, errorCount: 0 };
+    await assert.rejects(op('evalReport', { report: answer, format: 'html' }), /report\.testCount` must be a whole number/);
+    const html = await op('evalReport', { report: { ...answer, testCount: 1 }, format: 'html' });
+    assert.ok(!html.includes('http-equiv="refresh"'), 'no markup from the answer');
+    assert.match(html, /<b>1<\/b> results/);
+  });
+
   test('finding 4: replayDiff never plays a call its run refused with a block layer, or one the person declined', async () => {
     await open();
     const run = await op('run', {

@@ -49,12 +49,35 @@ impl Format {
     }
 }
 
-/// `evalReport({report, format})`: an evaluation's answer written in `format`.
+/// A count as a report writes it: a whole number, whatever the answer file held (0 if none).
+fn number(value: &Value) -> u64 {
+    value.as_u64().unwrap_or(0)
+}
+
+/// `evalReport({report, format})`: an evaluation's answer written in `format`. Its counts
+/// must be whole numbers (an answer file is untrusted text): anything else is refused.
 pub fn eval_report(request: &Value) -> Result<Value, String> {
     let report = request
         .get("report")
         .filter(|r| r.get("results").is_some_and(Value::is_array))
         .ok_or("evalReport: `report` is required: an answer of `evaluate`")?;
+    for count in ["testCount", "passCount", "failCount", "errorCount"] {
+        if report.get(count).is_some_and(|v| v.as_u64().is_none()) {
+            return Err(format!(
+                "evalReport: `report.{count}` must be a whole number, not {}",
+                crate::core::tool::kind(&report[count])
+            ));
+        }
+    }
+    let models = report.get("models").and_then(Value::as_object);
+    if let Some((name, _)) = (models.into_iter().flatten())
+        .find(|(_, m)| m.get("runs").is_some_and(|v| v.as_u64().is_none()))
+    {
+        return Err(format!(
+            "evalReport: `report.models[{}].runs` must be a whole number",
+            serde_json::to_string(name).unwrap_or_default()
+        ));
+    }
     let format = match request.get("format").and_then(Value::as_str) {
         Some(name) => Format::parse(name).map_err(|e| format!("evalReport: {e}"))?,
         None => return Err("evalReport: `format` must be \"json\", \"junit\" or \"html\"".into()),
@@ -261,10 +284,10 @@ fn html(answer: &Value) -> String {
         "<h1>Eval report ({} mode)</h1><p><b>{}</b> results: <span class=\"pass\">{} passed</span>, \
          <span class=\"fail\">{} failed</span>, <span class=\"error\">{} errors</span></p>",
         escape(&text(&answer["mode"])),
-        answer["testCount"],
-        answer["passCount"],
-        answer["failCount"],
-        answer["errorCount"]
+        number(&answer["testCount"]),
+        number(&answer["passCount"]),
+        number(&answer["failCount"]),
+        number(&answer["errorCount"])
     );
     if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
         out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th></tr>");
@@ -274,7 +297,7 @@ fn html(answer: &Value) -> String {
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{rate:.0}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(name),
-                m["runs"],
+                number(&m["runs"]),
                 escape(&text(&m["latencyMs"]["median"])),
                 escape(&text(&m["latencyMs"]["p95"])),
                 if m["tokens"].is_null() { "unknown".into() } else { escape(&text(&m["tokens"])) }

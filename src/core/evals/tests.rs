@@ -204,3 +204,20 @@ fn trajectories_match_in_order_in_any_order_with_optional_calls_and_nothing_else
     done.result = Some(json!({"total": 18.5, "currency": "EUR"}));
     assert!(trajectory_matches(Some(&checkout), &[done]).expect("usable"));
 }
+
+#[test]
+fn an_answer_file_with_markup_for_a_count_is_refused_and_never_written() {
+    use super::report::eval_report;
+    let markup = "<meta http-equiv=\"refresh\" content=\"0;url=https://attacker.test\">";
+    let answer = json!({"mode": "smoke", "results": [], "testCount": markup, "passCount": 0});
+    let refused = eval_report(&json!({"report": answer, "format": "html"})).unwrap_err();
+    assert!(
+        refused.contains("`report.testCount` must be a whole number"),
+        "{refused}"
+    );
+    let runs = json!({"mode": "agent", "results": [], "models": {"m": {"runs": markup}}});
+    assert!(eval_report(&json!({"report": runs, "format": "html"})).is_err());
+    let fine = json!({"mode": "smoke", "results": [], "testCount": 3, "passCount": 2, "failCount": 1, "errorCount": 0});
+    let html = eval_report(&json!({"report": fine, "format": "html"})).unwrap();
+    assert!(html.as_str().unwrap().contains("<b>3</b> results"));
+}
