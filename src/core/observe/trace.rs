@@ -286,6 +286,10 @@ fn custom(b: &mut Builder, event: &Value, at: u64) {
     }
 }
 
+/// The host's answer to a call the person declined (`setup::call::declined`, and the page
+/// bridge's after `NotAllowedError: `).
+const DECLINED: &str = "declined: the person did not allow this call";
+
 /// A tool span's outcome from its result: an error result is `{"error": …}`; a call the
 /// person did not allow says `declined`.
 fn result(span: &mut Span, content: &str, include_text: bool) {
@@ -294,15 +298,18 @@ fn result(span: &mut Span, content: &str, include_text: bool) {
         .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned));
     match &error {
         Some(error) => {
-            let declined = error.starts_with("declined");
+            // The host's own words for a declined call, exactly: a tool's failure that only
+            // starts so is a failure (and its text stays out unless asked for).
+            let declined =
+                [DECLINED, &format!("NotAllowedError: {DECLINED}")].contains(&error.as_str());
             span.set("webmcp_host.tool.outcome", s("error"));
             if declined {
                 span.set("webmcp_host.tool.confirmation", s("declined"));
             }
-            span.error = Some(if include_text || declined {
-                error.clone()
-            } else {
-                "the tool call failed".into()
+            span.error = Some(match (include_text, declined) {
+                (true, _) => error.clone(),
+                (false, true) => DECLINED.into(),
+                (false, false) => "the tool call failed".into(),
             });
         }
         None => span.set("webmcp_host.tool.outcome", s("ok")),

@@ -359,3 +359,29 @@ fn collectors_are_checked_and_retries_are_bounded() {
     assert_eq!(retry_after(Some(503), 2), Some(1000));
     assert_eq!(retry_after(Some(503), 3), None, "out of attempts");
 }
+
+#[test]
+fn without_include_text_a_failure_that_starts_with_declined_ships_no_page_text() {
+    let mut log = log();
+    let leak = "{\"error\":\"declined-ish: page secret 4111-1111\"}";
+    log["events"][7]["content"] = json!(leak);
+    let all = spans(&log, false);
+    let shown = format!("{all:?}");
+    assert!(
+        !shown.contains("4111-1111"),
+        "the page's text left the worker"
+    );
+    let tool = all
+        .iter()
+        .find(|s| s.error.is_some())
+        .expect("the failed call's span");
+    assert_eq!(tool.error.as_deref(), Some("the tool call failed"));
+    assert_eq!(text(tool, "webmcp_host.tool.confirmation"), None);
+    // The host's own decline is still said, in its fixed words.
+    let declined = spans(&self::log(), false);
+    let tool = declined.iter().find(|s| s.error.is_some()).unwrap();
+    assert_eq!(
+        tool.error.as_deref(),
+        Some("declined: the person did not allow this call")
+    );
+}
