@@ -7,7 +7,7 @@
 //! Invariants:
 //! - A [`Permit`] is built only here, from a [`Pass`] that [`screen`] gave: a path that
 //!   performs a call without the gate does not compile (neither shell can build one, and
-//!   [`Permit::map`] is the core's own).
+//!   `Permit::map` is the core's own).
 //! - The declarative layers hold for every asker alike: the person's stored layers
 //!   (`configure({middleware})`) for every operation, and a run's own layers in that run, in
 //!   the order they were given. `block` refuses, `fail` answers its error, `delay` holds the
