@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::otlp::{AttrValue, Span, SpanKind};
 use super::CUSTOM_USAGE;
+use crate::core::setup::call::DECLINED;
 
 const REPAIR: &str = "webmcp_host.tool_repair";
 const REJECTED: &str = "webmcp_host.tool_call_rejected";
@@ -285,10 +286,6 @@ fn custom(b: &mut Builder, event: &Value, at: u64) {
         _ => {}
     }
 }
-
-/// The host's answer to a call the person declined (`setup::call::declined`, and the page
-/// bridge's after `NotAllowedError: `).
-const DECLINED: &str = "declined: the person did not allow this call";
 
 /// A tool span's outcome from its result: an error result is `{"error": …}`; a call the
 /// person did not allow says `declined`.
