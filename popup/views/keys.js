@@ -13,6 +13,11 @@ export function renderKeys() {
       const li = element('li', 'card key');
       li.dataset.key = key.ref;
       li.append(element('span', 'tool-name', key.ref), element('code', 'masked', key.masked));
+      // Where the key is sent: only to the endpoints whose settings name it.
+      const goes = key.goesTo ?? [];
+      li.append(
+        element('span', 'goes-to', goes.length ? `Sent to: ${goes.join('; ')}` : 'Sent nowhere: no setting names it.'),
+      );
       li.append(
         button(`Clear`, async () => {
           await call('configure', { keys: { [key.ref]: null } });

@@ -16,10 +16,10 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::egress::redact as redact_secrets;
 use super::mcp::source::McpServerConfig;
 use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
-use super::run::redact_secrets;
 use super::tool::{is_valid_name, kind};
 
 pub use crate::core::limits::{MAX_EXPOSURES, MAX_ORIGINS};
@@ -388,7 +388,7 @@ pub fn confirmation_text(
 /// The outcome of `callExposed`: the result's text (which the content script returns as is)
 /// or an error (which it throws), for `isError`, a protocol error or structured content that
 /// breaks the tool's output schema. Either is redacted of `secrets` (every secret the
-/// connection sends: [`secrets_of`](crate::core::run::secrets_of)) before the page gets it.
+/// connection sends: [`secrets_of`](crate::core::egress::secrets_of)) before the page gets it.
 pub fn call_reply(
     tool: &McpTool,
     result: &CallResult,

@@ -7,6 +7,8 @@
 //! - [`cli`]: the pure part of the native CLI's commands (arguments in, output out).
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
+//! - [`egress`]: what leaves the worker: every secret redacted in one place, and each key
+//!   sent only where its own settings name it.
 //! - [`expose`]: an MCP server's tools offered to chosen origins' own WebMCP.
 //! - [`gate`]: the one gate every tool call passes, whichever operation asks; its permit is
 //!   the only value a call can be performed with.
@@ -43,6 +45,7 @@ pub mod audit;
 pub mod cli;
 pub mod confirm;
 pub mod conversation;
+pub mod egress;
 pub mod evals;
 pub mod expose;
 pub mod gate;

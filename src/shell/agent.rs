@@ -24,13 +24,16 @@ use super::io::{
 };
 use super::store;
 use crate::core::gate::Permit;
+use crate::core::observe::collector::COLLECTORS_KEY;
 use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, Gated, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
-use crate::core::setup::store::{Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY};
+use crate::core::setup::store::{
+    Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY,
+};
 use crate::core::setup::{call as answer, configure};
 
 /// Where a run stands, for `stop`.
@@ -99,7 +102,12 @@ impl Inbox {
 /// `webmcpHost.configure({models?, default?, sites?, servers?, keys?})`: performs the writes
 /// the core plans (keys to session storage only). Resolves to the registry without keys.
 pub async fn configure(request: &Value) -> Result<Value, String> {
-    let plan = configure::plan(request, store::read(Local, REGISTRY_KEY).await?);
+    let stored = configure::Stored {
+        registry: store::read(Local, REGISTRY_KEY).await?,
+        servers: store::read(Local, SERVERS_KEY).await?,
+        collectors: store::read(Local, COLLECTORS_KEY).await?,
+    };
+    let plan = configure::plan_over(request, stored);
     for write in &plan.writes {
         store::write(write).await?;
     }

@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::convert;
 use super::store::{load_servers, put, read};
 use super::{chrome, kept, mcp, timer};
+use crate::core::egress::secrets_of;
 use crate::core::expose::{
     apply, call_reply, check_configured, confirmation_text, declined, for_origin, not_connected,
     page_tools, parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
@@ -27,7 +28,6 @@ use crate::core::expose::{
 use crate::core::gate::{Asker, McpCall};
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
-use crate::core::run::secrets_of;
 use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = "webmcpHost.exposures";

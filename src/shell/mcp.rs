@@ -20,6 +20,7 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::io::{abort_fetch, call_method, fetch, head, now_ms, random_id, sleep};
 use super::timer;
+use crate::core::egress::{redact_result, secrets_of};
 use crate::core::gate::{McpCall, Permit};
 use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
 use crate::core::mcp::exchange::{
@@ -29,7 +30,6 @@ use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
 use crate::core::provider::redact;
-use crate::core::run::{redact_result, secrets_of};
 
 /// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
 pub type Shared = Rc<RefCell<McpClient>>;

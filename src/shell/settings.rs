@@ -32,10 +32,17 @@ pub(crate) async fn settings() -> Result<Value, String> {
     let session = storage_all(Session.name()).await.ok();
     let session = session.and_then(|v| convert::to_json(&v).ok());
     let session = session.unwrap_or(Value::Null);
-    let mut view = settings_view(&registry, &servers, &session, &extension_origin());
+    let collectors = read(Local, COLLECTORS_KEY).await?;
+    let routes = crate::core::egress::routes(
+        &registry.models,
+        &servers,
+        &crate::core::observe::collector::stored(collectors.clone()),
+    );
+    let origin = extension_origin();
+    let mut view = settings_view(&registry, &servers, &session, &routes, &origin);
     view["middleware"] = read(Local, MIDDLEWARE_KEY).await?.unwrap_or_default();
     view["prices"] = read(Local, PRICES_KEY).await?.unwrap_or_default();
-    view["collectors"] = read(Local, COLLECTORS_KEY).await?.unwrap_or_default();
+    view["collectors"] = collectors.unwrap_or_default();
     Ok(view)
 }
 

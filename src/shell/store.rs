@@ -49,6 +49,16 @@ pub(crate) async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
     store::servers(read(Area::Local, SERVERS_KEY).await?)
 }
 
+/// Where every key named by the settings goes ([`crate::core::egress::routes`]): the
+/// registry's models, the servers and `collectors` (unreadable settings name no key).
+pub(crate) async fn key_routes(
+    collectors: &[crate::core::observe::collector::Collector],
+) -> crate::core::egress::Routes {
+    let models = load_registry().await.map(|r| r.models).unwrap_or_default();
+    let servers = load_servers().await.unwrap_or_default();
+    crate::core::egress::routes(&models, &servers, collectors)
+}
+
 /// The per-site policies.
 pub(crate) async fn load_sites() -> Result<Vec<SitePolicy>, String> {
     store::sites(read(Area::Local, SITES_KEY).await?)

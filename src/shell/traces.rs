@@ -30,7 +30,9 @@ pub(crate) fn export(run_id: String) {
                 keys.insert(name, value);
             }
         }
-        let (exports, errors) = collector::exports(&collectors, &log, &keys, crate::VERSION);
+        let routes = super::store::key_routes(&collectors).await;
+        let (exports, errors) =
+            collector::exports(&collectors, &log, &keys, &routes, crate::VERSION);
         for error in errors {
             chrome::warn(&format!("webmcp-host: run {run_id}: {error}"));
         }

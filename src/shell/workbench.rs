@@ -258,7 +258,7 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
     Ok(match timer::limit(request.timeout_ms, call).await {
         Ok(Some(result)) => {
             let auth = open.client.borrow().session.auth().cloned();
-            let secrets = crate::core::run::secrets_of(open.key.as_deref(), auth.as_ref());
+            let secrets = crate::core::egress::secrets_of(open.key.as_deref(), auth.as_ref());
             by_hand::call_answer(&planned.tool, result, &secrets)
         }
         _ => by_hand::timed_out(request),

@@ -175,7 +175,7 @@ function recordContext(context) {
         for (const key of seen.keys) {
           if (!secrets.some((s) => s.value === key.value)) secrets.push(key);
         }
-        addEndpoints(endpoints, { models: seen.local['webmcpHost.models'], servers: seen.local['webmcpHost.servers'] });
+        addEndpoints(endpoints, { models: seen.local['webmcpHost.models'], servers: seen.local['webmcpHost.servers'], collectors: seen.local['webmcpHost.collectors'] });
         extra.push(...seen.logs.map((l) => ({ kind: 'run log', where: l.runId, text: l.text })));
         extra.push({ kind: 'settings', where: 'webmcpHost.settings()', text: JSON.stringify(seen.settings) });
         extra.push({ kind: 'pending', where: 'webmcpHost.pending()', text: JSON.stringify(seen.pending) });

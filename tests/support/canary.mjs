@@ -26,7 +26,7 @@ export const PROBE = '[webmcp-host canary probe]';
  * worker (`webmcpHost.models`: `{models: [{baseUrl, keyRef}]}`, `webmcpHost.servers`:
  * `[{url, keyRef}]`). Adds to `into` (a `Map<ref, Set<url>>`) and returns it.
  */
-export function addEndpoints(into, { models, servers } = {}) {
+export function addEndpoints(into, { models, servers, collectors } = {}) {
   const add = (ref, url) => {
     if (typeof ref !== 'string' || typeof url !== 'string' || !url) return;
     if (!into.has(ref)) into.set(ref, new Set());
@@ -34,6 +34,11 @@ export function addEndpoints(into, { models, servers } = {}) {
   };
   for (const model of models?.models ?? (Array.isArray(models) ? models : [])) add(model?.keyRef, model?.baseUrl);
   for (const server of Array.isArray(servers) ? servers : []) add(server?.keyRef, server?.url);
+  // A collector's header key counts for it only while no model or server names that key
+  // (findLeaks reads them apart): the host sends a collector only a key of its own.
+  for (const collector of Array.isArray(collectors) ? collectors : []) {
+    for (const ref of Object.values(collector?.headers ?? {})) add(`collector:${ref}`, collector?.endpoint);
+  }
   return into;
 }
 
@@ -60,7 +65,8 @@ export function findLeaks({ secrets, records, endpoints = new Map() }) {
   const leaks = [];
   for (const { ref, value } of secrets) {
     if (typeof value !== 'string' || value.length < 8) continue; // too short to tell apart
-    const allowed = [...(endpoints.get(ref) ?? [])];
+    const own = [...(endpoints.get(ref) ?? [])];
+    const allowed = own.length ? own : [...(endpoints.get(`collector:${ref}`) ?? [])];
     for (const record of records) {
       const mask = (text) => String(text).replaceAll(value, '<KEY>');
       const report = (detail) => leaks.push({ kind: record.kind, where: mask(record.where ?? record.url ?? ''), ref, detail: mask(detail) });
@@ -136,15 +142,18 @@ export async function instrumentWorker(worker) {
     const endpoints = (value) => ({
       models: { models: (value?.models ?? []).map((m) => ({ baseUrl: m?.baseUrl, keyRef: m?.keyRef })) },
       servers: (Array.isArray(value) ? value : []).map((s) => ({ url: s?.url, keyRef: s?.keyRef })),
+      collectors: (Array.isArray(value) ? value : []).map((c) => ({ endpoint: c?.endpoint, headers: c?.headers ?? {} })),
     });
-    const report = (models, servers) => write({ kind: 'config', models: endpoints(models).models, servers: endpoints(servers).servers });
+    const report = (models, servers, collectors) =>
+      write({ kind: 'config', models: endpoints(models).models, servers: endpoints(servers).servers, collectors: endpoints(collectors).collectors });
     chrome.storage.onChanged.addListener((changes, area) => {
       if (area !== 'local') return;
-      if (changes['webmcpHost.models']) report(changes['webmcpHost.models'].newValue, null);
-      if (changes['webmcpHost.servers']) report(null, changes['webmcpHost.servers'].newValue);
+      if (changes['webmcpHost.models']) report(changes['webmcpHost.models'].newValue, null, null);
+      if (changes['webmcpHost.servers']) report(null, changes['webmcpHost.servers'].newValue, null);
+      if (changes['webmcpHost.collectors']) report(null, null, changes['webmcpHost.collectors'].newValue);
     });
-    return chrome.storage.local.get(['webmcpHost.models', 'webmcpHost.servers']).then((stored) =>
-      report(stored['webmcpHost.models'], stored['webmcpHost.servers']),
+    return chrome.storage.local.get(['webmcpHost.models', 'webmcpHost.servers', 'webmcpHost.collectors']).then((stored) =>
+      report(stored['webmcpHost.models'], stored['webmcpHost.servers'], stored['webmcpHost.collectors']),
     );
   }, PROBE);
 }

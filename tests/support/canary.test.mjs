@@ -45,6 +45,22 @@ describe('canary checker', () => {
     assert.ok(!error.message.includes(CANARY), 'the report masks the key');
   });
 
+  test("a collector's key goes to the collector only while no model or server names it", () => {
+    const withCollectors = addEndpoints(new Map(endpoints), {
+      collectors: [
+        { endpoint: 'http://127.0.0.1:6006/v1/traces', headers: { 'x-api-key': 'phoenix' } },
+        { endpoint: 'http://127.0.0.1:7000/v1/traces', headers: { authorization: 'canary' } },
+      ],
+    });
+    const own = { ref: 'phoenix', value: 'phoenix-key-000000000' };
+    const records = [
+      { kind: 'request', url: 'http://127.0.0.1:6006/v1/traces', headers: { 'x-api-key': own.value } },
+      { kind: 'request', url: 'http://127.0.0.1:7000/v1/traces', headers: { authorization: CANARY } },
+    ];
+    const leaks = findLeaks({ secrets: [...secrets, own], records, endpoints: withCollectors });
+    assert.deepEqual(leaks.map((l) => [l.ref, l.where]), [['canary', 'http://127.0.0.1:7000/v1/traces']]);
+  });
+
   test('endpoints are matched at path boundaries', () => {
     assert.ok(isUnder('http://h/v1/chat', 'http://h/v1'));
     assert.ok(isUnder('http://h/v1/chat', 'http://h/v1/'));

@@ -10,7 +10,7 @@ export const SERVER_INFO = { name: 'webmcp-host-test-server', title: 'WebMCP Hos
 export const BEHAVIOUR_KEYS = new Set([
   'sse', 'malformed', 'wrongId', 'endless', 'slowStream', 'oversized', 'oddSessionId', 'redirect',
   'sampling', 'elicitation', 'expireSession', 'unauthorized', 'toolCount', 'progressIntervalMs',
-  'answerTimeoutMs', 'echoAuth', 'holdMs',
+  'answerTimeoutMs', 'echoAuth', 'echoAuthInListing', 'holdMs',
 ]);
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 export const SLOW_STREAM_MS = 2000;

@@ -345,11 +345,59 @@ impl Session {
         self.auth = record;
     }
 
-    /// `text` without any secret of the sign-in in use.
+    /// `text` without any secret this session sends ([`Session::secrets`]).
     pub fn redact(&self, text: &str) -> String {
-        match &self.auth {
-            Some(record) => record.redact(text),
-            None => text.to_owned(),
+        crate::core::egress::redact(text, &self.secrets())
+    }
+
+    /// Every secret the session sends: its extra headers' values (and the credential after
+    /// `Bearer`), and its sign-in's tokens and client secret.
+    pub fn secrets(&self) -> Vec<String> {
+        // Headers that never carry a credential are not secrets.
+        let plain = [
+            "accept",
+            "content-type",
+            "user-agent",
+            "mcp-protocol-version",
+        ];
+        let headers =
+            (self.extra.iter()).filter(|(name, _)| !plain.contains(&&*name.to_ascii_lowercase()));
+        let mut out: Vec<String> = headers
+            .flat_map(|(_, value)| crate::core::egress::header_secrets(value))
+            .collect();
+        if let Some(record) = &self.auth {
+            out.extend(record.secrets().into_iter().map(str::to_owned));
+        }
+        out
+    }
+
+    fn redacted(&self, message: Message) -> Message {
+        use crate::core::egress::{redact, redact_value};
+        let secrets = self.secrets();
+        if secrets.is_empty() {
+            return message;
+        }
+        let value = |v: Option<Value>| v.map(|v| redact_value(&v, &secrets));
+        match message {
+            Message::Request { id, method, params } => Message::Request {
+                id,
+                method,
+                params: value(params),
+            },
+            Message::Notification { method, params } => Message::Notification {
+                method,
+                params: value(params),
+            },
+            Message::Response { id, result } => Message::Response {
+                id,
+                result: redact_value(&result, &secrets),
+            },
+            Message::Error { id, mut error } => {
+                error.message = redact(&error.message, &secrets);
+                error.data = value(error.data);
+                Message::Error { id, error }
+            }
+            Message::Stray(what) => Message::Stray(redact(&what, &secrets)),
         }
     }
 
@@ -634,8 +682,11 @@ impl Session {
         }
     }
 
-    /// A message from the server.
+    /// A message from the server, every secret this session sends redacted from it first
+    /// ([`Session::secrets`]): a server that echoes its key in a tool's description, a
+    /// result or an error hands nothing on.
     pub fn receive(&mut self, message: Message) -> Vec<McpEvent> {
+        let message = self.redacted(message);
         match message {
             Message::Response {
                 id: Id::Number(id),

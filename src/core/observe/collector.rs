@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::otlp::{export_request, AttrValue};
 use super::trace::spans;
+use crate::core::egress::{Holder, Routes};
 use crate::core::provider::check_base_url;
 
 /// Where the collectors are stored (`chrome.storage.local`).
@@ -110,12 +111,15 @@ pub struct Export {
 }
 
 /// The exports of a run (`log`: `runLog`'s answer) to each enabled collector; `keys` holds
-/// the values of [`needed_keys`] found in session storage. A collector whose header key is
-/// missing is left out, with the reason in the errors.
+/// the values of [`needed_keys`] found in session storage, `routes` every key named by the
+/// settings ([`crate::core::egress::routes`]). A collector whose header key is missing, or
+/// is not its own to send (a model or a server names it too), is left out, with the reason
+/// in the errors.
 pub fn exports(
     collectors: &[Collector],
     log: &Value,
     keys: &BTreeMap<String, String>,
+    routes: &Routes,
     version: &str,
 ) -> (Vec<Export>, Vec<String>) {
     let (mut out, mut errors) = (Vec::new(), Vec::new());
@@ -131,21 +135,24 @@ pub fn exports(
             "content-type".to_owned(),
             "application/x-protobuf".to_owned(),
         )];
-        let missing = collector
-            .headers
-            .iter()
-            .find_map(|(name, key)| match keys.get(key) {
+        let holder = Holder::Collector(collector.name.clone());
+        let refused = collector.headers.iter().find_map(|(name, key)| {
+            if let Err(why) = routes.allows(&holder, key, &collector.endpoint) {
+                return Some(why);
+            }
+            match keys.get(key) {
                 Some(value) => {
                     headers.push((name.to_ascii_lowercase(), value.clone()));
                     None
                 }
-                None => Some(key),
-            });
-        if let Some(key) = missing {
-            errors.push(format!(
-                "collector `{}`: no key `{key}` in this session; its traces were not sent",
-                collector.name
-            ));
+                None => Some(format!(
+                    "collector `{}`: no key `{key}` in this session",
+                    collector.name
+                )),
+            }
+        });
+        if let Some(why) = refused {
+            errors.push(format!("{why}; its traces were not sent"));
             continue;
         }
         let spans = spans(log, collector.include_text);

@@ -25,13 +25,15 @@ const MAX_NAMED_TOOLS: usize = 200;
 /// How many characters of a named tool's description its state keeps.
 const MAX_DESCRIPTION_CHARS: usize = 300;
 
-/// `settings()` → `{models, default, servers, keys: [{ref, masked}], serverStates, presets,
+/// `settings()` → `{models, default, servers, keys: [{ref, masked, goesTo}], serverStates, presets,
 /// context7, context7WithKey, extensionOrigin}`, from the registry, the servers and the whole
-/// session storage (`session`; its keys appear only masked).
+/// session storage (`session`; its keys appear only masked, each with where it is sent:
+/// `routes`, as the egress routes it).
 pub fn settings_view(
     registry: &ModelRegistry,
     servers: &[McpServerConfig],
     session: &Value,
+    routes: &crate::core::egress::Routes,
     extension_origin: &str,
 ) -> Value {
     let mut keys: Vec<Value> = session
@@ -40,7 +42,11 @@ pub fn settings_view(
         .flatten()
         .filter_map(|(name, value)| {
             let reference = name.strip_prefix(KEY_PREFIX)?;
-            Some(json!({"ref": reference, "masked": mask_key(value.as_str()?)}))
+            Some(json!({
+                "ref": reference,
+                "masked": mask_key(value.as_str()?),
+                "goesTo": routes.goes_to(reference),
+            }))
         })
         .collect();
     keys.sort_by(|a, b| a["ref"].as_str().cmp(&b["ref"].as_str()));

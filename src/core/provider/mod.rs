@@ -445,23 +445,9 @@ pub fn error_detail(body: &str) -> String {
     text
 }
 
-/// `text` with every occurrence of the key (and of its longer fragments) removed.
+/// `text` without the key (whole or in part), as the egress redacts ([`crate::core::egress`]).
 pub fn redact(text: &str, key: Option<&str>) -> String {
-    let Some(key) = key.filter(|k| k.len() >= 4) else {
-        return text.to_owned();
-    };
-    let mut out = text.replace(key, "[key]");
-    // Servers echo keys partly ("sk-abc...xyz"): remove any 12-character run of it.
-    if key.len() > 12 {
-        for start in 0..=key.len() - 12 {
-            if let Some(fragment) = key.get(start..start + 12) {
-                if out.contains(fragment) {
-                    out = out.replace(fragment, "[key]");
-                }
-            }
-        }
-    }
-    out
+    crate::core::egress::redact(text, &key.into_iter().collect::<Vec<_>>())
 }
 
 #[cfg(test)]

@@ -5,20 +5,10 @@
 //! `<` or look-alike of it, and no invisible character, is left inside); a secret given to
 //! the redaction (or any 12-byte run of a longer one) never passes it.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::Run;
-use crate::core::mcp::auth::AuthRecord;
-use crate::core::mcp::CallResult;
-
-/// What a secret becomes once redacted.
-pub const REDACTED: &str = "[redacted]";
-
-/// The length of the runs of a long secret that are redacted on their own (servers echo keys
-/// partly: `sk-abc…xyz`).
-const FRAGMENT: usize = 12;
+use crate::core::egress::{redact, REDACTED};
 
 /// Built-in middleware. Pre-call layers run in order, post-call layers in reverse order, as
 /// nested `next()` calls would.
@@ -27,7 +17,7 @@ pub enum Middleware {
     /// Reports every call and its result as `CUSTOM webmcp_host.tool_observe`.
     Observe,
     /// Hides these strings (and every 12-byte run of the longer ones) in arguments shown, in
-    /// results and in errors, as [`redact_secrets`] does.
+    /// results and in errors, as [`redact`] does.
     Redact {
         /// The strings to hide.
         secrets: Vec<String>,
@@ -216,119 +206,12 @@ impl Run {
                 _ => Vec::new(),
             })
             .collect();
-        redact_secrets(text, &secrets)
+        redact(text, &secrets)
     }
 
     pub(super) fn redact_value(&self, value: &Value) -> Value {
         serde_json::from_str(&self.redact_text(&value.to_string())).unwrap_or(Value::Null)
     }
-}
-
-/// Every secret a connection sends: its key, and its sign-in's access and refresh tokens and
-/// client secret.
-pub fn secrets_of(key: Option<&str>, auth: Option<&AuthRecord>) -> Vec<String> {
-    let sign_in = auth.map(AuthRecord::secrets).unwrap_or_default();
-    key.into_iter().chain(sign_in).map(str::to_owned).collect()
-}
-
-/// An MCP call's result with every secret of `secrets` redacted ([`redact_secrets`]) from its
-/// text, its structured content and its error: what the connection sends now, a token
-/// refreshed during a run included, never comes back through a result.
-pub fn redact_result<S: AsRef<str>>(result: CallResult, secrets: &[S]) -> CallResult {
-    let redact = |text: &str| redact_secrets(text, secrets);
-    match result {
-        CallResult::Ok { text, structured } => CallResult::Ok {
-            text: redact(&text),
-            structured: structured.map(|value| {
-                // Redacted inside its JSON text; what would not parse back is dropped.
-                serde_json::from_str(&redact(&value.to_string())).unwrap_or(Value::Null)
-            }),
-        },
-        CallResult::Error(error) => CallResult::Error(redact(&error)),
-    }
-}
-
-/// `text` with every secret replaced by [`REDACTED`]: a secret of 4 to 12 bytes where it
-/// occurs whole, a longer one wherever any 12-byte run of it occurs (so a secret cut, or
-/// echoed in part, is hidden too). Shorter secrets are ignored. One pass over `text` per
-/// distinct run length, however many secrets there are.
-pub fn redact_secrets<S: AsRef<str>>(text: &str, secrets: &[S]) -> String {
-    let mut runs: Vec<(usize, HashSet<&[u8]>)> = Vec::new();
-    for secret in secrets.iter().map(AsRef::as_ref).filter(|s| s.len() >= 4) {
-        for run in fragments(secret) {
-            match runs.iter_mut().find(|(width, _)| *width == run.len()) {
-                Some((_, set)) => {
-                    set.insert(run.as_bytes());
-                }
-                None => runs.push((run.len(), HashSet::from([run.as_bytes()]))),
-            }
-        }
-    }
-    if runs.is_empty() {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut hidden: Vec<(usize, usize)> = Vec::new();
-    for (width, set) in &runs {
-        for start in 0..bytes.len().saturating_sub(width - 1) {
-            let end = start + width;
-            if text.is_char_boundary(start)
-                && text.is_char_boundary(end)
-                && set.contains(&bytes[start..end])
-            {
-                hidden.push((start, end));
-            }
-        }
-    }
-    if hidden.is_empty() {
-        return text.to_owned();
-    }
-    hidden.sort_unstable();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    let mut open: Option<(usize, usize)> = None;
-    for (start, end) in hidden {
-        match &mut open {
-            Some((_, until)) if start <= *until => *until = (*until).max(end),
-            _ => {
-                if let Some((from, until)) = open.take() {
-                    out.push_str(&text[copied..from]);
-                    out.push_str(REDACTED);
-                    copied = until;
-                }
-                open = Some((start, end));
-            }
-        }
-    }
-    if let Some((from, until)) = open {
-        out.push_str(&text[copied..from]);
-        out.push_str(REDACTED);
-        copied = until;
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
-/// The parts of a secret that are redacted wherever they occur: the secret itself when it is
-/// short, else its runs of 12 bytes (stretched to the next character's end), the last one
-/// ending with the secret.
-fn fragments(secret: &str) -> Vec<&str> {
-    if secret.len() <= FRAGMENT {
-        return vec![secret];
-    }
-    let end_from = |at: usize| (at..=secret.len()).find(|&e| secret.is_char_boundary(e));
-    let mut out: Vec<&str> = secret
-        .char_indices()
-        .map(|(start, _)| start)
-        .filter(|start| start + FRAGMENT <= secret.len())
-        .filter_map(|start| Some(&secret[start..end_from(start + FRAGMENT)?]))
-        .collect();
-    let last = (0..=secret.len() - FRAGMENT)
-        .rev()
-        .find(|&s| secret.is_char_boundary(s))
-        .unwrap_or(0);
-    out.push(&secret[last..]);
-    out
 }
 
 /// Characters that show as nothing, or reorder what is shown ([`crate::core::text`]), and

@@ -31,10 +31,7 @@ mod tools;
 
 pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
-pub use middleware::{
-    declared, redact_result, redact_secrets, secrets_of, wrap_as_data, Middleware, Pattern,
-    MAX_DELAY_MS, REDACTED,
-};
+pub use middleware::{declared, wrap_as_data, Middleware, Pattern, MAX_DELAY_MS};
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
 

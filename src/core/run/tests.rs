@@ -1,6 +1,7 @@
 //! Unit tests of the run machine.
 
 use super::*;
+use crate::core::egress::{redact as redact_secrets, redact_result, REDACTED};
 use crate::core::mcp::CallResult;
 use crate::core::toolset::ToolSpec;
 

@@ -53,9 +53,38 @@ fn store(area: Area, key: &str, value: Option<Value>) -> Write {
     }
 }
 
-/// Plans `configure` for `request` over the registry as stored (read as it is, valid or not:
-/// the registry it leaves is checked whole; an unreadable one is replaced by `models`).
+/// What `configure` reads before it plans: the stored registry, servers and collectors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    /// The registry as stored.
+    pub registry: Option<Value>,
+    /// The MCP servers as stored.
+    pub servers: Option<Value>,
+    /// The trace collectors as stored.
+    pub collectors: Option<Value>,
+}
+
+/// [`plan_over`] with only the registry read (no stored servers or collectors).
 pub fn plan(request: &Value, stored: Option<Value>) -> Plan {
+    plan_over(
+        request,
+        Stored {
+            registry: stored,
+            ..Stored::default()
+        },
+    )
+}
+
+/// Plans `configure` for `request` over the settings as stored (the registry read as it is,
+/// valid or not: the registry it leaves is checked whole; an unreadable one is replaced by
+/// `models`). The settings it leaves must route every key only to its own settings
+/// ([`crate::core::egress::check_routes`]): a collector naming a model's or a server's key is
+/// refused before anything is written.
+pub fn plan_over(request: &Value, stored: Stored) -> Plan {
+    if let Err(e) = keys_routed(request, &stored) {
+        return Plan::stop(Vec::new(), format!("configure: {e}"));
+    }
+    let stored = stored.registry;
     let mut writes = Vec::new();
     let mut registry = match super::store::registry_as_stored(stored) {
         Ok(registry) => registry,
@@ -136,6 +165,27 @@ pub fn plan(request: &Value, stored: Option<Value>) -> Plan {
         writes,
         end: Ok(stored),
     }
+}
+
+/// The key routes of the settings `configure` would leave (each setting as given, else as
+/// stored; unreadable ones name no key), checked by the egress.
+fn keys_routed(request: &Value, stored: &Stored) -> Result<(), String> {
+    use crate::core::egress::{check_routes, routes};
+    let pick = |field: &str, stored: &Option<Value>| {
+        request.get(field).cloned().or_else(|| stored.clone())
+    };
+    let models: Vec<crate::core::provider::ModelConfig> = match request.get("models") {
+        Some(models) => serde_json::from_value(models.clone()).unwrap_or_default(),
+        None => super::store::registry_as_stored(stored.registry.clone())
+            .map(|r| r.models)
+            .unwrap_or_default(),
+    };
+    let servers: Vec<McpServerConfig> = pick("servers", &stored.servers)
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default();
+    let collectors =
+        crate::core::observe::collector::stored(pick("collectors", &stored.collectors));
+    check_routes(&routes(&models, &servers, &collectors))
 }
 
 /// The keys given: a non-empty string is stored, anything else removes the key.

@@ -15,6 +15,7 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 
 use crate::core::agui::Message;
+use crate::core::egress::secrets_of;
 use crate::core::limits::MCP_SOURCE_MS;
 use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
@@ -27,9 +28,7 @@ use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
 use crate::core::run::local::local_tools;
 use crate::core::run::page::page_run_tools;
-use crate::core::run::{
-    secrets_of, Middleware, Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind,
-};
+use crate::core::run::{Middleware, Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
 use crate::core::toolset::ToolSpec;
 
 /// What the start needs next from the worker.

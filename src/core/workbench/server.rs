@@ -14,12 +14,12 @@
 use serde_json::{json, Map, Value};
 
 use super::validate::{validate_arguments, Validation};
+use crate::core::egress::redact_result;
 use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{result_line, McpTool};
 use crate::core::mcp::CallResult;
 use crate::core::ops::error::RequestError;
-use crate::core::run::redact_result;
 use crate::core::tool::kind;
 
 /// The prefix of the run id under which a manual call waits for the person (`pending`), so

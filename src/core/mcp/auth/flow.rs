@@ -10,7 +10,7 @@ use super::metadata::{
     ServerMetadata,
 };
 use super::token::{
-    clip, parse_token_response, redact_all, token_request, AuthRecord, ClientCredentials, TokenAuth,
+    clip, parse_token_response, token_request, AuthRecord, ClientCredentials, TokenAuth,
 };
 use super::url::{
     authorization_server_metadata_urls, canonical_resource, check_endpoint_url, resource_covers,
@@ -518,7 +518,7 @@ impl Flow {
         {
             secrets.push(secret);
         }
-        redact_all(text, &secrets)
+        crate::core::egress::redact(text, &secrets)
     }
 }
 

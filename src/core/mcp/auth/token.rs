@@ -270,9 +270,9 @@ impl AuthRecord {
         .collect()
     }
 
-    /// `text` with every secret of the record replaced by `[token]`.
+    /// `text` without any secret of the record (the egress's redaction).
     pub fn redact(&self, text: &str) -> String {
-        redact_all(text, &self.secrets())
+        crate::core::egress::redact(text, &self.secrets())
     }
 
     /// What may be shown about the sign-in: no secret.
@@ -290,24 +290,6 @@ impl AuthRecord {
             },
         })
     }
-}
-
-/// `text` with each secret (and any 12-character run of a long one) replaced by `[token]`.
-pub fn redact_all(text: &str, secrets: &[&str]) -> String {
-    let mut out = text.to_owned();
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        out = out.replace(secret, "[token]");
-        if secret.len() > 16 {
-            for start in 0..=secret.len() - 12 {
-                if let Some(fragment) = secret.get(start..start + 12) {
-                    if out.contains(fragment) {
-                        out = out.replace(fragment, "[token]");
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// A form POST to the token endpoint, authenticated as the client's method says.

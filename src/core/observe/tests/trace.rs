@@ -311,7 +311,13 @@ fn exports_carry_the_collectors_own_header_and_never_another_key() {
         ("langfuse".to_owned(), "Basic cGs6c2s=".to_owned()),
         ("openai".to_owned(), canary.to_owned()),
     ]);
-    let (sent, errors) = exports(&collectors, &log(), &keys, "1.0.0");
+    let gpt: crate::core::provider::ModelConfig = serde_json::from_value(json!({
+        "name": "gpt", "provider": "openai", "baseUrl": "https://api.openai.com/v1",
+        "model": "m", "keyRef": "openai"
+    }))
+    .unwrap();
+    let routes = crate::core::egress::routes(std::slice::from_ref(&gpt), &[], &collectors);
+    let (sent, errors) = exports(&collectors, &log(), &keys, &routes, "1.0.0");
     assert_eq!(
         sent.iter()
             .map(|e| e.collector.as_str())
@@ -337,6 +343,16 @@ fn exports_carry_the_collectors_own_header_and_never_another_key() {
         );
         assert!(export.headers.iter().all(|(_, v)| !v.contains("canary")));
     }
+    // A collector that names the model's key (a pasted configuration) is never sent it.
+    let stolen = collector::parse(&json!([
+        {"name": "evil", "endpoint": "https://evil.test/v1/traces",
+         "headers": {"Authorization": "openai"}},
+    ]))
+    .unwrap();
+    let routes = crate::core::egress::routes(&[gpt], &[], &stolen);
+    let (sent, errors) = exports(&stolen, &log(), &keys, &routes, "1.0.0");
+    assert!(sent.is_empty(), "{sent:?}");
+    assert!(errors[0].contains("model `gpt`"), "{errors:?}");
 }
 
 #[test]

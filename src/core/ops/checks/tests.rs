@@ -14,17 +14,22 @@ fn the_settings_view_masks_keys_and_sorts_them() {
         "other": "sk-not-a-key-000000000",
         SERVER_STATES_KEY: {"S": {"ok": true}},
     });
-    let view = settings_view(&registry, &[], &session, "chrome-extension://x");
+    let gpt = serde_json::from_value(json!({"name": "gpt", "provider": "openai",
+        "baseUrl": "https://api.openai.com/v1", "model": "m", "keyRef": "zeta"}))
+    .unwrap();
+    let routes = crate::core::egress::routes(&[gpt], &[], &[]);
+    let view = settings_view(&registry, &[], &session, &routes, "chrome-extension://x");
     assert_eq!(
         view["keys"],
-        json!([{"ref": "alpha", "masked": mask_key("short")}, {"ref": "zeta", "masked": "sk-…1234"}])
+        json!([{"ref": "alpha", "masked": mask_key("short"), "goesTo": []},
+               {"ref": "zeta", "masked": "sk-…1234", "goesTo": ["model `gpt` → https://api.openai.com"]}])
     );
     assert!(!view.to_string().contains("abcdefghijklmnop"));
     assert_eq!(view["serverStates"], json!({"S": {"ok": true}}));
     assert_eq!(view["extensionOrigin"], "chrome-extension://x");
     assert_eq!(view["context7WithKey"]["keyRef"], "context7");
     assert!(view["presets"].as_array().is_some_and(|p| !p.is_empty()));
-    let empty = settings_view(&registry, &[], &Value::Null, "o");
+    let empty = settings_view(&registry, &[], &Value::Null, &routes, "o");
     assert_eq!(empty["keys"], json!([]));
     assert_eq!(empty["serverStates"], json!({}));
 }
