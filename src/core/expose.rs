@@ -447,23 +447,33 @@ pub fn unused<'a>(
 /// What to do with a server's kept connection before using it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connect {
-    /// It was opened for the server's current configuration and key: use it.
+    /// It was opened for the server's current configuration, key and sign-in: use it.
     Reuse,
-    /// The configuration or key changed since: close it and open another.
+    /// The configuration, the key or the sign-in changed since (a sign-out, a new sign-in, a
+    /// refresh that failed): close it and open another.
     Replace,
     /// None is kept: open one.
     Open,
 }
 
-/// Whether a kept connection (`kept`: the configuration and key it was opened with) serves
-/// `server` with `key` now.
-pub fn connect(
-    kept: Option<(&McpServerConfig, Option<&str>)>,
-    server: &McpServerConfig,
-    key: Option<&str>,
-) -> Connect {
+/// What a kept connection sends: the server's configuration, its key and its sign-in's
+/// access token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Identity<'a> {
+    /// The server's configuration.
+    pub config: &'a McpServerConfig,
+    /// The key its header carries.
+    pub key: Option<&'a str>,
+    /// The sign-in's access token its `Authorization` carries.
+    pub sign_in: Option<&'a str>,
+}
+
+/// Whether a kept connection (`kept`: what it was opened with, its sign-in as its session
+/// holds it now) serves `now`: the same configuration, key and sign-in, or it is replaced (a
+/// kept session never goes on sending a token the person signed out of).
+pub fn connect(kept: Option<Identity<'_>>, now: Identity<'_>) -> Connect {
     match kept {
-        Some((config, was)) if config == server && was == key => Connect::Reuse,
+        Some(kept) if kept == now => Connect::Reuse,
         Some(_) => Connect::Replace,
         None => Connect::Open,
     }

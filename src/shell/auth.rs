@@ -200,6 +200,9 @@ pub async fn sign_in(request: &Value) -> Result<Value, String> {
     let signed_in = sign_in_to(&config, &request)
         .await
         .unwrap_or_else(SignedIn::Failed);
+    if matches!(signed_in, SignedIn::Yes(..)) {
+        end_kept(&config.name);
+    }
     Ok(signed_in.answer(&config.name, now_ms()))
 }
 
@@ -253,7 +256,16 @@ pub async fn sign_out(request: &Value) -> Result<Value, String> {
     let found = !writes.is_empty();
     write(writes).await?;
     CHALLENGES.with(|c| c.borrow_mut().remove(name));
+    end_kept(name);
     Ok(signed_out(name, found))
+}
+
+/// Ends every kept connection to server `name`, in both pools (exposures, calls by hand):
+/// after a sign-out or a new sign-in none goes on with the token it held. (A refresh that
+/// failed is caught when the connection is next used: `kept` compares the stored sign-in.)
+fn end_kept(name: &str) {
+    super::expose::end_kept(name);
+    super::workbench::end_kept(name);
 }
 
 /// `authState()`: each configured server's sign-in, without any token ([`Records::state`]).

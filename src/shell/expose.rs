@@ -39,6 +39,11 @@ thread_local! {
     static CONNECTIONS: kept::Pool = kept::Pool::listening();
 }
 
+/// Ends the kept connection to exposed server `name` (its sign-in changed).
+pub(crate) fn end_kept(name: &str) {
+    kept::forget(&CONNECTIONS, name);
+}
+
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
 /// tabs of that origin are told at once.
 pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {

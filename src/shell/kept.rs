@@ -20,7 +20,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::mcp;
 use super::store::read_key;
-use crate::core::expose::{connect, Connect};
+use crate::core::expose::{connect, Connect, Identity};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::provider::redact;
@@ -38,9 +38,20 @@ pub struct Open {
 }
 
 impl Open {
-    /// What it was opened for: the server's configuration and key.
-    fn identity(&self) -> (&McpServerConfig, Option<&str>) {
-        (&self.config, self.key.as_deref())
+    /// What it sends now: the server's configuration, key and the access token its session
+    /// holds (a refresh during a call included).
+    fn sends(&self) -> Option<String> {
+        let session = &self.client.borrow().session;
+        session.auth().map(|r| r.tokens.access_token.clone())
+    }
+}
+
+/// `open`'s identity, given the access token it sends (`sign_in`).
+fn identity<'a>(open: &'a Open, sign_in: Option<&'a str>) -> Identity<'a> {
+    Identity {
+        config: &open.config,
+        key: open.key.as_deref(),
+        sign_in,
     }
 }
 
@@ -105,8 +116,19 @@ pub async fn connection_or_new(
         Some(reference) => read_key(reference).await?,
         None => None,
     };
+    // The sign-in as stored now: signed out, signed in anew or failed to refresh, a kept
+    // session is replaced rather than sending the token it holds.
+    let record = super::auth::record_for(server).await;
+    let now = Identity {
+        config: server,
+        key: key.as_deref(),
+        sign_in: record.as_ref().map(|r| r.tokens.access_token.as_str()),
+    };
     let kept = get(pool, &server.name);
-    match connect(kept.as_deref().map(Open::identity), server, key.as_deref()) {
+    let kept_sends = kept.as_deref().map(Open::sends);
+    let was = (kept.as_deref())
+        .map(|open| identity(open, kept_sends.as_ref().and_then(|s| s.as_deref())));
+    match connect(was, now) {
         Connect::Reuse => return Ok((kept.expect("a kept connection"), false)),
         Connect::Replace => forget(pool, &server.name),
         Connect::Open => {}
@@ -126,7 +148,10 @@ pub async fn connection_or_new(
     // Another request may have opened the same server meanwhile: keep one of the two.
     let earlier = with(pool, |open| {
         let other = open.get(&server.name);
-        match connect(other.map(|o| o.identity()), server, opened.key.as_deref()) {
+        let other_sends = other.map(|o| o.sends());
+        let was = other.map(|o| identity(o, other_sends.as_ref().and_then(|s| s.as_deref())));
+        let opened_sends = opened.sends();
+        match connect(was, identity(&opened, opened_sends.as_deref())) {
             Connect::Reuse => other.cloned(),
             Connect::Replace | Connect::Open => {
                 open.insert(server.name.clone(), opened.clone());

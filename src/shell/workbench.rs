@@ -160,6 +160,11 @@ thread_local! {
     static USES: RefCell<HashMap<String, (u32, u64)>> = RefCell::default();
 }
 
+/// Ends the kept connection to server `name` called by hand (its sign-in changed).
+pub(crate) fn end_kept(name: &str) {
+    kept::forget(&BY_HAND, name);
+}
+
 /// A use of a server by hand, from its start to its [`done`].
 fn begin(name: &str) {
     USES.with_borrow_mut(|uses| {

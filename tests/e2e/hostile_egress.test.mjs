@@ -1,5 +1,6 @@
-// Security round 3, the egress (findings 9 and 12), performed against the built extension: a
-// server that writes its Bearer token into every string of its tool listing, and a pasted
+// Security round 3, the egress (findings 3, 9 and 12), performed against the built extension: a
+// server that writes its Bearer token into every string of its tool listing, kept sessions
+// that went on sending a token after sign-out, and a pasted
 // collector configuration that names the model's key. Each test asserts what the server, the
 // model, the page and the collector then received; the harness's canary check (on close) also
 // fails on any leak of the key anywhere but its own endpoint's headers.
@@ -8,7 +9,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, ROOT, storeSignIn } from '../support/browser.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { serve } from '../support/server.mjs';
@@ -102,6 +103,36 @@ describe('security round 3: the egress', () => {
     await op('expose', { server: 'echo', origin, enabled: false });
     assert.match(descriptions, /\[redacted\]/, descriptions.slice(0, 300));
     assert.deepEqual(leaks(descriptions), [], descriptions.slice(0, 400));
+    await op('configure', { servers: [] });
+  });
+
+  test('finding 3: after signOut no kept session (by hand, exposed) sends the signed-out token', async () => {
+    const TOKENS = { access: 'oauth-access-5c1e7a9b3d2f4680', refresh: 'oauth-refresh-0a2b4c6d8e1f3a5b', secret: 'client-secret-7e5c3a1b9d0f2468' };
+    const url = `${mcp.url}/s/normal~signed/mcp`;
+    await op('configure', { servers: [{ name: 'signed', url, enabled: false, trusted: true }] });
+    await storeSignIn(host.worker, 'signed', url, TOKENS);
+    const origin = new URL(site.url).origin;
+    await op('expose', { server: 'signed', origin, enabled: true, tools: ['add'] });
+    await page.goto(`${site.url}/expose.html`);
+    const exposed = () => evaluateInContentScript(host.context, page,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'add', args: {a: 1, b: 2}})`);
+    const byHand = () => op('callTool', { server: 'signed', name: 'add', args: { a: 1, b: 2 } });
+    const bearers = () => mcp.requests({ rpcMethod: 'tools/call' }).map((r) => r.headers.authorization ?? null);
+    // Signed in: both kept sessions send the token.
+    let before = bearers().length;
+    assert.equal((await byHand()).ok, true);
+    for (let i = 0; i < 50 && (await exposed().catch(() => null))?.ok !== true; i++) await sleep(100);
+    const signedIn = bearers().slice(before);
+    assert.ok(signedIn.length >= 2 && signedIn.every((b) => b === `Bearer ${TOKENS.access}`), JSON.stringify(signedIn));
+    // Signed out: neither sends it any more (a fresh session sends nothing).
+    const out = await op('signOut', { server: 'signed' });
+    assert.equal(out.signedOut, true, JSON.stringify(out));
+    before = bearers().length;
+    const again = [await byHand(), await exposed()];
+    const signedOut = bearers().slice(before);
+    assert.equal(signedOut.length, 2, `${JSON.stringify(again)} ${JSON.stringify(signedOut)}`);
+    assert.deepEqual(signedOut, [null, null], 'the signed-out token was sent again');
+    await op('expose', { server: 'signed', origin, enabled: false });
     await op('configure', { servers: [] });
   });
 

@@ -397,16 +397,35 @@ fn connections_are_kept_for_one_configuration_and_key() {
         url: "https://mcp.example/other".into(),
         ..own.clone()
     };
-    assert_eq!(connect(None, &own, None), Connect::Open);
+    let id = |config, key, sign_in| Identity {
+        config,
+        key,
+        sign_in,
+    };
+    assert_eq!(connect(None, id(&own, None, None)), Connect::Open);
+    let kept = Some(id(&own, Some("k"), Some("t1")));
     assert_eq!(
-        connect(Some((&own, Some("k"))), &own, Some("k")),
+        connect(kept, id(&own, Some("k"), Some("t1"))),
         Connect::Reuse
     );
     assert_eq!(
-        connect(Some((&own, Some("k"))), &own, Some("k2")),
+        connect(kept, id(&own, Some("k2"), Some("t1"))),
         Connect::Replace
     );
-    assert_eq!(connect(Some((&own, None)), &moved, None), Connect::Replace);
+    assert_eq!(
+        connect(Some(id(&own, None, None)), id(&moved, None, None)),
+        Connect::Replace
+    );
+    // Signed out, signed in anew, or a refresh that failed: the kept session is replaced.
+    assert_eq!(connect(kept, id(&own, Some("k"), None)), Connect::Replace);
+    assert_eq!(
+        connect(kept, id(&own, Some("k"), Some("t2"))),
+        Connect::Replace
+    );
+    assert_eq!(
+        connect(Some(id(&own, None, None)), id(&own, None, Some("t1"))),
+        Connect::Replace
+    );
     let exposures = vec![Exposure {
         server: "own".into(),
         origins: vec!["https://a.test".into()],
