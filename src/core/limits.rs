@@ -46,6 +46,14 @@ impl Default for Limits {
     }
 }
 
+/// Tools one tab may offer, all its frames together (`max_tools_per_tab`): the frames are read
+/// top frame first, and the tools past the cap are left out, named in the listing's problems.
+pub const MAX_TOOLS_PER_TAB: usize = 512;
+
+/// Tools one model request may carry, of every source together (`max_tools_per_request`):
+/// past it the rest are left out, and the run says how many and which sources.
+pub const MAX_TOOLS_PER_REQUEST: usize = 512;
+
 // --- Schemas (a page's, a server's, a model's, a person's) -------------------------------------
 
 /// Regular expressions (`pattern`, `patternProperties`) one schema may have; a schema with

@@ -20,6 +20,8 @@ const SCENARIOS = {
       { text: 'Checked.' },
     ],
   },
+  // Nothing to call: the request is what matters.
+  plain: { steps: [{ text: 'Done.' }] },
   // A call the run's own `block` layer refuses.
   refused: { steps: [call('place_order', {}), { text: 'Refused.' }] },
 };
@@ -107,6 +109,31 @@ describe('security round 3', () => {
     const html = await op('evalReport', { report: { ...answer, testCount: 1 }, format: 'html' });
     assert.ok(!html.includes('http-equiv="refresh"'), 'no markup from the answer');
     assert.match(html, /<b>1<\/b> results/);
+  });
+
+  test('finding 14: frames together cannot multiply the tool cap, in a listing or in a model request', async () => {
+    await open('hostile/many-frames.html');
+    // Three frames of 250 tools each (each frame under its own cap): 750 offered.
+    let listed;
+    for (let i = 0; i < 100; i++) {
+      listed = await op('listTools', { tabId });
+      if (listed.tools.filter((t) => t.frameId !== 0).length >= 262) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(listed.tools.length, 512, `${listed.tools.length} tools listed`);
+    assert.equal(listed.tools.filter((t) => t.name.startsWith('top_')).length, 250, 'the top frame comes first');
+    const capped = listed.problems.filter((p) => /max_tools_per_tab/.test(p.message));
+    assert.ok(capped.length >= 1, JSON.stringify(listed.problems));
+    assert.match(capped.at(-1).message, /of its 250 tools left out/);
+    // A run: the model request carries at most 512 tools, and the run says what was left out.
+    const before = models.requests().length;
+    const run = await op('run', { tabId, prompt: 'Anything', model: 'plain', maxSteps: 1 });
+    const sent = models.requests().slice(before).filter((r) => r.method === 'POST');
+    assert.ok(sent.length >= 1, 'the model was asked');
+    const tools = sent[0].body.tools ?? [];
+    assert.ok(tools.length > 0 && tools.length <= 512, `${tools.length} tools in the request`);
+    const said = run.events.filter((e) => e.type === 'CUSTOM').map((e) => JSON.stringify(e.value)).join('\n');
+    assert.match(said, /max_tools_per_(tab|request)/, said.slice(0, 500));
   });
 
   test('finding 4: replayDiff never plays a call its run refused with a block layer, or one the person declined', async () => {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::bridge::{parse_listing, BridgeError, FrameListing, Reply, Target};
 use super::tool::{PageTool, ToolProblem};
-use crate::core::limits::{Limits, FRAME_LIST_MS};
+use crate::core::limits::{Limits, FRAME_LIST_MS, MAX_TOOLS_PER_TAB};
 
 /// A frame of a tab and what came of asking it for its tools.
 #[derive(Debug, Clone)]
@@ -178,8 +178,22 @@ impl TabTools {
                     for (name, version) in listing.versions {
                         out.versions.insert((frame.frame_id, name), version);
                     }
-                    out.tools.extend(listing.tools.tools);
+                    let room = MAX_TOOLS_PER_TAB.saturating_sub(out.tools.len());
+                    let offered = listing.tools.tools.len();
+                    out.tools.extend(listing.tools.tools.into_iter().take(room));
                     out.problems.extend(listing.tools.problems);
+                    if offered > room {
+                        out.problems.push(ToolProblem {
+                            frame_id: frame.frame_id,
+                            tool: None,
+                            message: format!(
+                                "frame {} ({}): {} of its {offered} tools left out: a tab offers at most {MAX_TOOLS_PER_TAB} tools, all its frames together (max_tools_per_tab)",
+                                frame.frame_id,
+                                frame.url,
+                                offered - room
+                            ),
+                        });
+                    }
                 }
                 // A frame that never had our content script (about:blank of an ad, a frame
                 // loaded before the extension) is not a problem unless it is the top frame.

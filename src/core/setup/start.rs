@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::core::agui::Message;
 use crate::core::egress::secrets_of;
+use crate::core::limits::MAX_TOOLS_PER_REQUEST;
 use crate::core::limits::MCP_SOURCE_MS;
 use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
@@ -418,7 +419,7 @@ impl Start {
             run_id,
             thread_id,
             mut tools,
-            errors,
+            mut errors,
             bindings,
             key,
             secrets,
@@ -441,6 +442,9 @@ impl Start {
                 .map(tool(ToolKind::Frontend)),
         );
         tools.extend(visitor.into_iter().map(tool(ToolKind::Visitor)));
+        if let Some(error) = cap_tools(&mut tools) {
+            errors.push(error);
+        }
         let mut messages = request.messages;
         name_user_messages(&mut messages, &run_id);
         let (history, notices) = settled.unwrap_or_default();
@@ -488,6 +492,42 @@ fn name_user_messages(messages: &mut [Message], run_id: &str) {
             }
         }
     }
+}
+
+/// Leaves out the tools past [`MAX_TOOLS_PER_REQUEST`] (the last ones: the page's and the
+/// servers' come first, then the caller's), and says how many of each source were left out.
+pub(super) fn cap_tools(tools: &mut Vec<RunTool>) -> Option<SourceError> {
+    if tools.len() <= MAX_TOOLS_PER_REQUEST {
+        return None;
+    }
+    let dropped = tools.split_off(MAX_TOOLS_PER_REQUEST);
+    let mut by_source: Vec<(String, usize)> = Vec::new();
+    for tool in &dropped {
+        let source = match tool.kind {
+            ToolKind::Local => "the host's",
+            ToolKind::Page => "the page's",
+            ToolKind::Mcp => "the servers'",
+            ToolKind::Frontend => "the client's",
+            ToolKind::Visitor => "the person's",
+        }
+        .to_owned();
+        match by_source.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, n)) => *n += 1,
+            None => by_source.push((source, 1)),
+        }
+    }
+    let which: Vec<String> = by_source
+        .iter()
+        .map(|(s, n)| format!("{n} of {s}"))
+        .collect();
+    Some(SourceError {
+        source: "tools".into(),
+        message: format!(
+            "{} tools left out ({}): a model request carries at most {MAX_TOOLS_PER_REQUEST} (max_tools_per_request)",
+            dropped.len(),
+            which.join(", ")
+        ),
+    })
 }
 
 /// `run`'s value once the run ended: `{runId, threadId, outcome, events, messages,

@@ -677,3 +677,31 @@ fn stored_middleware_wraps_the_run_s_own_and_a_bad_one_refuses_the_run() {
         "{error}"
     );
 }
+
+#[test]
+fn a_model_request_carries_at_most_the_tool_cap_and_says_what_was_left_out() {
+    use crate::core::limits::MAX_TOOLS_PER_REQUEST;
+    use crate::core::run::{RunTool, ToolKind};
+    let tool = |i: usize, kind| RunTool {
+        spec: crate::core::toolset::ToolSpec {
+            name: format!("t{i}"),
+            description: String::new(),
+            input_schema: json!({"type": "object"}),
+        },
+        kind,
+        data_source: None,
+    };
+    let mut tools: Vec<RunTool> = (0..MAX_TOOLS_PER_REQUEST)
+        .map(|i| tool(i, ToolKind::Page))
+        .chain((0..10).map(|i| tool(1000 + i, ToolKind::Mcp)))
+        .chain((0..2).map(|i| tool(2000 + i, ToolKind::Frontend)))
+        .collect();
+    let error = super::start::cap_tools(&mut tools).expect("over the cap");
+    assert_eq!(tools.len(), MAX_TOOLS_PER_REQUEST);
+    assert_eq!(
+        error.message,
+        format!("12 tools left out (10 of the servers', 2 of the client's): a model request carries at most {MAX_TOOLS_PER_REQUEST} (max_tools_per_request)")
+    );
+    let mut few = vec![tool(0, ToolKind::Page)];
+    assert_eq!(super::start::cap_tools(&mut few), None);
+}

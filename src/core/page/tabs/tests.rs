@@ -100,3 +100,28 @@ fn the_listing_as_text_is_the_listing_and_versions_are_kept_by_frame() {
     assert_eq!(tools.version(&tools.tools[0]), Some(3));
     assert_eq!(tools.version(&tools.tools[1]), Some(1));
 }
+
+#[test]
+fn frames_together_offer_at_most_the_tabs_cap_top_frame_first() {
+    let tools = |frame: i64, n: usize| {
+        let list: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"name":"t{frame}_{i}"}}"#))
+            .collect();
+        answer(frame, &format!("[{}]", list.join(",")))
+    };
+    // 32 frames of 200 tools: 6,400 offered, the cap kept, the top frame's all in.
+    let frames: Vec<FrameAnswer> = (0..32).rev().map(|f| tools(f, 200)).collect();
+    let tab = TabTools::from_frames(frames);
+    assert_eq!(tab.tools.len(), MAX_TOOLS_PER_TAB);
+    assert!(tab.tools[..200].iter().all(|t| t.frame_id == 0));
+    let left_out: Vec<&str> = (tab.problems.iter())
+        .filter(|p| p.message.contains("max_tools_per_tab"))
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(left_out.len(), 30, "{left_out:?}");
+    assert!(left_out[0].starts_with("frame 2 (http://f2.test/): 88 of its 200 tools left out"));
+    // Under the cap: nothing left out, nothing said.
+    let small = TabTools::from_frames(vec![tools(0, 3), tools(1, 3)]);
+    assert_eq!(small.tools.len(), 6);
+    assert!(small.problems.is_empty());
+}
