@@ -20,6 +20,8 @@ const SCENARIOS = {
       { text: 'Checked.' },
     ],
   },
+  // A tool result that only site A should know (a one-time code), then an answer.
+  otp: { steps: [call('add', { a: 493000, b: 817 }), { text: 'Your code is ready.' }] },
   // Nothing to call: the request is what matters.
   plain: { steps: [{ text: 'Done.' }] },
   // A call the run's own `block` layer refuses.
@@ -109,6 +111,31 @@ describe('security round 3', () => {
     const html = await op('evalReport', { report: { ...answer, testCount: 1 }, format: 'html' });
     assert.ok(!html.includes('http-equiv="refresh"'), 'no markup from the answer');
     assert.match(html, /<b>1<\/b> results/);
+  });
+
+  test('finding 1: a conversation made on one origin is not continued on another, unless carried over on purpose', async () => {
+    await open('tools.html');
+    const first = await op('run', { tabId, prompt: 'Get my code', model: 'otp' });
+    assert.deepEqual(await pageCalls(), ['add']);
+    const secretIn = (r) => /493817|493000/.test(JSON.stringify(r.body));
+    // The same tab moves to another origin (localhost instead of 127.0.0.1).
+    await page.goto(`${server.url.replace('127.0.0.1', 'localhost')}/tools.html`);
+    const before = models.requests().length;
+    const second = await op('run', { tabId, prompt: 'Tell me the code again', model: 'plain', threadId: first.threadId });
+    const sent = models.requests().slice(before).filter((r) => r.method === 'POST');
+    assert.ok(sent.length >= 1);
+    assert.ok(!sent.some(secretIn), "site A's tool result reached the run on site B");
+    assert.notEqual(second.threadId, first.threadId, 'a new conversation');
+    const notice = second.events.find((e) => e.type === 'CUSTOM' && e.value?.type === 'fresh');
+    assert.ok(notice, JSON.stringify(second.events.filter((e) => e.type === 'CUSTOM')));
+    assert.equal(notice.value.from, first.threadId);
+    const listed = (await op('conversations', {})).find((t) => t.threadId === second.threadId);
+    assert.equal(listed?.origin, new URL(page.url()).origin, JSON.stringify(listed));
+    // Asked for explicitly, the history is carried over.
+    const carried = models.requests().length;
+    const third = await op('run', { tabId, prompt: 'Again', model: 'plain', threadId: first.threadId, carryOver: true });
+    assert.equal(third.threadId, first.threadId);
+    assert.ok(models.requests().slice(carried).filter((r) => r.method === 'POST').some(secretIn), 'carried over on purpose');
   });
 
   test('finding 14: frames together cannot multiply the tool cap, in a listing or in a model request', async () => {

@@ -204,6 +204,9 @@ pub struct RunRequest {
     pub output_schema: Option<Value>,
     /// The run's own middleware layers (after the global ones).
     pub middleware: Vec<crate::core::run::Middleware>,
+    /// Whether `threadId`'s conversation goes on here even when it was made on another
+    /// origin (`carryOver: true`); otherwise such a run starts a new conversation.
+    pub carry_over: bool,
 }
 
 pub use crate::core::limits::MAX_MAX_STEPS;
@@ -295,6 +298,16 @@ impl RunRequest {
                 "run",
             )
             .map_err(bad)?,
+            carry_over: match map.get("carryOver") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(other) => {
+                    return Err(bad(format!(
+                        "run: `carryOver` must be true or false, not {}",
+                        kind(other)
+                    )))
+                }
+            },
         })
     }
 }

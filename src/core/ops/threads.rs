@@ -65,6 +65,11 @@ pub struct ThreadSummary {
     /// Its oldest turns dropped to stay under [`MAX_CONVERSATION_BYTES`].
     #[serde(default)]
     pub dropped_turns: usize,
+    /// The top-frame origin of the tab its runs were made on (as Chrome lists it; none when
+    /// it had no tab): a run on another origin starts a new conversation without its
+    /// history, unless the caller asks for the carry-over (`carryOver: true`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// A tool as a conversation fixed it: its name and a digest of its definition.
@@ -214,6 +219,21 @@ pub struct Opening {
     pub notices: Vec<Value>,
 }
 
+/// Where and what a run is, as [`Opening::settle`] needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct RunPlace<'a> {
+    /// The run's id.
+    pub run_id: &'a str,
+    /// Its tab, if any.
+    pub tab_id: Option<i64>,
+    /// Its new messages.
+    pub messages: &'a [Message],
+    /// The top-frame origin of its tab, as Chrome lists it (none without a tab).
+    pub origin: Option<&'a str>,
+    /// Whether the caller asked to continue a conversation of another origin here.
+    pub carry_over: bool,
+}
+
 impl Opening {
     /// The stored record read; the run whose log must be read next, if it left one open.
     pub fn read(record: Option<ThreadRecord>) -> (Opening, Option<String>) {
@@ -266,15 +286,41 @@ impl Opening {
         thread_id: &str,
         fork_id: &str,
         tools: Vec<ToolMark>,
-        run: (&str, Option<i64>, &[Message]),
+        run: RunPlace<'_>,
         now_ms: f64,
     ) -> Settled {
-        let (run_id, tab_id, new) = run;
+        let RunPlace {
+            run_id,
+            tab_id,
+            messages: new,
+            origin,
+            carry_over,
+        } = run;
         let Opening {
-            record,
+            mut record,
             mut history,
             mut notices,
         } = self;
+        let mut thread_id = thread_id;
+        // Another origin than the conversation's: a new conversation, without the history
+        // (data one site's tools gave never reaches another site's run unasked).
+        let moved = record.as_ref().and_then(|r| {
+            let was = r.summary.origin.as_deref()?;
+            (origin.is_some_and(|now| now != was) && !carry_over).then(|| was.to_owned())
+        });
+        if let Some(was) = moved {
+            let from = record.take().expect("a record").summary.thread_id;
+            notices.push(json!({
+                "type": "fresh",
+                "from": from,
+                "threadId": fork_id,
+                "reason": format!(
+                    "the conversation was made on {was}; this tab shows {}: a new conversation starts without its history (carryOver: true continues it)",
+                    origin.unwrap_or_default()
+                ),
+            }));
+            thread_id = fork_id;
+        }
         let title = |messages: &[Message]| {
             let first = messages.iter().find_map(|m| match m {
                 Message::User { content, .. } => Some(content.trim()),
@@ -315,6 +361,7 @@ impl Opening {
                         forked_from: None,
                         last_run: None,
                         dropped_turns: 0,
+                        origin: origin.map(str::to_owned),
                     },
                     tools,
                     messages: Vec::new(),
@@ -323,6 +370,9 @@ impl Opening {
             }
         };
         record.summary.tab_id = tab_id;
+        if origin.is_some() {
+            record.summary.origin = origin.map(str::to_owned);
+        }
         record.summary.updated_ms = now_ms;
         record.summary.last_run = Some(run_id.to_owned());
         record.open_run = Some(run_id.to_owned());

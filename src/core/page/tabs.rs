@@ -144,6 +144,9 @@ pub struct TabTools {
     /// and the frame runs the tool only while its definition is still that one.
     #[serde(skip)]
     pub versions: BTreeMap<(i64, String), u64>,
+    /// The top frame's origin, as Chrome lists its URL (none when it did not answer).
+    #[serde(skip)]
+    pub top_origin: Option<String>,
 }
 
 impl TabTools {
@@ -172,6 +175,9 @@ impl TabTools {
                         (true, false) => "native",
                     };
                     out.webmcp.insert(frame.frame_id, mode);
+                    if frame.frame_id == 0 {
+                        out.top_origin = Some(listing.origin.clone());
+                    }
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
                     }

@@ -23,7 +23,7 @@ use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::McpTool;
 use crate::core::ops::request::{visitor_tools, RunRequest};
 pub use crate::core::ops::threads::ThreadRecord;
-use crate::core::ops::threads::{marks, Opening};
+use crate::core::ops::threads::{marks, Opening, RunPlace};
 use crate::core::page::tabs::TabTools;
 use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
@@ -122,6 +122,8 @@ pub struct Start {
     run_id: String,
     thread_id: String,
     phase: Phase,
+    /// The top-frame origin of the run's tab, as Chrome lists it.
+    origin: Option<String>,
     servers: VecDeque<McpServerConfig>,
     tools: Vec<RunTool>,
     errors: Vec<SourceError>,
@@ -178,6 +180,7 @@ impl Start {
             run_id,
             thread_id,
             phase,
+            origin: None,
             servers: VecDeque::new(),
             tools: local_tools(),
             errors: Vec::new(),
@@ -281,6 +284,7 @@ impl Start {
             (Phase::Tab(tab_id), Got::TabTools(found)) => {
                 match found {
                     Ok(found) => {
+                        self.origin = found.top_origin.clone();
                         let (run_tools, bindings, errors) = page_run_tools(&found);
                         self.tools.extend(run_tools);
                         self.errors.extend(errors);
@@ -398,11 +402,18 @@ impl Start {
         );
         all.extend(self.visitor.iter().map(tool(ToolKind::Visitor)));
         name_user_messages(&mut self.request.messages, &self.run_id);
+        let place = RunPlace {
+            run_id: &self.run_id,
+            tab_id: self.request.tab_id,
+            messages: &self.request.messages,
+            origin: self.origin.as_deref(),
+            carry_over: self.request.carry_over,
+        };
         let settled = std::mem::take(&mut self.opening).settle(
             &self.thread_id,
             &self.fork_id,
             marks(&all),
-            (&self.run_id, self.request.tab_id, &self.request.messages),
+            place,
             self.now_ms,
         );
         self.thread_id = settled.record.summary.thread_id.clone();

@@ -16,6 +16,7 @@ fn summary(id: &str, tab: Option<i64>, updated: f64) -> ThreadSummary {
         forked_from: None,
         last_run: None,
         dropped_turns: 0,
+        origin: None,
     }
 }
 
@@ -155,4 +156,64 @@ fn a_stored_record_is_read_as_untrusted() {
     );
     let error = conversation("t", None).expect_err("none kept");
     assert_eq!(error, "conversation: no conversation `t` is kept");
+}
+
+#[test]
+fn a_run_on_another_origin_starts_a_new_conversation_unless_carried_over() {
+    let said = vec![
+        message(json!({"role": "user", "id": "u1", "content": "My code?"})),
+        message(json!({"role": "assistant", "id": "a1", "content": "It is 493817."})),
+    ];
+    let stored = ThreadRecord {
+        summary: ThreadSummary {
+            origin: Some("https://a.test".into()),
+            ..summary("t", Some(3), 1.0)
+        },
+        tools: Vec::new(),
+        messages: said.clone(),
+        open_run: None,
+    };
+    let new = [message(
+        json!({"role": "user", "id": "u2", "content": "Tell me again."}),
+    )];
+    let place = |origin, carry_over| RunPlace {
+        run_id: "r2",
+        tab_id: Some(3),
+        messages: &new,
+        origin,
+        carry_over,
+    };
+    let settle = |origin, carry_over| {
+        Opening::read(Some(stored.clone())).0.settle(
+            "t",
+            "t_new",
+            Vec::new(),
+            place(origin, carry_over),
+            2.0,
+        )
+    };
+    // Another origin: a new conversation of that origin, no history, a notice saying why.
+    let moved = settle(Some("https://b.test"), false);
+    assert!(moved.history.is_empty());
+    assert_eq!(moved.record.summary.thread_id, "t_new");
+    assert_eq!(
+        moved.record.summary.origin.as_deref(),
+        Some("https://b.test")
+    );
+    assert_eq!(moved.record.messages, new.to_vec());
+    assert_eq!(moved.notices[0]["type"], "fresh");
+    assert_eq!(moved.notices[0]["from"], "t");
+    assert!(!serde_json::to_string(&moved.record)
+        .unwrap()
+        .contains("493817"));
+    // The same origin, or carried over on purpose: the history goes on.
+    for (origin, carry_over) in [
+        (Some("https://a.test"), false),
+        (Some("https://b.test"), true),
+        (None, false),
+    ] {
+        let kept = settle(origin, carry_over);
+        assert_eq!(kept.history, said, "{origin:?} {carry_over}");
+        assert_eq!(kept.record.summary.thread_id, "t");
+    }
 }
