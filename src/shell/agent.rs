@@ -183,7 +183,11 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
                 Got::ConversationSaved
             }
             Need::TabTools(tab_id) => {
-                Got::TabTools(super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone))
+                let found = super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone);
+                if let Some(page) = found.as_ref().ok().and_then(|t| t.top_page()) {
+                    super::runlog::on_page(&run_id, page);
+                }
+                Got::TabTools(found)
             }
             Need::Servers => Got::Servers(store::load_servers().await),
             Need::Key(reference) => Got::Key(store::read_key(&reference).await),

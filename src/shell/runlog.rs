@@ -74,6 +74,11 @@ pub(crate) fn on_event(run_id: &str, event: &Value) {
     perform(run_id, with(|log| log.on_event(run_id, event, now_ms())));
 }
 
+/// The page a run was made on, recorded once its tab was listed.
+pub(crate) fn on_page(run_id: &str, page: Value) {
+    perform(run_id, with(|log| log.on_page(run_id, page)));
+}
+
 /// A run ended: its record is final, and what still waited for the person is dismissed.
 pub(crate) fn on_finish(run_id: &str, outcome: &Value) {
     perform(run_id, with(|log| log.on_finish(run_id, outcome)));

@@ -138,6 +138,29 @@ describe('security round 3', () => {
     assert.ok(models.requests().slice(carried).filter((r) => r.method === 'POST').some(secretIn), 'carried over on purpose');
   });
 
+  test('finding 11: a bug report saved after the tab moved to another site describes no part of that site', async () => {
+    await open('tools.html');
+    const run = await op('run', { tabId, prompt: 'Nothing', model: 'plain' });
+    const here = (await op('bugReport', { runId: run.runId })).report;
+    assert.equal(here.page.url, `${server.url}/tools.html`, 'the tab still shows the run\'s page');
+    assert.ok(here.tools?.tools?.some((t) => t.name === 'add'));
+    // The tab moves on to another origin, whose page has other tools.
+    const elsewhere = `${server.url.replace('127.0.0.1', 'localhost')}/hostile/regex.html`;
+    await page.goto(elsewhere);
+    const moved = (await op('bugReport', { runId: run.runId })).report;
+    const text = JSON.stringify(moved);
+    assert.match(moved.page.movedOn ?? '', /moved on from .*tools\.html/, JSON.stringify(moved.page));
+    assert.equal(moved.page.recorded.url, `${server.url}/tools.html`);
+    const other = new URL(elsewhere).host; // localhost:PORT
+    for (const word of [other, 'regex.html']) {
+      const at = text.indexOf(word);
+      assert.equal(at, -1, `nothing of the other site: ${text.slice(Math.max(0, at - 300), at + 100)}`);
+    }
+    assert.ok(!text.includes('some_patterns'), "the other site's tools are not listed");
+    assert.equal(moved.tools, null);
+    assert.equal(moved.screenshot ?? null, null);
+  });
+
   test('finding 14: frames together cannot multiply the tool cap, in a listing or in a model request', async () => {
     await open('hostile/many-frames.html');
     // Three frames of 250 tools each (each frame under its own cap): 750 offered.

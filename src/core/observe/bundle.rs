@@ -79,6 +79,31 @@ pub struct Parts {
     pub created_ms: f64,
 }
 
+/// Whether the tab still shows the page run `recorded` was made on (`RunSummary::page`): the
+/// same top-frame document when one was recorded, else the same URL; `now_url` and
+/// `now_document` are the tab's top frame now. `Err` says where the tab has gone, for the
+/// report: its address, tools, audit and screenshot are then left out.
+pub fn still_shown(
+    recorded: Option<&Value>,
+    now_url: Option<&str>,
+    now_document: Option<&str>,
+) -> Result<(), String> {
+    let Some(recorded) = recorded else {
+        return Err("the run recorded no page (its tab's top frame was not listed): the tab's address, tools, audit and screenshot are left out".into());
+    };
+    let url = recorded.get("url").and_then(Value::as_str).unwrap_or("");
+    let same = match recorded.get("documentId").and_then(Value::as_str) {
+        Some(document) => now_document == Some(document),
+        None => now_url == Some(url),
+    };
+    if same {
+        return Ok(());
+    }
+    Err(format!(
+        "the tab has moved on from {url} (the page this run was made on): its address, tools, audit and screenshot now are another page's, and are left out"
+    ))
+}
+
 /// The bug report of `parts`, with every one of `keys` (the values in session storage) masked
 /// wherever it appears.
 pub fn assemble(parts: Parts, keys: &[String]) -> Value {

@@ -418,3 +418,30 @@ fn a_bug_report_carries_the_runs_timeline_masked_like_the_rest() {
 fn events_len(report: &Value) -> Value {
     json!(report["events"].as_array().map_or(0, Vec::len))
 }
+
+#[test]
+fn a_bug_report_describes_the_tab_only_while_it_shows_the_runs_document() {
+    use crate::core::observe::bundle::still_shown;
+    let recorded =
+        json!({"url": "https://a.test/shop", "origin": "https://a.test", "documentId": "D1"});
+    assert_eq!(
+        still_shown(Some(&recorded), Some("https://a.test/shop#x"), Some("D1")),
+        Ok(())
+    );
+    let moved = still_shown(Some(&recorded), Some("https://b.test/"), Some("D2")).unwrap_err();
+    assert!(
+        moved.contains("moved on from https://a.test/shop"),
+        "{moved}"
+    );
+    assert!(!moved.contains("b.test"), "{moved}");
+    // The same URL loaded again is another document.
+    assert!(still_shown(Some(&recorded), Some("https://a.test/shop"), Some("D9")).is_err());
+    // No document recorded: the URL decides; nothing recorded: nothing is described.
+    let by_url = json!({"url": "https://a.test/shop", "origin": "https://a.test"});
+    assert_eq!(
+        still_shown(Some(&by_url), Some("https://a.test/shop"), None),
+        Ok(())
+    );
+    assert!(still_shown(Some(&by_url), Some("https://b.test/"), None).is_err());
+    assert!(still_shown(None, Some("https://a.test/shop"), Some("D1")).is_err());
+}

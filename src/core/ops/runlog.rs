@@ -141,6 +141,7 @@ impl RunLog {
             outcome: None,
             event_count: 0,
             usage: None,
+            page: None,
         };
         let kept = Kept {
             summary: summary.clone(),
@@ -182,6 +183,15 @@ impl RunLog {
         let mut effects = vec![push("event", body)];
         effects.extend(self.changed(run_id));
         effects
+    }
+
+    /// The page a run was made on (`RunSummary::page`), recorded once its tab was listed.
+    pub fn on_page(&mut self, run_id: &str, page: Value) -> Vec<Effect> {
+        let Some(kept) = self.runs.get_mut(run_id) else {
+            return Vec::new();
+        };
+        kept.summary.page = Some(page);
+        self.changed(run_id).into_iter().collect()
     }
 
     /// A run ended: its record is final, and what still waited for the person is dismissed.

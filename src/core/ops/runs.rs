@@ -150,6 +150,11 @@ pub struct RunSummary {
     /// (`core::observe`); none before its first model step ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Value>,
+    /// The page the run was made on, once its tab's tools were read: `{url, origin,
+    /// documentId?}` of the top frame as Chrome listed it. A bug report includes the tab's
+    /// facts only while the tab still shows that document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<Value>,
 }
 
 /// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`]. Returns the ids of

@@ -147,6 +147,9 @@ pub struct TabTools {
     /// The top frame's origin, as Chrome lists its URL (none when it did not answer).
     #[serde(skip)]
     pub top_origin: Option<String>,
+    /// The top frame's URL, as Chrome lists it (none when it did not answer).
+    #[serde(skip)]
+    pub top_url: Option<String>,
 }
 
 impl TabTools {
@@ -177,6 +180,7 @@ impl TabTools {
                     out.webmcp.insert(frame.frame_id, mode);
                     if frame.frame_id == 0 {
                         out.top_origin = Some(listing.origin.clone());
+                        out.top_url = Some(frame.url.clone());
                     }
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
@@ -221,6 +225,17 @@ impl TabTools {
             }
         }
         out
+    }
+
+    /// The top frame's page as a run records it (`{url, origin, documentId?}`), when the top
+    /// frame answered.
+    pub fn top_page(&self) -> Option<Value> {
+        let mut page =
+            serde_json::json!({"url": self.top_url.as_ref()?, "origin": self.top_origin.as_ref()?});
+        if let Some(document) = self.documents.get(&0) {
+            page["documentId"] = Value::String(document.clone());
+        }
+        Some(page)
     }
 
     /// Where a call of `tool` goes: its frame, and the document it was listed from.

@@ -28,6 +28,7 @@ fn summary(id: &str, state: &str) -> RunSummary {
         outcome: None,
         event_count: 0,
         usage: None,
+        page: None,
     }
 }
 
