@@ -11,7 +11,7 @@
 import { $, button, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
 import { state } from '../state.js';
-import { schemaForm } from './form.js';
+import { FormTooLarge, schemaForm } from './form.js';
 
 const HISTORY_KEY = 'webmcpHost.ui.manualCalls.';
 const HISTORY_MAX = 20;
@@ -97,9 +97,20 @@ function pick(key, args) {
     $('call-form').replaceChildren();
     return;
   }
-  form = schemaForm(chosen.inputSchema, syncFromForm);
-  $('call-form').replaceChildren(form.node);
-  if (args) form.write(args);
+  try {
+    form = schemaForm(chosen.inputSchema, syncFromForm);
+    $('call-form').replaceChildren(form.node);
+    if (args) form.write(args);
+  } catch (error) {
+    if (!(error instanceof FormTooLarge)) throw error;
+    // A schema that would make a huge form: the JSON editor alone, and why.
+    form = null;
+    const note = element('p', 'form-too-large muted', `No form: ${error.message}. Write the arguments in the JSON editor.`);
+    $('call-form').replaceChildren(note);
+    $('call-json').value = JSON.stringify(args ?? {}, null, 2);
+    say('call-json-status', '');
+    return;
+  }
   syncFromForm();
   if (args) $('call-json').value = JSON.stringify(args, null, 2);
   say('call-json-status', '');
@@ -120,7 +131,12 @@ function syncFromJson() {
     return say('call-json-status', `Not JSON: ${errorText(error)}`, true);
   }
   if (!args || typeof args !== 'object' || Array.isArray(args)) return say('call-json-status', 'The arguments must be a JSON object.', true);
-  form.write(args);
+  try {
+    form.write(args);
+  } catch (error) {
+    if (!(error instanceof FormTooLarge)) throw error;
+    return say('call-json-status', `The form cannot show these arguments (${error.message}); they are sent as written here.`, true);
+  }
   say('call-json-status', '');
 }
 
@@ -179,7 +195,8 @@ export async function runCall(event) {
   } catch (failure) {
     return say('call-status', errorText(failure), true);
   }
-  const unplaced = form.showErrors(check.errors);
+  // Without a form (a schema too large for one), every error is listed here.
+  const unplaced = form ? form.showErrors(check.errors) : check.errors;
   if (!check.valid) {
     const where = unplaced.map((e) => `${e.path || 'arguments'}: ${e.message}`).join('; ');
     say('call-status', `Not sent: ${check.errors.length} error${check.errors.length === 1 ? '' : 's'} in the arguments${where ? ` (${where})` : ''}.`, true);

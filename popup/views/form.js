@@ -8,6 +8,46 @@
 
 import { button, element } from '../dom.js';
 
+/**
+ * The most fields one form builds (`max_form_fields`): a schema, a page's or a server's, that
+ * would make more (an array whose `default` nests arrays with defaults of their own grows as a
+ * power of its depth) throws `FormTooLarge`, and the Call view falls back to the JSON editor.
+ */
+export const MAX_FORM_FIELDS = 2000;
+
+/** A form past `MAX_FORM_FIELDS`. */
+export class FormTooLarge extends Error {}
+
+// Fields the form being built may still make (Infinity: no build under way), and whether
+// fields take their schema's `default` (not when a value is written over them at once).
+let left = Infinity;
+let defaults = true;
+const spend = () => {
+  left -= 1;
+  if (left < 0) throw new FormTooLarge(`the schema makes a form of more than ${MAX_FORM_FIELDS} fields (max_form_fields)`);
+};
+/** `build()` within a fresh budget of fields. */
+const bounded = (build) => {
+  if (left !== Infinity) return build();
+  left = MAX_FORM_FIELDS;
+  try {
+    return build();
+  } finally {
+    left = Infinity;
+  }
+};
+/** `build()` with the schema's defaults applied or not. */
+const withDefaults = (apply, build) => {
+  const was = defaults;
+  defaults = was && apply;
+  try {
+    return build();
+  } finally {
+    defaults = was;
+  }
+};
+const defaultOf = (schema) => (defaults ? schema.default : undefined);
+
 let serial = 0;
 const nextId = () => `f${++serial}`;
 
@@ -84,6 +124,7 @@ function wrap(path, label, schema, required, control, id) {
  * `read()` gives the value or `undefined` (unset), `write(value)` shows a value.
  */
 export function field(schema, path, label, required, onChange) {
+  spend();
   schema = schema && typeof schema === 'object' ? schema : {};
   const id = nextId();
   const type = typeOf(schema);
@@ -101,15 +142,15 @@ export function field(schema, path, label, required, onChange) {
       const at = schema.enum.findIndex((v) => JSON.stringify(v) === JSON.stringify(value));
       select.value = at < 0 ? '' : String(at);
     };
-    if (schema.default !== undefined) write(schema.default);
+    if (defaultOf(schema) !== undefined) write(defaultOf(schema));
     return { node: wrap(path, label, schema, required, select, id), read: () => (select.value === '' ? undefined : schema.enum[Number(select.value)]), write };
   }
   if (type === 'boolean') {
     const input = element('input');
     input.type = 'checkbox';
     input.id = id;
-    let touched = schema.default !== undefined;
-    input.checked = schema.default === true;
+    let touched = defaultOf(schema) !== undefined;
+    input.checked = defaultOf(schema) === true;
     input.addEventListener('change', () => {
       touched = true;
       onChange();
@@ -129,7 +170,7 @@ export function field(schema, path, label, required, onChange) {
     input.autocomplete = 'off';
     if (type !== 'string') input.inputMode = type === 'integer' ? 'numeric' : 'decimal';
     if (schema.format === 'email') input.inputMode = 'email';
-    if (schema.default !== undefined) input.value = String(schema.default);
+    if (defaultOf(schema) !== undefined) input.value = String(defaultOf(schema));
     if (schema.examples?.[0] !== undefined) input.placeholder = String(schema.examples[0]);
     input.addEventListener('input', onChange);
     const read = () => (type === 'string' ? (input.value === '' ? undefined : input.value) : readNumber(input.value));
@@ -143,7 +184,7 @@ export function field(schema, path, label, required, onChange) {
   area.id = id;
   area.rows = 2;
   area.spellcheck = false;
-  if (schema.default !== undefined) area.value = JSON.stringify(schema.default);
+  if (defaultOf(schema) !== undefined) area.value = JSON.stringify(defaultOf(schema));
   area.addEventListener('input', onChange);
   const read = () => {
     if (area.value.trim() === '') return undefined;
@@ -177,11 +218,15 @@ function objectField(schema, path, label, required, onChange, id) {
   const { box, error } = fieldset('object', schema, path, label, required, id);
   box.append(error);
   const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
-  const children = Object.entries(schema.properties ?? {}).map(([key, sub]) => {
-    const child = field(sub, `${path}/${escapePointer(key)}`, key, needed.has(key), onChange);
-    box.append(child.node);
-    return [key, child];
-  });
+  // Its own default is written over its fields at once: they are built without theirs.
+  const own = defaultOf(schema);
+  const children = withDefaults(!(own && typeof own === 'object'), () =>
+    Object.entries(schema.properties ?? {}).map(([key, sub]) => {
+      const child = field(sub, `${path}/${escapePointer(key)}`, key, needed.has(key), onChange);
+      box.append(child.node);
+      return [key, child];
+    }),
+  );
   const read = () => {
     const out = {};
     for (const [key, child] of children) {
@@ -193,7 +238,7 @@ function objectField(schema, path, label, required, onChange, id) {
   const write = (value) => {
     for (const [key, child] of children) child.write(value && typeof value === 'object' ? value[key] : undefined);
   };
-  if (schema.default && typeof schema.default === 'object') write(schema.default);
+  if (own && typeof own === 'object') write(own);
   return { node: box, read, write };
 }
 
@@ -203,7 +248,7 @@ function arrayField(schema, path, label, required, onChange, id) {
   if (hint) box.append(element('p', 'field-hint muted', hint));
   const list = element('ol', 'array-items');
   let items = [];
-  let touched = schema.default !== undefined;
+  let touched = defaultOf(schema) !== undefined;
   const renumber = () => {
     items.forEach((item, index) => {
       item.row.dataset.index = String(index);
@@ -211,7 +256,8 @@ function arrayField(schema, path, label, required, onChange, id) {
   };
   const add = (value) => {
     const index = items.length;
-    const child = field(schema.items ?? {}, `${path}/${index}`, `${label} ${index + 1}`, true, onChange);
+    // An item built for a value is built from that value only, not from its schema's defaults.
+    const child = withDefaults(value === undefined, () => field(schema.items ?? {}, `${path}/${index}`, `${label} ${index + 1}`, true, onChange));
     const row = element('li', 'array-item');
     const item = { child, row };
     const remove = button('Remove', () => {
@@ -235,7 +281,15 @@ function arrayField(schema, path, label, required, onChange, id) {
   };
   const addButton = button(`Add ${label} item`, () => {
     touched = true;
-    add(undefined).child.node.querySelector('input, select, textarea')?.focus();
+    let item;
+    try {
+      item = bounded(() => add(undefined));
+    } catch (failure) {
+      if (!(failure instanceof FormTooLarge)) throw failure;
+      error.textContent = `Not added: ${failure.message}; write this item in the JSON editor.`;
+      return;
+    }
+    item.child.node.querySelector('input, select, textarea')?.focus();
     onChange();
   }, 'small');
   box.append(list, addButton, error);
@@ -247,13 +301,17 @@ function arrayField(schema, path, label, required, onChange, id) {
     touched = Array.isArray(value);
     rebuild(Array.isArray(value) ? value : []);
   };
-  if (Array.isArray(schema.default)) rebuild(schema.default);
+  if (Array.isArray(defaultOf(schema))) rebuild(defaultOf(schema));
   return { node: box, read, write };
 }
 
-/** The form of a tool's input schema: `{node, read(), write(args), showErrors(errors)}`. */
+/**
+ * The form of a tool's input schema: `{node, read(), write(args), showErrors(errors)}`. Throws
+ * `FormTooLarge` for a schema whose form (defaults included) would pass `MAX_FORM_FIELDS`;
+ * `write` throws it too for a value that would.
+ */
 export function schemaForm(schema, onChange) {
-  const root = field(schema?.type ? schema : { type: 'object', ...schema }, '', 'Arguments', true, onChange);
+  const root = bounded(() => field(schema?.type ? schema : { type: 'object', ...schema }, '', 'Arguments', true, onChange));
   const showErrors = (errors) => {
     for (const slot of root.node.querySelectorAll('.field-error')) slot.textContent = '';
     for (const marked of root.node.querySelectorAll('[aria-invalid]')) marked.removeAttribute('aria-invalid');
@@ -281,5 +339,5 @@ export function schemaForm(schema, onChange) {
     }
     return unplaced;
   };
-  return { node: root.node, read: () => root.read() ?? {}, write: root.write, showErrors };
+  return { node: root.node, read: () => root.read() ?? {}, write: (value) => bounded(() => root.write(value)), showErrors };
 }

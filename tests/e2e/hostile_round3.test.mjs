@@ -161,6 +161,37 @@ describe('security round 3', () => {
     assert.equal(moved.screenshot ?? null, null);
   });
 
+  test('finding 10: a schema that would explode the Call view builds from the values written, and a form past the cap falls back to JSON', async () => {
+    await open('hostile/form-bomb.html');
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}&view=call`);
+    await popup.waitForSelector('body[data-state="ready"]');
+    const choose = async (name) => {
+      await popup.waitForSelector(`#call-tool option[value$="${name}"]`, { state: 'attached' });
+      const value = await popup.$eval('#call-tool', (s, n) => [...s.options].find((o) => o.value.endsWith(`\u0000${n}`)).value, name);
+      const started = Date.now();
+      await popup.selectOption('#call-tool', value);
+      await popup.waitForSelector('#call-form-box:not([hidden])');
+      return Date.now() - started;
+    };
+    // Six levels of eight default items: 8^6 fields before; now the default as written.
+    const ms = await choose('nested_defaults');
+    const built = await popup.$$eval('#call-form *', (all) => all.length);
+    console.log(`# nested defaults form: ${built} elements in ${ms} ms`);
+    assert.ok(built < 2000, `${built} elements`);
+    assert.equal(JSON.parse(await popup.inputValue('#call-json')).grid.length, 8, 'the default, as written');
+    // 2,100 fields: no form, a note, and the JSON editor still calls the tool.
+    await choose('wide_form');
+    assert.match(await popup.textContent('#call-form'), /more than 2000 fields \(max_form_fields\)/);
+    assert.equal(await popup.$$eval('#call-form input', (all) => all.length), 0);
+    await popup.fill('#call-json', JSON.stringify({ f7: 'seven' }));
+    await popup.click('#call-run');
+    await popup.waitForSelector('#call-result:not([hidden])');
+    assert.match(await popup.textContent('#call-result'), /wide ok/);
+    assert.deepEqual(await pageCalls(), ['wide_form']);
+    await popup.close();
+  });
+
   test('finding 14: frames together cannot multiply the tool cap, in a listing or in a model request', async () => {
     await open('hostile/many-frames.html');
     // Three frames of 250 tools each (each frame under its own cap): 750 offered.
