@@ -306,7 +306,13 @@ async fn perform(
                         super::timer::cancel(&handle);
                     }
                 }
-                Action::Intents(intents) => super::runlog::on_intents(run_id, &intents).await,
+                Action::Intents(intents) => {
+                    let _ = super::runlog::on_intents(run_id, &intents).await;
+                }
+                Action::StoreIntents { call_id, intents } => {
+                    let error = super::runlog::on_intents(run_id, &intents).await.err();
+                    inbox.push(Answer::IntentsStored { call_id, error });
+                }
                 Action::Confirm(ask) => inbox.spawn(async move {
                     let allowed = match &ask.confirm {
                         Confirm::InPage { tab_id, text } => {

@@ -44,14 +44,16 @@ pub(crate) async fn on_start(run_id: &str, thread_id: &str, tab_id: Option<i64>,
 
 /// Stores the intents of a run's acting calls (none: removes them), after its log: the result
 /// of a call that ended is stored before its intent goes. Resolves once stored.
-pub(crate) async fn on_intents(run_id: &str, intents: &[Intent]) {
+pub(crate) async fn on_intents(run_id: &str, intents: &[Intent]) -> Result<(), String> {
     flush(run_id).await;
     let value = (!intents.is_empty()).then(|| serde_json::to_value(intents).unwrap_or_default());
-    if let Err(error) = put(Session, &intent_slot(run_id), value.as_ref()).await {
+    let stored = put(Session, &intent_slot(run_id), value.as_ref()).await;
+    if let Err(error) = &stored {
         chrome::warn(&format!(
             "webmcp-host: run {run_id}'s intents were not stored: {error}"
         ));
     }
+    stored
 }
 
 /// A run's record stored now, not at its save loop's next tick; a change meanwhile goes on.

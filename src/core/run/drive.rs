@@ -98,6 +98,8 @@ pub struct Drive {
     page_calls: Vec<(String, i64)>,
     /// The acting calls under way (see `core::restart`).
     intents: Vec<Intent>,
+    /// Acting calls waiting for their intent to be stored before they start.
+    storing: Vec<(String, Box<crate::core::gate::Permit<ToolCall>>, Value)>,
     /// Calls a `delay` middleware layer holds, each until its timer runs out.
     delayed: Vec<(TimerId, ToolInvocation)>,
     /// The timers asked for that neither ran out nor were cancelled.
@@ -132,6 +134,7 @@ impl Drive {
             confirming: Vec::new(),
             page_calls: Vec::new(),
             intents: Vec::new(),
+            storing: Vec::new(),
             delayed: Vec::new(),
             waiting: false,
             alive: true,
@@ -210,6 +213,7 @@ impl Drive {
                 }
             }
             Answer::Timeout(timer) => self.timeout(timer),
+            Answer::IntentsStored { call_id, error } => self.intents_stored(call_id, error),
             Answer::ToolDone { call_id, response } => self.tool_done(call_id, response),
             Answer::Hook { call_id, call } => {
                 self.running.retain(|(id, _)| *id != call_id);
@@ -227,6 +231,7 @@ impl Drive {
                 self.drop_model();
                 self.running.clear();
                 self.confirming.clear();
+                self.storing.clear();
                 self.feed(Input::Stop { reason });
             }
         }

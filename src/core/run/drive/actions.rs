@@ -189,8 +189,18 @@ pub enum Action {
         id: TimerId,
     },
     /// Store the intents of the run's acting calls under way, replacing those stored (none:
-    /// remove them); done before the next action, which may start the call.
+    /// remove them), after one of them ended.
     Intents(Vec<Intent>),
+    /// Store the intents with the new acting call `call_id`'s first, and say how it went:
+    /// [`Answer::IntentsStored`]. The call starts only once its intent is stored; an intent
+    /// that cannot be stored (session storage full) refuses the call (restart safety is never
+    /// given up silently).
+    StoreIntents {
+        /// The call the new intent is of.
+        call_id: String,
+        /// Every intent of the run, the new one included.
+        intents: Vec<Intent>,
+    },
     /// Ask the person to allow an MCP call: [`Answer::Confirmed`]. A wait for the person:
     /// the call has not started (no intent is stored for it).
     Confirm(Box<Confirmation>),
@@ -271,6 +281,13 @@ pub enum Answer {
     },
     /// A timer ran out.
     Timeout(TimerId),
+    /// The intents of [`Action::StoreIntents`] were stored, or why not.
+    IntentsStored {
+        /// The call the new intent is of.
+        call_id: String,
+        /// Why they could not be stored, if they could not.
+        error: Option<String>,
+    },
     /// A tool call ended with this `callTool`-shaped answer.
     ToolDone {
         /// The call.

@@ -52,6 +52,11 @@ fn page_tool(name: &str, consequential: bool) -> PageTool {
 
 /// A drive over a run with the page tool `buy` in tab 7.
 fn drive(model: ModelConfig) -> (Drive, Vec<Action>) {
+    drive_storing(model, None)
+}
+
+/// [`drive`], with every intent store answered by `error` (`None`: stored).
+fn drive_storing(model: ModelConfig, error: Option<&str>) -> (Drive, Vec<Action>) {
     let mut input = RunInput::new("t1", "r1", vec![user("Buy it")]);
     input.tools = vec![RunTool {
         spec: ToolSpec {
@@ -72,12 +77,32 @@ fn drive(model: ModelConfig) -> (Drive, Vec<Action>) {
             hook: false,
         },
     );
-    let actions = drain(&mut drive);
+    let actions = drain_storing(&mut drive, error);
     (drive, actions)
 }
 
+/// The drive's actions until it waits; an intent to store is stored (answered at once).
 fn drain(drive: &mut Drive) -> Vec<Action> {
-    std::iter::from_fn(|| drive.poll()).collect()
+    drain_storing(drive, None)
+}
+
+/// [`drain`], with every intent store answered by `error` (`None`: stored).
+fn drain_storing(drive: &mut Drive, error: Option<&str>) -> Vec<Action> {
+    let mut out = Vec::new();
+    while let Some(action) = drive.poll() {
+        let stored = match &action {
+            Action::StoreIntents { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        };
+        out.push(action);
+        if let Some(call_id) = stored {
+            drive.handle(Answer::IntentsStored {
+                call_id,
+                error: error.map(str::to_owned),
+            });
+        }
+    }
+    out
 }
 
 fn feed(drive: &mut Drive, answer: Answer) -> Vec<Action> {

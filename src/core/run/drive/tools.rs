@@ -172,13 +172,41 @@ impl Drive {
                 name,
                 source,
             });
-            self.out.push_back(Action::Intents(self.intents.clone()));
+            self.out.push_back(Action::StoreIntents {
+                call_id: call_id.clone(),
+                intents: self.intents.clone(),
+            });
+            self.storing.push((call_id, Box::new(call), info));
+            return;
         }
         self.out.push_back(Action::Tool {
             call_id,
             call: Box::new(call),
             info,
         });
+    }
+
+    /// A new acting call's intent was stored: it starts; or it could not be: the call is
+    /// refused without running.
+    pub(super) fn intents_stored(&mut self, call_id: String, error: Option<String>) {
+        let Some(at) = self.storing.iter().position(|(id, _, _)| *id == call_id) else {
+            return;
+        };
+        let (call_id, call, info) = self.storing.remove(at);
+        match error {
+            None => self.out.push_back(Action::Tool {
+                call_id,
+                call,
+                info,
+            }),
+            Some(why) => {
+                self.intent_done(&call_id);
+                let message = format!(
+                    "not run: its intent could not be stored ({why}), and a call that acts runs only once its intent is stored (a restart must know it may have run)"
+                );
+                self.tool_done(call_id, json!({"ok": false, "error": message}));
+            }
+        }
     }
 
     /// The person allowed a call or not: it starts, or it ends declined.
@@ -209,6 +237,7 @@ impl Drive {
     /// asked for is no longer confirmed).
     pub(super) fn intent_done(&mut self, call_id: &str) {
         self.confirming.retain(|c| c.call_id != call_id);
+        self.storing.retain(|(id, _, _)| id != call_id);
         let before = self.intents.len();
         self.intents.retain(|intent| intent.call_id != call_id);
         if self.intents.len() != before {

@@ -40,7 +40,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
     let store = first
         .iter()
-        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.name == "buy" && i.source == "page https://shop.test")))
+        .position(|a| matches!(a, Action::StoreIntents { intents: list, .. } if list.iter().any(|i| i.name == "buy" && i.source == "page https://shop.test")))
         .expect("the intent is stored");
     let (tool, call_id, request) = first
         .iter()
@@ -64,11 +64,14 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
             response: json!({"ok": true, "result": "done"}),
         },
     );
-    assert!(first.contains(&Action::Intents(vec![Intent {
+    assert!(first.contains(&Action::StoreIntents {
         call_id: call_id.clone(),
-        name: "buy".into(),
-        source: "page https://shop.test".into(),
-    }])));
+        intents: vec![Intent {
+            call_id: call_id.clone(),
+            name: "buy".into(),
+            source: "page https://shop.test".into(),
+        }]
+    }));
     let result = done.iter().position(|a| {
         matches!(a, Action::Event(e) if serde_json::to_value(e).unwrap()["type"] == "TOOL_CALL_RESULT")
     });
@@ -175,7 +178,9 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
     );
     let actions = drain(&mut drive);
     // Asked first: not under way yet, so no intent, and the worker may idle meanwhile.
-    assert!(!actions.iter().any(|a| matches!(a, Action::Intents(_))));
+    assert!(!actions
+        .iter()
+        .any(|a| matches!(a, Action::Intents(_) | Action::StoreIntents { .. })));
     assert!(!actions.iter().any(|a| matches!(a, Action::Tool { .. })));
     assert_eq!(actions.last(), Some(&Action::KeepAlive(false)));
     let ask = actions
@@ -208,7 +213,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
     );
     let stored = allowed
         .iter()
-        .position(|a| matches!(a, Action::Intents(list) if list.iter().any(|i| i.source == "MCP server own")))
+        .position(|a| matches!(a, Action::StoreIntents { intents: list, .. } if list.iter().any(|i| i.source == "MCP server own")))
         .expect("the intent");
     let started = allowed
         .iter()
@@ -261,9 +266,10 @@ fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
             allowed: false,
         },
     );
-    assert!(!declined
-        .iter()
-        .any(|a| matches!(a, Action::Tool { .. } | Action::Intents(_))));
+    assert!(!declined.iter().any(|a| matches!(
+        a,
+        Action::Tool { .. } | Action::Intents(_) | Action::StoreIntents { .. }
+    )));
     assert_eq!(
         outcome(&declined),
         Some(RunOutcome::Completed {
@@ -364,4 +370,23 @@ fn a_call_repair_cannot_fix_goes_to_the_repair_hook_when_one_is_set() {
             "the hook's call runs under the model's call id: {actions:?}"
         );
     }
+}
+
+#[test]
+fn an_acting_call_whose_intent_cannot_be_stored_is_refused_and_never_starts() {
+    let (_, first) = drive_storing(model(Provider::Replay, Some(BUY)), Some("quota exceeded"));
+    assert!(first
+        .iter()
+        .any(|a| matches!(a, Action::StoreIntents { .. })));
+    assert!(
+        !first.iter().any(|a| matches!(a, Action::Tool { .. })),
+        "the call never starts"
+    );
+    // The intent goes again, and the model is told why the call did not run.
+    assert!(first.contains(&Action::Intents(Vec::new())));
+    let told = format!("{first:?}");
+    assert!(
+        told.contains("its intent could not be stored (quota exceeded)"),
+        "{told}"
+    );
 }
