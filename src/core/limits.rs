@@ -85,6 +85,23 @@ pub const MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 // --- Runs ---------------------------------------------------------------------------------------
 
+/// `chrome.storage.session`'s quota is 10 MiB for everything the worker keeps there. The run
+/// logs and the conversations have byte budgets well under it, so that keys, sign-ins,
+/// intents and the inventory's first-seen definitions (2 MiB) always have room (2 MiB at
+/// least are kept for them).
+///
+/// Bytes of one event as a run log stores it (`max_stored_event_bytes`): a longer event's
+/// long strings (a large tool result) are stored cut, with a marker saying how much.
+pub const MAX_STORED_EVENT_BYTES: usize = 64 * 1024;
+/// Bytes of one run's stored log (`max_run_log_bytes`): events past it are counted, not kept.
+pub const MAX_RUN_LOG_BYTES: usize = 1024 * 1024;
+/// Bytes of all kept run logs together (`max_run_logs_bytes`): the oldest runs are forgotten
+/// first (the newest is always kept).
+pub const MAX_RUN_LOGS_BYTES: usize = 4 * 1024 * 1024;
+/// Bytes of all kept conversations together (`max_conversations_bytes`): the least recently
+/// updated are forgotten first (the newest is always kept).
+pub const MAX_CONVERSATIONS_BYTES: usize = 2 * 1024 * 1024;
+
 /// The tool calls a turn may make unless the request says.
 pub const DEFAULT_MAX_STEPS: usize = 10;
 /// The most tool calls a caller may allow in one turn (a request asking for more is refused).

@@ -31,10 +31,13 @@ async fn read_list() {
 /// Stores a conversation's record and its place in the list (removing those dropped from it).
 pub(crate) async fn save(record: &ThreadRecord) {
     read_list().await;
-    let (list, dropped) = with(|t| t.saved(record.summary.clone()));
+    let value = record.to_stored();
+    let mut summary = record.summary.clone();
+    summary.bytes = value["bytes"].as_u64().unwrap_or(0) as usize;
+    let (list, dropped) = with(|t| t.saved(summary));
     let id = &record.summary.thread_id;
     let stored = [
-        put(Session, &thread_key(id), Some(&record.to_stored())).await,
+        put(Session, &thread_key(id), Some(&value)).await,
         put(Session, INDEX_KEY, Some(&list)).await,
     ];
     for error in stored.into_iter().filter_map(Result::err) {

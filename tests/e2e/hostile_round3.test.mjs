@@ -22,6 +22,8 @@ const SCENARIOS = {
   },
   // A tool result that only site A should know (a one-time code), then an answer.
   otp: { steps: [call('add', { a: 493000, b: 817 }), { text: 'Your code is ready.' }] },
+  // Results of megabytes, each under max_result_bytes, run after run.
+  fill: { steps: [call('big_result', { kb: 3800 }), call('big_result', { kb: 3000 }), { text: 'Filled.' }] },
   // Nothing to call: the request is what matters.
   plain: { steps: [{ text: 'Done.' }] },
   // A call the run's own `block` layer refuses.
@@ -190,6 +192,31 @@ describe('security round 3', () => {
     assert.match(await popup.textContent('#call-result'), /wide ok/);
     assert.deepEqual(await pageCalls(), ['wide_form']);
     await popup.close();
+  });
+
+  test('finding 8: results of megabytes, run after run, never fill session storage: keys still save, the reserve holds', async () => {
+    await open('hostile/storage-fill.html');
+    const QUOTA = 10 * 1024 * 1024;
+    const used = () => host.worker.evaluate(() => chrome.storage.session.getBytesInUse(null));
+    const fills = [0, 1, 2, 3].map((i) => `fill~${i}`); // each its own scripted endpoint
+    await op('configure', { models: [...Object.keys(SCENARIOS), ...fills].map(model), default: 'injected' });
+    for (const [i, fill] of fills.entries()) {
+      const run = await op('run', { tabId, prompt: `Fill ${i}`, model: fill, maxSteps: 3 });
+      assert.equal(run.outcome.type, 'completed', JSON.stringify(run.outcome));
+      // Let the run's log reach storage.
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    const bytes = await used();
+    console.log(`# session storage after 4 runs of 6.8 MB of results: ${bytes} bytes`);
+    assert.ok(bytes < QUOTA - 2 * 1024 * 1024, `${bytes} bytes in use: the 2 MiB reserve is gone`);
+    // A key still saves, and the latest run's log says what it left out.
+    await op('configure', { keys: { late: 'sk-late-key-0123456789' } });
+    const settings = await op('settings', {});
+    assert.ok(settings.keys.some((k) => k.ref === 'late'));
+    const [latest] = await op('runs', { tabId });
+    const log = await op('runLog', { runId: latest.runId });
+    assert.match(JSON.stringify(log.events), /bytes not stored: max_stored_event_bytes/);
+    await op('configure', { keys: { late: null } });
   });
 
   test('finding 14: frames together cannot multiply the tool cap, in a listing or in a model request', async () => {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::runs::{mark_interrupted, prompt_of, remember_run, RunSummary, MAX_STORED_EVENTS};
+use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
 use crate::core::restart::{end_interrupted, Intent};
 
 /// How long the stored record of a running run may lag behind (ms).
@@ -66,9 +67,64 @@ pub struct Events {
     /// When each event was emitted (ms since the epoch).
     #[serde(default)]
     pub times: Vec<f64>,
-    /// Events past [`MAX_STORED_EVENTS`], counted only.
+    /// Events past [`MAX_STORED_EVENTS`] or [`MAX_RUN_LOG_BYTES`], counted only.
     #[serde(default)]
     pub dropped: usize,
+    /// Bytes of the events kept, as JSON text.
+    #[serde(default)]
+    pub bytes: usize,
+}
+
+/// `value` with every string longer than `keep` bytes cut to about `keep`, followed by
+/// `… [N bytes not stored: <cap>]`: how a record too large to store whole is stored.
+pub fn cut_long_strings(value: &Value, keep: usize, cap: &str) -> Value {
+    match value {
+        Value::String(text) if text.len() > keep => {
+            let end = (0..=keep)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            Value::String(format!(
+                "{}… [{} bytes not stored: {cap}]",
+                &text[..end],
+                text.len() - end
+            ))
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| cut_long_strings(v, keep, cap))
+                .collect(),
+        ),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), cut_long_strings(v, keep, cap)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `event` as a run log stores it: within [`MAX_STORED_EVENT_BYTES`], its strings longer than
+/// 1 KiB cut with a marker (`… [N bytes not stored: max_stored_event_bytes]`); an event still
+/// over the cap keeps only its type and what was cut. Returns it with its size.
+pub fn stored_event(event: &Value) -> (Value, usize) {
+    let size = event.to_string().len();
+    if size <= MAX_STORED_EVENT_BYTES {
+        return (event.clone(), size);
+    }
+    let shorter = cut_long_strings(event, 1024, "max_stored_event_bytes");
+    let cut_size = shorter.to_string().len();
+    if cut_size <= MAX_STORED_EVENT_BYTES {
+        return (shorter, cut_size);
+    }
+    let stub = json!({
+        "type": event.get("type").cloned().unwrap_or(Value::Null),
+        "notStored": format!("an event of {size} bytes, over max_stored_event_bytes ({MAX_STORED_EVENT_BYTES})"),
+    });
+    let stub_size = stub.to_string().len();
+    (stub, stub_size)
 }
 
 impl Events {
@@ -142,6 +198,7 @@ impl RunLog {
             event_count: 0,
             usage: None,
             page: None,
+            bytes: 0,
         };
         let kept = Kept {
             summary: summary.clone(),
@@ -162,12 +219,15 @@ impl RunLog {
         };
         let log = &mut kept.log;
         let seq = log.events.len() + log.dropped;
-        if log.events.len() < MAX_STORED_EVENTS {
-            log.events.push(event.clone());
+        let (stored, size) = stored_event(event);
+        if log.events.len() < MAX_STORED_EVENTS && log.bytes + size <= MAX_RUN_LOG_BYTES {
+            log.events.push(stored);
             log.times.push(now_ms);
+            log.bytes += size;
         } else {
             log.dropped += 1;
         }
+        kept.summary.bytes = log.bytes;
         kept.summary.event_count = seq + 1;
         // The run's conversation is settled once its tools are read: a new one carrying the
         // history when they changed. Its `RUN_STARTED` names it.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::OpName;
 
-pub use crate::core::limits::{MAX_STORED_EVENTS, MAX_STORED_RUNS};
+pub use crate::core::limits::{MAX_RUN_LOGS_BYTES, MAX_STORED_EVENTS, MAX_STORED_RUNS};
 
 /// An item waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -155,18 +155,25 @@ pub struct RunSummary {
     /// facts only while the tab still shows that document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<Value>,
+    /// Bytes of its stored log (the run list keeps [`MAX_RUN_LOGS_BYTES`] in all).
+    #[serde(default)]
+    pub bytes: usize,
 }
 
-/// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`]. Returns the ids of
+/// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`] and
+/// [`MAX_RUN_LOGS_BYTES`] of logs. Returns the ids of
 /// the runs dropped from it (whose stored events the shell removes).
 pub fn remember_run(list: &mut Vec<RunSummary>, summary: RunSummary) -> Vec<String> {
     list.retain(|r| r.run_id != summary.run_id);
     list.insert(0, summary);
-    if list.len() > MAX_STORED_RUNS {
-        list.drain(MAX_STORED_RUNS..).map(|r| r.run_id).collect()
-    } else {
-        Vec::new()
+    let mut keep = list.len().min(MAX_STORED_RUNS);
+    // Within the byte budget of all logs: the oldest go first, the newest always stays.
+    let mut total: usize = list[..keep].iter().map(|r| r.bytes).sum();
+    while keep > 1 && total > MAX_RUN_LOGS_BYTES {
+        keep -= 1;
+        total -= list[keep].bytes;
     }
+    list.drain(keep..).map(|r| r.run_id).collect()
 }
 
 /// A stored list read back by a worker that does not hold these runs: those still

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::core::agui::{Event, Message, Role, ToolCall};
+use crate::core::limits::MAX_CONVERSATIONS_BYTES;
 use crate::core::run::RunTool;
 pub use crate::core::run::CUSTOM_CONVERSATION;
 
@@ -70,6 +71,9 @@ pub struct ThreadSummary {
     /// history, unless the caller asks for the carry-over (`carryOver: true`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// Bytes of its stored record (the list keeps [`MAX_CONVERSATIONS_BYTES`] in all).
+    #[serde(default)]
+    pub bytes: usize,
 }
 
 /// A tool as a conversation fixed it: its name and a digest of its definition.
@@ -127,9 +131,29 @@ impl ThreadRecord {
         record
     }
 
-    /// The record as stored.
+    /// The record as stored, its summary's `bytes` set to its size. A record still over
+    /// [`MAX_CONVERSATION_BYTES`] once its oldest turns are dropped (one turn of huge
+    /// results) is stored with its messages' long strings cut to 64 KiB, each with a marker
+    /// (`max_conversation_bytes`).
     pub fn to_stored(&self) -> Value {
-        serde_json::to_value(self).expect("records serialize")
+        let mut record = self.clone();
+        record.summary.bytes = 0;
+        let mut value = serde_json::to_value(&record).expect("records serialize");
+        if value.to_string().len() > MAX_CONVERSATION_BYTES {
+            value["messages"] = crate::core::ops::runlog::cut_long_strings(
+                &value["messages"],
+                64 * 1024,
+                "max_conversation_bytes",
+            );
+        }
+        let size = value.to_string().len();
+        value["bytes"] = serde_json::json!(size);
+        value
+    }
+
+    /// Its size as stored (what [`ThreadRecord::to_stored`] writes in `bytes`).
+    pub fn stored_bytes(&self) -> usize {
+        self.to_stored()["bytes"].as_u64().unwrap_or(0) as usize
     }
 }
 
@@ -362,6 +386,7 @@ impl Opening {
                         last_run: None,
                         dropped_turns: 0,
                         origin: origin.map(str::to_owned),
+                        bytes: 0,
                     },
                     tools,
                     messages: Vec::new(),
@@ -545,7 +570,14 @@ impl Threads {
         list.retain(|t| t.thread_id != summary.thread_id);
         list.insert(0, summary);
         list.sort_by(|a, b| b.updated_ms.total_cmp(&a.updated_ms));
-        let dropped = list.split_off(list.len().min(MAX_CONVERSATIONS));
+        let mut keep = list.len().min(MAX_CONVERSATIONS);
+        // Within the byte budget of all conversations: the least recently updated go first.
+        let mut total: usize = list[..keep].iter().map(|t| t.bytes).sum();
+        while keep > 1 && total > MAX_CONVERSATIONS_BYTES {
+            keep -= 1;
+            total -= list[keep].bytes;
+        }
+        let dropped = list.split_off(keep);
         let dropped = dropped.into_iter().map(|t| t.thread_id).collect();
         (json!(list), dropped)
     }

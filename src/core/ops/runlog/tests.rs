@@ -108,11 +108,12 @@ fn the_stored_record_round_trips_and_reads_from_since() {
         events: vec![json!({"a": 1}), json!({"b": 2})],
         times: vec![1.0, 2.0],
         dropped: 0,
+        bytes: 14,
     };
     let stored = events.to_stored();
     assert_eq!(
         stored,
-        json!({"events": [{"a": 1}, {"b": 2}], "times": [1.0, 2.0], "dropped": 0})
+        json!({"events": [{"a": 1}, {"b": 2}], "times": [1.0, 2.0], "dropped": 0, "bytes": 14})
     );
     assert_eq!(Events::from_stored(Some(stored)), events);
     assert_eq!(Events::from_stored(Some(json!("junk"))), Events::default());
@@ -185,6 +186,7 @@ fn a_cut_run_ends_with_a_run_error_once() {
         events: vec![json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"})],
         times: vec![1.0],
         dropped: 0,
+        bytes: 0,
     };
     assert!(end_cut_run(&mut run, &mut events, &[], 9.0));
     assert_eq!(events.events.len(), events.times.len());
@@ -198,4 +200,41 @@ fn a_cut_run_ends_with_a_run_error_once() {
     again.outcome = None;
     assert!(!end_cut_run(&mut again, &mut events, &[], 10.0));
     assert_eq!(again.state, "finished");
+}
+
+#[test]
+fn a_large_event_is_stored_cut_and_a_run_log_stops_at_its_byte_budget() {
+    use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
+    let big = "x".repeat(300_000);
+    let event = json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "content": big});
+    let (stored, size) = stored_event(&event);
+    assert!(size <= MAX_STORED_EVENT_BYTES, "{size}");
+    assert_eq!(stored["toolCallId"], "c1");
+    let content = stored["content"].as_str().unwrap();
+    assert!(
+        content.ends_with("[298976 bytes not stored: max_stored_event_bytes]"),
+        "{}",
+        &content[1000..]
+    );
+    // Many short strings that stay over the cap: only the type is kept, and why.
+    let many = json!({"type": "CUSTOM", "value": vec!["y".repeat(100); 2000]});
+    let (stub, _) = stored_event(&many);
+    assert_eq!(stub["type"], "CUSTOM");
+    assert!(stub["notStored"]
+        .as_str()
+        .unwrap()
+        .contains("max_stored_event_bytes"));
+    // A small event is kept as it is.
+    let small = json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"});
+    assert_eq!(stored_event(&small).0, small);
+    // A run whose results keep coming: its log stays within its budget, the rest counted.
+    let mut log = RunLog::default();
+    log.on_start("r", "t", None, &json!({"prompt": "p"}), 0.0);
+    for i in 0..40 {
+        let event = json!({"type": "TOOL_CALL_RESULT", "toolCallId": format!("c{i}"), "content": "z".repeat(60_000)});
+        log.on_event("r", &event, i as f64);
+    }
+    let (summary, events) = log.snapshot("r").unwrap();
+    assert!(events.bytes <= MAX_RUN_LOG_BYTES && summary.bytes == events.bytes);
+    assert!(events.dropped > 0 && events.events.len() + events.dropped == 40);
 }

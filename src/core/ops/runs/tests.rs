@@ -29,6 +29,7 @@ fn summary(id: &str, state: &str) -> RunSummary {
         event_count: 0,
         usage: None,
         page: None,
+        bytes: 0,
     }
 }
 
@@ -93,4 +94,28 @@ fn started_runs_get_their_missing_ids() {
         not_started("r", "no model"),
         json!({"runId": "r", "outcome": {"type": "failed", "message": "no model"}})
     );
+}
+
+#[test]
+fn the_run_list_keeps_its_logs_within_their_byte_budget_oldest_forgotten_first() {
+    let sized = |id: &str, bytes: usize| RunSummary {
+        bytes,
+        ..summary(id, "finished")
+    };
+    let mut list = Vec::new();
+    for i in 0..3 {
+        assert!(
+            remember_run(&mut list, sized(&format!("r{i}"), MAX_RUN_LOGS_BYTES / 4)).is_empty()
+        );
+    }
+    // A fourth and a fifth: the budget is passed, the oldest goes.
+    assert!(remember_run(&mut list, sized("r3", MAX_RUN_LOGS_BYTES / 4)).is_empty());
+    assert_eq!(
+        remember_run(&mut list, sized("r4", MAX_RUN_LOGS_BYTES / 4)),
+        ["r0"]
+    );
+    // One run larger than the whole budget: it alone is kept.
+    let dropped = remember_run(&mut list, sized("huge", MAX_RUN_LOGS_BYTES * 2));
+    assert_eq!(dropped, ["r4", "r3", "r2", "r1"]);
+    assert_eq!(list.len(), 1);
 }

@@ -17,6 +17,7 @@ fn summary(id: &str, tab: Option<i64>, updated: f64) -> ThreadSummary {
         last_run: None,
         dropped_turns: 0,
         origin: None,
+        bytes: 0,
     }
 }
 
@@ -216,4 +217,51 @@ fn a_run_on_another_origin_starts_a_new_conversation_unless_carried_over() {
         assert_eq!(kept.history, said, "{origin:?} {carry_over}");
         assert_eq!(kept.record.summary.thread_id, "t");
     }
+}
+
+#[test]
+fn the_conversations_stay_within_their_byte_budget_least_recent_forgotten_first() {
+    use crate::core::limits::MAX_CONVERSATIONS_BYTES;
+    let mut threads = Threads::default();
+    let sized = |id: &str, updated: f64| ThreadSummary {
+        bytes: MAX_CONVERSATIONS_BYTES / 3,
+        ..summary(id, None, updated)
+    };
+    for i in 0..3 {
+        assert!(threads
+            .saved(sized(&format!("t{i}"), i as f64))
+            .1
+            .is_empty());
+    }
+    let (_, dropped) = threads.saved(sized("t3", 3.0));
+    assert_eq!(dropped, ["t0"]);
+    // The size a record is stored with is its own.
+    let record = ThreadRecord {
+        summary: summary("t", None, 1.0),
+        tools: Vec::new(),
+        messages: vec![message(
+            json!({"role": "user", "id": "u", "content": "hello"}),
+        )],
+        open_run: None,
+    };
+    let stored = record.to_stored();
+    let size = stored["bytes"].as_u64().unwrap() as usize;
+    assert!(
+        size > 0 && size.abs_diff(stored.to_string().len()) < 8,
+        "{size} {}",
+        stored.to_string().len()
+    );
+    // One turn of huge results: stored with its long strings cut, within the cap.
+    let huge = ThreadRecord {
+        messages: vec![message(
+            json!({"role": "tool", "id": "t1", "toolCallId": "c1", "content": "R".repeat(3_000_000)}),
+        )],
+        ..record
+    };
+    let stored = huge.to_stored();
+    let size = stored["bytes"].as_u64().unwrap() as usize;
+    assert!(size < 100_000, "{size}");
+    assert!(stored
+        .to_string()
+        .contains("bytes not stored: max_conversation_bytes"));
 }
