@@ -158,6 +158,9 @@
 
   // Calls running here, by the name the worker gave them, so that it can cancel them.
   const running = new Map();
+  // Calls cancelled before they started (a cancel that came while `confirm()` was open): at
+  // most the 256 latest are remembered.
+  const cancelled = new Set();
 
   const cancel = (call) => {
     const controller = running.get(call);
@@ -166,8 +169,19 @@
       controller.abort(new DOMException('the agent cancelled this call', 'AbortError'));
       return { ok: true, cancelled: true };
     }
+    cancelled.add(call);
+    if (cancelled.size > 256) cancelled.delete(cancelled.values().next().value);
     if (main.paired) return main.ask({ op: 'cancel', call });
     return { ok: true, cancelled: false };
+  };
+
+  // After the person allowed a call: is it still wanted? `confirm()` blocked this script, so
+  // a cancel sent meanwhile may still be queued. The worker answers after every message it
+  // sent before (one channel, in order), and says whether the call's run still goes on.
+  const stillWanted = async (call) => {
+    if (typeof call !== 'string') return true;
+    const answer = await chrome.runtime.sendMessage({ [KEY]: VERSION, op: 'callWanted', call }).catch(() => null);
+    return !cancelled.has(call) && answer?.ok === true && answer.value?.wanted === true;
   };
 
   const callTool = async (name, args, confirmText, call, within, version) => {
@@ -188,6 +202,9 @@
     // reported as cancelled already, and must not run behind that report.
     if (typeof confirmText === 'string' && typeof within === 'number' && performance.now() - asked > within) {
       return failure('TimeoutError', `allowed after the call's ${within} ms had passed: not run`);
+    }
+    if (typeof confirmText === 'string' && !(await stillWanted(call))) {
+      return failure('AbortError', 'allowed after the call was cancelled (its run ended or was stopped): not run');
     }
     if (!context) return main.ask({ op: 'callTool', name, args, call, expect: decided.text });
     // The page may change its tools while the person is asked: look again after a question.

@@ -119,7 +119,7 @@ fn stop_mid_call_cancels_it() {
     assert_eq!(h.cancels.len(), 1);
     assert_eq!(
         results(&h.events),
-        ["{\"error\":\"cancelled: stopped by the person\"}"]
+        ["{\"error\":\"cancelled while under way (stopped by the person): this call may have run; check its effect before calling it again\"}"]
     );
     golden("stop-mid-call", &h.events);
 }

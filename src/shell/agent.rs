@@ -63,6 +63,20 @@ fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     RUNS.with(|runs| runs.borrow_mut().get_mut(run_id).map(f))
 }
 
+/// Whether page call `call` is still wanted: a run's call (its id starts with the run's)
+/// only while the run goes on; any other call (by hand, an evaluation's) is: its caller's
+/// deadline is checked by the frame itself.
+pub(crate) fn call_wanted(call: &str) -> bool {
+    RUNS.with(|runs| {
+        let runs = runs.borrow();
+        let of_run = runs.iter().find(|(run_id, _)| {
+            call.strip_prefix(run_id.as_str())
+                .is_some_and(|rest| rest.starts_with('-'))
+        });
+        of_run.is_none_or(|(_, record)| record.going == Going::Yes)
+    })
+}
+
 fn stop_promise(run_id: &str) -> Promise {
     with_record(run_id, |r| r.stop.clone()).unwrap_or_else(|| Promise::new(&mut |_, _| {}))
 }

@@ -137,6 +137,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Inventory { query, developer } => workbench::inventory(query, developer).await,
         Op::Diagnose(request) => workbench::diagnose(request.tab_id).await,
         Op::Timeline { run_id } => workbench::timeline(&run_id).await,
+        Op::CallWanted { call } => Ok(serde_json::json!({"wanted": agent::call_wanted(&call)})),
         Op::ToolsChanged => {
             if let Some(Sender::ContentScript {
                 tab_id, frame_id, ..

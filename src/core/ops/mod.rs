@@ -146,6 +146,11 @@ pub enum Op {
     CallExposed(CallExposedRequest),
     /// `toolsChanged()` from a frame's content script.
     ToolsChanged,
+    /// `callWanted({call})` from a frame's content script.
+    CallWanted {
+        /// The call's id, as the worker gave it to the frame.
+        call: String,
+    },
     /// `validateArguments({tabId, name, args, frameId?} | {inputSchema, args})`.
     ValidateArguments(crate::core::workbench::validate::ValidateRequest),
     /// `inventory({query?, developer?})`.
@@ -260,6 +265,12 @@ impl Op {
                 Op::CallExposed(CallExposedRequest::parse(request).map_err(error)?)
             }
             OpName::ToolsChanged => Op::ToolsChanged,
+            OpName::CallWanted => match request.get("call") {
+                Some(Value::String(call)) if !call.is_empty() => {
+                    Op::CallWanted { call: call.clone() }
+                }
+                _ => return Err(error("`call` must be a non-empty string".into())),
+            },
             OpName::ValidateArguments => Op::ValidateArguments(
                 crate::core::workbench::validate::ValidateRequest::parse(request)?,
             ),
@@ -318,6 +329,7 @@ impl Op {
             Op::ExposedTools => OpName::ExposedTools,
             Op::CallExposed(_) => OpName::CallExposed,
             Op::ToolsChanged => OpName::ToolsChanged,
+            Op::CallWanted { .. } => OpName::CallWanted,
             Op::BugReport { .. } => OpName::BugReport,
             Op::ValidateArguments(_) => OpName::ValidateArguments,
             Op::Inventory { .. } => OpName::Inventory,

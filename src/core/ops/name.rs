@@ -58,6 +58,9 @@ pub enum OpName {
     CallExposed,
     /// A frame's tools changed: the person's side lists them again.
     ToolsChanged,
+    /// Whether a page call the person just allowed in the page is still wanted (its run
+    /// still going): asked by the content script before the tool starts.
+    CallWanted,
     /// The kept conversations, most recently updated first.
     Conversations,
     /// One kept conversation with its messages.
@@ -99,7 +102,7 @@ pub enum Audience {
 
 impl OpName {
     /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 37] = [
+    pub const ALL: [OpName; 38] = [
         OpName::Version,
         OpName::ListTools,
         OpName::CallTool,
@@ -137,6 +140,7 @@ impl OpName {
         OpName::ExposedTools,
         OpName::CallExposed,
         OpName::ToolsChanged,
+        OpName::CallWanted,
     ];
 
     /// The operation's name, as messages and `webmcpHost` spell it.
@@ -166,6 +170,7 @@ impl OpName {
             OpName::ExposedTools => "exposedTools",
             OpName::CallExposed => "callExposed",
             OpName::ToolsChanged => "toolsChanged",
+            OpName::CallWanted => "callWanted",
             OpName::Conversations => "conversations",
             OpName::Conversation => "conversation",
             OpName::Forget => "forget",
@@ -186,7 +191,7 @@ impl OpName {
     pub fn audience(self) -> Audience {
         match self {
             OpName::ExposedTools | OpName::CallExposed => Audience::TopFrame,
-            OpName::ToolsChanged => Audience::AnyFrame,
+            OpName::ToolsChanged | OpName::CallWanted => Audience::AnyFrame,
             _ => Audience::ExtensionPages,
         }
     }

@@ -89,7 +89,7 @@ fn ops_parse_with_clear_errors() {
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
         "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, toEval, replayDiff, validateArguments, inventory, diagnose, \
          run, startRun, events, stop, configure, runs, runLog, bugReport, timeline, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
-         signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged"
+         signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged, callWanted"
     );
     assert_eq!(
         parse_op(&json!({"op": "exposedTools", "tabId": 3})),
@@ -233,6 +233,7 @@ fn requests_parse_into_their_operation() {
             OpName::Audit | OpName::Diagnose => json!({"tabId": 1}),
             OpName::ValidateArguments => json!({"inputSchema": {}, "args": {}}),
             OpName::Timeline => json!({"runId": "r"}),
+            OpName::CallWanted => json!({"call": "run_1-call_2"}),
             _ => json!({}),
         };
         let parsed = parse(op, request).unwrap_or_else(|e| panic!("{}: {e}", op.as_str()));
@@ -323,7 +324,7 @@ fn the_authorization_table() {
         );
         let (from_top, from_sub) = match op {
             OpName::ExposedTools | OpName::CallExposed => (true, false),
-            OpName::ToolsChanged => (true, true),
+            OpName::ToolsChanged | OpName::CallWanted => (true, true),
             _ => (false, false),
         };
         for (sender, allowed, frame) in [(&top, from_top, 0), (&sub, from_sub, 2)] {

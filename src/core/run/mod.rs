@@ -712,7 +712,9 @@ impl Run {
             );
         }
         for call_id in std::mem::take(&mut self.running) {
-            self.finish_call_message(&call_id, ToolOutcome::Error(format!("cancelled: {reason}")));
+            // Under way when the run ended: whether it acted is not known, and never hidden.
+            let message = format!("cancelled while under way ({reason}): this call may have run; check its effect before calling it again");
+            self.finish_call_message(&call_id, ToolOutcome::Error(message));
             self.out.push_back(Output::CancelTool { call_id });
         }
         for hooked in std::mem::take(&mut self.hooks) {
