@@ -97,6 +97,37 @@ pub enum Message {
 }
 
 impl Message {
+    /// The message with every one of `secrets` redacted from its parameters, result and
+    /// error ([`crate::core::egress`]): what a server sends, before anything reads it.
+    pub fn redacted(self, secrets: &[String]) -> Message {
+        use crate::core::egress::{redact, redact_value};
+        if secrets.is_empty() {
+            return self;
+        }
+        let value = |v: Option<Value>| v.map(|v| redact_value(&v, secrets));
+        match self {
+            Message::Request { id, method, params } => Message::Request {
+                id,
+                method,
+                params: value(params),
+            },
+            Message::Notification { method, params } => Message::Notification {
+                method,
+                params: value(params),
+            },
+            Message::Response { id, result } => Message::Response {
+                id,
+                result: redact_value(&result, secrets),
+            },
+            Message::Error { id, mut error } => {
+                error.message = redact(&error.message, secrets);
+                error.data = value(error.data);
+                Message::Error { id, error }
+            }
+            Message::Stray(what) => Message::Stray(redact(&what, secrets)),
+        }
+    }
+
     /// A request message.
     pub fn request(id: Id, method: &str, params: Option<Value>) -> Value {
         let mut message = json!({"jsonrpc": "2.0", "id": id.to_value(), "method": method});

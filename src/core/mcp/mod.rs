@@ -371,36 +371,6 @@ impl Session {
         out
     }
 
-    fn redacted(&self, message: Message) -> Message {
-        use crate::core::egress::{redact, redact_value};
-        let secrets = self.secrets();
-        if secrets.is_empty() {
-            return message;
-        }
-        let value = |v: Option<Value>| v.map(|v| redact_value(&v, &secrets));
-        match message {
-            Message::Request { id, method, params } => Message::Request {
-                id,
-                method,
-                params: value(params),
-            },
-            Message::Notification { method, params } => Message::Notification {
-                method,
-                params: value(params),
-            },
-            Message::Response { id, result } => Message::Response {
-                id,
-                result: redact_value(&result, &secrets),
-            },
-            Message::Error { id, mut error } => {
-                error.message = redact(&error.message, &secrets);
-                error.data = value(error.data);
-                Message::Error { id, error }
-            }
-            Message::Stray(what) => Message::Stray(redact(&what, &secrets)),
-        }
-    }
-
     /// The sign-in in use, if any.
     pub fn auth(&self) -> Option<&AuthRecord> {
         self.auth.as_ref()
@@ -686,7 +656,7 @@ impl Session {
     /// ([`Session::secrets`]): a server that echoes its key in a tool's description, a
     /// result or an error hands nothing on.
     pub fn receive(&mut self, message: Message) -> Vec<McpEvent> {
-        let message = self.redacted(message);
+        let message = message.redacted(&self.secrets());
         match message {
             Message::Response {
                 id: Id::Number(id),
