@@ -458,14 +458,14 @@ pub enum Connect {
 
 /// What a kept connection sends: the server's configuration, its key and its sign-in's
 /// access token.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Identity<'a> {
     /// The server's configuration.
     pub config: &'a McpServerConfig,
     /// The key its header carries.
     pub key: Option<&'a str>,
     /// The sign-in's access token its `Authorization` carries.
-    pub sign_in: Option<&'a str>,
+    pub sign_in: Option<String>,
 }
 
 /// Whether a kept connection (`kept`: what it was opened with, its sign-in as its session

@@ -40,18 +40,13 @@ pub struct Open {
 impl Open {
     /// What it sends now: the server's configuration, key and the access token its session
     /// holds (a refresh during a call included).
-    fn sends(&self) -> Option<String> {
+    fn identity(&self) -> Identity<'_> {
         let session = &self.client.borrow().session;
-        session.auth().map(|r| r.tokens.access_token.clone())
-    }
-}
-
-/// `open`'s identity, given the access token it sends (`sign_in`).
-fn identity<'a>(open: &'a Open, sign_in: Option<&'a str>) -> Identity<'a> {
-    Identity {
-        config: &open.config,
-        key: open.key.as_deref(),
-        sign_in,
+        Identity {
+            config: &self.config,
+            key: self.key.as_deref(),
+            sign_in: session.auth().map(|r| r.tokens.access_token.clone()),
+        }
     }
 }
 
@@ -122,13 +117,10 @@ pub async fn connection_or_new(
     let now = Identity {
         config: server,
         key: key.as_deref(),
-        sign_in: record.as_ref().map(|r| r.tokens.access_token.as_str()),
+        sign_in: record.map(|r| r.tokens.access_token),
     };
     let kept = get(pool, &server.name);
-    let kept_sends = kept.as_deref().map(Open::sends);
-    let was = (kept.as_deref())
-        .map(|open| identity(open, kept_sends.as_ref().and_then(|s| s.as_deref())));
-    match connect(was, now) {
+    match connect(kept.as_deref().map(Open::identity), now) {
         Connect::Reuse => return Ok((kept.expect("a kept connection"), false)),
         Connect::Replace => forget(pool, &server.name),
         Connect::Open => {}
@@ -148,10 +140,7 @@ pub async fn connection_or_new(
     // Another request may have opened the same server meanwhile: keep one of the two.
     let earlier = with(pool, |open| {
         let other = open.get(&server.name);
-        let other_sends = other.map(|o| o.sends());
-        let was = other.map(|o| identity(o, other_sends.as_ref().and_then(|s| s.as_deref())));
-        let opened_sends = opened.sends();
-        match connect(was, identity(&opened, opened_sends.as_deref())) {
+        match connect(other.map(|o| o.identity()), opened.identity()) {
             Connect::Reuse => other.cloned(),
             Connect::Replace | Connect::Open => {
                 open.insert(server.name.clone(), opened.clone());

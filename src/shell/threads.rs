@@ -31,9 +31,7 @@ async fn read_list() {
 /// Stores a conversation's record and its place in the list (removing those dropped from it).
 pub(crate) async fn save(record: &ThreadRecord) {
     read_list().await;
-    let value = record.to_stored();
-    let mut summary = record.summary.clone();
-    summary.bytes = value["bytes"].as_u64().unwrap_or(0) as usize;
+    let (value, summary) = record.for_storage();
     let (list, dropped) = with(|t| t.saved(summary));
     let id = &record.summary.thread_id;
     let stored = [

@@ -397,19 +397,19 @@ fn connections_are_kept_for_one_configuration_and_key() {
         url: "https://mcp.example/other".into(),
         ..own.clone()
     };
-    let id = |config, key, sign_in| Identity {
+    let id = |config, key, sign_in: Option<&str>| Identity {
         config,
         key,
-        sign_in,
+        sign_in: sign_in.map(str::to_owned),
     };
     assert_eq!(connect(None, id(&own, None, None)), Connect::Open);
-    let kept = Some(id(&own, Some("k"), Some("t1")));
+    let kept = || Some(id(&own, Some("k"), Some("t1")));
     assert_eq!(
-        connect(kept, id(&own, Some("k"), Some("t1"))),
+        connect(kept(), id(&own, Some("k"), Some("t1"))),
         Connect::Reuse
     );
     assert_eq!(
-        connect(kept, id(&own, Some("k2"), Some("t1"))),
+        connect(kept(), id(&own, Some("k2"), Some("t1"))),
         Connect::Replace
     );
     assert_eq!(
@@ -417,9 +417,9 @@ fn connections_are_kept_for_one_configuration_and_key() {
         Connect::Replace
     );
     // Signed out, signed in anew, or a refresh that failed: the kept session is replaced.
-    assert_eq!(connect(kept, id(&own, Some("k"), None)), Connect::Replace);
+    assert_eq!(connect(kept(), id(&own, Some("k"), None)), Connect::Replace);
     assert_eq!(
-        connect(kept, id(&own, Some("k"), Some("t2"))),
+        connect(kept(), id(&own, Some("k"), Some("t2"))),
         Connect::Replace
     );
     assert_eq!(

@@ -151,9 +151,13 @@ impl ThreadRecord {
         value
     }
 
-    /// Its size as stored (what [`ThreadRecord::to_stored`] writes in `bytes`).
-    pub fn stored_bytes(&self) -> usize {
-        self.to_stored()["bytes"].as_u64().unwrap_or(0) as usize
+    /// The record as stored ([`ThreadRecord::to_stored`]) and its summary for the list, with
+    /// the stored size in `bytes`.
+    pub fn for_storage(&self) -> (Value, ThreadSummary) {
+        let value = self.to_stored();
+        let mut summary = self.summary.clone();
+        summary.bytes = value["bytes"].as_u64().unwrap_or(0) as usize;
+        (value, summary)
     }
 }
 
