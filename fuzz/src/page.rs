@@ -203,7 +203,7 @@ fn check_op(op: &Op) {
             assert!(!request.name.is_empty());
             assert!(request.frame_id.is_none_or(|id| id >= 0));
             assert!((1..=MAX_CALL_TIMEOUT_MS).contains(&request.timeout_ms));
-            assert!(request.expect.is_none() && request.call.is_none());
+            assert!(request.call.is_none());
         }
         Op::CallExposed(request) => assert!(!request.name.is_empty()),
         _ => {}

@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::OpName;
-use crate::core::tool::{kind, PageTool};
+use crate::core::tool::kind;
 
 pub use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
@@ -37,9 +37,6 @@ pub struct CallToolRequest {
     pub frame_id: Option<i64>,
     /// How long the tool may take, in ms.
     pub timeout_ms: u32,
-    /// The tool as a run was given it: a tool found otherwise (another origin, another
-    /// definition) is not called. Never read from JSON.
-    pub expect: Option<Box<PageTool>>,
     /// A name for the call, by which a run can cancel it in the page. Never read from JSON.
     pub call: Option<String>,
 }
@@ -174,7 +171,6 @@ impl CallToolRequest {
             args,
             frame_id,
             timeout_ms,
-            expect: None,
             call: None,
         })
     }

@@ -213,8 +213,19 @@ pub struct CallRequest {
     pub timeout_ms: u32,
     /// The call's id in the page, if the caller chose it.
     pub call: Option<String>,
-    /// The tool as a run began with it: a tool found changed is not called.
-    pub expect: Option<PageTool>,
+    /// The tool as a run began with it, and the document it was listed from: a tool found
+    /// changed is not called, and the call goes to that document or nowhere.
+    pub expect: Option<Listed>,
+}
+
+/// A page tool as a caller decided on it: its definition, and the document its frame listed it
+/// from (`None` when Chrome gave no document id).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    /// The tool as listed.
+    pub tool: PageTool,
+    /// The document it was listed from.
+    pub document_id: Option<String>,
 }
 
 /// One page tool call.
@@ -488,10 +499,12 @@ impl PageCall {
         let found = tools.and_then(|tools| {
             let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
             confirmation(tool, &self.request.args)?;
+            let mut target = tools.target(tool);
             if let Some(expected) = &self.request.expect {
-                still_same_page_tool(expected, tool)?;
+                still_same_page_tool(&expected.tool, tool)?;
+                target = still_listed_document(expected, target)?;
             }
-            Ok((tool.clone(), tools.target(tool), tools.version(tool)))
+            Ok((tool.clone(), target, tools.version(tool)))
         });
         if let Ok((tool, target, _)) = &found {
             // Sent at once when its document is known, else once the frame is checked.
@@ -743,6 +756,24 @@ pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), Stri
         ));
     }
     Ok(())
+}
+
+/// Where a call decided on `expected` goes: the document it was listed from, whatever the
+/// listing at hand says. A frame that holds another document now (it navigated, even within
+/// its site, to a look-alike of the tool) does not get the call; a listing that knows no
+/// document for the frame leaves the decided one (Chrome delivers there or nowhere).
+pub fn still_listed_document(expected: &Listed, now: Target) -> Result<Target, String> {
+    match (&expected.document_id, &now.document_id) {
+        (Some(decided), Some(held)) if decided != held => Err(format!(
+            "the frame that offered `{}` holds another document since this run listed its tools; the call was not sent",
+            expected.tool.name
+        )),
+        (Some(decided), _) => Ok(Target {
+            document_id: Some(decided.clone()),
+            ..now
+        }),
+        (None, _) => Ok(now),
+    }
 }
 
 /// Whether the frame still holds the document `name` was listed from, as

@@ -14,6 +14,8 @@ pub struct PageBinding {
     pub run_name: String,
     /// The page tool it stands for.
     pub tool: PageTool,
+    /// The document its frame listed it from.
+    pub document_id: Option<String>,
 }
 
 /// The page tools of a run. Equal names in different frames stay distinct: the first frame's
@@ -77,6 +79,7 @@ pub fn page_run_tools(
         });
         bindings.push(PageBinding {
             run_name,
+            document_id: tools.target(tool).document_id,
             tool: tool.clone(),
         });
     }

@@ -21,7 +21,7 @@ pub fn page(request: &CallToolRequest) -> CallRequest {
         frame_id: request.frame_id,
         timeout_ms: request.timeout_ms,
         call: request.call.clone(),
-        expect: request.expect.as_deref().cloned(),
+        expect: None,
     }
 }
 

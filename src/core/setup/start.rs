@@ -24,6 +24,7 @@ use crate::core::mcp::tools::McpTool;
 use crate::core::ops::request::{visitor_tools, RunRequest};
 pub use crate::core::ops::threads::ThreadRecord;
 use crate::core::ops::threads::{marks, Opening, RunPlace};
+use crate::core::page::call::Listed;
 use crate::core::page::tabs::TabTools;
 use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
@@ -290,7 +291,13 @@ impl Start {
                         self.errors.extend(errors);
                         let bound = bindings
                             .into_iter()
-                            .map(|b| (b.run_name, Binding::Page(b.tool)));
+                            .map(|b| {
+                                let listed = Listed {
+                                    tool: b.tool,
+                                    document_id: b.document_id,
+                                };
+                                (b.run_name, Binding::Page(listed))
+                            });
                         self.bindings.extend(bound);
                     }
                     Err(message) => self.errors.push(SourceError {
@@ -476,7 +483,7 @@ impl Start {
         input.own_names = (bindings.iter())
             .filter_map(|(run_name, binding)| {
                 let own = match binding {
-                    Binding::Page(tool) => &tool.name,
+                    Binding::Page(listed) => &listed.tool.name,
                     Binding::Mcp { tool, .. } => &tool.name,
                 };
                 (own != run_name).then(|| (run_name.clone(), own.clone()))

@@ -153,12 +153,45 @@ fn an_unknown_tool_or_a_changed_one_is_not_sent() {
         json!({"ok": false, "error": "no page tool named `sell`; the tab offers: buy"})
     );
     let mut changed = request("buy");
-    changed.expect = Some(tool("buy", 0, true));
+    changed.expect = Some(Listed {
+        tool: tool("buy", 0, true),
+        document_id: Some("d1".into()),
+    });
     let mut call = new_call(changed, "c1".into());
     call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
     assert!(done(&call)["error"]
         .as_str()
         .is_some_and(|e| e.contains("changed the definition")));
+}
+
+/// A call decided on a listing of document `d0` goes there or nowhere: a listing that shows
+/// the frame holding `d1` now (a look-alike, defined identically) does not get it, even after
+/// the tab is listed again; one that knows no document sends to `d0`.
+#[test]
+fn a_call_goes_to_the_document_it_was_decided_on() {
+    let decided = || {
+        let mut asked = request("buy");
+        asked.expect = Some(Listed {
+            tool: tool("buy", 0, false),
+            document_id: Some("d0".into()),
+        });
+        asked
+    };
+    let mut call = new_call(decided(), "c1".into());
+    call.handle(Input::Tools(tools(vec![tool("buy", 0, false)])));
+    assert_eq!(
+        done(&call),
+        json!({"ok": false, "error": "the frame that offered `buy` holds another document since this run listed its tools; the call was not sent"})
+    );
+    let mut call = new_call(decided(), "c1".into());
+    call.handle(Input::Tools(Ok(std::rc::Rc::new(TabTools {
+        tools: vec![tool("buy", 0, false)],
+        ..TabTools::default()
+    }))));
+    match call.step() {
+        Step::Send { target, .. } => assert_eq!(target.document_id.as_deref(), Some("d0")),
+        step => panic!("expected the call sent to d0, got {step:?}"),
+    }
 }
 
 /// The channel fails and the frame shows a new document: the call navigated; the destination

@@ -6,8 +6,7 @@ use serde_json::{Map, Value};
 use crate::core::agui::Event;
 use crate::core::gate::{McpCall, Permit};
 use crate::core::mcp::tools::McpTool;
-use crate::core::page::call::CallRequest;
-use crate::core::page::tool::PageTool;
+use crate::core::page::call::{CallRequest, Listed};
 use crate::core::provider::prompt::Speaker;
 use crate::core::provider::{HttpRequest, ModelConfig};
 use crate::core::restart::Intent;
@@ -24,8 +23,8 @@ pub struct FetchId(pub u64);
 /// What a tool of the run is bound to, beyond its spec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Binding {
-    /// A page tool as the run began with it.
-    Page(PageTool),
+    /// A page tool as the run began with it, and the document it was listed from.
+    Page(Listed),
     /// An MCP server's tool.
     Mcp {
         /// The server's name.

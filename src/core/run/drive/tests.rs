@@ -5,6 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::core::agui::Message;
 use crate::core::mcp::tools::McpTool;
+use crate::core::page::call::Listed;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
@@ -50,6 +51,14 @@ fn page_tool(name: &str, consequential: bool) -> PageTool {
     }
 }
 
+/// `tool` as a run's listing bound it, listed from document `d1`.
+fn listed(tool: PageTool) -> Listed {
+    Listed {
+        tool,
+        document_id: Some("d1".into()),
+    }
+}
+
 /// A drive over a run with the page tool `buy` in tab 7.
 fn drive(model: ModelConfig) -> (Drive, Vec<Action>) {
     drive_storing(model, None)
@@ -73,7 +82,7 @@ fn drive_storing(model: ModelConfig, error: Option<&str>) -> (Drive, Vec<Action>
             model,
             key: Ok(None),
             tab_id: Some(7),
-            bindings: vec![("buy".into(), Binding::Page(page_tool("buy", true)))],
+            bindings: vec![("buy".into(), Binding::Page(listed(page_tool("buy", true))))],
             hook: false,
         },
     );

@@ -55,8 +55,10 @@ impl Drive {
             })
             .map(|(_, binding)| binding.clone());
         let acting = match (&invocation.kind, &binding) {
-            (ToolKind::Page, Some(Binding::Page(tool))) if tool.annotations.consequential_hint => {
-                Some(format!("page {}", tool.origin))
+            (ToolKind::Page, Some(Binding::Page(listed)))
+                if listed.tool.annotations.consequential_hint =>
+            {
+                Some(format!("page {}", listed.tool.origin))
             }
             (ToolKind::Mcp, Some(Binding::Mcp { server, acting, .. })) if *acting => {
                 Some(format!("MCP server {server}"))
@@ -80,15 +82,15 @@ impl Drive {
                     _ => None,
                 };
                 if let Some(tool) = &tool {
-                    self.page_calls.push((call_id.clone(), tool.frame_id));
+                    self.page_calls.push((call_id.clone(), tool.tool.frame_id));
                 }
                 ToolCall::Page(CallRequest {
                     tab_id,
                     name: tool
                         .as_ref()
-                        .map_or_else(|| invocation.name.clone(), |t| t.name.clone()),
+                        .map_or_else(|| invocation.name.clone(), |t| t.tool.name.clone()),
                     args: invocation.arguments,
-                    frame_id: tool.as_ref().map(|t| t.frame_id),
+                    frame_id: tool.as_ref().map(|t| t.tool.frame_id),
                     timeout_ms: PAGE_TOOL_MS,
                     call: Some(call_id.clone()),
                     expect: tool,

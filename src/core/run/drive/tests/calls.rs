@@ -56,7 +56,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     assert!(store < tool);
     assert_eq!(request.timeout_ms, PAGE_TOOL_MS);
     assert_eq!(request.call.as_deref(), Some(call_id.as_str()));
-    assert_eq!(request.expect.as_ref(), Some(&page_tool("buy", true)));
+    assert_eq!(request.expect.as_ref(), Some(&listed(page_tool("buy", true))));
     let done = feed(
         &mut drive,
         Answer::ToolDone {
@@ -171,7 +171,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             hook: false,
             // A page tool of the same name (left out of the run) does not take the call.
             bindings: vec![
-                ("delete".into(), Binding::Page(page_tool("delete", true))),
+                ("delete".into(), Binding::Page(listed(page_tool("delete", true)))),
                 ("delete".into(), own_delete()),
             ],
         },
@@ -334,7 +334,7 @@ fn a_call_repair_cannot_fix_goes_to_the_repair_hook_when_one_is_set() {
                 model: model(Provider::Replay, Some(transcript)),
                 key: Ok(None),
                 tab_id: Some(7),
-                bindings: vec![("buy".into(), Binding::Page(page_tool("buy", false)))],
+                bindings: vec![("buy".into(), Binding::Page(listed(page_tool("buy", false))))],
                 hook,
             },
         );
