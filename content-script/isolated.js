@@ -273,10 +273,6 @@
         // The page's requests during an audit probe: only the MAIN-world companion sees them.
         if (!main.paired) return failure('NotSupportedError', 'this frame cannot watch its requests');
         return main.ask({ op: 'watch', on: message.on === true });
-      case 'confirm':
-        // Only the top frame asks, so that a call is never confirmed twice.
-        if (window !== window.top) return failure('NotSupportedError', 'only the top frame confirms');
-        return { ok: true, confirmed: typeof message.text === 'string' && window.confirm(message.text) };
       default:
         return failure('NotSupportedError', `unknown op "${String(message.op)}"`);
     }

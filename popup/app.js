@@ -32,6 +32,8 @@ import { renderTimeline, showRaw } from './views/timeline.js';
 // focused window. The side panel follows the active tab when no tab is given.
 
 async function findTab() {
+  // The window that asks the person is about no tab (its own is the extension's page).
+  if (SURFACE === 'window') return null;
   const given = params.get('tab') ?? params.get('tabId');
   if (given !== null) return Number(given);
   const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
@@ -84,7 +86,11 @@ chrome.runtime.onMessage.addListener((message, sender) => {
   } else if (kind === 'evalProgress') {
     evals.onProgress(message);
   } else if (kind === 'pending') {
-    refreshPending();
+    // A call that asks the person brings the Pending view forward (the Call view, whose own
+    // call by hand asks, says where to answer and shows the result when it comes).
+    const view = document.body.dataset.view;
+    if (message.asks && view !== 'pending' && view !== 'call') showView('pending');
+    else refreshPending();
   } else if (kind === 'toolsChanged' && message.tabId === state.tabId) {
     relistTools();
   } else if (kind === 'started' && !state.runId && (message.run.tabId === state.tabId || SURFACE === 'sidepanel')) {

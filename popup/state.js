@@ -1,9 +1,10 @@
-// The page's state, shared by its views: where it is shown (the popup or the side panel, and the
-// `?tab=` / `?view=` of its address) and what it shows. Invariant: a mirror of what the worker
+// The page's state, shared by its views: where it is shown (the popup, the side panel, or the
+// extension's own window that asks the person, `?surface=window`; and the `?tab=` / `?view=`
+// of its address) and what it shows. Invariant: a mirror of what the worker
 // answered or pushed; the worker keeps the truth and takes the decisions.
 
 export const params = new URLSearchParams(location.search);
-export const SURFACE = document.body.dataset.surface ?? 'popup';
+export const SURFACE = params.get('surface') === 'window' ? 'window' : (document.body.dataset.surface ?? 'popup');
 
 /** What this page shows: its tab, the worker's settings, the shown run and its log, the pending items. */
 export const state = {

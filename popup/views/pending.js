@@ -1,5 +1,6 @@
 // The Pending view: the items waiting for the person, visitor inputs (answered or declined) and
-// confirmations of MCP tools in runs without a tab. Invariant: names, questions and arguments
+// confirmations of MCP calls (of runs, calls by hand, and pages' calls of exposed tools: never
+// asked in the tab, whose renderer a hostile site may control). Invariant: names, questions and arguments
 // are set only through textContent; nothing remote is loaded; the worker decides what waits and
 // what an answer does. Headings are the host's words: a confirmation shows the worker's question
 // (every argument, escaped and capped; none when it cannot be shown, and then it can only be
@@ -7,8 +8,15 @@
 
 import { $, button, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
-import { state } from '../state.js';
+import { state, SURFACE } from '../state.js';
 import { ASK_PERSON } from './run.js';
+
+/** Who asks, from the id the worker gave the wait: a run, a call by hand, or a page's call of an exposed tool. */
+function askedBy(runId) {
+  if (runId.startsWith('manual-')) return 'a call by hand';
+  if (runId.startsWith('exposed_')) return 'a page calling an MCP tool exposed to it';
+  return `run ${runId}`;
+}
 
 function renderPending() {
   const items = state.pending;
@@ -33,7 +41,7 @@ function renderPending() {
         li.append(element('p', 'pending-title', `The agent asks you to run “${item.name}”`));
         li.append(element('pre', 'pending-args', JSON.stringify(item.args, null, 2)));
       }
-      li.append(element('p', 'muted', `run ${item.runId}`));
+      li.append(element('p', 'muted', askedBy(item.runId)));
       const actions = element('div', 'row');
       // An answer to what no longer waits (its run ended, the worker restarted) is an error:
       // said above the list, which is then read again.
@@ -76,4 +84,18 @@ export async function refreshPending() {
   } catch (error) {
     say('pending-empty', errorText(error), true);
   }
+  closeWhenAnswered();
+}
+
+// The extension's window that asks the person (`?surface=window`) closes once nothing waits:
+// after a short look, so that a question asked right after the last answer keeps it open.
+let closing = null;
+function closeWhenAnswered() {
+  if (SURFACE !== 'window' || state.pending.length > 0 || closing) return;
+  closing = setTimeout(async () => {
+    closing = null;
+    state.pending = await call('pending').catch(() => state.pending);
+    if (state.pending.length === 0) window.close();
+    else renderPending();
+  }, 1500);
 }

@@ -62,6 +62,7 @@ pub mod restart;
 pub mod run;
 pub mod schema;
 pub mod setup;
+pub mod storage;
 pub mod stream;
 pub mod text;
 pub mod timeline;

@@ -27,7 +27,7 @@ pub struct Intent {
 
 /// Where a run's intents live in session storage.
 pub fn intent_slot(run_id: &str) -> String {
-    format!("webmcpHost.intent.{run_id}")
+    format!("{}{run_id}", crate::core::storage::INTENT_PREFIX)
 }
 
 /// The intents a previous worker stored for a run (none when nothing or nothing readable).

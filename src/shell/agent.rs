@@ -28,7 +28,7 @@ use crate::core::observe::collector::COLLECTORS_KEY;
 use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
-use crate::core::run::drive::{Action, Answer, Confirm, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
 use crate::core::setup::store::{
@@ -327,16 +327,10 @@ async fn perform(
                     let error = super::runlog::on_intents(run_id, &intents).await.err();
                     inbox.push(Answer::IntentsStored { call_id, error });
                 }
+                // Asked in the extension's own UI, never in the tab (whose renderer a hostile
+                // site may control): the call acts on a server, not on the page.
                 Action::Confirm(ask) => inbox.spawn(async move {
-                    let allowed = match &ask.confirm {
-                        Confirm::InPage { tab_id, text } => {
-                            super::confirm_in_page(*tab_id, text.clone()).await
-                        }
-                        // No tab to ask in: the person answers in the popup or side panel.
-                        Confirm::Person { turn_id } => {
-                            super::waits::confirm_without_tab(turn_id, &ask).await
-                        }
-                    };
+                    let allowed = super::waits::confirm_run_call(&ask).await;
                     Answer::Confirmed {
                         call_id: ask.call_id,
                         allowed,

@@ -30,7 +30,7 @@ use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 
-const EXPOSURES_KEY: &str = "webmcpHost.exposures";
+const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
 /// How long a tab has to take the news of a change.
 const NOTIFY_MS: u32 = 2_000;
 
@@ -84,10 +84,10 @@ pub(crate) async fn call_exposed(
     request: CallExposedRequest,
 ) -> Result<Value, String> {
     let origin = origin_of(sender)?;
-    let Some(Sender::ContentScript { tab_id, .. }) = sender else {
+    if !matches!(sender, Some(Sender::ContentScript { .. })) {
         return Err("only an http(s) page's content script has exposed tools".into());
-    };
-    call(&origin, *tab_id, request).await.map(Value::String)
+    }
+    call(&origin, request).await.map(Value::String)
 }
 
 async fn load_exposures() -> Vec<Exposure> {
@@ -151,15 +151,19 @@ fn close_unused(exposures: &[Exposure]) {
         .for_each(|name| kept::forget(&CONNECTIONS, name));
 }
 
-/// Runs an exposed tool for a page: confirmed in the page first when it needs it.
-async fn call(origin: &str, tab_id: i64, request: CallExposedRequest) -> Result<String, String> {
+/// Runs an exposed tool for a page: confirmed first when it needs it, in the extension's own
+/// UI (the page's renderer, which asked for the call, must not be the one that answers).
+async fn call(origin: &str, request: CallExposedRequest) -> Result<String, String> {
     let tools = tools_for(origin).await;
     let tool = resolve(&tools, &request.name)?.clone();
     let names = [request.name.as_str(), tool.tool.name.as_str()];
     let pass = super::gate::pass(Asker::Exposure, &names).await?;
     if tool.needs_confirmation {
-        let text = confirmation_text(origin, &tool, &request.args)?;
-        if !super::confirm_in_page(tab_id, text).await {
+        let question = confirmation_text(origin, &tool, &request.args)?;
+        let asked = format!("exposed_{}", super::io::random_id());
+        let names = (tool.server.as_str(), tool.tool.name.as_str());
+        let args = &request.args;
+        if !super::waits::confirm_in_extension((&asked, "call"), names, args, question).await {
             return Err(declined());
         }
         still_exposed(&load_exposures().await, origin, &tool)?;

@@ -34,10 +34,10 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::core::bridge::{confirmed, parse_watched, FrameRequest, Reply, Target};
+use crate::core::bridge::{parse_watched, FrameRequest, Reply, Target};
 use crate::core::gate::{Asker, Permit};
 use crate::core::limits::Limits;
-use crate::core::limits::{CONFIRM_MS, FRAME_LIST_MS};
+use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
@@ -165,14 +165,6 @@ pub(crate) async fn page_call(permit: Permit<CallRequest>) -> Value {
         };
         call.handle(input);
     }
-}
-
-/// Asks the person in the tab's top frame, with the browser's own `confirm()` shown by the
-/// content script (the page can neither see nor answer it). False when declined, unanswered
-/// within 5 minutes, or the tab is gone.
-pub(crate) async fn confirm_in_page(tab_id: i64, text: String) -> bool {
-    let message = FrameRequest::Confirm { text }.to_message();
-    confirmed(&ask(tab_id, Target::TOP, &message, CONFIRM_MS).await)
 }
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.

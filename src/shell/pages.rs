@@ -19,6 +19,19 @@ extern "C" {
     pub(crate) fn runtime_id() -> Option<String>;
     #[wasm_bindgen(js_name = extensionOrigin)]
     pub(crate) fn extension_origin() -> String;
+    #[wasm_bindgen(js_name = showQuestion)]
+    async fn show_question_js() -> JsValue;
+}
+
+/// Makes sure the person sees the extension's Pending view (`ui.js`'s `showQuestion`): an
+/// open page of the extension's own UI is told by the push `pending`; with none open, a small
+/// window of the extension opens on it (or the one opened before is focused). What it did:
+/// `shown`, `focused`, `opened` or `failed: …`.
+pub(crate) async fn show_question() -> String {
+    show_question_js()
+        .await
+        .as_string()
+        .unwrap_or_else(|| "failed: no answer".into())
 }
 
 /// Pushes `{webmcpHostUi: kind, ...body}` to every open page of the extension.

@@ -23,8 +23,8 @@ use crate::core::ops::runs::RunSummary;
 use crate::core::restart::{intent_slot, stored_intents, Intent};
 use crate::core::setup::store::Area::Session;
 
-const LIST_KEY: &str = "webmcpHost.ui.runs";
-const RUN_KEY: &str = "webmcpHost.ui.run.";
+const LIST_KEY: &str = crate::core::storage::RUNS;
+const RUN_KEY: &str = crate::core::storage::RUN_PREFIX;
 
 thread_local! {
     static LOG: RefCell<RunLog> = RefCell::new(RunLog::default());

@@ -26,3 +26,29 @@ export function runtimeId() {
 export function extensionOrigin() {
   return `chrome-extension://${chrome.runtime?.id ?? 'unknown'}`;
 }
+
+/**
+ * Makes sure the person sees the extension's Pending view, where a call waits for their answer:
+ * an open page of the extension's own UI (the popup, the side panel, or a tab showing either) is
+ * told by the push `pending` and shows it; with none open, a small window of the extension opens
+ * on the Pending view (the one opened before is focused instead). Never a tab's page: a page's
+ * renderer must not be the one that answers. Resolves to what it did: `shown`, `focused`,
+ * `opened`, or `failed: …`.
+ */
+export async function showQuestion() {
+  try {
+    const ui = ['popup.html', 'sidepanel.html'].map((file) => chrome.runtime.getURL(file));
+    const contexts = await chrome.runtime.getContexts({});
+    const ours = contexts.filter((c) => typeof c.documentUrl === 'string' && ui.some((u) => c.documentUrl.startsWith(u)));
+    const asking = ours.find((c) => new URL(c.documentUrl).searchParams.get('surface') === 'window');
+    if (asking) {
+      if (asking.windowId >= 0) await chrome.windows.update(asking.windowId, { focused: true });
+      return 'focused';
+    }
+    if (ours.length > 0) return 'shown';
+    await chrome.windows.create({ url: `${ui[0]}?view=pending&surface=window`, type: 'popup', width: 460, height: 640, focused: true });
+    return 'opened';
+  } catch (error) {
+    return `failed: ${error?.message ?? String(error)}`;
+  }
+}

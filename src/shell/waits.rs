@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 
 use super::io::race_stop;
-use super::pages::push;
+use super::pages::{push, show_question};
 use crate::core::limits::CONFIRM_MS;
 use crate::core::ops::runs::Answer;
 use crate::core::ops::waits::{Listing, Waiter, Waits};
@@ -73,22 +73,20 @@ pub(crate) async fn wait_for_inputs(
     with(|w| w.take_inputs(run_id, waiting))
 }
 
-/// Asks the person (in the popup or side panel) to allow a call of a run without a tab.
-/// Resolves to whether they allowed it; a run that ends, or 5 minutes without an answer,
-/// declines.
-pub(crate) async fn confirm_without_tab(run_id: &str, ask: &Confirmation) -> bool {
-    let (call_id, args) = (&ask.call_id, &ask.arguments);
-    let waiter = with(|w| w.ask_confirmation(run_id, call_id, &ask.server, &ask.tool, args));
-    let promise = waker_for(waiter.clone());
-    push("pending", json!({}));
-    let _ = super::timer::within(promise, CONFIRM_MS).await;
-    wakers(|w| w.remove(&waiter));
-    with(|w| w.confirmed(run_id, call_id))
+/// Asks the person, in the extension's own UI, to allow an MCP call of a run: its Pending view
+/// (the popup or side panel when one is open, else a small window of the extension), never the
+/// tab, whose renderer a hostile site may control. Resolves as [`confirm_in_extension`] does.
+pub(crate) async fn confirm_run_call(ask: &Confirmation) -> bool {
+    let asked = (ask.turn_id.as_str(), ask.call_id.as_str());
+    let names = (ask.server.as_str(), ask.tool.as_str());
+    confirm_in_extension(asked, names, &ask.arguments, ask.question.clone()).await
 }
 
-/// Asks the person (in the popup or side panel) to allow a call made by hand, under its own
-/// run id; `question` is the core's. Resolves as [`confirm_without_tab`] does.
-pub(crate) async fn confirm_by_hand(
+/// Asks the person in the extension's Pending view to allow call `call_id` of `run_id` (a run,
+/// a call by hand, a page's call of an exposed tool), with the core's `question`; the view is
+/// shown where the person sees it ([`show_question`]). Resolves to whether they allowed it; a
+/// run that ends, or 5 minutes without an answer, declines.
+pub(crate) async fn confirm_in_extension(
     (run_id, call_id): (&str, &str),
     (server, tool): (&str, &str),
     args: &serde_json::Map<String, Value>,
@@ -96,7 +94,13 @@ pub(crate) async fn confirm_by_hand(
 ) -> bool {
     let waiter = with(|w| w.ask_with(run_id, call_id, server, tool, args, Some(question)));
     let promise = waker_for(waiter.clone());
-    push("pending", json!({}));
+    push("pending", json!({"asks": true}));
+    let shown = show_question().await;
+    if let Some(failure) = shown.strip_prefix("failed: ") {
+        super::chrome::warn(&format!(
+            "webmcp-host: a call waits for the person, and the extension could not show its question ({failure}); open the popup's Pending view to answer it"
+        ));
+    }
     let _ = super::timer::within(promise, CONFIRM_MS).await;
     wakers(|w| w.remove(&waiter));
     let allowed = with(|w| w.confirmed(run_id, call_id));

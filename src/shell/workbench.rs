@@ -28,7 +28,7 @@ use crate::core::workbench::server::{self as by_hand, ServerCallRequest};
 use crate::core::workbench::validate::{validate_arguments, Against, ValidateRequest};
 
 /// Where the first definitions are kept between workers.
-const SEEN_KEY: &str = "webmcpHost.seen";
+const SEEN_KEY: &str = crate::core::storage::SEEN;
 
 thread_local! {
     /// The first definitions; `None` until read from `chrome.storage.session`.
@@ -250,7 +250,7 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
     };
     if let Some(question) = planned.question {
         let names = (server.name.as_str(), tool.name.as_str());
-        if !waits::confirm_by_hand((&run_id, "call"), names, &args, question).await {
+        if !waits::confirm_in_extension((&run_id, "call"), names, &args, question).await {
             return Ok(by_hand::declined());
         }
     }

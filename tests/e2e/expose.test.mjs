@@ -1,12 +1,12 @@
 // MCP tools exposed to a site's own WebMCP (product.md §7): the page's own JavaScript (and
 // DevTools' WebMCP domain) sees the project MCP server's tools in document.modelContext and
-// runs them; a destructive one is confirmed in the page; switching the exposure off takes them
+// runs them; a destructive one is confirmed in the extension's own window (never by the page); switching the exposure off takes them
 // back from the open page; another origin gets nothing and its content script is refused; a
 // page without WebMCP gets nothing and throws nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { ROOT, evaluateInContentScript, launchHost, storeSignIn } from '../support/browser.mjs';
+import { ROOT, evaluateInContentScript, extensionQuestion, launchHost, storeSignIn } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 
@@ -135,26 +135,29 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     await fresh.close();
   });
 
-  test('a destructive tool is confirmed in the page: declined, it does not run; accepted, it does', async () => {
+  test("a destructive tool is confirmed in the extension's window: declined, it does not run; allowed, it does", async () => {
     const asked = [];
-    const answer = (accept) => async (dialog) => {
-      asked.push(dialog.message());
-      await (accept ? dialog.accept() : dialog.dismiss());
+    const dialogs = [];
+    page.on('dialog', (d) => dialogs.push(d.message()));
+    const answer = async (matching, allow) => {
+      const question = await extensionQuestion(host, matching);
+      asked.push(question.question);
+      await question.answer(allow);
     };
-    page.once('dialog', answer(false));
-    const declined = await execute(page, 'delete_record', { id: 'r-1' });
+    const [declined] = await Promise.all([execute(page, 'delete_record', { id: 'r-1' }), answer(/r-1/, false)]);
     assert.equal(declined.ok, false, JSON.stringify(declined));
     assert.deepEqual(own.deleted(), [], 'declined: not run');
     assert.equal(asked.length, 1);
     assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\)\\swants\\sto\\srun\\s“delete_record”\\sof\\sthe\\sMCP\\sserver\\sown\\swith:\\n\\{\\n  "id": "r-1"\\n\\}`));
 
-    page.once('dialog', answer(true));
-    assert.deepEqual(await execute(page, 'delete_record', { id: 'r-2' }), { ok: true, result: 'deleted r-2' });
+    const [allowed] = await Promise.all([execute(page, 'delete_record', { id: 'r-2' }), answer(/r-2/, true)]);
+    assert.deepEqual(allowed, { ok: true, result: 'deleted r-2' });
     assert.deepEqual(own.deleted(), ['r-2']);
     assert.equal(asked.length, 2);
     // A read-only tool asks nothing.
     assert.deepEqual(await execute(page, 'add', { a: 1, b: 1 }), { ok: true, result: '1 + 1 = 2' });
     assert.equal(asked.length, 2);
+    assert.deepEqual(dialogs, [], 'the page was asked nothing');
   });
 
   test('switching the exposure off takes the tools back from the open page; on again with a list, those come back', async () => {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, openDeclining, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, extensionQuestion, launchHost, openDeclining, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -617,17 +617,21 @@ describe('hostile confirmations', () => {
     await page.close();
   });
 
-  test("an MCP tool's confirmation in the page shows every key, escaped", async () => {
+  // Asked in the extension's own window (never in the tab), and declined there.
+  test("an MCP tool's confirmation in the extension shows every key, escaped", async () => {
     const { page, dialogs, tabId } = await open();
     await host.worker.evaluate((c) => webmcpHost.configure(c), {
       models: [{ name: 'mcp-hidden', provider: 'openai', baseUrl: `${models.url}/s/mcp-hidden/v1`, model: 'scripted', nativeTools: true, keyRef: 'canary' }],
       default: 'mcp-hidden',
       servers: [{ name: 'own', url: `${own.url}/mcp`, namespace: 'own' }],
     });
-    const result = await host.worker.evaluate((r) => webmcpHost.run(r), { tabId, prompt: 'Delete it.' });
+    const running = host.worker.evaluate((r) => webmcpHost.run(r), { tabId, prompt: 'Delete it.' });
+    const question = await extensionQuestion(host);
+    const text = question.question;
+    await question.answer(false);
+    const result = await running;
     assert.deepEqual(result.outcome, { type: 'completed', text: 'Done.' });
-    assert.equal(dialogs.length, 1);
-    const [text] = dialogs;
+    assert.deepEqual(dialogs, [], 'the tab was asked nothing');
     for (const c of HIDDEN) assert.ok(!text.includes(c), JSON.stringify(text));
     assert.ok(text.includes('"id": "bob\\u{202E}kcatta"'), text);
     assert.ok(text.includes('"memo": "a\\u{2028}b\\u{200B}"'), text);

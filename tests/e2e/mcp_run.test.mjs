@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { extensionQuestion, launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startEverything, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
@@ -87,32 +87,36 @@ describe('MCP tools in runs', () => {
     assert.equal(sourceErrors[0].value.source, 'MCP server gone');
   });
 
-  test("a destructive tool of the project's server is confirmed in the page: declined, then accepted", async () => {
+  // Asked in the extension's own window (never in the tab: the call acts on the server, and the
+  // tab's renderer must not be the one that answers).
+  test("a destructive tool of the project's server is confirmed in the extension: declined, then accepted", async () => {
     await configure({
       models: [{ name: 'd', provider: 'openai', baseUrl: `${models.url}/s/delete/v1`, model: 'x', nativeTools: true }],
       default: 'd',
       servers: [{ name: 'own', url: `${own.url}/mcp`, namespace: 'own' }],
     });
     const asked = [];
-    const answer = (accept) => async (dialog) => {
-      asked.push(dialog.message());
-      await (accept ? dialog.accept() : dialog.dismiss());
+    const dialogs = [];
+    page.on('dialog', (d) => dialogs.push(d.message()));
+    const answer = async (allow) => {
+      const question = await extensionQuestion(host, /r-17/);
+      asked.push(question.question);
+      await question.answer(allow);
     };
-    page.once('dialog', answer(false));
-    let result = await run({ prompt: 'Delete record r-17.' });
+    let [result] = await Promise.all([run({ prompt: 'Delete record r-17.' }), answer(false)]);
     let toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
     assert.ok(toolResult, JSON.stringify(result.events.filter((e) => e.type !== 'TEXT_MESSAGE_CONTENT')));
     assert.match(toolResult.content, /declined: the person did not allow this call/);
     assert.deepEqual(own.deleted(), [], 'declined: not run');
 
     await configure({ models: [{ name: 'd', provider: 'openai', baseUrl: `${models.url}/s/delete~again/v1`, model: 'x', nativeTools: true }] });
-    page.once('dialog', answer(true));
-    result = await run({ prompt: 'Delete record r-17.' });
+    [result] = await Promise.all([run({ prompt: 'Delete record r-17.' }), answer(true)]);
     toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');
     assert.match(toolResult.content, /deleted r-17/);
     assert.deepEqual(own.deleted(), ['r-17']);
     assert.equal(asked.length, 2);
-    assert.match(asked[0], /The agent wants to run “delete_record” of the MCP server own with:\n\{\n  "id": "r-17"\n\}/);
+    assert.match(asked[0], /The agent wants to run “delete_record”\s+of\s+the\s+MCP\s+server\s+own\s+with:\n\{\n  "id": "r-17"\n\}/);
+    assert.deepEqual(dialogs, [], 'the tab was asked nothing');
     const { ok, errors } = await validateEvents(result.events);
     assert.ok(ok, JSON.stringify(errors, null, 2));
   });

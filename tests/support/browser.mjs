@@ -250,6 +250,23 @@ export async function evaluateInContentScript(context, page, expression) {
 }
 
 /**
+ * The extension's own window that asks the person (`popup.html?view=pending&surface=window`),
+ * once it shows a confirmation (one whose text matches `matching`, when given):
+ * `{window, item, question, answer(allow)}`; `answer` clicks Allow or Decline.
+ */
+export async function extensionQuestion(host, matching) {
+  const isQuestion = (p) => p.url().startsWith(`chrome-extension://${host.extensionId}/`) && p.url().includes('surface=window');
+  const window =
+    host.context.pages().find(isQuestion) ??
+    (await host.context.waitForEvent('page', { predicate: isQuestion, timeout: 15_000 }));
+  const item = window.locator('#pending li.confirmation', matching ? { hasText: matching } : {}).first();
+  await item.waitFor({ timeout: 15_000 });
+  const question = await item.locator('.pending-question').textContent();
+  const answer = (allow) => item.getByRole('button', { name: allow ? 'Allow' : 'Decline' }).click();
+  return { window, item, question, answer };
+}
+
+/**
  * Stops the extension's service worker as Chrome does when it likes (DevTools'
  * `ServiceWorker.stopAllWorkers`, over a CDP session of `page`): the browser and its pages live
  * on, and the next extension page or event starts a fresh worker.

@@ -21,7 +21,7 @@ use crate::core::egress::{Holder, Routes};
 use crate::core::provider::check_base_url;
 
 /// Where the collectors are stored (`chrome.storage.local`).
-pub const COLLECTORS_KEY: &str = "webmcpHost.collectors";
+pub const COLLECTORS_KEY: &str = crate::core::storage::COLLECTORS;
 /// How many times one export request is tried.
 pub const EXPORT_ATTEMPTS: u32 = 3;
 /// How long one attempt may take (ms) before it is abandoned.

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::Usage;
 
 /// Where the price table is stored (`chrome.storage.local`).
-pub const PRICES_KEY: &str = "webmcpHost.prices";
+pub const PRICES_KEY: &str = crate::core::storage::PRICES;
 
 /// One model's prices, in US dollars per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

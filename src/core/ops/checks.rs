@@ -15,9 +15,9 @@ use crate::core::mcp::tools::McpTool;
 use crate::core::provider::{redact, ModelConfig, ModelRegistry};
 
 /// Where the person's keys are stored (`chrome.storage.session`), before their reference.
-pub const KEY_PREFIX: &str = "webmcpHost.key.";
+pub const KEY_PREFIX: &str = crate::core::storage::KEY_PREFIX;
 /// Where the servers' last checks are kept (`chrome.storage.session`).
-pub const SERVER_STATES_KEY: &str = "webmcpHost.ui.serverStates";
+pub const SERVER_STATES_KEY: &str = crate::core::storage::SERVER_STATES;
 /// How long a connection check may take (ms), unless the server sets its own timeout.
 pub const CHECK_MS: u32 = 15_000;
 /// How many of a checked server's tools its state names.

@@ -7,86 +7,109 @@ use serde_json::Value;
 use super::request::RequestError;
 use crate::core::tool::kind;
 
-/// Every operation the worker performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OpName {
+/// Declares the operations once: each variant with its doc and its name. [`OpName`], its
+/// [`OpName::ALL`] (in this order, the order the docs list them) and [`OpName::as_str`] are
+/// derived from this one list, so that no operation can be added to one and not the others.
+macro_rules! operations {
+    ($($(#[doc = $doc:literal])+ $variant:ident => $name:literal,)+) => {
+        /// Every operation the worker performs.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum OpName {
+            $($(#[doc = $doc])+ $variant,)+
+        }
+
+        impl OpName {
+            /// Every operation, in the order the docs list them.
+            pub const ALL: &'static [OpName] = &[$(OpName::$variant,)+];
+
+            /// The operation's name, as messages and `webmcpHost` spell it.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(OpName::$variant => $name,)+
+                }
+            }
+        }
+    };
+}
+
+operations! {
     /// The host's version.
-    Version,
+    Version => "version",
     /// A tab's page tools, every frame merged.
-    ListTools,
+    ListTools => "listTools",
     /// Calls one page tool.
-    CallTool,
+    CallTool => "callTool",
+    /// Audits a tab's tools.
+    Audit => "audit",
+    /// Checks arguments against a tool's input schema, each error at its field.
+    ValidateArguments => "validateArguments",
+    /// Every open tab's tools, searchable, with the definitions that changed.
+    Inventory => "inventory",
+    /// Why a tab shows no tools.
+    Diagnose => "diagnose",
     /// Runs a turn and resolves when it ends.
-    Run,
+    Run => "run",
     /// Starts a turn and resolves at once with its ids.
-    StartRun,
+    StartRun => "startRun",
     /// A run's AG-UI events so far.
-    Events,
+    Events => "events",
     /// Stops a run.
-    Stop,
-    /// Changes the model registry, keys, servers or site policies.
-    Configure,
+    Stop => "stop",
     /// The kept runs, newest first.
-    Runs,
+    Runs => "runs",
+    /// A run's bug report: one file with its events, the tab's tools, a screenshot, versions.
+    BugReport => "bugReport",
     /// A run's log, also after a worker restart.
-    RunLog,
+    RunLog => "runLog",
+    /// A run's log read as a timeline.
+    Timeline => "timeline",
+    /// The kept conversations, most recently updated first.
+    Conversations => "conversations",
+    /// One kept conversation with its messages.
+    Conversation => "conversation",
+    /// Deletes a kept conversation.
+    Forget => "forget",
     /// The items waiting for the person.
-    Pending,
+    Pending => "pending",
     /// Answers a visitor input or allows a confirmation.
-    Answer,
+    Answer => "answer",
     /// Declines a visitor input or a confirmation.
-    Decline,
+    Decline => "decline",
+    /// Runs an eval suite on a tab (smoke or agent mode).
+    Evaluate => "evaluate",
+    /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
+    EvalReport => "evalReport",
+    /// Makes an eval case of a finished run.
+    ToEval => "toEval",
+    /// Plays a recorded run's calls against the site now and reports what changed.
+    ReplayDiff => "replayDiff",
+    /// Changes the model registry, keys, servers or site policies.
+    Configure => "configure",
     /// What the person's side shows: models, servers, masked keys, presets.
-    Settings,
+    Settings => "settings",
     /// Checks a model's endpoint and key.
-    TestModel,
+    TestModel => "testModel",
     /// Connects to an MCP server, lists its tools and closes.
-    CheckServer,
+    CheckServer => "checkServer",
     /// Signs in to an MCP server (OAuth).
-    SignIn,
+    SignIn => "signIn",
     /// Forgets an MCP server's tokens.
-    SignOut,
+    SignOut => "signOut",
     /// Each configured server's sign-in.
-    AuthState,
+    AuthState => "authState",
     /// Offers (or takes back) an MCP server's tools to an origin's own WebMCP.
-    Expose,
+    Expose => "expose",
     /// The exposures.
-    Exposures,
+    Exposures => "exposures",
     /// The MCP tools exposed to the sender's page origin.
-    ExposedTools,
+    ExposedTools => "exposedTools",
     /// Runs one of them.
-    CallExposed,
+    CallExposed => "callExposed",
     /// A frame's tools changed: the person's side lists them again.
-    ToolsChanged,
+    ToolsChanged => "toolsChanged",
     /// Whether a page call the person just allowed in the page is still wanted (its run
     /// still going): asked by the content script before the tool starts.
-    CallWanted,
-    /// The kept conversations, most recently updated first.
-    Conversations,
-    /// One kept conversation with its messages.
-    Conversation,
-    /// Deletes a kept conversation.
-    Forget,
-    /// Audits a tab's tools.
-    Audit,
-    /// A run's bug report: one file with its events, the tab's tools, a screenshot, versions.
-    BugReport,
-    /// Runs an eval suite on a tab (smoke or agent mode).
-    Evaluate,
-    /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
-    EvalReport,
-    /// Makes an eval case of a finished run.
-    ToEval,
-    /// Plays a recorded run's calls against the site now and reports what changed.
-    ReplayDiff,
-    /// Checks arguments against a tool's input schema, each error at its field.
-    ValidateArguments,
-    /// Every open tab's tools, searchable, with the definitions that changed.
-    Inventory,
-    /// Why a tab shows no tools.
-    Diagnose,
-    /// A run's log read as a timeline.
-    Timeline,
+    CallWanted => "callWanted",
 }
 
 /// Who may ask for an operation by runtime message.
@@ -101,92 +124,6 @@ pub enum Audience {
 }
 
 impl OpName {
-    /// Every operation, in the order the docs list them.
-    pub const ALL: [OpName; 38] = [
-        OpName::Version,
-        OpName::ListTools,
-        OpName::CallTool,
-        OpName::Audit,
-        OpName::Evaluate,
-        OpName::EvalReport,
-        OpName::ToEval,
-        OpName::ReplayDiff,
-        OpName::ValidateArguments,
-        OpName::Inventory,
-        OpName::Diagnose,
-        OpName::Run,
-        OpName::StartRun,
-        OpName::Events,
-        OpName::Stop,
-        OpName::Configure,
-        OpName::Runs,
-        OpName::RunLog,
-        OpName::BugReport,
-        OpName::Timeline,
-        OpName::Conversations,
-        OpName::Conversation,
-        OpName::Forget,
-        OpName::Pending,
-        OpName::Answer,
-        OpName::Decline,
-        OpName::Settings,
-        OpName::TestModel,
-        OpName::CheckServer,
-        OpName::SignIn,
-        OpName::SignOut,
-        OpName::AuthState,
-        OpName::Expose,
-        OpName::Exposures,
-        OpName::ExposedTools,
-        OpName::CallExposed,
-        OpName::ToolsChanged,
-        OpName::CallWanted,
-    ];
-
-    /// The operation's name, as messages and `webmcpHost` spell it.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            OpName::Version => "version",
-            OpName::ListTools => "listTools",
-            OpName::CallTool => "callTool",
-            OpName::Run => "run",
-            OpName::StartRun => "startRun",
-            OpName::Events => "events",
-            OpName::Stop => "stop",
-            OpName::Configure => "configure",
-            OpName::Runs => "runs",
-            OpName::RunLog => "runLog",
-            OpName::Pending => "pending",
-            OpName::Answer => "answer",
-            OpName::Decline => "decline",
-            OpName::Settings => "settings",
-            OpName::TestModel => "testModel",
-            OpName::CheckServer => "checkServer",
-            OpName::SignIn => "signIn",
-            OpName::SignOut => "signOut",
-            OpName::AuthState => "authState",
-            OpName::Expose => "expose",
-            OpName::Exposures => "exposures",
-            OpName::ExposedTools => "exposedTools",
-            OpName::CallExposed => "callExposed",
-            OpName::ToolsChanged => "toolsChanged",
-            OpName::CallWanted => "callWanted",
-            OpName::Conversations => "conversations",
-            OpName::Conversation => "conversation",
-            OpName::Forget => "forget",
-            OpName::Audit => "audit",
-            OpName::BugReport => "bugReport",
-            OpName::Evaluate => "evaluate",
-            OpName::EvalReport => "evalReport",
-            OpName::ToEval => "toEval",
-            OpName::ReplayDiff => "replayDiff",
-            OpName::ValidateArguments => "validateArguments",
-            OpName::Inventory => "inventory",
-            OpName::Diagnose => "diagnose",
-            OpName::Timeline => "timeline",
-        }
-    }
-
     /// Who may ask for it (the authorization table; see [`super::sender::authorize`]).
     pub fn audience(self) -> Audience {
         match self {
@@ -205,7 +142,8 @@ impl OpName {
     /// The operation a name asks for, or an error listing the known names.
     pub fn parse(name: &str) -> Result<OpName, RequestError> {
         OpName::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .find(|op| op.as_str() == name)
             .ok_or_else(|| {
                 let known: Vec<&str> = OpName::ALL.iter().map(|op| op.as_str()).collect();

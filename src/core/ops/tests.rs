@@ -87,8 +87,9 @@ fn ops_parse_with_clear_errors() {
     );
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-        "unknown op `setKey`; known: version, listTools, callTool, audit, evaluate, evalReport, toEval, replayDiff, validateArguments, inventory, diagnose, \
-         run, startRun, events, stop, configure, runs, runLog, bugReport, timeline, conversations, conversation, forget, pending, answer, decline, settings, testModel, checkServer, \
+        "unknown op `setKey`; known: version, listTools, callTool, audit, validateArguments, inventory, diagnose, \
+         run, startRun, events, stop, runs, bugReport, runLog, timeline, conversations, conversation, forget, pending, answer, decline, \
+         evaluate, evalReport, toEval, replayDiff, configure, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged, callWanted"
     );
     assert_eq!(
@@ -189,7 +190,7 @@ fn a_sender_origin_is_its_documents_and_its_urls() {
 
 #[test]
 fn every_name_parses_back_to_its_operation() {
-    for op in OpName::ALL {
+    for &op in OpName::ALL {
         assert_eq!(OpName::parse(op.as_str()), Ok(op));
         assert_eq!(OpName::of_message(&json!({"op": op.as_str()})), Ok(op));
     }
@@ -216,7 +217,7 @@ fn every_name_parses_back_to_its_operation() {
 fn requests_parse_into_their_operation() {
     let parse = |name: OpName, request: Value| Op::parse(name, &request);
     // Operations without a request take any object, and their parse names them back.
-    for op in OpName::ALL {
+    for &op in OpName::ALL {
         let request = match op {
             OpName::ListTools => json!({"tabId": 1}),
             OpName::CallTool => json!({"tabId": 1, "name": "add"}),
@@ -315,7 +316,7 @@ fn the_authorization_table() {
     let stranger = Sender::Unknown {
         reason: "the message comes from another extension (zz)".into(),
     };
-    for op in OpName::ALL {
+    for &op in OpName::ALL {
         let name = op.as_str();
         assert_eq!(authorize(&Sender::ExtensionPage, op), Ok(()), "{name}");
         assert_eq!(

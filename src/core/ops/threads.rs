@@ -26,9 +26,9 @@ use crate::core::run::RunTool;
 pub use crate::core::run::CUSTOM_CONVERSATION;
 
 /// Where the list of conversations lives (session storage).
-pub const INDEX_KEY: &str = "webmcpHost.conversations";
+pub const INDEX_KEY: &str = crate::core::storage::CONVERSATIONS;
 /// The prefix of a conversation's record in session storage (then its thread id).
-pub const THREAD_KEY: &str = "webmcpHost.conversation.";
+pub const THREAD_KEY: &str = crate::core::storage::CONVERSATION_PREFIX;
 /// The most conversations kept; the least recently updated goes first.
 pub const MAX_CONVERSATIONS: usize = 20;
 /// The most bytes of a conversation's stored messages (as JSON).

@@ -117,22 +117,9 @@ impl Waits {
             .collect()
     }
 
-    /// A call of a run without a tab asks for confirmation: listed (push `pending`); the
-    /// waiter to wait for, at most [`CONFIRM_MS`](crate::core::limits::CONFIRM_MS).
-    pub fn ask_confirmation(
-        &mut self,
-        run_id: &str,
-        call_id: &str,
-        server: &str,
-        tool: &str,
-        args: &Map<String, Value>,
-    ) -> Waiter {
-        let question = crate::core::confirm::mcp_tool(server, tool, args).ok();
-        self.ask_with(run_id, call_id, server, tool, args, question)
-    }
-
-    /// As [`Waits::ask_confirmation`], with the question given (`None`: it cannot be shown,
-    /// and the call can only be declined): a manual call's, which no agent asks.
+    /// A call asks for confirmation, with its question (`None`: it cannot be shown, and the
+    /// call can only be declined): listed (push `pending`); the waiter to wait for, at most
+    /// [`CONFIRM_MS`](crate::core::limits::CONFIRM_MS).
     pub fn ask_with(
         &mut self,
         run_id: &str,

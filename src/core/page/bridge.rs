@@ -62,11 +62,14 @@ impl From<i64> for Target {
     }
 }
 
-/// What the worker asks of a frame.
+/// What the worker asks of a frame: every request the page bridge (`content-script/isolated.js`)
+/// answers, and no other (a test holds both content scripts to [`FrameRequest::OPS`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrameRequest {
     /// List the frame's tools.
     ListTools,
+    /// The top frame's facts for `diagnose` ([`crate::core::workbench::diagnose::facts_of`]).
+    Diagnose,
     /// Run a tool in the frame.
     CallTool {
         /// The tool's name.
@@ -102,19 +105,30 @@ pub enum FrameRequest {
         /// Whether to start (true) or end (false).
         on: bool,
     },
-    /// Ask the person in the page (`confirm()`), for a call that runs elsewhere (an MCP tool
-    /// in a run tied to this tab). The reply is `{"ok": true, "confirmed": bool}`.
-    Confirm {
-        /// The question shown.
-        text: String,
-    },
 }
 
 impl FrameRequest {
+    /// The `op` of every request, in the order of the variants.
+    pub const OPS: [&'static str; 5] = ["listTools", "diagnose", "callTool", "cancel", "watch"];
+
+    /// The request's `op`.
+    pub fn op(&self) -> &'static str {
+        match self {
+            FrameRequest::ListTools => Self::OPS[0],
+            FrameRequest::Diagnose => Self::OPS[1],
+            FrameRequest::CallTool { .. } => Self::OPS[2],
+            FrameRequest::Cancel { .. } => Self::OPS[3],
+            FrameRequest::Watch { .. } => Self::OPS[4],
+        }
+    }
+
     /// The message to send to the frame's content script.
     pub fn to_message(&self) -> Value {
+        let op = self.op();
         match self {
-            FrameRequest::ListTools => json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "listTools"}),
+            FrameRequest::ListTools | FrameRequest::Diagnose => {
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op})
+            }
             FrameRequest::CallTool {
                 name,
                 args,
@@ -124,7 +138,7 @@ impl FrameRequest {
                 version,
             } => {
                 let mut message = json!({
-                    PROTOCOL_KEY: PROTOCOL_VERSION, "op": "callTool", "name": name, "args": args
+                    PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "name": name, "args": args
                 });
                 if let Some(text) = confirm {
                     message["confirm"] = json!(text);
@@ -141,13 +155,10 @@ impl FrameRequest {
                 message
             }
             FrameRequest::Cancel { call } => {
-                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "cancel", "call": call})
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "call": call})
             }
             FrameRequest::Watch { on } => {
-                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "watch", "on": on})
-            }
-            FrameRequest::Confirm { text } => {
-                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": "confirm", "text": text})
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "on": on})
             }
         }
     }
@@ -304,18 +315,6 @@ pub enum Reply {
     TimedOut,
     /// The message channel failed (no content script, the frame gone, …): the shell's words.
     Failed(String),
-}
-
-/// Whether the person said yes to a [`FrameRequest::Confirm`]: only a reply
-/// `{confirmed: true}` is a yes (no answer in time, or no tab, is a no).
-pub fn confirmed(reply: &Reply) -> bool {
-    let Reply::Answered(Ok(text)) = reply else {
-        return false;
-    };
-    serde_json::from_str::<Value>(text)
-        .ok()
-        .and_then(|r| r.get("confirmed").and_then(Value::as_bool))
-        .unwrap_or(false)
 }
 
 /// Parses a frame's answer to [`FrameRequest::ListTools`].

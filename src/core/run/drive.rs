@@ -35,7 +35,7 @@ mod tools;
 mod usage;
 
 pub use actions::{
-    Action, Answer, Binding, Confirm, Confirmation, FetchId, Gated, Setup, TimerId, ToolCall,
+    Action, Answer, Binding, Confirmation, FetchId, Gated, Setup, TimerId, ToolCall,
 };
 
 /// A model call in progress.

@@ -289,15 +289,13 @@ impl Start {
                         let (run_tools, bindings, errors) = page_run_tools(&found);
                         self.tools.extend(run_tools);
                         self.errors.extend(errors);
-                        let bound = bindings
-                            .into_iter()
-                            .map(|b| {
-                                let listed = Listed {
-                                    tool: b.tool,
-                                    document_id: b.document_id,
-                                };
-                                (b.run_name, Binding::Page(listed))
-                            });
+                        let bound = bindings.into_iter().map(|b| {
+                            let listed = Listed {
+                                tool: b.tool,
+                                document_id: b.document_id,
+                            };
+                            (b.run_name, Binding::Page(listed))
+                        });
                         self.bindings.extend(bound);
                     }
                     Err(message) => self.errors.push(SourceError {

@@ -12,15 +12,15 @@ use crate::core::page::site::SitePolicy;
 use crate::core::provider::ModelRegistry;
 
 /// Where the model registry lives (local storage).
-pub const REGISTRY_KEY: &str = "webmcpHost.models";
+pub const REGISTRY_KEY: &str = crate::core::storage::MODELS;
 /// Where the MCP servers live (local storage).
-pub const SERVERS_KEY: &str = "webmcpHost.servers";
+pub const SERVERS_KEY: &str = crate::core::storage::SERVERS;
 /// Where the per-site policies live (local storage, `configure({sites})`).
-pub const SITES_KEY: &str = "webmcpHost.sites";
+pub const SITES_KEY: &str = crate::core::storage::SITES;
 /// Where the global middleware layers live (local storage, `configure({middleware})`).
-pub const MIDDLEWARE_KEY: &str = "webmcpHost.middleware";
+pub const MIDDLEWARE_KEY: &str = crate::core::storage::MIDDLEWARE;
 /// The prefix of a key's name in session storage (keys live only until the browser closes).
-pub const KEY_PREFIX: &str = "webmcpHost.key.";
+pub const KEY_PREFIX: &str = crate::core::storage::KEY_PREFIX;
 
 /// A storage area of the browser.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

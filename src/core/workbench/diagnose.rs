@@ -310,10 +310,7 @@ fn page_findings(
 
 /// The message that asks a top frame for its facts.
 pub fn request() -> Value {
-    serde_json::json!({
-        crate::core::bridge::PROTOCOL_KEY: crate::core::bridge::PROTOCOL_VERSION,
-        "op": "diagnose"
-    })
+    crate::core::bridge::FrameRequest::Diagnose.to_message()
 }
 
 /// The facts of a top frame's reply (or why there are none).

@@ -35,8 +35,8 @@ impl Area {
     /// The storage key of the area's `{serverName: AuthRecord}` map.
     pub fn key(self) -> &'static str {
         match self {
-            Area::Session => "webmcpHostAuth",
-            Area::Local => "webmcpHostAuthKept",
+            Area::Session => crate::core::storage::SIGN_INS,
+            Area::Local => crate::core::storage::SIGN_INS_KEPT,
         }
     }
 

@@ -74,11 +74,17 @@ fn an_answer_wakes_the_run_and_becomes_its_input() {
     assert!(waits.take_inputs("r", &inputs).is_empty());
 }
 
+/// A run's call of `tool` of server `srv` asks, with the question a run's drive writes.
+fn ask(waits: &mut Waits, call_id: &str, args: &Map<String, Value>) -> Waiter {
+    let question = crate::core::confirm::mcp_tool("srv", "tool", args).ok();
+    waits.ask_with("r", call_id, "srv", "tool", args, question)
+}
+
 #[test]
 fn a_confirmation_allows_only_with_a_yes() {
     let mut waits = Waits::default();
     let args = json!({"q": 1}).as_object().unwrap().clone();
-    let waiter = waits.ask_confirmation("r", "c", "srv", "tool", &args);
+    let waiter = ask(&mut waits, "c", &args);
     assert_eq!(
         waiter,
         Waiter::Confirmation {
@@ -98,10 +104,10 @@ fn a_confirmation_allows_only_with_a_yes() {
     );
     assert!(waits.confirmed("r", "c"));
     // No answer (time ran out): declined, and unlisted.
-    waits.ask_confirmation("r", "d", "srv", "tool", &args);
+    ask(&mut waits, "d", &args);
     assert!(!waits.confirmed("r", "d"));
     assert_eq!(waits.pending(), json!([]));
-    waits.ask_confirmation("r", "e", "srv", "tool", &args);
+    ask(&mut waits, "e", &args);
     assert!(waits.deliver(answer("r", "e", Err(None))).is_ok());
     assert!(!waits.confirmed("r", "e"));
     // Once its wait is over, an answer finds nothing.
@@ -114,7 +120,7 @@ fn a_confirmation_allows_only_with_a_yes() {
 fn a_confirmation_that_cannot_be_shown_is_declined_whatever_the_answer() {
     let mut waits = Waits::default();
     let args: Map<String, Value> = (0..50).map(|i| (format!("k{i}"), json!(i))).collect();
-    waits.ask_confirmation("r", "c", "srv", "tool", &args);
+    ask(&mut waits, "c", &args);
     assert_eq!(waits.pending()[0]["question"], Value::Null);
     assert!(waits.deliver(answer("r", "c", Ok("true".into()))).is_ok());
     assert!(!waits.confirmed("r", "c"));

@@ -3,7 +3,6 @@
 use serde_json::json;
 
 use super::*;
-use crate::core::page::bridge::confirmed;
 use crate::core::page::call::{FrameState, Input, Tab};
 
 #[test]
@@ -109,23 +108,6 @@ fn a_frame_reply_becomes_its_listing_or_why_not() {
             listing(frame(), reply).answer.expect_err("unreachable"),
             FrameFailure::Unreachable("gone".into())
         );
-    }
-}
-
-#[test]
-fn only_confirmed_true_is_a_yes() {
-    assert!(confirmed(&Reply::Answered(Ok(
-        r#"{"confirmed":true}"#.into()
-    ))));
-    for no in [
-        Reply::Answered(Ok(r#"{"confirmed":false}"#.into())),
-        Reply::Answered(Ok(r#"{"confirmed":"yes"}"#.into())),
-        Reply::Answered(Ok("not json".into())),
-        Reply::Answered(Err("undefined".into())),
-        Reply::TimedOut,
-        Reply::Failed("no tab".into()),
-    ] {
-        assert!(!confirmed(&no), "{no:?}");
     }
 }
 

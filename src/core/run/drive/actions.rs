@@ -54,26 +54,14 @@ pub struct Setup {
     pub hook: bool,
 }
 
-/// How an MCP call is confirmed before it runs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Confirm {
-    /// With the browser's `confirm()` in the tab's top frame.
-    InPage {
-        /// The tab.
-        tab_id: i64,
-        /// The question shown.
-        text: String,
-    },
-    /// In the popup or side panel (the run has no tab): asked by the turn and call.
-    Person {
-        /// The turn that asks.
-        turn_id: String,
-    },
-}
-
-/// An MCP call the person is asked to allow ([`Action::Confirm`]).
+/// An MCP call the person is asked to allow ([`Action::Confirm`]), always in the extension's
+/// own UI (its Pending view, in the popup, the side panel or a window of its own), never in a
+/// tab: the call acts on a server, not on the page, and a page's renderer (which a hostile site
+/// may control) must not be the one that answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Confirmation {
+    /// The run (turn) that asks.
+    pub turn_id: String,
     /// The run's id of the call.
     pub call_id: String,
     /// The server's name.
@@ -82,8 +70,8 @@ pub struct Confirmation {
     pub tool: String,
     /// The call's arguments.
     pub arguments: Map<String, Value>,
-    /// Where the person is asked.
-    pub confirm: Confirm,
+    /// The question shown, every argument in it ([`crate::core::confirm::mcp_tool`]).
+    pub question: String,
 }
 
 /// A tool call for the shell to carry out; it answers with [`Answer::ToolDone`].

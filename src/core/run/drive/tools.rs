@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::{Action, Binding, Confirm, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
+use super::{Action, Binding, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
 use crate::core::gate::Permit;
 use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
@@ -110,27 +110,24 @@ impl Drive {
                         crate::core::confirm::mcp_tool(&server, &tool.name, &invocation.arguments)
                     })
                     .transpose();
-                let confirm = match (shown, self.setup.tab_id) {
-                    (Err(why), _) => return self.own.push_back(refuse(why)),
-                    (Ok(None), _) => None,
-                    (Ok(Some(text)), Some(tab_id)) => Some(Confirm::InPage { tab_id, text }),
-                    (Ok(Some(_)), None) => Some(Confirm::Person {
-                        turn_id: invocation.turn_id.clone(),
-                    }),
+                let question = match shown {
+                    Err(why) => return self.own.push_back(refuse(why)),
+                    Ok(question) => question,
                 };
                 let call = pass.permit(ToolCall::Mcp {
                     server: server.clone(),
                     tool: tool.clone(),
                     arguments: invocation.arguments.clone(),
                 });
-                if let Some(confirm) = confirm {
+                if let Some(question) = question {
                     // Asked first; it runs (and its intent is stored) only once allowed.
                     self.out.push_back(Action::Confirm(Box::new(Confirmation {
+                        turn_id: invocation.turn_id.clone(),
                         call_id: call_id.clone(),
                         server,
                         tool: tool.name,
                         arguments: invocation.arguments,
-                        confirm,
+                        question,
                     })));
                     self.confirming.push(Confirming {
                         call_id,

@@ -56,7 +56,10 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
     assert!(store < tool);
     assert_eq!(request.timeout_ms, PAGE_TOOL_MS);
     assert_eq!(request.call.as_deref(), Some(call_id.as_str()));
-    assert_eq!(request.expect.as_ref(), Some(&listed(page_tool("buy", true))));
+    assert_eq!(
+        request.expect.as_ref(),
+        Some(&listed(page_tool("buy", true)))
+    );
     let done = feed(
         &mut drive,
         Answer::ToolDone {
@@ -171,7 +174,10 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             hook: false,
             // A page tool of the same name (left out of the run) does not take the call.
             bindings: vec![
-                ("delete".into(), Binding::Page(listed(page_tool("delete", true)))),
+                (
+                    "delete".into(),
+                    Binding::Page(listed(page_tool("delete", true))),
+                ),
                 ("delete".into(), own_delete()),
             ],
         },
@@ -191,17 +197,17 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
         })
         .expect("a confirmation");
     assert_eq!((ask.server.as_str(), ask.tool.as_str()), ("own", "delete"));
+    // Asked in the extension's own UI, even for a run on a tab (whose renderer must not
+    // answer for a server's call): the question names the run and shows every argument.
+    assert_eq!(ask.turn_id, "r1");
     assert_eq!(
-        ask.confirm,
-        Confirm::InPage {
-            tab_id: 7,
-            text: crate::core::confirm::mcp_tool(
-                "own",
-                "delete",
-                &json!({"a": 2}).as_object().unwrap().clone()
-            )
-            .unwrap()
-        }
+        ask.question,
+        crate::core::confirm::mcp_tool(
+            "own",
+            "delete",
+            &json!({"a": 2}).as_object().unwrap().clone()
+        )
+        .unwrap()
     );
     // Allowed: the worker works again, the intent is stored, then the call starts.
     let allowed = feed(
@@ -252,9 +258,7 @@ fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
     let call_id = actions
         .iter()
         .find_map(|a| match a {
-            Action::Confirm(ask) if matches!(ask.confirm, Confirm::Person { .. }) => {
-                Some(ask.call_id.clone())
-            }
+            Action::Confirm(ask) => Some(ask.call_id.clone()),
             _ => None,
         })
         .expect("a confirmation in the popup");

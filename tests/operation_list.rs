@@ -1,0 +1,229 @@
+//! The operation list as data, checked against what is written elsewhere: `docs/api.md`'s
+//! tables name exactly the operations of [`OpName::ALL`] (the automation surface's in its
+//! tables, the content scripts' under "From content scripts"), and the frame bridge's
+//! requests ([`FrameRequest::OPS`]) are exactly what both content scripts answer and what
+//! the docs say the worker sends them.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use webmcp_host::core::bridge::FrameRequest;
+use webmcp_host::core::ops::OpName;
+
+fn read(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
+}
+
+/// The text of `doc` from the heading line `from` to the next line starting with `until`.
+fn section<'a>(doc: &'a str, from: &str, until: &str) -> &'a str {
+    let start = doc
+        .find(from)
+        .unwrap_or_else(|| panic!("no `{from}` in the doc"));
+    let rest = &doc[start + from.len()..];
+    let end = rest.find(until).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// The names that start the rows of the Markdown tables in `text`: "| `name(" or "| `name`".
+fn table_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// The `op: "name"` values written in `text`.
+fn quoted_ops(text: &str) -> BTreeSet<String> {
+    text.split("op: \"")
+        .skip(1)
+        .map(|rest| rest.chars().take_while(|c| *c != '"').collect())
+        .collect()
+}
+
+/// The `case 'name':` labels of a content script.
+fn cases(script: &str) -> BTreeSet<String> {
+    script
+        .split("case '")
+        .skip(1)
+        .map(|rest| rest.chars().take_while(|c| *c != '\'').collect())
+        .collect()
+}
+
+fn set<'a>(names: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    names.into_iter().map(str::to_owned).collect()
+}
+
+#[test]
+fn the_operation_tables_of_api_md_name_every_operation_once_in_order() {
+    let api = read("docs/api.md");
+    let tables = section(&api, "\n## Operations\n", "\n## Runtime messages");
+    let documented = table_names(tables);
+    // Not operations of the worker: the surface's own promise and helpers.
+    let surface = ["ready", "operations", "startup"];
+    let listed: Vec<&String> = documented
+        .iter()
+        .filter(|name| !surface.contains(&name.as_str()))
+        .collect();
+    let mut once: Vec<&String> = listed.clone();
+    once.dedup(); // `callTool` has a row for page tools and one for MCP servers
+    let automated: Vec<&str> = (OpName::ALL.iter())
+        .filter(|op| op.automated())
+        .map(|op| op.as_str())
+        .collect();
+    assert_eq!(
+        once, automated,
+        "docs/api.md's operation tables, in order, against OpName::ALL's automated operations"
+    );
+    for name in surface {
+        assert!(
+            documented.iter().any(|d| d == name),
+            "`{name}` is documented"
+        );
+    }
+
+    let from_scripts = section(&api, "**From content scripts.**", "**To content scripts.**");
+    let by_scripts: Vec<&str> = (OpName::ALL.iter())
+        .filter(|op| !op.automated())
+        .map(|op| op.as_str())
+        .collect();
+    assert_eq!(
+        quoted_ops(from_scripts),
+        set(by_scripts),
+        "docs/api.md's \"From content scripts\" against the operations content scripts may ask"
+    );
+}
+
+#[test]
+fn both_content_scripts_answer_exactly_the_frame_requests() {
+    let isolated = cases(&read("content-script/isolated.js"));
+    assert_eq!(
+        isolated,
+        set(FrameRequest::OPS),
+        "the page bridge (isolated world) answers every frame request and no other"
+    );
+    // The MAIN-world companion runs what touches the page's own `document.modelContext`; the
+    // top frame's facts for `diagnose` are the isolated world's alone.
+    let main = cases(&read("content-script/main.js"));
+    let relayed = FrameRequest::OPS
+        .iter()
+        .copied()
+        .filter(|op| *op != "diagnose");
+    assert_eq!(main, set(relayed), "the companion (MAIN world)");
+}
+
+#[test]
+fn api_md_names_exactly_the_frame_requests_the_worker_sends() {
+    let api = read("docs/api.md");
+    let to_scripts = section(&api, "**To content scripts.**", "The flow is drawn");
+    let list = section(to_scripts, "where `op` is one of:", "(");
+    let named: Vec<&str> = list.split('`').skip(1).step_by(2).collect();
+    assert_eq!(
+        named,
+        FrameRequest::OPS,
+        "docs/api.md's \"To content scripts\""
+    );
+}
+
+#[test]
+fn docs_storage_md_lists_exactly_the_storage_table() {
+    use webmcp_host::core::storage::TABLE;
+    let doc = read("docs/storage.md");
+    let rows: Vec<(String, String, String)> = doc
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .map(|rest| {
+            let cells: Vec<&str> = rest.split(" | ").collect();
+            let key = cells[0].trim_end_matches('`').to_owned();
+            let area = cells.get(1).unwrap_or(&"").to_string();
+            let holds = cells
+                .get(2)
+                .unwrap_or(&"")
+                .trim_end_matches(" |")
+                .to_owned();
+            (key, area, holds)
+        })
+        .collect();
+    let table: Vec<(String, String, String)> = (TABLE.iter())
+        .map(|k| {
+            (
+                k.key.to_owned(),
+                k.area.name().to_owned(),
+                k.holds.to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, table, "docs/storage.md against storage::TABLE");
+    // The one key the popup writes is the table's.
+    let call = read("popup/views/call.js");
+    let prefix = webmcp_host::core::storage::MANUAL_CALLS_PREFIX;
+    assert!(
+        call.contains(&format!("'{prefix}'")),
+        "popup/views/call.js writes {prefix}"
+    );
+}
+
+/// Every `.rs` and `.js` file under `dir`.
+fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir)
+        .expect("a source directory")
+        .flatten()
+    {
+        let path = entry.path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "js") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_storage_key_is_written_outside_the_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "popup", "content-script"] {
+        sources(&root.join(dir), &mut files);
+    }
+    let table = root.join("src/core/storage.rs");
+    let mut strays = Vec::new();
+    let is_test = |f: &Path| {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        name == "tests.rs"
+            || name.ends_with("_tests.rs")
+            || f.components().any(|c| c.as_os_str() == "tests")
+    };
+    for file in files.iter().filter(|f| **f != table && !is_test(f)) {
+        let text = std::fs::read_to_string(file).expect("readable");
+        // Test modules may name stored keys to arrange a state; the code may not.
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for quote in ['"', '\''] {
+            for start in ["webmcpHost.", "webmcpHostAuth"] {
+                let needle = format!("{quote}{start}");
+                for (at, _) in code.match_indices(&needle) {
+                    let literal: String =
+                        code[at + 1..].chars().take_while(|c| *c != quote).collect();
+                    let known = webmcp_host::core::storage::TABLE
+                        .iter()
+                        .any(|k| k.key == literal);
+                    // The popup's one key is the table's, written there as is.
+                    if !(known && file.ends_with("popup/views/call.js")) {
+                        strays.push(format!(
+                            "{}: {literal}",
+                            file.strip_prefix(root).unwrap().display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "storage keys written outside src/core/storage.rs: {strays:#?}"
+    );
+}
