@@ -28,7 +28,7 @@ use crate::core::setup::call::page;
 #[wasm_bindgen]
 pub fn operations() -> Array {
     OpName::ALL
-        .into_iter()
+        .iter()
         .filter(|op| op.automated())
         .map(|op| JsValue::from_str(op.as_str()))
         .collect()
