@@ -9,7 +9,7 @@
 // text from the page is set with textContent; the host decides validity.
 
 import { $, button, element, errorText, say } from '../dom.js';
-import { call } from '../host.js';
+import { call, topOrigin } from '../host.js';
 import { state } from '../state.js';
 import { FormTooLarge, schemaForm } from './form.js';
 
@@ -225,11 +225,14 @@ export async function runCall(event) {
   say('call-status', '');
   // A server's answer may say where the arguments went wrong: each error at its field.
   if (Array.isArray(outcome.errors)) form?.showErrors(outcome.errors);
-  await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now() });
+  await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now(), origin: await topOrigin(state.tabId) });
 }
 
 // ------------------------------------------------------------------------------------------
 // History of this tab's manual calls (chrome.storage.session: gone with the browser session).
+// Each page call records the origin of the tab's top frame it was made on, and is shown (and
+// run again) only while the tab shows that origin: a tab that moved to another site is never
+// offered the first site's calls and arguments. An MCP server's calls do not depend on the page.
 
 async function history() {
   const key = HISTORY_KEY + state.tabId;
@@ -264,9 +267,20 @@ export function snippet(entry) {
   ].join('\n');
 }
 
+/** Whether a kept call belongs to what the tab shows now (`origin`, its top frame's). */
+export function shownOn(entry, origin) {
+  return entry.server !== undefined || (typeof entry.origin === 'string' && entry.origin === origin);
+}
+
 async function renderHistory() {
-  const list = typeof state.tabId === 'number' ? await history() : [];
+  const kept = typeof state.tabId === 'number' ? await history() : [];
+  const origin = await topOrigin(state.tabId);
+  const list = kept.filter((entry) => shownOn(entry, origin));
+  const elsewhere = kept.length - list.length;
   $('call-history-empty').hidden = list.length > 0;
+  $('call-history-empty').textContent = elsewhere
+    ? `No calls on this site yet (${elsewhere} made on another site in this tab are not shown).`
+    : 'None yet.';
   $('call-history').replaceChildren(
     ...list.map((entry) => {
       const item = element('li', entry.ok ? 'history' : 'history failure');

@@ -7,7 +7,7 @@
 // textContent; the worker runs the suite and judges every case.
 
 import { $, element, errorText, say } from '../dom.js';
-import { call } from '../host.js';
+import { call, topOrigin } from '../host.js';
 import { state } from '../state.js';
 
 const SUITE_KEY = 'webmcp-host.evals';
@@ -19,15 +19,7 @@ let keptFor = null; // the key the shown suite was read from, or kept under
  * (`webmcp-host.evals:<origin>`), or one for pages without an origin.
  */
 async function suiteKey() {
-  let origin = 'null';
-  if (typeof state.tabId === 'number') {
-    const top = await chrome.webNavigation.getFrame({ tabId: state.tabId, frameId: 0 }).catch(() => null);
-    try {
-      origin = new URL(top?.url ?? '').origin;
-    } catch {
-      // no page, or one without an address
-    }
-  }
+  const origin = await topOrigin(state.tabId);
   return origin === 'null' ? SUITE_KEY : `${SUITE_KEY}:${origin}`;
 }
 

@@ -211,4 +211,40 @@ describe('security round 3: MCP calls are confirmed where the page cannot answer
       await page.close();
     }
   });
+
+  // What the person did by hand on one site is not offered on another: the Call view's history
+  // keeps each page call with the origin of the tab's top frame, and a tab that moved to
+  // another origin does not show (nor run again) the first site's calls and arguments.
+  test("the Call view's history of one site is not offered when the tab shows another", async () => {
+    const { page, tabId } = await open('tools.html');
+    const popup = await host.context.newPage();
+    try {
+      const view = async () => {
+        await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}&view=call`);
+        await popup.waitForSelector('body[data-state="ready"]');
+      };
+      await view();
+      await popup.waitForSelector('#call-tool option[value$="add"]', { state: 'attached' });
+      const value = await popup.$eval('#call-tool', (s) => [...s.options].find((o) => o.value.endsWith('\u0000add')).value);
+      await popup.selectOption('#call-tool', value);
+      await popup.fill('#call-json', JSON.stringify({ a: 493000, b: 817 }));
+      await popup.click('#call-run');
+      await popup.locator('#call-history li[data-tool="add"]').waitFor();
+      // The tab moves to another origin (localhost instead of 127.0.0.1).
+      await page.goto(`${server.url.replace('127.0.0.1', 'localhost')}/tools.html`);
+      await view();
+      await popup.waitForSelector('#call-history-empty:not([hidden])');
+      assert.equal(await popup.locator('#call-history li').count(), 0, 'no call of the first site is offered');
+      assert.ok(!(await popup.textContent('#call-history')).includes('493000'), "the first site's arguments are not shown");
+      assert.match(await popup.textContent('#call-history-empty'), /1 made on another site in this tab are not shown/);
+      // Back on the first site, its call is there again.
+      await page.goto(`${server.url}/tools.html`);
+      await view();
+      await popup.locator('#call-history li[data-tool="add"]').waitFor();
+      assert.match(await popup.textContent('#call-history'), /493000/);
+    } finally {
+      await popup.close();
+      await page.close();
+    }
+  });
 });
