@@ -2,7 +2,8 @@
 //! grouped by area. Every cap is checked before the data it guards is parsed or passed on;
 //! exceeding one is an error that names the cap (the name in its doc comment, e.g.
 //! `max_answer_bytes`). Every deadline is a timer the core asks for; the shells only report
-//! that it ran out. The modules that apply a cap re-export it under the name they use.
+//! that it ran out. The modules that apply a cap re-export it under the name they use; a test
+//! (`tests/one_place.rs`) fails on a cap or deadline defined anywhere else.
 
 #![warn(missing_docs)]
 
@@ -195,6 +196,151 @@ pub const MAX_TOOL_NAME_BYTES: usize = 128;
 /// The longest header a `tool_call` fence may carry after its name (`s`, `json`, spaces);
 /// a longer one is prose, not a fence.
 pub const MAX_FENCE_HEADER: usize = 16;
+
+// --- Page tools, applied in the module each names ------------------------------------------------
+
+/// How long a listing is kept (ms).
+/// (Used as `KEPT_MS` in `core/page/kept.rs`.)
+pub const KEPT_LISTING_MS: f64 = 30_000.0;
+
+/// The most requests [`parse_watched`] keeps.
+/// (Used as `MAX_WATCHED` in `core/page/bridge.rs`.)
+pub const MAX_WATCHED_REQUESTS: usize = 100;
+
+// --- Runs, applied in the module each names ------------------------------------------------------
+
+/// How long the stored record of a running run may lag behind (ms).
+/// (Used as `SAVE_EVERY_MS` in `core/ops/runlog.rs`.)
+pub const RUN_LOG_SAVE_EVERY_MS: u32 = 250;
+
+/// The most conversations kept; the least recently updated goes first.
+/// (Used as `MAX_CONVERSATIONS` in `core/ops/threads.rs`.)
+pub const MAX_CONVERSATIONS: usize = 20;
+
+/// The most bytes of a conversation's stored messages (as JSON).
+/// (Used as `MAX_CONVERSATION_BYTES` in `core/ops/threads.rs`.)
+pub const MAX_CONVERSATION_BYTES: usize = 1_000_000;
+
+/// The longest `delay` a layer may declare (ms).
+/// (Used as `MAX_DELAY_MS` in `core/run/middleware.rs`.)
+pub const MAX_DELAY_MS: u32 = 60_000;
+
+// --- Model providers, applied in the module each names -------------------------------------------
+
+/// The `max_tokens` an Anthropic request asks for when the model's settings give none.
+/// (Used as `DEFAULT_MAX_TOKENS` in `core/provider/anthropic.rs`.)
+pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
+
+// --- MCP servers, applied in the module each names -----------------------------------------------
+
+/// How long a server called by hand stays open unused, ms.
+/// (Used as `IDLE_MS` in `shell/workbench.rs`.)
+pub const BY_HAND_IDLE_MS: u32 = 5 * 60_000;
+
+/// How long opening a server (connect and list) may take, unless it sets its own timeout.
+/// (Used as `OPEN_MS` in `shell/kept.rs`.)
+pub const MCP_OPEN_MS: u32 = 20_000;
+
+/// How long a connection check may take (ms), unless the server sets its own timeout.
+/// (Used as `CHECK_MS` in `core/ops/checks.rs`.)
+pub const SERVER_CHECK_MS: u32 = 15_000;
+
+/// How many of a checked server's tools its state names.
+/// (Used as `MAX_NAMED_TOOLS` in `core/ops/checks.rs`.)
+pub const MAX_CHECK_NAMED_TOOLS: usize = 200;
+
+/// How many characters of a named tool's description its state keeps.
+/// (Used as `MAX_DESCRIPTION_CHARS` in `core/ops/checks.rs`.)
+pub const MAX_CHECK_DESCRIPTION_CHARS: usize = 300;
+
+/// The longest wait (ms) the worker's timers are given when nothing waits on time.
+/// (Used as `NO_DEADLINE_MS` in `core/mcp/client.rs`.)
+pub const NO_DEADLINE_MS: u32 = u32::MAX / 2;
+
+// --- MCP authorization, applied in the module each names -----------------------------------------
+
+/// Time for each request of a sign-in (and the probe), in ms.
+/// (Used as `REQUEST_MS` in `core/mcp/auth/signin.rs`.)
+pub const SIGN_IN_REQUEST_MS: u32 = 15_000;
+
+/// The person's time to sign in, in ms.
+/// (Used as `SIGN_IN_MS` in `core/mcp/auth/signin.rs`.)
+pub const SIGN_IN_MS: u32 = 5 * 60 * 1000;
+
+/// A sign-in window that fails sooner than this (ms) could not be shown: a tab is used.
+/// (Used as `WINDOW_FAILS_WITHIN_MS` in `core/mcp/auth/signin.rs`.)
+pub const WINDOW_FAILS_WITHIN_MS: f64 = 1500.0;
+
+// --- Exposure, applied in the module each names --------------------------------------------------
+
+/// How long a tab has to take the news of a change.
+/// (Used as `NOTIFY_MS` in `shell/expose.rs`.)
+pub const EXPOSE_NOTIFY_MS: u32 = 2_000;
+
+// --- Workbench, applied in the module each names -------------------------------------------------
+
+/// At most this many tools' first definitions are kept per tab (older pages' are dropped).
+/// (Used as `MAX_SEEN_PER_TAB` in `core/workbench/inventory.rs`.)
+pub const MAX_SEEN_PER_TAB: usize = 1_000;
+
+/// At most this many tabs' first definitions are kept (the least recently listed dropped).
+/// (Used as `MAX_SEEN_TABS` in `core/workbench/inventory.rs`.)
+pub const MAX_SEEN_TABS: usize = 64;
+
+/// At most this many bytes of definitions are stored (the most recently listed tabs first;
+/// what does not fit is kept only while the worker lives).
+/// (Used as `MAX_SEEN_STORED_BYTES` in `core/workbench/inventory.rs`.)
+pub const MAX_SEEN_STORED_BYTES: usize = 2 * 1024 * 1024;
+
+/// At most this many errors are reported (a form shows them all at once).
+/// (Used as `MAX_ERRORS` in `core/workbench/validate.rs`.)
+pub const MAX_VALIDATION_ERRORS: usize = 50;
+
+// --- Audit, applied in the module each names -----------------------------------------------------
+
+/// How long a probe call may take (ms).
+/// (Used as `PROBE_MS` in `core/audit/probe.rs`.)
+pub const PROBE_MS: u32 = 5_000;
+
+/// A result over this many bytes is `probe-oversized`.
+/// (Used as `OVERSIZED_BYTES` in `core/audit/probe.rs`.)
+pub const PROBE_OVERSIZED_BYTES: usize = 100_000;
+
+// --- Evals, applied in the module each names -----------------------------------------------------
+
+/// How long a page may take to load again (`reload`), ms.
+/// (Used as `RELOAD_MS` in `shell/evals.rs`.)
+pub const EVAL_RELOAD_MS: u32 = 30_000;
+
+/// The longest wait for an expected tool to appear, ms.
+/// (Used as `TOOL_WAIT_MS` in `core/evals/wait.rs`.)
+pub const EVAL_TOOL_WAIT_MS: u32 = 5_000;
+
+/// The pause between two listings while waiting, ms.
+/// (Used as `POLL_MS` in `core/evals/wait.rs`.)
+pub const EVAL_POLL_MS: u32 = 100;
+
+/// The most nodes an `unordered` group may hold (its orders are searched).
+/// (Used as `MAX_UNORDERED` in `core/evals/mod.rs`.)
+pub const MAX_UNORDERED: usize = 15;
+
+/// The most runs of each case with each model.
+/// (Used as `MAX_RUNS` in `core/evals/request.rs`.)
+pub const MAX_EVAL_RUNS: u32 = 20;
+
+/// The most models of one evaluation.
+/// (Used as `MAX_MODELS` in `core/evals/request.rs`.)
+pub const MAX_EVAL_MODELS: usize = 10;
+
+/// The most results (cases × models × runs) of one evaluation.
+/// (Used as `MAX_RESULTS` in `core/evals/request.rs`.)
+pub const MAX_EVAL_RESULTS: usize = 2_000;
+
+// --- Observability, applied in the module each names ---------------------------------------------
+
+/// How long one attempt may take (ms) before it is abandoned.
+/// (Used as `EXPORT_TIMEOUT_MS` in `core/observe/collector.rs`.)
+pub const EXPORT_TIMEOUT_MS: u32 = 5_000;
 
 /// Depth of a JSON value: a scalar is 0, `[]` and `{}` are 1, `[[1]]` is 2.
 pub fn json_depth(value: &serde_json::Value) -> usize {

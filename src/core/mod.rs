@@ -49,6 +49,7 @@ pub mod egress;
 pub mod evals;
 pub mod expose;
 pub mod gate;
+pub mod host;
 pub mod limits;
 pub mod mcp;
 pub mod native;

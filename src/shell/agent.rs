@@ -45,7 +45,7 @@ enum Going {
 }
 
 /// What the worker keeps of a run.
-struct Record {
+pub(crate) struct Record {
     events: Vec<Value>,
     /// Resolved by `stop` (with `resolve_stop`), for the waits that end with it (the person's
     /// answers, Chrome's model).
@@ -55,20 +55,16 @@ struct Record {
     inbox: Rc<Inbox>,
 }
 
-thread_local! {
-    static RUNS: RefCell<HashMap<String, Record>> = RefCell::new(HashMap::new());
-}
-
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
-    RUNS.with(|runs| runs.borrow_mut().get_mut(run_id).map(f))
+    super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
 }
 
 /// Whether page call `call` is still wanted: a run's call (its id starts with the run's)
 /// only while the run goes on; any other call (by hand, an evaluation's) is: its caller's
 /// deadline is checked by the frame itself.
 pub(crate) fn call_wanted(call: &str) -> bool {
-    RUNS.with(|runs| {
-        let runs = runs.borrow();
+    super::state::driver(|d| {
+        let runs = d.runs.borrow();
         let of_run = runs.iter().find(|(run_id, _)| {
             call.strip_prefix(run_id.as_str())
                 .is_some_and(|rest| rest.starts_with('-'))
@@ -185,7 +181,7 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
                     going,
                     inbox,
                 };
-                RUNS.with(|runs| runs.borrow_mut().insert(run_id.clone(), record));
+                super::state::driver(|d| d.runs.borrow_mut().insert(run_id.clone(), record));
                 let thread_id = start.thread_id().to_owned();
                 super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
                 let _ = recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));

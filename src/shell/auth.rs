@@ -36,9 +36,9 @@ use crate::core::mcp::auth::{
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::provider::HttpRequest;
 
-thread_local! {
-    /// The last step-up challenge (403 insufficient_scope) per server, for the next sign-in.
-    static CHALLENGES: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
+/// `f` on the last step-up challenge per server (for the next sign-in).
+fn with_challenges<T>(f: impl FnOnce(&mut HashMap<String, String>) -> T) -> T {
+    super::state::host(|host| f(&mut host.challenges.borrow_mut()))
 }
 
 /// Both storage areas' records, as they are now.
@@ -95,7 +95,7 @@ async fn refresh(
 /// A 403 `insufficient_scope` seen on a server: the next sign-in asks for that scope.
 pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
     if let Some(header) = www_authenticate {
-        CHALLENGES.with(|c| c.borrow_mut().insert(server.to_owned(), header.to_owned()));
+        with_challenges(|c| c.insert(server.to_owned(), header.to_owned()));
     }
 }
 
@@ -208,7 +208,7 @@ pub async fn sign_in(request: &Value) -> Result<Value, String> {
 
 async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result<SignedIn, String> {
     let previous = records().await.find(config);
-    let noted = CHALLENGES.with(|c| c.borrow().get(&config.name).cloned());
+    let noted = with_challenges(|c| c.get(&config.name).cloned());
     let challenge = match noted {
         Some(header) => header,
         None => match probe_server(config).await.challenge()? {
@@ -240,7 +240,7 @@ async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result
             Step::Done(record) => {
                 let area = Area::for_sign_in(request.remember, previous.map(|p| p.1));
                 write(records().await.store(&config.name, &record, area)).await?;
-                CHALLENGES.with(|c| c.borrow_mut().remove(&config.name));
+                with_challenges(|c| c.remove(&config.name));
                 return Ok(SignedIn::Yes(Box::new(record), area, via));
             }
             Step::Failed(why) => return Err(why),
@@ -255,7 +255,7 @@ pub async fn sign_out(request: &Value) -> Result<Value, String> {
     let writes = records().await.forget(name);
     let found = !writes.is_empty();
     write(writes).await?;
-    CHALLENGES.with(|c| c.borrow_mut().remove(name));
+    with_challenges(|c| c.remove(name));
     end_kept(name);
     Ok(signed_out(name, found))
 }

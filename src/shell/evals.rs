@@ -77,7 +77,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
 }
 
 /// How long a page may take to load again (`reload`), ms.
-const RELOAD_MS: u32 = 30_000;
+const RELOAD_MS: u32 = crate::core::limits::EVAL_RELOAD_MS;
 
 /// The URL of the tab's top frame, or why there is none.
 async fn page_url(tab_id: i64) -> Result<String, String> {

@@ -32,16 +32,14 @@ use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
 /// How long a tab has to take the news of a change.
-const NOTIFY_MS: u32 = 2_000;
+const NOTIFY_MS: u32 = crate::core::limits::EXPOSE_NOTIFY_MS;
 
-thread_local! {
-    /// The kept connections to exposed servers ([`kept`]).
-    static CONNECTIONS: kept::Pool = kept::Pool::listening();
-}
+/// The servers exposed to pages: a pool of their own, whose connections hear the server.
+const CONNECTIONS: kept::Kept = kept::Kept::Exposures;
 
 /// Ends the kept connection to exposed server `name` (its sign-in changed).
 pub(crate) fn end_kept(name: &str) {
-    kept::forget(&CONNECTIONS, name);
+    kept::forget(CONNECTIONS, name);
 }
 
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
@@ -127,7 +125,7 @@ async fn tools_for(origin: &str) -> Vec<PageTool> {
             ));
             continue;
         };
-        match kept::connection(&CONNECTIONS, server).await {
+        match kept::connection(CONNECTIONS, server).await {
             Ok(open) => {
                 let (found, problems) = page_tools(exposure, server, &open.tools, &mut taken);
                 for problem in problems {
@@ -146,9 +144,9 @@ async fn tools_for(origin: &str) -> Vec<PageTool> {
 
 /// Closes the kept connections of the servers no exposure names any more.
 fn close_unused(exposures: &[Exposure]) {
-    kept::with(&CONNECTIONS, |open| unused(open.keys(), exposures))
+    kept::with(CONNECTIONS, |open| unused(open.keys(), exposures))
         .iter()
-        .for_each(|name| kept::forget(&CONNECTIONS, name));
+        .for_each(|name| kept::forget(CONNECTIONS, name));
 }
 
 /// Runs an exposed tool for a page: confirmed first when it needs it, in the extension's own
@@ -168,7 +166,7 @@ async fn call(origin: &str, request: CallExposedRequest) -> Result<String, Strin
         }
         still_exposed(&load_exposures().await, origin, &tool)?;
     }
-    let open = kept::get(&CONNECTIONS, &tool.server);
+    let open = kept::get(CONNECTIONS, &tool.server);
     let open = open.ok_or_else(|| not_connected(&request.name))?;
     let permit = pass.permit(McpCall {
         tool: tool.tool.clone(),
@@ -176,8 +174,8 @@ async fn call(origin: &str, request: CallExposedRequest) -> Result<String, Strin
     });
     let result = mcp::call(open.client.clone(), permit).await;
     // After a failure the next call starts with a fresh connection (and a fresh listing).
-    if kept::is_kept(&CONNECTIONS, &tool.server, &open) && matches!(result, CallResult::Error(_)) {
-        kept::forget(&CONNECTIONS, &tool.server);
+    if kept::is_kept(CONNECTIONS, &tool.server, &open) && matches!(result, CallResult::Error(_)) {
+        kept::forget(CONNECTIONS, &tool.server);
     }
     let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
     call_reply(&tool.tool, &result, &secrets)

@@ -14,7 +14,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::thread::LocalKey;
 
 use wasm_bindgen_futures::spawn_local;
 
@@ -26,7 +25,7 @@ use crate::core::mcp::tools::McpTool;
 use crate::core::provider::redact;
 
 /// How long opening a server (connect and list) may take, unless it sets its own timeout.
-pub const OPEN_MS: u32 = 20_000;
+pub const OPEN_MS: u32 = crate::core::limits::MCP_OPEN_MS;
 
 /// An open connection to a server.
 pub struct Open {
@@ -76,8 +75,26 @@ impl Pool {
     }
 }
 
-/// A pool, as each user keeps its own: `thread_local! { static P: Pool = Pool::quiet(); }`.
-pub type Kept = &'static LocalKey<Pool>;
+/// Which pool: each user keeps its own, held by the shell's driver ([`super::state::Driver`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// The servers exposed to pages (`expose.rs`).
+    Exposures,
+    /// The servers called by hand (`workbench.rs`).
+    ByHand,
+}
+
+impl Kept {
+    /// `f` on the pool (never across an await).
+    fn with<T>(self, f: impl FnOnce(&Pool) -> T) -> T {
+        super::state::driver(|driver| {
+            f(match self {
+                Kept::Exposures => &driver.exposures,
+                Kept::ByHand => &driver.by_hand,
+            })
+        })
+    }
+}
 
 /// `f` on the pool's map (never across an await).
 pub fn with<T>(pool: Kept, f: impl FnOnce(&mut HashMap<String, Rc<Open>>) -> T) -> T {

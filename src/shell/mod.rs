@@ -21,6 +21,7 @@ pub mod pages;
 pub mod router;
 pub mod runlog;
 pub mod settings;
+pub mod state;
 pub mod store;
 pub mod threads;
 pub mod timer;
@@ -28,7 +29,6 @@ pub mod traces;
 pub mod waits;
 pub mod workbench;
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -42,15 +42,15 @@ use crate::core::page::call::{CallRequest, Input, PageCall, Step};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 
-thread_local! {
-    /// The tabs' listings kept for the page calls that follow ([`Kept`]).
-    static KEPT: RefCell<Kept> = RefCell::default();
+/// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
+fn with_listings<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
+    state::host(|host| f(&mut host.listings.borrow_mut()))
 }
 
 /// Forgets the kept listing of a tab (its tools changed), or of every tab (`None`: the
 /// settings changed).
 pub(crate) fn forget_listing(tab_id: Option<i64>) {
-    KEPT.with_borrow_mut(|kept| match tab_id {
+    with_listings(|kept| match tab_id {
         Some(tab_id) => kept.forget(tab_id),
         None => kept.clear(),
     });
@@ -59,7 +59,7 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
 /// Asks every frame of a tab for its tools, all at once, and merges the answers; the listing
 /// is kept for the page calls that follow.
 pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
-    let epoch = KEPT.with_borrow(Kept::epoch);
+    let epoch = with_listings(|kept| kept.epoch());
     // The site policies are read while the frames list their tools.
     let sites = timer::started(store::load_sites());
     let mut answers = frame_listings(tab_id).await?;
@@ -73,7 +73,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
     crate::core::site::apply_stored(sites, &mut tools);
     let tools = Rc::new(tools);
     workbench::observe(tab_id, tools.clone());
-    KEPT.with_borrow_mut(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
+    with_listings(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
 }
 
@@ -124,7 +124,7 @@ pub(crate) async fn page_call(permit: Permit<CallRequest>) -> Value {
         let input = match call.step() {
             Step::Done(answer) => return answer,
             Step::KeptTools { tab_id } => {
-                match KEPT.with_borrow(|kept| kept.get(tab_id, io::now_ms())) {
+                match with_listings(|kept| kept.get(tab_id, io::now_ms())) {
                     Some(tools) => Input::Kept(tools),
                     None => Input::Tools(tab_tools(tab_id).await),
                 }

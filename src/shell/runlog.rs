@@ -8,8 +8,6 @@
 //! Invariant: events are pushed and stored as the run emits them (they carry no key); a run's
 //! store is written by one save loop at a time (the core asks for one only when none runs).
 
-use std::cell::RefCell;
-
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{spawn_local, JsFuture};
@@ -26,12 +24,8 @@ use crate::core::setup::store::Area::Session;
 const LIST_KEY: &str = crate::core::storage::RUNS;
 const RUN_KEY: &str = crate::core::storage::RUN_PREFIX;
 
-thread_local! {
-    static LOG: RefCell<RunLog> = RefCell::new(RunLog::default());
-}
-
 fn with<T>(f: impl FnOnce(&mut RunLog) -> T) -> T {
-    LOG.with(|log| f(&mut log.borrow_mut()))
+    super::state::host(|host| f(&mut host.runs.borrow_mut()))
 }
 
 /// A run started (any run: from the popup or from `webmcpHost.run`): resolves once its record

@@ -2,8 +2,6 @@
 //! `chrome.storage.session`, as `core::ops::threads` decides. The list is read once per worker
 //! and changed in memory before it is stored whole, so runs ending together lose nothing.
 
-use std::cell::RefCell;
-
 use serde_json::{json, Value};
 
 use super::chrome;
@@ -13,12 +11,8 @@ use crate::core::ops::threads::{
 };
 use crate::core::setup::store::Area::Session;
 
-thread_local! {
-    static THREADS: RefCell<Threads> = RefCell::new(Threads::default());
-}
-
 fn with<T>(f: impl FnOnce(&mut Threads) -> T) -> T {
-    THREADS.with(|threads| f(&mut threads.borrow_mut()))
+    super::state::host(|host| f(&mut host.threads.borrow_mut()))
 }
 
 async fn read_list() {

@@ -5,7 +5,6 @@
 //! Invariant: every waiter has at most one waker, removed once its wait is over; every answer
 //! the core keeps wakes its one waiter.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use js_sys::{Function, Promise};
@@ -20,18 +19,12 @@ use crate::core::ops::waits::{Listing, Waiter, Waits};
 use crate::core::run::drive::Confirmation;
 use crate::core::run::{Input, PendingInput};
 
-thread_local! {
-    static WAITS: RefCell<Waits> = RefCell::new(Waits::default());
-    /// The `resolve` of each waiter's promise.
-    static WAKERS: RefCell<HashMap<Waiter, Function>> = RefCell::new(HashMap::new());
-}
-
 fn with<T>(f: impl FnOnce(&mut Waits) -> T) -> T {
-    WAITS.with(|w| f(&mut w.borrow_mut()))
+    super::state::host(|host| f(&mut host.waits.borrow_mut()))
 }
 
 fn wakers<T>(f: impl FnOnce(&mut HashMap<Waiter, Function>) -> T) -> T {
-    WAKERS.with(|w| f(&mut w.borrow_mut()))
+    super::state::driver(|driver| f(&mut driver.wakers.borrow_mut()))
 }
 
 fn wake(waiter: &Waiter) {

@@ -6,7 +6,6 @@
 //! frame for its facts, reads the run log, and keeps the first definitions seen (`Seen`, in
 //! `chrome.storage.session` too, so that a worker restart forgets none).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -30,25 +29,20 @@ use crate::core::workbench::validate::{validate_arguments, Against, ValidateRequ
 /// Where the first definitions are kept between workers.
 const SEEN_KEY: &str = crate::core::storage::SEEN;
 
-thread_local! {
-    /// The first definitions; `None` until read from `chrome.storage.session`.
-    static SEEN: RefCell<Option<Seen>> = const { RefCell::new(None) };
-}
-
 fn with_seen<T>(f: impl FnOnce(&mut Seen) -> T) -> T {
-    SEEN.with(|s| f(s.borrow_mut().get_or_insert_with(Seen::default)))
+    super::state::host(|host| f(host.seen.borrow_mut().get_or_insert_with(Seen::default)))
 }
 
 /// Reads the kept first definitions once per worker (the closed tabs' forgotten).
 async fn loaded() {
-    if SEEN.with(|s| s.borrow().is_some()) {
+    if super::state::host(|host| host.seen.borrow().is_some()) {
         return;
     }
     let stored = store::read(Area::Session, SEEN_KEY).await;
     let mut seen = Seen::from_stored(&stored.ok().flatten().unwrap_or(Value::Null));
     seen.keep_tabs(&tab_ids(&chrome::tab_list().await));
-    SEEN.with(|s| {
-        s.borrow_mut().get_or_insert(seen);
+    super::state::host(|host| {
+        host.seen.borrow_mut().get_or_insert(seen);
     });
 }
 
@@ -150,24 +144,25 @@ pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
 }
 
 /// How long a server called by hand stays open unused, ms.
-const IDLE_MS: u32 = 5 * 60_000;
+const IDLE_MS: u32 = crate::core::limits::BY_HAND_IDLE_MS;
 
-thread_local! {
-    /// The servers called by hand: one kept connection (one MCP session) each, so that a
-    /// stateful server sees a person's calls as one session.
-    static BY_HAND: kept::Pool = kept::Pool::quiet();
-    /// Per server: its uses under way, and how many there were (to close it once unused).
-    static USES: RefCell<HashMap<String, (u32, u64)>> = RefCell::default();
+/// The servers called by hand: one kept connection (one MCP session) each, so that a stateful
+/// server sees a person's calls as one session (a pool of its own, held by the driver).
+const BY_HAND: kept::Kept = kept::Kept::ByHand;
+
+/// `f` on each server's uses under way, and how many there were (to close it once unused).
+fn with_uses<T>(f: impl FnOnce(&mut HashMap<String, (u32, u64)>) -> T) -> T {
+    super::state::driver(|driver| f(&mut driver.by_hand_uses.borrow_mut()))
 }
 
 /// Ends the kept connection to server `name` called by hand (its sign-in changed).
 pub(crate) fn end_kept(name: &str) {
-    kept::forget(&BY_HAND, name);
+    kept::forget(BY_HAND, name);
 }
 
 /// A use of a server by hand, from its start to its [`done`].
 fn begin(name: &str) {
-    USES.with_borrow_mut(|uses| {
+    with_uses(|uses| {
         let (busy, count) = uses.entry(name.to_owned()).or_default();
         *busy += 1;
         *count += 1;
@@ -176,17 +171,17 @@ fn begin(name: &str) {
 
 /// The end of a use: the server's connection is closed after [`IDLE_MS`] with no other use.
 fn done(name: &str) {
-    let count = USES.with_borrow_mut(|uses| {
+    let count = with_uses(|uses| {
         let (busy, count) = uses.entry(name.to_owned()).or_default();
         *busy = busy.saturating_sub(1);
         *count
     });
     let name = name.to_owned();
     timer::after(IDLE_MS, move || {
-        let unused = USES.with_borrow(|uses| uses.get(&name) == Some(&(0, count)));
+        let unused = with_uses(|uses| uses.get(&name) == Some(&(0, count)));
         if unused {
-            USES.with_borrow_mut(|uses| uses.remove(&name));
-            kept::forget(&BY_HAND, &name);
+            with_uses(|uses| uses.remove(&name));
+            kept::forget(BY_HAND, &name);
         }
     });
 }
@@ -198,7 +193,7 @@ fn done(name: &str) {
 async fn open_server(name: &str) -> Result<(McpServerConfig, Open), String> {
     let servers = store::load_servers().await?;
     let server = by_hand::find_server(&servers, name)?.clone();
-    let (open, new) = kept::connection_or_new(&BY_HAND, &server).await?;
+    let (open, new) = kept::connection_or_new(BY_HAND, &server).await?;
     if new {
         let tools = open.tools.to_vec();
         return Ok((server, (open, tools)));
@@ -206,8 +201,8 @@ async fn open_server(name: &str) -> Result<(McpServerConfig, Open), String> {
     match mcp::relist(&open.client).await {
         Ok(tools) => Ok((server, (open, tools))),
         Err(_) => {
-            kept::forget(&BY_HAND, name);
-            let open = kept::connection(&BY_HAND, &server).await?;
+            kept::forget(BY_HAND, name);
+            let open = kept::connection(BY_HAND, &server).await?;
             let tools = open.tools.to_vec();
             Ok((server, (open, tools)))
         }

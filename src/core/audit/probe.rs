@@ -17,9 +17,9 @@ use super::{Finding, Severity};
 use crate::core::page::tabs::TabTools;
 
 /// How long a probe call may take (ms).
-pub const PROBE_MS: u32 = 5_000;
+pub const PROBE_MS: u32 = crate::core::limits::PROBE_MS;
 /// A result over this many bytes is `probe-oversized`.
-pub const OVERSIZED_BYTES: usize = 100_000;
+pub const OVERSIZED_BYTES: usize = crate::core::limits::PROBE_OVERSIZED_BYTES;
 
 use Severity::Error;
 

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The most nodes an `unordered` group may hold (its orders are searched).
-pub const MAX_UNORDERED: usize = 15;
+pub const MAX_UNORDERED: usize = crate::core::limits::MAX_UNORDERED;
 
 /// One message of a case's conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -9,11 +9,11 @@ use super::EvalCase;
 use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
 /// The most runs of each case with each model.
-pub const MAX_RUNS: u32 = 20;
+pub const MAX_RUNS: u32 = crate::core::limits::MAX_EVAL_RUNS;
 /// The most models of one evaluation.
-pub const MAX_MODELS: usize = 10;
+pub const MAX_MODELS: usize = crate::core::limits::MAX_EVAL_MODELS;
 /// The most results (cases × models × runs) of one evaluation.
-pub const MAX_RESULTS: usize = 2_000;
+pub const MAX_RESULTS: usize = crate::core::limits::MAX_EVAL_RESULTS;
 
 /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?, reload?})`, parsed.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,9 +9,9 @@
 use serde_json::Value;
 
 /// The longest wait for an expected tool to appear, ms.
-pub const TOOL_WAIT_MS: u32 = 5_000;
+pub const TOOL_WAIT_MS: u32 = crate::core::limits::EVAL_TOOL_WAIT_MS;
 /// The pause between two listings while waiting, ms.
-pub const POLL_MS: u32 = 100;
+pub const POLL_MS: u32 = crate::core::limits::EVAL_POLL_MS;
 
 /// What to do after a listing.
 #[derive(Debug, Clone, PartialEq)]

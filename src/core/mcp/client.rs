@@ -17,7 +17,7 @@ use super::tools::{still_same, McpTool};
 use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
 
 /// The longest wait (ms) the worker's timers are given when nothing waits on time.
-pub const NO_DEADLINE_MS: u32 = u32::MAX / 2;
+pub const NO_DEADLINE_MS: u32 = crate::core::limits::NO_DEADLINE_MS;
 
 impl Settings {
     /// The extension's client: elicitation declined, deadlines extended by progress, the

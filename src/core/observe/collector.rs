@@ -25,7 +25,7 @@ pub const COLLECTORS_KEY: &str = crate::core::storage::COLLECTORS;
 /// How many times one export request is tried.
 pub const EXPORT_ATTEMPTS: u32 = 3;
 /// How long one attempt may take (ms) before it is abandoned.
-pub const EXPORT_TIMEOUT_MS: u32 = 5_000;
+pub const EXPORT_TIMEOUT_MS: u32 = crate::core::limits::EXPORT_TIMEOUT_MS;
 
 /// A configured trace collector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -19,11 +19,11 @@ pub const KEY_PREFIX: &str = crate::core::storage::KEY_PREFIX;
 /// Where the servers' last checks are kept (`chrome.storage.session`).
 pub const SERVER_STATES_KEY: &str = crate::core::storage::SERVER_STATES;
 /// How long a connection check may take (ms), unless the server sets its own timeout.
-pub const CHECK_MS: u32 = 15_000;
+pub const CHECK_MS: u32 = crate::core::limits::SERVER_CHECK_MS;
 /// How many of a checked server's tools its state names.
-const MAX_NAMED_TOOLS: usize = 200;
+const MAX_NAMED_TOOLS: usize = crate::core::limits::MAX_CHECK_NAMED_TOOLS;
 /// How many characters of a named tool's description its state keeps.
-const MAX_DESCRIPTION_CHARS: usize = 300;
+const MAX_DESCRIPTION_CHARS: usize = crate::core::limits::MAX_CHECK_DESCRIPTION_CHARS;
 
 /// `settings()` → `{models, default, servers, keys: [{ref, masked, goesTo}], serverStates, presets,
 /// context7, context7WithKey, extensionOrigin}`, from the registry, the servers and the whole

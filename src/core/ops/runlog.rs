@@ -17,7 +17,7 @@ use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
 use crate::core::restart::{end_interrupted, Intent};
 
 /// How long the stored record of a running run may lag behind (ms).
-pub const SAVE_EVERY_MS: u32 = 250;
+pub const SAVE_EVERY_MS: u32 = crate::core::limits::RUN_LOG_SAVE_EVERY_MS;
 
 /// Something the shell must do for the run log.
 #[derive(Debug, Clone, PartialEq)]

@@ -30,9 +30,9 @@ pub const INDEX_KEY: &str = crate::core::storage::CONVERSATIONS;
 /// The prefix of a conversation's record in session storage (then its thread id).
 pub const THREAD_KEY: &str = crate::core::storage::CONVERSATION_PREFIX;
 /// The most conversations kept; the least recently updated goes first.
-pub const MAX_CONVERSATIONS: usize = 20;
+pub const MAX_CONVERSATIONS: usize = crate::core::limits::MAX_CONVERSATIONS;
 /// The most bytes of a conversation's stored messages (as JSON).
-pub const MAX_CONVERSATION_BYTES: usize = 1_000_000;
+pub const MAX_CONVERSATION_BYTES: usize = crate::core::limits::MAX_CONVERSATION_BYTES;
 
 /// What the tool message of a call cut by a worker restart says to the model.
 pub const MAY_HAVE_RUN: &str = "No result: the run was cut (the browser stopped the extension's worker) before this call's result was stored. The call may have run: check its effect before calling it again.";

@@ -376,7 +376,7 @@ pub fn parse_listing(
 }
 
 /// The most requests [`parse_watched`] keeps.
-pub const MAX_WATCHED: usize = 100;
+pub const MAX_WATCHED: usize = crate::core::limits::MAX_WATCHED_REQUESTS;
 
 /// A frame's answer to the end of a [`FrameRequest::Watch`]: each request's method (upper
 /// case) and URL (both capped), at most [`MAX_WATCHED`]; entries that are not

@@ -18,7 +18,7 @@ use std::rc::Rc;
 use super::tabs::TabTools;
 
 /// How long a listing is kept (ms).
-pub const KEPT_MS: f64 = 30_000.0;
+pub const KEPT_MS: f64 = crate::core::limits::KEPT_LISTING_MS;
 /// How many tabs' listings are kept at most (the oldest goes first).
 pub const KEPT_TABS: usize = 16;
 

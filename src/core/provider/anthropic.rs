@@ -22,7 +22,7 @@ use crate::core::observe::{tokens, Usage};
 
 /// The `anthropic-version` header every request carries.
 pub const API_VERSION: &str = "2023-06-01";
-const DEFAULT_MAX_TOKENS: u32 = 4096;
+const DEFAULT_MAX_TOKENS: u32 = crate::core::limits::ANTHROPIC_DEFAULT_MAX_TOKENS;
 
 /// The Messages request for one model call: system prompt, messages, tools (native or
 /// the text formats), streaming on, the key in `x-api-key` and the browser-access header.

@@ -73,7 +73,7 @@ impl PartialEq for Pattern {
 }
 
 /// The longest `delay` a layer may declare (ms).
-pub const MAX_DELAY_MS: u32 = 60_000;
+pub const MAX_DELAY_MS: u32 = crate::core::limits::MAX_DELAY_MS;
 
 /// Declarative layers (`[{kind, ...}]`) as `what` (`configure` or `run`) received them:
 /// `{kind: "observe"}`, `{kind: "redact", pattern, replacement?}`, `{kind: "block", tool,

@@ -21,12 +21,12 @@ use crate::core::page::tabs::TabTools;
 use crate::core::tool::{kind, PageTool};
 
 /// At most this many tools' first definitions are kept per tab (older pages' are dropped).
-pub const MAX_SEEN_PER_TAB: usize = 1_000;
+pub const MAX_SEEN_PER_TAB: usize = crate::core::limits::MAX_SEEN_PER_TAB;
 /// At most this many tabs' first definitions are kept (the least recently listed dropped).
-pub const MAX_SEEN_TABS: usize = 64;
+pub const MAX_SEEN_TABS: usize = crate::core::limits::MAX_SEEN_TABS;
 /// At most this many bytes of definitions are stored (the most recently listed tabs first;
 /// what does not fit is kept only while the worker lives).
-pub const MAX_SEEN_STORED_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_SEEN_STORED_BYTES: usize = crate::core::limits::MAX_SEEN_STORED_BYTES;
 
 /// What makes a tool's definition: compared between listings.
 #[derive(Debug, Clone, PartialEq)]

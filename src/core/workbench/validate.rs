@@ -14,7 +14,7 @@ use crate::core::ops::error::RequestError;
 use crate::core::tool::kind;
 
 /// At most this many errors are reported (a form shows them all at once).
-pub const MAX_ERRORS: usize = 50;
+pub const MAX_ERRORS: usize = crate::core::limits::MAX_VALIDATION_ERRORS;
 
 /// One error, at its place in the arguments.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -17,11 +17,11 @@ use crate::core::mcp::Session;
 use crate::core::provider::HttpRequest;
 
 /// Time for each request of a sign-in (and the probe), in ms.
-pub const REQUEST_MS: u32 = 15_000;
+pub const REQUEST_MS: u32 = crate::core::limits::SIGN_IN_REQUEST_MS;
 /// The person's time to sign in, in ms.
-pub const SIGN_IN_MS: u32 = 5 * 60 * 1000;
+pub const SIGN_IN_MS: u32 = crate::core::limits::SIGN_IN_MS;
 /// A sign-in window that fails sooner than this (ms) could not be shown: a tab is used.
-pub const WINDOW_FAILS_WITHIN_MS: f64 = 1500.0;
+pub const WINDOW_FAILS_WITHIN_MS: f64 = crate::core::limits::WINDOW_FAILS_WITHIN_MS;
 /// The path `chrome.identity.getRedirectURL` is asked for.
 pub const REDIRECT_PATH: &str = "mcp";
 

@@ -1,8 +1,9 @@
-//! The operation list as data, checked against what is written elsewhere: `docs/api.md`'s
+//! Things declared in one place, checked against what is written elsewhere: `docs/api.md`'s
 //! tables name exactly the operations of [`OpName::ALL`] (the automation surface's in its
 //! tables, the content scripts' under "From content scripts"), and the frame bridge's
 //! requests ([`FrameRequest::OPS`]) are exactly what both content scripts answer and what
-//! the docs say the worker sends them.
+//! the docs say the worker sends them; every storage key is the table's (`core::storage`,
+//! `docs/storage.md`); the shell's state lives in its two globals (`shell::state`).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -225,5 +226,70 @@ fn no_storage_key_is_written_outside_the_table() {
     assert!(
         strays.is_empty(),
         "storage keys written outside src/core/storage.rs: {strays:#?}"
+    );
+}
+
+#[test]
+fn the_shell_keeps_its_state_in_two_globals_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src/shell"), &mut files);
+    let holders: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).is_ok_and(|text| text.contains("thread_local!")))
+        .map(|f| f.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    assert_eq!(
+        holders,
+        ["src/shell/state.rs"],
+        "only shell::state holds globals"
+    );
+    let state = read("src/shell/state.rs");
+    let block = section(&state, "thread_local! {", "}");
+    assert_eq!(
+        block.matches("static ").count(),
+        2,
+        "the Host and the Driver: {block}"
+    );
+}
+
+#[test]
+fn every_cap_and_deadline_lives_in_limits_rs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("src"), &mut files);
+    let limits = root.join("src/core/limits.rs");
+    let mut strays = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs") && **f != limits)
+    {
+        let text = std::fs::read_to_string(file).expect("readable");
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for line in code.lines() {
+            let Some(rest) = line.trim_start().split("const ").nth(1) else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == '_')
+                .collect();
+            let sized = name.ends_with("_MS")
+                || name.ends_with("_BYTES")
+                || name.starts_with("MAX_")
+                || name.contains("_MAX_");
+            let value = rest.split(" = ").nth(1).unwrap_or("");
+            if sized && !name.is_empty() && !value.is_empty() && !value.contains("limits::") {
+                strays.push(format!(
+                    "{}: {}",
+                    file.strip_prefix(root).unwrap().display(),
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "caps or deadlines defined outside src/core/limits.rs: {strays:#?}"
     );
 }
