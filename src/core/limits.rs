@@ -203,7 +203,7 @@ pub const MAX_FENCE_HEADER: usize = 16;
 /// (Used as `KEPT_MS` in `core/page/kept.rs`.)
 pub const KEPT_LISTING_MS: f64 = 30_000.0;
 
-/// The most requests [`parse_watched`] keeps.
+/// The most requests [`crate::core::page::bridge::parse_watched`] keeps.
 /// (Used as `MAX_WATCHED` in `core/page/bridge.rs`.)
 pub const MAX_WATCHED_REQUESTS: usize = 100;
 

@@ -32,7 +32,9 @@ pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
 pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
 mod browser;
+mod listed;
 pub use browser::{FrameState, Tab};
+pub use listed::{still_listed, still_listed_document, still_same_page_tool, Listed};
 
 /// What the shell does next for a call.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,16 +218,6 @@ pub struct CallRequest {
     /// The tool as a run began with it, and the document it was listed from: a tool found
     /// changed is not called, and the call goes to that document or nowhere.
     pub expect: Option<Listed>,
-}
-
-/// A page tool as a caller decided on it: its definition, and the document its frame listed it
-/// from (`None` when Chrome gave no document id).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Listed {
-    /// The tool as listed.
-    pub tool: PageTool,
-    /// The document it was listed from.
-    pub document_id: Option<String>,
 }
 
 /// One page tool call.
@@ -732,66 +724,6 @@ pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
             json!({"ok": false, "error": format!("{name}: {message}")})
         }
         Err(message) => json!({"ok": false, "error": message}),
-    }
-}
-
-/// Whether the tool found now is the one a run was given: same frame, origin and definition.
-/// A page that navigated, or re-registered a tool with another definition, does not get the
-/// call (the person and the model agreed to the old one).
-pub fn still_same_page_tool(given: &PageTool, now: &PageTool) -> Result<(), String> {
-    if given.origin != now.origin {
-        return Err(format!(
-            "`{}` now belongs to {} (the run began with it on {}); the call was not sent",
-            given.name, now.origin, given.origin
-        ));
-    }
-    // A site policy changed since (`allowActing`) is not a new definition: the call is
-    // decided on the policy as it is now.
-    let mut now = now.clone();
-    now.annotations.allow_acting = given.annotations.allow_acting;
-    if *given != now {
-        return Err(format!(
-            "the page changed the definition of `{}` during this run; the call was not sent. Start a new run to use the new definition",
-            given.name
-        ));
-    }
-    Ok(())
-}
-
-/// Where a call decided on `expected` goes: the document it was listed from, whatever the
-/// listing at hand says. A frame that holds another document now (it navigated, even within
-/// its site, to a look-alike of the tool) does not get the call; a listing that knows no
-/// document for the frame leaves the decided one (Chrome delivers there or nowhere).
-pub fn still_listed_document(expected: &Listed, now: Target) -> Result<Target, String> {
-    match (&expected.document_id, &now.document_id) {
-        (Some(decided), Some(held)) if decided != held => Err(format!(
-            "the frame that offered `{}` holds another document since this run listed its tools; the call was not sent",
-            expected.tool.name
-        )),
-        (Some(decided), _) => Ok(Target {
-            document_id: Some(decided.clone()),
-            ..now
-        }),
-        (None, _) => Ok(now),
-    }
-}
-
-/// Whether the frame still holds the document `name` was listed from, as
-/// `webNavigation.getFrame` says just before the call is sent: a frame that navigated since (to
-/// another site, perhaps, with a tool of the same name that acts) does not get the call.
-pub fn still_listed(name: &str, target: &Target, now: Option<&FrameState>) -> Result<(), String> {
-    let Some(listed) = &target.document_id else {
-        return Ok(());
-    };
-    match now {
-        Some(now) if now.document_id.as_ref() == Some(listed) => Ok(()),
-        Some(now) => Err(format!(
-            "the frame that offered `{name}` holds another document ({}) since its tools were listed; the call was not sent",
-            if now.url.is_empty() { "unknown URL" } else { &now.url }
-        )),
-        None => Err(format!(
-            "the frame that offered `{name}` is gone since its tools were listed; the call was not sent"
-        )),
     }
 }
 
