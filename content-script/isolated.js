@@ -90,8 +90,7 @@
     const tools = Array.from((await context.getTools()) ?? []);
     // The MCP tools expose.js registered for the browser's agents are the host's, not the page's.
     const exposed = globalThis.webmcpHostExposed;
-    return tools.filter((tool) => (!('window' in tool) || tool.window == null || tool.window === window)
-      && !(exposed instanceof Map && exposed.has(tool.name)));
+    return tools.filter((tool) => registeredHere(tool) && !(exposed instanceof Map && exposed.has(tool.name)));
   };
 
   // BEGIN SHARED BLOCK: kept identical in isolated.js and main.js, which cannot share a file (one
@@ -106,6 +105,14 @@
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });
+
+  // Whether this frame registered a tool: \`source\` names the registering frame from Chrome 160
+  // on (its Tool interface has getters, no own properties), \`window\` before; absent or null is
+  // this frame's own. A tool another frame exposed to this one is listed by that frame.
+  const registeredHere = (tool) => {
+    const source = tool.source ?? tool.window;
+    return source == null || source === window;
+  };
   // END SHARED BLOCK
 
   // Each tool as this frame last listed it: its definition as reported (JSON text) and a

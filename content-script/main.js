@@ -52,7 +52,7 @@
 
   const ownTools = async (context) => {
     const tools = from((await context.getTools()) ?? []);
-    return tools.filter((tool) => !('window' in tool) || tool.window == null || tool.window === window);
+    return tools.filter(registeredHere);
   };
 
   // BEGIN SHARED BLOCK: kept identical in isolated.js and main.js, which cannot share a file (one
@@ -67,6 +67,14 @@
   });
 
   const failure = (name, message) => ({ ok: false, error: { name, message } });
+
+  // Whether this frame registered a tool: \`source\` names the registering frame from Chrome 160
+  // on (its Tool interface has getters, no own properties), \`window\` before; absent or null is
+  // this frame's own. A tool another frame exposed to this one is listed by that frame.
+  const registeredHere = (tool) => {
+    const source = tool.source ?? tool.window;
+    return source == null || source === window;
+  };
   // END SHARED BLOCK
 
   // Native executeTool takes an object; the polyfills take a JSON string and say so before the

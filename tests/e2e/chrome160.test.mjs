@@ -1,0 +1,80 @@
+// Chrome 160's WebMCP shape (160.0.8173.0): `getTools()` returns objects of a `Tool` interface
+// (getters, no own properties, `window` renamed `source`) and `executeTool` takes only the very
+// object listed. Debian's Chromium is older, so the shape is made by a test-only shim in the
+// content script's isolated world (tests/support/chrome160.mjs). On a page whose same-origin
+// child frame exposes its tools to the parent, each frame's tools are listed exactly once under
+// their own frame, and calls on both frames return what the page answered.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { launchHost, ROOT, until } from '../support/browser.mjs';
+import { CHROME_160_SHIM } from '../support/chrome160.mjs';
+import { serve } from '../support/server.mjs';
+
+/** Evaluates `expression` in the extension's isolated world of every frame of `page`, the top frame first: each frame's answer. */
+async function inEveryIsolatedWorld(context, page, expression) {
+  const cdp = await context.newCDPSession(page);
+  try {
+    const contexts = [];
+    cdp.on('Runtime.executionContextCreated', (event) => contexts.push(event.context));
+    await cdp.send('Runtime.enable');
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const top = (c) => (c.auxData?.frameId === frameTree.frame.id ? 0 : 1);
+    const ours = contexts
+      .filter((c) => c.auxData?.type === 'isolated' && c.origin.startsWith('chrome-extension://'))
+      .sort((a, b) => top(a) - top(b));
+    const answers = [];
+    for (const world of ours) {
+      const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { contextId: world.id, expression, returnByValue: true, awaitPromise: true });
+      if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+      answers.push(result.value);
+    }
+    return answers;
+  } finally {
+    await cdp.detach();
+  }
+}
+
+describe("Chrome 160's Tool interface", () => {
+  let server, host, page, tabId;
+  const op = (name, request) => host.worker.evaluate(([n, r]) => webmcpHost[n](r), [name, request]);
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    host = await launchHost();
+    page = await host.context.newPage();
+    await page.goto(`${server.url}/tools.html`);
+    tabId = await host.tabIdOf(page);
+    await until('both frames', async () => page.frames().length === 2 || undefined);
+    const installed = await inEveryIsolatedWorld(host.context, page, CHROME_160_SHIM);
+    assert.deepEqual(installed, ['installed', 'installed'], 'the shim is in both frames');
+  });
+  after(async () => {
+    await host?.close();
+    await server?.close();
+  });
+
+  test('each frame lists its own tools exactly once, the child frame what it exposes to its parent included', async () => {
+    // The shim answers in the top frame with the child's tools too (source: the child's window).
+    const [seen] = await inEveryIsolatedWorld(host.context, page, `(async () => {
+      const tools = await document.modelContext.getTools();
+      return tools.map((t) => [t.name, JSON.stringify(t), Object.keys(t).length, t.source === window]);
+    })()`);
+    const greet = seen.find(([name]) => name === 'frame_greet');
+    assert.deepEqual(greet, ['frame_greet', '{}', 0, false], 'the top frame sees the exposed tool as the interface shows it');
+    const { tools, problems } = await op('listTools', { tabId });
+    const placed = tools.map((t) => `${t.name}@${t.frameId === 0 ? 'top' : 'child'}`).sort();
+    assert.deepEqual(placed, ['add@top', 'delete_everything@top', 'describe_input@top', 'fail@top', 'frame_greet@child', 'never_returns@top'].sort(), JSON.stringify(problems));
+    const add = tools.find((t) => t.name === 'add');
+    assert.equal(add.title, 'Add two numbers', 'attributes read one by one, through the getters');
+    assert.equal(add.inputSchema.required.length, 2);
+  });
+
+  test('calls on both frames give executeTool the very object listed and return what the page answered', async () => {
+    assert.deepEqual(await op('callTool', { tabId, name: 'add', args: { a: 2, b: 40 } }), { ok: true, result: '42' });
+    assert.deepEqual(await op('callTool', { tabId, name: 'frame_greet', args: { who: 'Ann' } }), {
+      ok: true,
+      result: 'hello Ann, from the child frame',
+    });
+  });
+});
