@@ -63,6 +63,7 @@
     title: plain(tool.title),
     description: plain(tool.description),
     inputSchema: plain(tool.inputSchema),
+    outputSchema: plain(tool.outputSchema),
     annotations: plain(tool.annotations),
   });
 

@@ -77,4 +77,27 @@ describe("Chrome 160's Tool interface", () => {
       result: 'hello Ann, from the child frame',
     });
   });
+
+  // Chrome 159's outputSchema: listed with the tool, and a result that breaks it is reported
+  // with the answer (`outputErrors`), each error at its pointer.
+  test("a tool's outputSchema is listed, and a result that breaks it comes with outputErrors", async () => {
+    const other = await host.context.newPage();
+    try {
+      await other.goto(`${server.url}/outputs.html`);
+      const otherTab = await host.tabIdOf(other);
+      await inEveryIsolatedWorld(host.context, other, CHROME_160_SHIM);
+      const { tools } = await op('listTools', { tabId: otherTab });
+      const place = tools.find((t) => t.name === 'place_order');
+      assert.deepEqual(place?.outputSchema?.required, ['orderId', 'status'], JSON.stringify(place));
+      const placed = await op('callTool', { tabId: otherTab, name: 'place_order', args: {} });
+      assert.deepEqual(placed, { ok: true, result: '{"orderId":"o-17","status":"confirmed"}' }, 'a result that matches has no outputErrors');
+      const tracked = await op('callTool', { tabId: otherTab, name: 'track_order', args: { orderId: 'o-17' } });
+      assert.equal(tracked.ok, true);
+      assert.equal(tracked.outputErrors?.length, 1, JSON.stringify(tracked));
+      assert.equal(tracked.outputErrors[0].pointer, '/orderId');
+      assert.match(tracked.outputErrors[0].message, /string/);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -22,9 +22,19 @@ export const CHROME_160_SHIM = String.raw`(() => {
     get source() { return internal.get(this).source; }
     toJSON() { return {}; }
   }
+  // Chrome 159 reads a tool's outputSchema back; this Chromium drops it at registerTool, so a
+  // page under test may give it in <script type="application/json" data-output-schemas>.
+  const declared = (() => {
+    try {
+      return JSON.parse(document.querySelector('script[data-output-schemas]')?.textContent ?? '{}');
+    } catch {
+      return {};
+    }
+  })();
   const wrap = (dictionary, context, source) => {
     const tool = Object.create(Tool.prototype);
-    const { name, title, description, inputSchema, outputSchema, annotations } = dictionary;
+    const { name, title, description, inputSchema, annotations } = dictionary;
+    const outputSchema = dictionary.outputSchema ?? declared[name] ?? null;
     internal.set(tool, { name, title, description, inputSchema, outputSchema, annotations, source, context, dictionary });
     return tool;
   };

@@ -142,6 +142,7 @@ fn a_tabs_tools_as_the_host_lists_them_are_audited() {
             title: None,
             description: "Searches this site by keyword.".into(),
             input_schema: json!({"type": "object", "properties": {}}),
+            output_schema: None,
             annotations: Annotations {
                 read_only_hint: true,
                 ..Annotations::default()

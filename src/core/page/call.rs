@@ -547,6 +547,15 @@ impl PageCall {
                 waited: 0,
                 look: Look::Tabs,
             },
+            CallOutcome::Text(text) => {
+                let mut response = call_response(&Ok(CallOutcome::Text(text.clone())));
+                if let Some(errors) = (sent.tool.output_schema.as_ref())
+                    .and_then(|schema| output_errors(schema, &text))
+                {
+                    response["outputErrors"] = Value::Array(errors);
+                }
+                State::Done(response)
+            }
             outcome => State::Done(call_response(&Ok(outcome))),
         }
     }
@@ -709,6 +718,30 @@ pub fn allowed_by_site(tool: &PageTool) -> Option<String> {
     let annotations = &tool.annotations;
     (annotations.consequential_hint && annotations.allow_acting)
         .then(|| format!("allowed by site policy {}", tool.origin))
+}
+
+/// How a tool's result breaks the tool's own output schema: `[{pointer, message}]` (at most
+/// `max_validation_errors`), or `None` when it matches. WebMCP hands results over as text, so
+/// a result is read as JSON first; text that is not JSON cannot match.
+pub fn output_errors(schema: &Value, result: &str) -> Option<Vec<Value>> {
+    let one = |message: String| Some(vec![json!({"pointer": "", "message": message})]);
+    let value = match serde_json::from_str::<Value>(result) {
+        Ok(value) => value,
+        Err(_) => {
+            return one(
+                "the result is not JSON, so it cannot match the tool's output schema".into(),
+            )
+        }
+    };
+    let validator = match crate::core::schema::validator_for(schema) {
+        Ok(validator) => validator,
+        Err(e) => return one(format!("the tool's output schema cannot be used: {e}")),
+    };
+    let errors: Vec<Value> = (validator.iter_errors(&value))
+        .take(crate::core::limits::MAX_VALIDATION_ERRORS)
+        .map(|e| json!({"pointer": e.instance_path().to_string(), "message": crate::core::schema::error_text(&e)}))
+        .collect();
+    (!errors.is_empty()).then_some(errors)
 }
 
 /// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or

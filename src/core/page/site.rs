@@ -122,6 +122,7 @@ mod tests {
             title: None,
             description: String::new(),
             input_schema: json!({"type": "object"}),
+            output_schema: None,
             annotations: Annotations::default(),
             origin: origin.into(),
             frame_id: 0,

@@ -28,6 +28,10 @@ pub struct PageTool {
     pub description: String,
     /// Always a JSON object.
     pub input_schema: Value,
+    /// What its results are (Chrome 159's `outputSchema`): a JSON object schema, when it gave
+    /// one. A result that breaks it is reported with the call's answer (`outputErrors`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
     /// Its hints.
     pub annotations: Annotations,
     /// The origin of the frame that reported the tool (its content script's own location, as
@@ -213,7 +217,12 @@ fn parse_one(
         .map_err(&fail)?
         .filter(|t| !t.is_empty());
 
-    let input_schema = parse_schema(obj.remove("inputSchema"), limits).map_err(&fail)?;
+    let input_schema = parse_schema(obj.remove("inputSchema"), limits, "input").map_err(&fail)?;
+    // Absent, or `null` (Chrome 160 reads an absent one so): no output schema.
+    let output_schema = match obj.remove("outputSchema") {
+        None | Some(Value::Null) => None,
+        raw => Some(parse_schema(raw, limits, "output").map_err(&fail)?),
+    };
     let annotations = parse_annotations(obj.get("annotations")).map_err(&fail)?;
 
     Ok(PageTool {
@@ -221,6 +230,7 @@ fn parse_one(
         title,
         description,
         input_schema,
+        output_schema,
         annotations,
         origin: origin.to_owned(),
         frame_id,
@@ -228,37 +238,37 @@ fn parse_one(
 }
 
 /// The schema as WebMCP hands it over: an object, a JSON string of one (older
-/// implementations), or absent (a tool without input).
-fn parse_schema(raw: Option<Value>, limits: &Limits) -> Result<Value, String> {
+/// implementations), or absent (a tool without input); `what` says which (`input`, `output`).
+fn parse_schema(raw: Option<Value>, limits: &Limits, what: &str) -> Result<Value, String> {
     let schema = match raw {
         None | Some(Value::Null) => {
             return Ok(serde_json::json!({"type": "object", "properties": {}}))
         }
         Some(Value::String(text)) => {
             if text.len() > limits.max_schema_bytes {
-                return Err(schema_too_big(text.len(), limits));
+                return Err(schema_too_big(text.len(), limits, what));
             }
             serde_json::from_str::<Value>(&text)
-                .map_err(|e| format!("the input schema is a string that is not JSON: {e}"))?
+                .map_err(|e| format!("the {what} schema is a string that is not JSON: {e}"))?
         }
         Some(other) => {
             let size = json_size(&other);
             if size > limits.max_schema_bytes {
-                return Err(schema_too_big(size, limits));
+                return Err(schema_too_big(size, limits, what));
             }
             other
         }
     };
     if !schema.is_object() {
         return Err(format!(
-            "the input schema is {}, not an object",
+            "the {what} schema is {}, not an object",
             kind(&schema)
         ));
     }
     let depth = json_depth(&schema);
     if depth > limits.max_schema_depth {
         return Err(format!(
-            "the input schema is nested {depth} deep, over the cap of {} (max_schema_depth)",
+            "the {what} schema is nested {depth} deep, over the cap of {} (max_schema_depth)",
             limits.max_schema_depth
         ));
     }
@@ -284,9 +294,9 @@ fn json_size(value: &Value) -> usize {
     }
 }
 
-fn schema_too_big(size: usize, limits: &Limits) -> String {
+fn schema_too_big(size: usize, limits: &Limits, what: &str) -> String {
     format!(
-        "the input schema is {size} bytes, over the cap of {} (max_schema_bytes)",
+        "the {what} schema is {size} bytes, over the cap of {} (max_schema_bytes)",
         limits.max_schema_bytes
     )
 }
@@ -414,6 +424,34 @@ mod tests {
             .keys()
             .collect();
         assert_eq!(keys, ["zeta", "alpha", "mid"]);
+    }
+
+    #[test]
+    fn an_output_schema_is_kept_when_it_is_an_object_schema() {
+        let out = parse(json!([
+            {"name": "a", "outputSchema": {"type": "object", "required": ["id"]}},
+            {"name": "b", "outputSchema": null},
+            {"name": "c"},
+            {"name": "d", "outputSchema": "{\"type\":\"string\"}"},
+            {"name": "e", "outputSchema": [1]}
+        ]));
+        let schemas: Vec<Option<Value>> =
+            out.tools.iter().map(|t| t.output_schema.clone()).collect();
+        assert_eq!(
+            schemas,
+            [
+                Some(json!({"type": "object", "required": ["id"]})),
+                None,
+                None,
+                Some(json!({"type": "string"}))
+            ]
+        );
+        assert_eq!(out.problems.len(), 1);
+        assert_eq!(out.problems[0].tool.as_deref(), Some("e"));
+        assert_eq!(
+            out.problems[0].message,
+            "the output schema is an array, not an object"
+        );
     }
 
     #[test]

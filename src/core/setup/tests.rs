@@ -53,6 +53,7 @@ fn page_tool(name: &str) -> PageTool {
         title: None,
         description: "Buys".into(),
         input_schema: json!({"type": "object"}),
+        output_schema: None,
         annotations: Annotations::default(),
         origin: "https://shop.test".into(),
         frame_id: 0,

@@ -117,6 +117,7 @@ fn tool(name: &str, description: &str, frame_id: i64) -> PageTool {
         title: None,
         description: description.into(),
         input_schema: json!({"type": "object", "properties": {}}),
+        output_schema: None,
         annotations: Annotations {
             read_only_hint: true,
             ..Annotations::default()

@@ -11,6 +11,7 @@ fn tool(name: &str, read_only: bool, schema: Value) -> PageTool {
         title: None,
         description: "Does.".into(),
         input_schema: schema,
+        output_schema: None,
         annotations: Annotations {
             read_only_hint: read_only,
             ..Annotations::default()

@@ -11,6 +11,7 @@ fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
         title: None,
         description: "A tool".into(),
         input_schema: json!({"type": "object"}),
+        output_schema: None,
         annotations: Annotations {
             consequential_hint: consequential,
             ..Annotations::default()
@@ -162,6 +163,40 @@ fn an_unknown_tool_or_a_changed_one_is_not_sent() {
     assert!(done(&call)["error"]
         .as_str()
         .is_some_and(|e| e.contains("changed the definition")));
+}
+
+/// A result that breaks the tool's own output schema is reported with the answer, each error
+/// at its pointer; one that matches, none; text that is not JSON cannot match.
+#[test]
+fn a_result_is_checked_against_the_tools_output_schema() {
+    let schema = json!({"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]});
+    assert_eq!(output_errors(&schema, r#"{"orderId": "o-1"}"#), None);
+    let errors = output_errors(&schema, r#"{"orderId": 7}"#).expect("an error");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["pointer"], "/orderId");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("string")),
+        "{errors:?}"
+    );
+    let text = output_errors(&schema, "order placed").expect("an error");
+    assert_eq!(text[0]["pointer"], "");
+    assert!(text[0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("not JSON")));
+    // Through the machine: the answer carries `outputErrors` beside the result.
+    let mut typed = tool("buy", 0, false);
+    typed.output_schema = Some(schema);
+    let mut call = new_call(request("buy"), "c1".into());
+    call.handle(Input::Tools(tools(vec![typed])));
+    assert!(matches!(call.step(), Step::Send { .. }));
+    call.handle(Input::Reply(Ok(
+        r#"{"ok":true,"result":"{\"orderId\": 7}"}"#.into(),
+    )));
+    let answer = done(&call);
+    assert_eq!(answer["result"], "{\"orderId\": 7}");
+    assert_eq!(answer["outputErrors"][0]["pointer"], "/orderId");
 }
 
 /// A call decided on a listing of document `d0` goes there or nowhere: a listing that shows

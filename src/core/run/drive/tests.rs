@@ -42,6 +42,7 @@ fn page_tool(name: &str, consequential: bool) -> PageTool {
         title: None,
         description: "Buys".into(),
         input_schema: json!({"type": "object"}),
+        output_schema: None,
         annotations: Annotations {
             consequential_hint: consequential,
             ..Annotations::default()
