@@ -66,6 +66,9 @@ pub const CUSTOM_TOOL_REASK: &str = "webmcp_host.tool_reask";
 /// `CUSTOM` event: how a call that acts was allowed without asking the person
 /// (`{toolCallId, confirmation: "allowed by site policy <origin>"}`), just before its result.
 pub const CUSTOM_TOOL_CONFIRMATION: &str = "webmcp_host.tool_confirmation";
+/// A page call whose result breaks the tool's own output schema: `{toolCallId, outputErrors:
+/// [{pointer, message}]}`, just before its result.
+pub const CUSTOM_TOOL_OUTPUT_ERRORS: &str = "webmcp_host.tool_output_errors";
 
 enum Phase {
     Model {

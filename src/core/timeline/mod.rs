@@ -43,6 +43,9 @@ pub struct Call {
     /// The result text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// How the result breaks the tool's own output schema (`[{pointer, message}]`), when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_errors: Option<Value>,
     /// The error the call ended with, when its result is `{"error": …}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -174,6 +177,7 @@ const REJECTED: &str = "webmcp_host.tool_call_rejected";
 const INPUT: &str = "webmcp_host.tool_input";
 const REASK: &str = "webmcp_host.tool_reask";
 const CONFIRMATION: &str = "webmcp_host.tool_confirmation";
+const OUTPUT_ERRORS: &str = "webmcp_host.tool_output_errors";
 const OBSERVE: &str = "webmcp_host.tool_observe";
 /// `core::observe::CUSTOM_USAGE`, spelled here so that `observe` (whose bug report holds a
 /// timeline) and this module do not import each other.
@@ -369,6 +373,10 @@ fn custom(entries: &mut Vec<Entry>, current: &mut Option<usize>, event: &Value, 
         }
         CONFIRMATION => match call_by_id(entries, &id) {
             Some(call) => call.confirmation = Some(text(&value, "confirmation")),
+            None => entries.push(Entry::Note { name, value }),
+        },
+        OUTPUT_ERRORS => match call_by_id(entries, &id) {
+            Some(call) => call.output_errors = value.get("outputErrors").cloned(),
             None => entries.push(Entry::Note { name, value }),
         },
         REASK => match call_by_id(entries, &id) {

@@ -241,6 +241,32 @@ fn the_usage_event_name_is_the_one_the_drive_sends() {
 }
 
 #[test]
+fn a_result_that_breaks_its_output_schema_says_so_at_its_call() {
+    let errors = json!([{"pointer": "/orderId", "message": "7 is not of type \"string\""}]);
+    let events = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "track_order"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "CUSTOM", "name": "webmcp_host.tool_output_errors", "value": {"toolCallId": "c1", "outputErrors": errors}}),
+        json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "content": "{\"orderId\": 7}"}),
+    ];
+    let t = timeline(&events, &[], None);
+    let Entry::Step(step) = &t.entries[0] else {
+        panic!()
+    };
+    assert_eq!(step.calls[0].output_errors.as_ref(), Some(&errors));
+    assert_eq!(
+        t.entries.len(),
+        1,
+        "no note besides the call: {:?}",
+        t.entries
+    );
+    assert_eq!(
+        super::OUTPUT_ERRORS,
+        crate::core::run::CUSTOM_TOOL_OUTPUT_ERRORS
+    );
+}
+
+#[test]
 fn a_call_allowed_by_a_site_policy_says_so() {
     let events = vec![
         json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "buy"}),

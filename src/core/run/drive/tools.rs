@@ -12,7 +12,9 @@ use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
 use crate::core::run::local::CURRENT_TIME;
 use crate::core::run::page::tool_outcome;
-use crate::core::run::{Input, ToolInvocation, ToolKind, CUSTOM_TOOL_CONFIRMATION};
+use crate::core::run::{
+    Input, ToolInvocation, ToolKind, CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_OUTPUT_ERRORS,
+};
 use crate::core::setup::call::declined;
 
 /// A call that waits for the person's confirmation before it starts.
@@ -255,6 +257,13 @@ impl Drive {
             self.run.handle(Input::Custom {
                 name: CUSTOM_TOOL_CONFIRMATION.into(),
                 value: json!({"toolCallId": call_id, "confirmation": allowed}),
+            });
+        }
+        // A result that breaks the tool's own output schema says so, in the log.
+        if let Some(errors) = response.get("outputErrors").filter(|e| e.is_array()) {
+            self.run.handle(Input::Custom {
+                name: CUSTOM_TOOL_OUTPUT_ERRORS.into(),
+                value: json!({"toolCallId": call_id, "outputErrors": errors}),
             });
         }
         self.run.handle(Input::ToolDone {

@@ -97,6 +97,38 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
 }
 
 #[test]
+fn a_page_result_that_breaks_its_output_schema_is_logged_so_before_its_result() {
+    let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
+    let call_id = call_id_of(&first);
+    let errors = json!([{"pointer": "/orderId", "message": "7 is not of type \"string\""}]);
+    let done = feed(
+        &mut drive,
+        Answer::ToolDone {
+            call_id: call_id.clone(),
+            response: json!({"ok": true, "result": "{\"orderId\": 7}", "outputErrors": errors}),
+        },
+    );
+    let events: Vec<serde_json::Value> = done
+        .iter()
+        .filter_map(|a| match a {
+            Action::Event(e) => Some(serde_json::to_value(e).unwrap()),
+            _ => None,
+        })
+        .collect();
+    let noted = (events.iter())
+        .position(|e| e["name"] == "webmcp_host.tool_output_errors")
+        .expect("the output errors are an event");
+    assert_eq!(
+        events[noted]["value"],
+        json!({"toolCallId": call_id, "outputErrors": errors})
+    );
+    let result = (events.iter())
+        .position(|e| e["type"] == "TOOL_CALL_RESULT")
+        .expect("the result");
+    assert!(noted < result);
+}
+
+#[test]
 fn a_page_call_allowed_by_a_site_policy_is_logged_so_before_its_result() {
     let (mut drive, first) = drive(model(Provider::Replay, Some(BUY)));
     let call_id = call_id_of(&first);
