@@ -184,25 +184,42 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-#[test]
-fn no_storage_key_is_written_outside_the_table() {
+/// The code of every `.rs` and `.js` file under `dirs` but `except`, each as `(its path from
+/// the project's root, its text before any `#[cfg(test)]`)`; with `skip_test_files`, without
+/// the files that only test (`tests.rs`, `*_tests.rs`, anything under a `tests` folder).
+fn code_files(dirs: &[&str], except: &str, skip_test_files: bool) -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for dir in ["src", "popup", "content-script"] {
+    for dir in dirs {
         sources(&root.join(dir), &mut files);
     }
-    let table = root.join("src/core/storage.rs");
-    let mut strays = Vec::new();
     let is_test = |f: &Path| {
         let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
         name == "tests.rs"
             || name.ends_with("_tests.rs")
             || f.components().any(|c| c.as_os_str() == "tests")
     };
-    for file in files.iter().filter(|f| **f != table && !is_test(f)) {
-        let text = std::fs::read_to_string(file).expect("readable");
-        // Test modules may name stored keys to arrange a state; the code may not.
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    files
+        .iter()
+        .filter(|f| **f != root.join(except) && !(skip_test_files && is_test(f)))
+        .map(|f| {
+            let text = std::fs::read_to_string(f).expect("readable");
+            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_owned();
+            (f.strip_prefix(root).unwrap().display().to_string(), code)
+        })
+        .collect()
+}
+
+#[test]
+fn no_storage_key_is_written_outside_the_table() {
+    let mut strays = Vec::new();
+    // Test modules may name stored keys to arrange a state; the code may not.
+    let files = code_files(
+        &["src", "popup", "content-script"],
+        "src/core/storage.rs",
+        true,
+    );
+    for (file, code) in &files {
         for quote in ['"', '\''] {
             for start in ["webmcpHost.", "webmcpHostAuth"] {
                 let needle = format!("{quote}{start}");
@@ -213,11 +230,8 @@ fn no_storage_key_is_written_outside_the_table() {
                         .iter()
                         .any(|k| k.key == literal);
                     // The popup's one key is the table's, written there as is.
-                    if !(known && file.ends_with("popup/views/call.js")) {
-                        strays.push(format!(
-                            "{}: {literal}",
-                            file.strip_prefix(root).unwrap().display()
-                        ));
+                    if !(known && file == "popup/views/call.js") {
+                        strays.push(format!("{file}: {literal}"));
                     }
                 }
             }
@@ -255,17 +269,9 @@ fn the_shell_keeps_its_state_in_two_globals_only() {
 
 #[test]
 fn every_cap_and_deadline_lives_in_limits_rs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    sources(&root.join("src"), &mut files);
-    let limits = root.join("src/core/limits.rs");
     let mut strays = Vec::new();
-    for file in files
-        .iter()
-        .filter(|f| f.extension().is_some_and(|e| e == "rs") && **f != limits)
-    {
-        let text = std::fs::read_to_string(file).expect("readable");
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let files = code_files(&["src"], "src/core/limits.rs", false);
+    for (file, code) in files.iter().filter(|(file, _)| file.ends_with(".rs")) {
         for line in code.lines() {
             let Some(rest) = line.trim_start().split("const ").nth(1) else {
                 continue;
@@ -280,11 +286,7 @@ fn every_cap_and_deadline_lives_in_limits_rs() {
                 || name.contains("_MAX_");
             let value = rest.split(" = ").nth(1).unwrap_or("");
             if sized && !name.is_empty() && !value.is_empty() && !value.contains("limits::") {
-                strays.push(format!(
-                    "{}: {}",
-                    file.strip_prefix(root).unwrap().display(),
-                    line.trim()
-                ));
+                strays.push(format!("{file}: {}", line.trim()));
             }
         }
     }

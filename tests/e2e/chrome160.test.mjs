@@ -7,33 +7,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { launchHost, ROOT, until } from '../support/browser.mjs';
+import { evaluateInIsolatedWorlds, launchHost, ROOT, until } from '../support/browser.mjs';
 import { CHROME_160_SHIM } from '../support/chrome160.mjs';
 import { serve } from '../support/server.mjs';
-
-/** Evaluates `expression` in the extension's isolated world of every frame of `page`, the top frame first: each frame's answer. */
-async function inEveryIsolatedWorld(context, page, expression) {
-  const cdp = await context.newCDPSession(page);
-  try {
-    const contexts = [];
-    cdp.on('Runtime.executionContextCreated', (event) => contexts.push(event.context));
-    await cdp.send('Runtime.enable');
-    const { frameTree } = await cdp.send('Page.getFrameTree');
-    const top = (c) => (c.auxData?.frameId === frameTree.frame.id ? 0 : 1);
-    const ours = contexts
-      .filter((c) => c.auxData?.type === 'isolated' && c.origin.startsWith('chrome-extension://'))
-      .sort((a, b) => top(a) - top(b));
-    const answers = [];
-    for (const world of ours) {
-      const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', { contextId: world.id, expression, returnByValue: true, awaitPromise: true });
-      if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
-      answers.push(result.value);
-    }
-    return answers;
-  } finally {
-    await cdp.detach();
-  }
-}
 
 describe("Chrome 160's Tool interface", () => {
   let server, host, page, tabId;
@@ -46,7 +22,7 @@ describe("Chrome 160's Tool interface", () => {
     await page.goto(`${server.url}/tools.html`);
     tabId = await host.tabIdOf(page);
     await until('both frames', async () => page.frames().length === 2 || undefined);
-    const installed = await inEveryIsolatedWorld(host.context, page, CHROME_160_SHIM);
+    const installed = await evaluateInIsolatedWorlds(host.context, page, CHROME_160_SHIM);
     assert.deepEqual(installed, ['installed', 'installed'], 'the shim is in both frames');
   });
   after(async () => {
@@ -56,7 +32,7 @@ describe("Chrome 160's Tool interface", () => {
 
   test('each frame lists its own tools exactly once, the child frame what it exposes to its parent included', async () => {
     // The shim answers in the top frame with the child's tools too (source: the child's window).
-    const [seen] = await inEveryIsolatedWorld(host.context, page, `(async () => {
+    const [seen] = await evaluateInIsolatedWorlds(host.context, page, `(async () => {
       const tools = await document.modelContext.getTools();
       return tools.map((t) => [t.name, JSON.stringify(t), Object.keys(t).length, t.source === window]);
     })()`);
@@ -85,7 +61,7 @@ describe("Chrome 160's Tool interface", () => {
     try {
       await other.goto(`${server.url}/outputs.html`);
       const otherTab = await host.tabIdOf(other);
-      await inEveryIsolatedWorld(host.context, other, CHROME_160_SHIM);
+      await evaluateInIsolatedWorlds(host.context, other, CHROME_160_SHIM);
       const { tools } = await op('listTools', { tabId: otherTab });
       const place = tools.find((t) => t.name === 'place_order');
       assert.deepEqual(place?.outputSchema?.required, ['orderId', 'status'], JSON.stringify(place));

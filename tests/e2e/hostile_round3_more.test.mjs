@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { evaluateInContentScript, extensionQuestion, launchHost, ROOT, until } from '../support/browser.mjs';
+import { evaluateInContentScript, extensionQuestion, launchHost, openDeclining, ROOT, until } from '../support/browser.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { serve } from '../support/server.mjs';
@@ -28,18 +28,9 @@ const answerEverything = (host, page) =>
 
 describe('security round 3: documents, renderers and exports', () => {
   let server, models, host;
-  const dialogs = [];
   const op = (name, request) => host.worker.evaluate(([n, r]) => webmcpHost[n](r), [name, request]);
-
-  const open = async (path) => {
-    const page = await host.context.newPage();
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      d.dismiss().catch(() => {});
-    });
-    await page.goto(`${server.url}/${path}`);
-    return { page, tabId: await host.tabIdOf(page) };
-  };
+  // Each page records (and refuses) every dialog it shows: `{page, dialogs, tabId}`.
+  const open = (path) => openDeclining(host, `${server.url}/${path}`);
 
   before(async () => {
     server = await serve(join(ROOT, 'tests', 'fixtures'));
@@ -63,14 +54,13 @@ describe('security round 3: documents, renderers and exports', () => {
   // document's listing: the call goes there or nowhere.
   for (const [fixture, replaced, model] of [['swap.html', 'swap-b.html', 'lookup'], ['swap-same.html', 'swap-same-b.html', 'lookup~1']]) {
     test(`finding 0 (${fixture}): a run's call is not delivered to the document that replaced its frame's`, async () => {
-      const { page, tabId } = await open(`hostile/${fixture}`);
+      const { page, dialogs, tabId } = await open(`hostile/${fixture}`);
       try {
-        const asked = dialogs.length;
         const run = await op('run', { tabId, prompt: 'Look up order 7', model });
         const swapped = await until('the swap', async () => page.frames().find((f) => f.url().includes(`/hostile/${replaced}`)));
         await until('its tools', () => swapped.evaluate(() => Array.isArray(window.__calls)));
         assert.deepEqual(await swapped.evaluate(() => window.__calls), [], 'the replacing document got no call');
-        assert.equal(dialogs.length, asked, 'nothing was asked for (and nothing ran)');
+        assert.deepEqual(dialogs, [], 'nothing was asked for (and nothing ran)');
         const result = run.events.find((e) => e.type === 'TOOL_CALL_RESULT');
         assert.ok(result, JSON.stringify(run.events.map((e) => e.type)));
         assert.match(result.content, /the call was not sent/, result.content);
@@ -117,17 +107,9 @@ describe('security round 3: documents, renderers and exports', () => {
 
 describe('security round 3: MCP calls are confirmed where the page cannot answer', () => {
   let server, models, own, host;
-  const dialogs = [];
   const op = (name, request) => host.worker.evaluate(([n, r]) => webmcpHost[n](r), [name, request]);
-  const open = async (path) => {
-    const page = await host.context.newPage();
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      d.dismiss().catch(() => {});
-    });
-    await page.goto(`${server.url}/${path}`);
-    return { page, tabId: await host.tabIdOf(page) };
-  };
+  // Each page records (and refuses) every dialog it shows: `{page, dialogs, tabId}`.
+  const open = (path) => openDeclining(host, `${server.url}/${path}`);
 
   before(async () => {
     server = await serve(join(ROOT, 'tests', 'fixtures'));
@@ -149,10 +131,9 @@ describe('security round 3: MCP calls are confirmed where the page cannot answer
   });
 
   test("finding 2: a run's destructive MCP call is asked in the extension's window, not by the tab's renderer", async () => {
-    const { page, tabId } = await open('tools.html');
+    const { page, dialogs, tabId } = await open('tools.html');
     try {
       await answerEverything(host, page);
-      const asked = dialogs.length;
       const started = await op('startRun', { tabId, prompt: 'Erase record r-9' });
       const { answer, question } = await extensionQuestion(host, /r-9/).catch((error) => {
         throw new Error(`no question in the extension (${error.message}); the server deleted ${JSON.stringify(own.deleted())}`);
@@ -168,7 +149,7 @@ describe('security round 3: MCP calls are confirmed where the page cannot answer
       const result = log.events.find((e) => e.type === 'TOOL_CALL_RESULT');
       assert.match(result?.content ?? '', /declined: the person did not allow this call/);
       assert.deepEqual(own.deleted(), [], 'declined in the extension: not run, whatever the renderer said');
-      assert.equal(dialogs.length, asked, 'the page was asked nothing');
+      assert.deepEqual(dialogs, [], 'the page was asked nothing');
       // Allowed in the extension's window, it runs.
       const again = op('run', { tabId, prompt: 'Erase record r-9', model: 'erase~2' });
       await (await extensionQuestion(host, /r-9/)).answer(true);
@@ -182,12 +163,11 @@ describe('security round 3: MCP calls are confirmed where the page cannot answer
 
   test('finding 2: an exposed destructive MCP tool the page calls is asked in the extension, not by its renderer', async () => {
     await op('expose', { server: 'own', origin: server.url, enabled: true });
-    const { page } = await open('expose.html');
+    const { page, dialogs } = await open('expose.html');
     try {
       await until('the exposed tools', () =>
         page.evaluate(async () => ((await document.modelContext.getTools()) ?? []).some((t) => t.name === 'own__delete_record')));
       await answerEverything(host, page);
-      const asked = dialogs.length;
       const deleted = own.deleted().length;
       const calling = page.evaluate(async () => {
         const tool = (await document.modelContext.getTools()).find((t) => t.name === 'own__delete_record');
@@ -205,7 +185,7 @@ describe('security round 3: MCP calls are confirmed where the page cannot answer
       const called = await calling;
       assert.equal(called.ok, false, JSON.stringify(called));
       assert.equal(own.deleted().length, deleted, 'declined in the extension: not run');
-      assert.equal(dialogs.length, asked, 'the page was asked nothing');
+      assert.deepEqual(dialogs, [], 'the page was asked nothing');
     } finally {
       await op('expose', { server: 'own', origin: server.url, enabled: false });
       await page.close();

@@ -219,34 +219,47 @@ export async function storeSignIn(worker, name, url, secrets) {
 }
 
 /**
- * Evaluates `expression` in our content script's isolated world of the page's top frame, as a
- * compromised renderer could, through the DevTools protocol. Resolves to the value.
+ * Evaluates `expression` in our content script's isolated world of the top frame of `page` and,
+ * with `everyFrame`, of each of its other frames after it, as a compromised renderer could,
+ * through the DevTools protocol. Resolves to each world's value, the top frame's first.
  */
-export async function evaluateInContentScript(context, page, expression) {
+async function evaluateInWorlds(context, page, expression, everyFrame) {
   const cdp = await context.newCDPSession(page);
   try {
     const contexts = [];
     cdp.on('Runtime.executionContextCreated', (event) => contexts.push(event.context));
     await cdp.send('Runtime.enable');
     const { frameTree } = await cdp.send('Page.getFrameTree');
-    const ours = contexts.find(
-      (c) =>
-        c.auxData?.type === 'isolated' &&
-        c.auxData?.frameId === frameTree.frame.id &&
-        c.origin.startsWith('chrome-extension://'),
-    );
-    if (!ours) throw new Error('the content script has no isolated world in the top frame');
-    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
-      contextId: ours.id,
-      expression,
-      awaitPromise: true,
-      returnByValue: true,
-    });
-    if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
-    return result.value;
+    const top = (c) => (c.auxData?.frameId === frameTree.frame.id ? 0 : 1);
+    const ours = contexts
+      .filter((c) => c.auxData?.type === 'isolated' && c.origin.startsWith('chrome-extension://'))
+      .filter((c) => everyFrame || top(c) === 0)
+      .sort((a, b) => top(a) - top(b));
+    if (!ours.length || top(ours[0]) !== 0) throw new Error('the content script has no isolated world in the top frame');
+    const values = [];
+    for (const world of ours) {
+      const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+        contextId: world.id,
+        expression,
+        awaitPromise: true,
+        returnByValue: true,
+      });
+      if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+      values.push(result.value);
+    }
+    return values;
   } finally {
     await cdp.detach();
   }
+}
+
+/** `expression` in our content script's isolated world of every frame of `page`: each value, the top frame's first. */
+export const evaluateInIsolatedWorlds = (context, page, expression) => evaluateInWorlds(context, page, expression, true);
+
+/** `expression` in our content script's isolated world of the page's top frame: its value. */
+export async function evaluateInContentScript(context, page, expression) {
+  const [value] = await evaluateInWorlds(context, page, expression, false);
+  return value;
 }
 
 /**
