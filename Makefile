@@ -39,6 +39,7 @@ check: setup
 	cargo clippy --all-targets --quiet -- -D warnings
 	cargo clippy --lib --target $(WASM_TARGET) --quiet -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --quiet
+	RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --quiet --target $(WASM_TARGET)
 	cargo test
 
 test-native: check

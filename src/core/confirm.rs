@@ -20,6 +20,10 @@ use serde_json::{Map, Value};
 
 use crate::core::limits::{CONFIRM_COLUMNS, CONFIRM_ROWS};
 
+/// The host's words for a call the person did not allow (the page bridge says them after
+/// `NotAllowedError: `).
+pub const DECLINED: &str = "declined: the person did not allow this call";
+
 /// The longest line of a question (Chrome rewraps a line of [`CONFIRM_COLUMNS`] or more).
 const WIDTH: usize = CONFIRM_COLUMNS - 2;
 /// The least room left for a value beside its key (else the value goes on the next line).

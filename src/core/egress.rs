@@ -5,8 +5,9 @@
 //!   tokens and client secrets, collector header keys), whole and in part, from a text;
 //!   [`redact_value`] from every string and property name of a JSON value (a tool listing, a
 //!   result, a record). Every other redaction of the project calls these two.
-//! - **Routing.** A key is sent only to the endpoint whose settings name it: [`routes`] says,
-//!   for every key name, which model, server or collector names it and at which origin;
+//! - **Routing.** A key is sent only to the endpoint whose settings name it: [`Routes`] says
+//!   (built from the settings by [`crate::core::setup::routes`]), for every key name, which
+//!   model, server or collector names it and at which origin;
 //!   [`check_routes`] refuses a key shared between a collector and anything else (a pasted
 //!   collector must not be handed the model's key), and [`Routes::allows`] is asked before a
 //!   key is put in a request.
@@ -17,9 +18,6 @@
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
-
-use crate::core::mcp::auth::AuthRecord;
-use crate::core::mcp::CallResult;
 
 /// What a secret becomes once redacted.
 pub const REDACTED: &str = "[redacted]";
@@ -65,26 +63,6 @@ pub fn header_secrets(value: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// Every secret a connection sends: its key, and its sign-in's access and refresh tokens and
-/// client secret.
-pub fn secrets_of(key: Option<&str>, auth: Option<&AuthRecord>) -> Vec<String> {
-    let sign_in = auth.map(AuthRecord::secrets).unwrap_or_default();
-    key.into_iter().chain(sign_in).map(str::to_owned).collect()
-}
-
-/// An MCP call's result with every secret of `secrets` redacted ([`redact`]) from its
-/// text, its structured content and its error: what the connection sends now, a token
-/// refreshed during a run included, never comes back through a result.
-pub fn redact_result<S: AsRef<str>>(result: CallResult, secrets: &[S]) -> CallResult {
-    match result {
-        CallResult::Ok { text, structured } => CallResult::Ok {
-            text: redact(&text, secrets),
-            structured: structured.map(|value| redact_value(&value, secrets)),
-        },
-        CallResult::Error(error) => CallResult::Error(redact(&error, secrets)),
-    }
 }
 
 /// `text` with every secret replaced by [`REDACTED`]: a secret of 4 to 12 bytes where it
@@ -205,37 +183,6 @@ pub struct Route {
 /// Every key named by a setting, with where it goes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Routes(pub Vec<Route>);
-
-/// The routes of the keys that the models, servers and collectors name.
-pub fn routes(
-    models: &[crate::core::provider::ModelConfig],
-    servers: &[crate::core::mcp::source::McpServerConfig],
-    collectors: &[crate::core::observe::collector::Collector],
-) -> Routes {
-    let origin = |url: &str| crate::core::url::http_origin(url).unwrap_or_default();
-    let models = models.iter().filter_map(|m| {
-        Some(Route {
-            key: m.key_ref.clone()?,
-            holder: Holder::Model(m.name.clone()),
-            origin: origin(&m.base_url),
-        })
-    });
-    let servers = servers.iter().filter_map(|s| {
-        Some(Route {
-            key: s.key_ref.clone()?,
-            holder: Holder::Server(s.name.clone()),
-            origin: origin(&s.url),
-        })
-    });
-    let collectors = collectors.iter().flat_map(|c| {
-        c.headers.values().map(|key| Route {
-            key: key.clone(),
-            holder: Holder::Collector(c.name.clone()),
-            origin: origin(&c.endpoint),
-        })
-    });
-    Routes(models.chain(servers).chain(collectors).collect())
-}
 
 /// Refuses settings that would send a key where it does not belong: a key that a collector
 /// names may be named by that collector only (a collector gets its own key names), and no

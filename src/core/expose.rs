@@ -388,7 +388,7 @@ pub fn confirmation_text(
 /// The outcome of `callExposed`: the result's text (which the content script returns as is)
 /// or an error (which it throws), for `isError`, a protocol error or structured content that
 /// breaks the tool's output schema. Either is redacted of `secrets` (every secret the
-/// connection sends: [`secrets_of`](crate::core::egress::secrets_of)) before the page gets it.
+/// connection sends: [`secrets_of`](crate::core::mcp::secrets_of)) before the page gets it.
 pub fn call_reply(
     tool: &McpTool,
     result: &CallResult,

@@ -19,7 +19,9 @@
 
 use serde_json::Value;
 
-use crate::core::run::{Middleware, MAX_DELAY_MS};
+mod layers;
+
+pub use layers::{declared, stored, Middleware, Pattern, MAX_DELAY_MS};
 
 /// The operation a call is made for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -201,7 +203,7 @@ pub fn screen_stored(
 ) -> Result<Pass, String> {
     let layers = stored
         .map_err(|e| format!("the stored middleware could not be read: {e}"))
-        .and_then(crate::core::setup::store::middleware)
+        .and_then(layers::stored)
         .map_err(|e| format!("{}: the call was not made: {e}", asker.as_str()))?;
     screen(&layers, asker, names, 1)
 }

@@ -222,7 +222,7 @@ pub const MAX_CONVERSATIONS: usize = 20;
 pub const MAX_CONVERSATION_BYTES: usize = 1_000_000;
 
 /// The longest `delay` a layer may declare (ms).
-/// (Used as `MAX_DELAY_MS` in `core/run/middleware.rs`.)
+/// (Used as `MAX_DELAY_MS` in `core/gate/layers.rs`.)
 pub const MAX_DELAY_MS: u32 = 60_000;
 
 // --- Model providers, applied in the module each names -------------------------------------------

@@ -4,7 +4,24 @@
 //! place only. A key that ends in `.` is a prefix: one entry per run, conversation or key
 //! reference follows it.
 
-use crate::core::setup::store::Area;
+/// A storage area of the browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    /// `chrome.storage.local`: kept across sessions.
+    Local,
+    /// `chrome.storage.session`: gone when the browser closes.
+    Session,
+}
+
+impl Area {
+    /// The area's name in `chrome.storage`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Area::Local => "local",
+            Area::Session => "session",
+        }
+    }
+}
 
 /// The model registry.
 pub const MODELS: &str = "webmcpHost.models";

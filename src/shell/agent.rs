@@ -8,7 +8,7 @@
 //! request of their model.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -22,6 +22,7 @@ use super::io::{
     abort_fetch, chrome_model_availability, chrome_model_prompt, fetch_header, fetch_status,
     now_ms, random_id, utc_offset_minutes,
 };
+use super::state::{Going, Inbox, Record};
 use super::store;
 use crate::core::gate::Permit;
 use crate::core::observe::collector::COLLECTORS_KEY;
@@ -35,25 +36,6 @@ use crate::core::setup::store::{
     Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY,
 };
 use crate::core::setup::{call as answer, configure};
-
-/// Where a run stands, for `stop`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Going {
-    Yes,
-    Stopped,
-    Finished,
-}
-
-/// What the worker keeps of a run.
-pub(crate) struct Record {
-    events: Vec<Value>,
-    /// Resolved by `stop` (with `resolve_stop`), for the waits that end with it (the person's
-    /// answers, Chrome's model).
-    stop: Promise,
-    resolve_stop: Option<js_sys::Function>,
-    going: Going,
-    inbox: Rc<Inbox>,
-}
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
@@ -75,13 +57,6 @@ pub(crate) fn call_wanted(call: &str) -> bool {
 
 fn stop_promise(run_id: &str) -> Promise {
     with_record(run_id, |r| r.stop.clone()).unwrap_or_else(|| Promise::new(&mut |_, _| {}))
-}
-
-/// The answers of a run's effects, in the order they came, and the wake-up of its loop.
-#[derive(Default)]
-struct Inbox {
-    queue: RefCell<VecDeque<Answer>>,
-    wake: RefCell<Option<js_sys::Function>>,
 }
 
 impl Inbox {

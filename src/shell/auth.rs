@@ -1,6 +1,6 @@
 //! MCP authorization in the worker: `signIn`, `signOut`, `authState`, and the tokens the
-//! worker's MCP client ([`super::mcp`]) sends. Every decision is the core's
-//! ([`crate::core::mcp::auth`]: the sign-in [`Flow`], [`Records`], [`SignInRequest`],
+//! worker's MCP client ([`super::mcp`]) sends (kept and refreshed by [`super::signins`]). Every decision is the core's
+//! ([`crate::core::mcp::auth`]: the sign-in [`Flow`], [`Records`](crate::core::mcp::auth::Records), [`SignInRequest`],
 //! [`Probe`], [`TabWatch`]); this file performs them.
 //!
 //! A sign-in runs the flow: its requests with fetch, its authorization step with
@@ -13,7 +13,6 @@
 //! an operation, put in an event, a log or an error text.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::Promise;
@@ -22,91 +21,15 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{self, describe};
-use super::io::{
-    abort_fetch, fetch, fetch_header, fetch_status, fetch_text, now_ms, random_hex, storage_get,
-    storage_set, watch_tab,
-};
+use super::io::{abort_fetch, fetch, fetch_header, fetch_status, now_ms, random_hex, watch_tab};
+use super::signins::{http, records, with_challenges, write};
 use super::store::load_servers;
 use super::timer;
 use crate::core::mcp::auth::{
-    probe, signed_out, unknown_server, Abandoned, Area, AuthRecord, Flow, FlowSecrets, Probe,
-    Records, SignInRequest, SignedIn, Step, TabEnd, TabEvent, TabWatch, TokenState, Via, Write,
-    MAX_AUTH_BODY_BYTES, REDIRECT_PATH, REQUEST_MS, SIGN_IN_MS,
+    probe, signed_out, unknown_server, Abandoned, Area, Flow, FlowSecrets, Probe, SignInRequest,
+    SignedIn, Step, TabEnd, TabEvent, TabWatch, Via, REDIRECT_PATH, REQUEST_MS, SIGN_IN_MS,
 };
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::provider::HttpRequest;
-
-/// `f` on the last step-up challenge per server (for the next sign-in).
-fn with_challenges<T>(f: impl FnOnce(&mut HashMap<String, String>) -> T) -> T {
-    super::state::host(|host| f(&mut host.challenges.borrow_mut()))
-}
-
-/// Both storage areas' records, as they are now.
-async fn records() -> Records {
-    let read = |area: Area| async move {
-        let stored = storage_get(area.name(), area.key()).await.ok()?;
-        convert::to_json(&stored).ok()
-    };
-    Records::read(read(Area::Session).await, read(Area::Local).await)
-}
-
-async fn write(writes: Vec<Write>) -> Result<(), String> {
-    for Write { area, map } in writes {
-        let value = convert::from_json(&map);
-        storage_set(area.name(), area.key(), value)
-            .await
-            .map_err(|e| describe(&e))?;
-    }
-    Ok(())
-}
-
-/// The record to use for a connection to `config`: refreshed first when due; `None` when
-/// there is none (or it expired and cannot be refreshed).
-pub(crate) async fn record_for(config: &McpServerConfig) -> Option<AuthRecord> {
-    let (record, area) = records().await.find(config)?;
-    match record.token_state(now_ms()) {
-        TokenState::Fresh => Some(record),
-        TokenState::Refresh => refresh(config, record, area).await,
-        TokenState::Expired => None,
-    }
-}
-
-/// After a 401 with a record: a refresh, when the record can be refreshed.
-pub(crate) async fn refresh_after_refusal(
-    config: &McpServerConfig,
-    record: &AuthRecord,
-) -> Option<AuthRecord> {
-    record.tokens.refresh_token.as_ref()?;
-    let area = records().await.find(config).map_or(Area::Session, |f| f.1);
-    refresh(config, record.clone(), area).await
-}
-
-async fn refresh(
-    config: &McpServerConfig,
-    mut record: AuthRecord,
-    area: Area,
-) -> Option<AuthRecord> {
-    let (status, body) = http(&record.refresh_request()?).await;
-    record.refreshed(status, &body, now_ms()).ok()?;
-    let _ = write(records().await.store(&config.name, &record, area)).await;
-    Some(record)
-}
-
-/// A 403 `insufficient_scope` seen on a server: the next sign-in asks for that scope.
-pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
-    if let Some(header) = www_authenticate {
-        with_challenges(|c| c.insert(server.to_owned(), header.to_owned()));
-    }
-}
-
-/// One request of a sign-in: status (0 when there was no answer) and body (capped).
-async fn http(request: &HttpRequest) -> (u16, String) {
-    match fetch_text(request.clone(), REQUEST_MS, MAX_AUTH_BODY_BYTES).await {
-        Ok(Some(answer)) => answer,
-        Ok(None) => (0, "no answer in time".into()),
-        Err(error) => (0, error),
-    }
-}
 
 /// Asks the server once without a token (only the head is read).
 async fn probe_server(config: &McpServerConfig) -> Probe {
@@ -264,11 +187,10 @@ pub async fn sign_out(request: &Value) -> Result<Value, String> {
 /// after a sign-out or a new sign-in none goes on with the token it held. (A refresh that
 /// failed is caught when the connection is next used: `kept` compares the stored sign-in.)
 fn end_kept(name: &str) {
-    super::expose::end_kept(name);
-    super::workbench::end_kept(name);
+    super::kept::forget_everywhere(name);
 }
 
-/// `authState()`: each configured server's sign-in, without any token ([`Records::state`]).
+/// `authState()`: each configured server's sign-in, without any token ([`Records::state`](crate::core::mcp::auth::Records::state)).
 pub async fn auth_state() -> Result<Value, String> {
     let servers = load_servers().await?;
     Ok(records().await.state(&servers, now_ms()))

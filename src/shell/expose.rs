@@ -19,13 +19,13 @@ use serde_json::Value;
 use super::convert;
 use super::store::{load_servers, put, read};
 use super::{chrome, kept, mcp, timer};
-use crate::core::egress::secrets_of;
 use crate::core::expose::{
     apply, call_reply, check_configured, confirmation_text, declined, for_origin, not_connected,
     page_tools, parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
     CallExposedRequest, ExposeRequest, Exposure, PageTool,
 };
 use crate::core::gate::{Asker, McpCall};
+use crate::core::mcp::secrets_of;
 use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
@@ -36,11 +36,6 @@ const NOTIFY_MS: u32 = crate::core::limits::EXPOSE_NOTIFY_MS;
 
 /// The servers exposed to pages: a pool of their own, whose connections hear the server.
 const CONNECTIONS: kept::Kept = kept::Kept::Exposures;
-
-/// Ends the kept connection to exposed server `name` (its sign-in changed).
-pub(crate) fn end_kept(name: &str) {
-    kept::forget(CONNECTIONS, name);
-}
 
 /// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
 /// tabs of that origin are told at once.

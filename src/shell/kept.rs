@@ -18,23 +18,14 @@ use std::rc::Rc;
 use wasm_bindgen_futures::spawn_local;
 
 use super::mcp;
+pub use super::state::{Open, Pool};
 use super::store::read_key;
 use crate::core::expose::{connect, Connect, Identity};
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
 use crate::core::provider::redact;
 
 /// How long opening a server (connect and list) may take, unless it sets its own timeout.
 pub const OPEN_MS: u32 = crate::core::limits::MCP_OPEN_MS;
-
-/// An open connection to a server.
-pub struct Open {
-    pub config: McpServerConfig,
-    pub key: Option<String>,
-    pub client: mcp::Shared,
-    /// The tools listed when it opened.
-    pub tools: Rc<Vec<McpTool>>,
-}
 
 impl Open {
     /// What it sends now: the server's configuration, key and the access token its session
@@ -47,13 +38,6 @@ impl Open {
             sign_in: session.auth().map(|r| r.tokens.access_token.clone()),
         }
     }
-}
-
-/// Kept connections, by server name.
-pub struct Pool {
-    open: RefCell<HashMap<String, Rc<Open>>>,
-    /// Whether its connections open the GET stream for server messages.
-    listens: bool,
 }
 
 impl Pool {
@@ -75,7 +59,7 @@ impl Pool {
     }
 }
 
-/// Which pool: each user keeps its own, held by the shell's driver ([`super::state::Driver`]).
+/// Which pool: each user keeps its own, held by the shell's driver (`state::Driver`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kept {
     /// The servers exposed to pages (`expose.rs`).
@@ -85,6 +69,9 @@ pub enum Kept {
 }
 
 impl Kept {
+    /// Every pool.
+    pub const ALL: [Kept; 2] = [Kept::Exposures, Kept::ByHand];
+
     /// `f` on the pool (never across an await).
     fn with<T>(self, f: impl FnOnce(&Pool) -> T) -> T {
         super::state::driver(|driver| {
@@ -130,7 +117,7 @@ pub async fn connection_or_new(
     };
     // The sign-in as stored now: signed out, signed in anew or failed to refresh, a kept
     // session is replaced rather than sending the token it holds.
-    let record = super::auth::record_for(server).await;
+    let record = super::signins::record_for(server).await;
     let now = Identity {
         config: server,
         key: key.as_deref(),
@@ -171,6 +158,14 @@ pub async fn connection_or_new(
     let client = opened.client.clone();
     spawn_local(async move { mcp::close(&client).await });
     Ok((other, false))
+}
+
+/// Closes the kept connections to server `name` in every pool (after a sign-in or a
+/// sign-out: none goes on with the token it held).
+pub fn forget_everywhere(name: &str) {
+    for pool in Kept::ALL {
+        forget(pool, name);
+    }
 }
 
 /// Closes a server's kept connection, if there is one.

@@ -5,7 +5,7 @@
 //! feeds back what fetch reads and wakes it at its deadline. Redirects are refused (fetch's
 //! `redirect: "error"`), so a key header never follows one.
 //!
-//! A server signed in to ([`super::auth`]) gets its Bearer token on every request (the session
+//! A server signed in to ([`super::signins`], `signIn` in `auth.rs`) gets its Bearer token on every request (the session
 //! carries it; refreshed before it expires, and once after a 401 when it can be). A 401 without
 //! a usable sign-in, or a 403 `insufficient_scope`, is the request's error: the person signs in
 //! (again) with `signIn`; a run never opens a sign-in window by itself.
@@ -19,8 +19,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::io::{abort_fetch, call_method, fetch, head, now_ms, random_id, sleep};
+pub use super::state::{McpClient, Shared};
 use super::timer;
-use crate::core::egress::{redact_result, secrets_of};
 use crate::core::gate::{McpCall, Permit};
 use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
 use crate::core::mcp::exchange::{
@@ -28,27 +28,9 @@ use crate::core::mcp::exchange::{
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::{redact_result, secrets_of};
 use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
 use crate::core::provider::redact;
-
-/// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
-pub type Shared = Rc<RefCell<McpClient>>;
-
-pub struct McpClient {
-    pub config: McpServerConfig,
-    /// Carries the key header and the sign-in's Bearer token into every request.
-    pub session: Session,
-    key: Option<String>,
-    /// What the client knows of the server's tools since a `tools/list_changed`.
-    tools: ToolWatch,
-    /// The listing after the last change, which every call waits on.
-    relisting: Option<Promise>,
-    /// The GET stream for server messages while it is open (its fetch handle, to abort).
-    listening: Option<JsValue>,
-    /// Whether it opens that stream at all ([`open_without_stream`]: no).
-    listens: bool,
-    connection: Connection,
-}
 
 /// Connects (initialize + initialized) and lists every tool, within `within_ms` in all. A
 /// server that fails or runs out of time is closed (its session ended, its GET stream
@@ -80,7 +62,7 @@ async fn open_with(
 ) -> Result<(Shared, Vec<McpTool>), String> {
     let mut session = Session::new(config.url.clone())
         .with_headers(key.iter().map(|k| config.key_header(k)).collect());
-    session.set_auth(super::auth::record_for(&config).await);
+    session.set_auth(super::signins::record_for(&config).await);
     let client = Rc::new(RefCell::new(McpClient {
         session,
         config,
@@ -268,13 +250,13 @@ async fn authorize(client: &Shared, machine: &mut Exchange, refusal: Refusal, at
         (c.config.clone(), c.session.auth().cloned())
     };
     if let Refusal::InsufficientScope { challenge } = &refusal {
-        super::auth::note_challenge(&config.name, challenge.as_deref());
+        super::signins::note_challenge(&config.name, challenge.as_deref());
     }
     let why = match Recourse::after(&refusal, attempt, record.is_some(), &config.name) {
         Recourse::GiveUp(why) => why,
         Recourse::Refresh => {
             let fresh = match &record {
-                Some(record) => super::auth::refresh_after_refusal(&config, record).await,
+                Some(record) => super::signins::refresh_after_refusal(&config, record).await,
                 None => None,
             };
             if let Some(fresh) = fresh {

@@ -21,6 +21,7 @@ pub mod pages;
 pub mod router;
 pub mod runlog;
 pub mod settings;
+pub mod signins;
 pub mod state;
 pub mod store;
 pub mod threads;

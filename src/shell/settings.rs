@@ -33,7 +33,7 @@ pub(crate) async fn settings() -> Result<Value, String> {
     let session = session.and_then(|v| convert::to_json(&v).ok());
     let session = session.unwrap_or(Value::Null);
     let collectors = read(Local, COLLECTORS_KEY).await?;
-    let routes = crate::core::egress::routes(
+    let routes = crate::core::setup::routes(
         &registry.models,
         &servers,
         &crate::core::observe::collector::stored(collectors.clone()),

@@ -1,19 +1,31 @@
 //! The shell's two globals, and the only ones: the core's [`Host`] (all the host's state that
-//! is plain data) and the [`Driver`] (what only the browser can hold: each run's stop and
+//! is plain data) and the `Driver` (what only the browser can hold: each run's stop and
 //! inbox, the wakers of the person's waits, the kept MCP connections of both pools). Every
-//! module reaches them through [`host`] and [`driver`].
+//! module reaches them through `host` and `driver`.
+//!
+//! The shapes of what the driver holds are defined here too (a run's `Record`, a [`Pool`]
+//! of [`Open`] connections and their [`McpClient`]s), with nothing but core and browser
+//! types in them; their behaviour stays with the modules that use them (`agent.rs`,
+//! `kept.rs`, `mcp.rs`). So this module imports no other module of the shell, and every
+//! module may import it: no import circle runs through the globals.
 //!
 //! Invariant: a part of either is borrowed for one synchronous step, never across an await.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
 
-use js_sys::Function;
+use js_sys::{Function, Promise};
+use serde_json::Value;
+use wasm_bindgen::JsValue;
 
-use super::agent::Record;
-use super::kept::Pool;
 use crate::core::host::Host;
+use crate::core::mcp::client::{Connection, ToolWatch};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::Session;
 use crate::core::ops::waits::Waiter;
+use crate::core::run::drive::Answer;
 
 /// What the shell's driver holds of the browser.
 pub(crate) struct Driver {
@@ -40,6 +52,69 @@ impl Default for Driver {
             by_hand_uses: RefCell::default(),
         }
     }
+}
+
+/// Where a run stands, for `stop`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Going {
+    Yes,
+    Stopped,
+    Finished,
+}
+
+/// What the worker keeps of a run.
+pub(crate) struct Record {
+    pub(crate) events: Vec<Value>,
+    /// Resolved by `stop` (with `resolve_stop`), for the waits that end with it (the person's
+    /// answers, Chrome's model).
+    pub(crate) stop: Promise,
+    pub(crate) resolve_stop: Option<js_sys::Function>,
+    pub(crate) going: Going,
+    pub(crate) inbox: Rc<Inbox>,
+}
+
+/// The answers of a run's effects, in the order they came, and the wake-up of its loop.
+#[derive(Default)]
+pub(crate) struct Inbox {
+    pub(crate) queue: RefCell<VecDeque<Answer>>,
+    pub(crate) wake: RefCell<Option<js_sys::Function>>,
+}
+
+/// An open connection to a server.
+pub struct Open {
+    pub(crate) config: McpServerConfig,
+    pub(crate) key: Option<String>,
+    pub(crate) client: Shared,
+    /// The tools listed when it opened.
+    pub(crate) tools: Rc<Vec<McpTool>>,
+}
+
+/// Kept connections, by server name.
+pub struct Pool {
+    pub(crate) open: RefCell<HashMap<String, Rc<Open>>>,
+    /// Whether its connections open the GET stream for server messages.
+    pub(crate) listens: bool,
+}
+
+/// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
+pub type Shared = Rc<RefCell<McpClient>>;
+
+/// One server's MCP client: its session, what it knows of the server's tools, its GET
+/// stream (`mcp.rs` performs it).
+pub struct McpClient {
+    pub(crate) config: McpServerConfig,
+    /// Carries the key header and the sign-in's Bearer token into every request.
+    pub(crate) session: Session,
+    pub(crate) key: Option<String>,
+    /// What the client knows of the server's tools since a `tools/list_changed`.
+    pub(crate) tools: ToolWatch,
+    /// The listing after the last change, which every call waits on.
+    pub(crate) relisting: Option<Promise>,
+    /// The GET stream for server messages while it is open (its fetch handle, to abort).
+    pub(crate) listening: Option<JsValue>,
+    /// Whether it opens that stream at all (`mcp::open_without_stream`: no).
+    pub(crate) listens: bool,
+    pub(crate) connection: Connection,
 }
 
 thread_local! {

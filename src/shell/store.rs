@@ -49,14 +49,14 @@ pub(crate) async fn load_servers() -> Result<Vec<McpServerConfig>, String> {
     store::servers(read(Area::Local, SERVERS_KEY).await?)
 }
 
-/// Where every key named by the settings goes ([`crate::core::egress::routes`]): the
+/// Where every key named by the settings goes ([`crate::core::setup::routes`]): the
 /// registry's models, the servers and `collectors` (unreadable settings name no key).
 pub(crate) async fn key_routes(
     collectors: &[crate::core::observe::collector::Collector],
 ) -> crate::core::egress::Routes {
     let models = load_registry().await.map(|r| r.models).unwrap_or_default();
     let servers = load_servers().await.unwrap_or_default();
-    crate::core::egress::routes(&models, &servers, collectors)
+    crate::core::setup::routes(&models, &servers, collectors)
 }
 
 /// The per-site policies.

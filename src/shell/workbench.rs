@@ -155,11 +155,6 @@ fn with_uses<T>(f: impl FnOnce(&mut HashMap<String, (u32, u64)>) -> T) -> T {
     super::state::driver(|driver| f(&mut driver.by_hand_uses.borrow_mut()))
 }
 
-/// Ends the kept connection to server `name` called by hand (its sign-in changed).
-pub(crate) fn end_kept(name: &str) {
-    kept::forget(BY_HAND, name);
-}
-
 /// A use of a server by hand, from its start to its [`done`].
 fn begin(name: &str) {
     with_uses(|uses| {
@@ -258,7 +253,7 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
     Ok(match timer::limit(request.timeout_ms, call).await {
         Ok(Some(result)) => {
             let auth = open.client.borrow().session.auth().cloned();
-            let secrets = crate::core::egress::secrets_of(open.key.as_deref(), auth.as_ref());
+            let secrets = crate::core::mcp::secrets_of(open.key.as_deref(), auth.as_ref());
             by_hand::call_answer(&planned.tool, result, &secrets)
         }
         _ => by_hand::timed_out(request),

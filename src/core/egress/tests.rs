@@ -7,6 +7,7 @@ use super::*;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::observe::collector::Collector;
 use crate::core::provider::ModelConfig;
+use crate::core::setup::routes;
 
 fn model(name: &str, base_url: &str, key: &str) -> ModelConfig {
     serde_json::from_value(json!({
@@ -122,7 +123,7 @@ fn a_key_is_allowed_only_to_its_holders_origin() {
         "openai",
     )];
     assert_eq!(
-        super::routes(&models, &[], &stolen).goes_to("openai"),
+        crate::core::setup::routes(&models, &[], &stolen).goes_to("openai"),
         vec![
             "model `gpt` → https://api.openai.com".to_owned(),
             "collector `evil` → https://evil.example (not sent: a collector gets a key of its own)"

@@ -13,6 +13,7 @@ pub mod auth;
 pub mod client;
 pub mod exchange;
 pub mod jsonrpc;
+mod result;
 pub mod source;
 pub mod tools;
 
@@ -28,6 +29,7 @@ pub const LATEST_PROTOCOL: &str = "2025-11-25";
 /// The protocol revisions the client accepts.
 pub const SUPPORTED_PROTOCOLS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
 pub use crate::core::limits::MCP_TIMEOUT_MS as DEFAULT_TIMEOUT_MS;
+pub use result::{redact_result, secrets_of, CallResult};
 
 /// Why a request was made, to read its answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,20 +123,6 @@ impl std::fmt::Display for McpError {
             McpError::Protocol(message) => write!(f, "{message}"),
         }
     }
-}
-
-/// How a tool call ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallResult {
-    /// The result for the model, as text.
-    Ok {
-        /// The result as text.
-        text: String,
-        /// `structuredContent`, if any.
-        structured: Option<Value>,
-    },
-    /// `isError: true`, or a JSON-RPC error.
-    Error(String),
 }
 
 /// What the server's messages mean to the client.

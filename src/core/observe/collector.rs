@@ -112,7 +112,7 @@ pub struct Export {
 
 /// The exports of a run (`log`: `runLog`'s answer) to each enabled collector; `keys` holds
 /// the values of [`needed_keys`] found in session storage, `routes` every key named by the
-/// settings ([`crate::core::egress::routes`]). A collector whose header key is missing, or
+/// settings ([`crate::core::setup::routes`]). A collector whose header key is missing, or
 /// is not its own to send (a model or a server names it too), is left out, with the reason
 /// in the errors.
 pub fn exports(

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::otlp::{AttrValue, Span, SpanKind};
 use super::CUSTOM_USAGE;
-use crate::core::setup::call::DECLINED;
+use crate::core::confirm::DECLINED;
 
 const REPAIR: &str = "webmcp_host.tool_repair";
 const REJECTED: &str = "webmcp_host.tool_call_rejected";

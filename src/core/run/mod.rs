@@ -29,9 +29,10 @@ mod middleware;
 pub mod page;
 mod tools;
 
+pub use crate::core::gate::{declared, Middleware, Pattern, MAX_DELAY_MS};
 pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
-pub use middleware::{declared, wrap_as_data, Middleware, Pattern, MAX_DELAY_MS};
+pub use middleware::wrap_as_data;
 use tools::distinct;
 pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
 

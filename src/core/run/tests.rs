@@ -1,7 +1,8 @@
 //! Unit tests of the run machine.
 
 use super::*;
-use crate::core::egress::{redact as redact_secrets, redact_result, REDACTED};
+use crate::core::egress::{redact as redact_secrets, REDACTED};
+use crate::core::mcp::redact_result;
 use crate::core::mcp::CallResult;
 use crate::core::toolset::ToolSpec;
 

@@ -30,9 +30,7 @@ pub fn current_time(now_ms: f64, utc_offset_minutes: i32) -> Value {
     json!({"ok": true, "result": current_time_result(now_ms, utc_offset_minutes)})
 }
 
-/// The host's words for a call the person did not allow (the page bridge says them after
-/// `NotAllowedError: `).
-pub const DECLINED: &str = "declined: the person did not allow this call";
+pub use crate::core::confirm::DECLINED;
 
 /// The answer of an MCP call the person did not allow.
 pub fn declined() -> Value {

@@ -170,7 +170,8 @@ pub fn plan_over(request: &Value, stored: Stored) -> Plan {
 /// The key routes of the settings `configure` would leave (each setting as given, else as
 /// stored; unreadable ones name no key), checked by the egress.
 fn keys_routed(request: &Value, stored: &Stored) -> Result<(), String> {
-    use crate::core::egress::{check_routes, routes};
+    use crate::core::egress::check_routes;
+    use crate::core::setup::routes;
     let pick = |field: &str, stored: &Option<Value>| {
         request.get(field).cloned().or_else(|| stored.clone())
     };

@@ -15,10 +15,10 @@ use std::collections::VecDeque;
 use serde_json::{json, Value};
 
 use crate::core::agui::Message;
-use crate::core::egress::secrets_of;
 use crate::core::limits::MAX_TOOLS_PER_REQUEST;
 use crate::core::limits::MCP_SOURCE_MS;
 use crate::core::mcp::auth::AuthRecord;
+use crate::core::mcp::secrets_of;
 use crate::core::mcp::source::{run_tools as mcp_run_tools, McpServerConfig};
 use crate::core::mcp::tools::McpTool;
 use crate::core::ops::request::{visitor_tools, RunRequest};
@@ -269,7 +269,7 @@ impl Start {
             (Phase::Middleware, Got::Middleware(stored)) => {
                 let read = stored
                     .map_err(|e| format!("run: the stored middleware could not be read: {e}"));
-                self.phase = match read.and_then(crate::core::setup::store::middleware) {
+                self.phase = match read.and_then(crate::core::gate::stored) {
                     Ok(layers) => {
                         self.global = layers;
                         Phase::Record

@@ -22,24 +22,7 @@ pub const MIDDLEWARE_KEY: &str = crate::core::storage::MIDDLEWARE;
 /// The prefix of a key's name in session storage (keys live only until the browser closes).
 pub const KEY_PREFIX: &str = crate::core::storage::KEY_PREFIX;
 
-/// A storage area of the browser.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Area {
-    /// `chrome.storage.local`: kept across sessions.
-    Local,
-    /// `chrome.storage.session`: gone when the browser closes.
-    Session,
-}
-
-impl Area {
-    /// The area's name in `chrome.storage`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Area::Local => "local",
-            Area::Session => "session",
-        }
-    }
-}
+pub use crate::core::storage::Area;
 
 /// Where the key `reference` lives in session storage.
 pub fn key_slot(reference: &str) -> String {
@@ -95,11 +78,4 @@ pub fn key(reference: &str, stored: Option<Value>) -> Result<Option<String>, Str
         Some(Value::String(key)) if !key.is_empty() => Ok(Some(key)),
         _ => Err(format!("no API key `{reference}` in this browser session: set it in the popup (keys live only until the browser closes)")),
     }
-}
-
-/// The stored global middleware layers (`None`: none), checked as `configure` checks them: a
-/// stored layer that does not parse refuses the run (a `block` must never be skipped).
-pub fn middleware(stored: Option<Value>) -> Result<Vec<crate::core::run::Middleware>, String> {
-    crate::core::run::declared(&stored.unwrap_or(Value::Null), "the stored middleware")
-        .map_err(|e| format!("run: {e}: set it again with `configure`"))
 }

@@ -14,8 +14,8 @@
 use serde_json::{json, Map, Value};
 
 use super::validate::{validate_arguments, Validation};
-use crate::core::egress::redact_result;
 use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
+use crate::core::mcp::redact_result;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{result_line, McpTool};
 use crate::core::mcp::CallResult;

@@ -316,7 +316,7 @@ fn exports_carry_the_collectors_own_header_and_never_another_key() {
         "model": "m", "keyRef": "openai"
     }))
     .unwrap();
-    let routes = crate::core::egress::routes(std::slice::from_ref(&gpt), &[], &collectors);
+    let routes = crate::core::setup::routes(std::slice::from_ref(&gpt), &[], &collectors);
     let (sent, errors) = exports(&collectors, &log(), &keys, &routes, "1.0.0");
     assert_eq!(
         sent.iter()
@@ -349,7 +349,7 @@ fn exports_carry_the_collectors_own_header_and_never_another_key() {
          "headers": {"Authorization": "openai"}},
     ]))
     .unwrap();
-    let routes = crate::core::egress::routes(&[gpt], &[], &stolen);
+    let routes = crate::core::setup::routes(&[gpt], &[], &stolen);
     let (sent, errors) = exports(&stolen, &log(), &keys, &routes, "1.0.0");
     assert!(sent.is_empty(), "{sent:?}");
     assert!(errors[0].contains("model `gpt`"), "{errors:?}");

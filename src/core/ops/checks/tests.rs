@@ -17,7 +17,7 @@ fn the_settings_view_masks_keys_and_sorts_them() {
     let gpt = serde_json::from_value(json!({"name": "gpt", "provider": "openai",
         "baseUrl": "https://api.openai.com/v1", "model": "m", "keyRef": "zeta"}))
     .unwrap();
-    let routes = crate::core::egress::routes(&[gpt], &[], &[]);
+    let routes = crate::core::setup::routes(&[gpt], &[], &[]);
     let view = settings_view(&registry, &[], &session, &routes, "chrome-extension://x");
     assert_eq!(
         view["keys"],
