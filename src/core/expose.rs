@@ -375,14 +375,22 @@ pub fn resolve<'a>(tools: &'a [PageTool], name: &str) -> Result<&'a PageTool, St
         .ok_or_else(|| format!("no tool named `{name}` is exposed to this page"))
 }
 
-/// The question shown with `confirm()` in the page before a tool that needs it runs.
+/// The question asked in the extension before a page of `origin` runs an exposed tool that
+/// acts, as the gate decides ([`crate::core::gate::decide`]); `None` when it does not act.
 /// `Err`: the arguments cannot be shown honestly, and the call is not made.
 pub fn confirmation_text(
     origin: &str,
     tool: &PageTool,
     args: &Map<String, Value>,
-) -> Result<String, String> {
-    crate::core::confirm::exposed_tool(origin, &tool.server, &tool.tool.name, args)
+) -> Result<Option<String>, String> {
+    let acting = crate::core::gate::Acting::Mcp {
+        server: &tool.server,
+        tool: &tool.tool.name,
+        acts: tool.needs_confirmation,
+        page: Some(origin),
+    };
+    let decision = crate::core::gate::decide(crate::core::gate::Asker::Exposure, acting, args)?;
+    Ok(decision.question().map(str::to_owned))
 }
 
 /// The outcome of `callExposed`: the result's text (which the content script returns as is)

@@ -13,14 +13,17 @@
 //!   the order they were given. `block` refuses, `fail` answers its error, `delay` holds the
 //!   call; a stored layer that no longer parses refuses the call, so that a `block` is never
 //!   skipped.
-//! - What comes after the layers (the site policy, the confirmation, the stored intent, the
-//!   record of the decision) is decided by the machine the permit is given to, which cannot
-//!   start without it.
+//! - What comes after the layers is decided by [`decide`] for every source alike: whether
+//!   the call runs, is allowed by a site policy, or is asked about (in the page for page
+//!   tools, in the extension for MCP tools), in one set of words. The machine the permit is
+//!   given to asks it, and stores a run's acting intent and the record of the decision.
 
 use serde_json::Value;
 
+mod decide;
 mod layers;
 
+pub use decide::{decide, Acting, AskedIn, Decision};
 pub use layers::{declared, stored, Middleware, Pattern, MAX_DELAY_MS};
 
 /// The operation a call is made for.

@@ -18,6 +18,8 @@ use crate::core::ops::waits::Waits;
 use crate::core::page::kept::Kept;
 use crate::core::workbench::inventory::Seen;
 
+pub mod call;
+
 /// The host's state.
 #[derive(Default)]
 pub struct Host {

@@ -25,6 +25,7 @@ use super::io::{
 use super::state::{Going, Inbox, Record};
 use super::store;
 use crate::core::gate::Permit;
+use crate::core::host::call::HostCall;
 use crate::core::observe::collector::COLLECTORS_KEY;
 use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
@@ -411,7 +412,10 @@ async fn through_layers(
 async fn call_tool(call: Permit<ToolCall>, client: Option<super::mcp::Shared>) -> Value {
     match call.gated() {
         Gated::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
-        Gated::Page(permit) => super::page_call(permit).await,
+        Gated::Page(permit) => {
+            let id = format!("call_{}", random_id());
+            super::page_call(HostCall::permitted(permit, id)).await
+        }
         Gated::Mcp { server, call } => match client {
             Some(client) => {
                 let tool = call.call().tool.clone();

@@ -151,8 +151,7 @@ async fn call(origin: &str, request: CallExposedRequest) -> Result<String, Strin
     let tool = resolve(&tools, &request.name)?.clone();
     let names = [request.name.as_str(), tool.tool.name.as_str()];
     let pass = super::gate::pass(Asker::Exposure, &names).await?;
-    if tool.needs_confirmation {
-        let question = confirmation_text(origin, &tool, &request.args)?;
+    if let Some(question) = confirmation_text(origin, &tool, &request.args)? {
         let asked = format!("exposed_{}", super::io::random_id());
         let names = (tool.server.as_str(), tool.tool.name.as_str());
         let args = &request.args;

@@ -1,8 +1,10 @@
-//! The gate performed for the operations outside runs (`callTool` on a page or an MCP server,
-//! smoke evaluations, `replayDiff`, audit probes, exposed tools): the person's stored layers
-//! read, the call screened by the core's gate ([`crate::core::gate`]), held for its `delay`,
-//! and only then given the permit its call needs. A run screens its calls in the core (the
-//! stored layers and its own), and its drive hands out the permits.
+//! The gate for the operations outside runs (`callTool` on a page or an MCP server, smoke
+//! evaluations, `replayDiff`, audit probes, exposed tools): the person's stored layers read,
+//! the call screened by the core's gate ([`crate::core::gate`]), held for its `delay`, and
+//! only then given the permit its call needs. A page call is the host's
+//! ([`HostCall::asked`]: it asks for the layers itself); an MCP call is screened here
+//! (`pass`). A run screens its calls in the core (the stored layers and its own), and its
+//! drive hands out the permits.
 
 use serde_json::Value;
 use wasm_bindgen_futures::JsFuture;
@@ -10,6 +12,7 @@ use wasm_bindgen_futures::JsFuture;
 use super::io::sleep;
 use super::store;
 use crate::core::gate::{self, Asker, Pass};
+use crate::core::host::call::HostCall;
 use crate::core::page::call::CallRequest;
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
@@ -26,10 +29,8 @@ pub(crate) async fn pass(asker: Asker, names: &[&str]) -> Result<Pass, String> {
 }
 
 /// A page call for `asker` through the gate: `callTool`'s answer, or the gate's refusal in
-/// its shape.
+/// its shape (the host's [`HostCall`] reads the stored layers and screens the call first).
 pub(crate) async fn page_call(asker: Asker, request: CallRequest) -> Value {
-    match pass(asker, &[&request.name]).await {
-        Ok(pass) => super::page_call(pass.permit(request)).await,
-        Err(error) => gate::refused(&error),
-    }
+    let id = format!("call_{}", super::io::random_id());
+    super::page_call(HostCall::asked(asker, request, id)).await
 }

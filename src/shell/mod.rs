@@ -36,12 +36,14 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::core::bridge::{parse_watched, FrameRequest, Reply, Target};
-use crate::core::gate::{Asker, Permit};
+use crate::core::gate::Asker;
+use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::call::{CallRequest, Input, PageCall, Step};
+use crate::core::page::call::{CallRequest, Input, Step};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
+use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
 /// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
 fn with_listings<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
@@ -74,7 +76,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
     crate::core::site::apply_stored(sites, &mut tools);
     let tools = Rc::new(tools);
     workbench::observe(tab_id, tools.clone());
-    with_listings(|kept| kept.put(tab_id, io::now_ms(), tools.clone(), epoch));
+    state::host(|host| host.keep_listing(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
 }
 
@@ -116,55 +118,68 @@ pub(crate) fn ask(
     }
 }
 
-/// Runs one page tool call the gate let through ([`gate`]): the core's [`PageCall`] decides
-/// each step, this performs it (listing, `webNavigation`, the message to the frame within the
-/// call's timeout, waits).
-pub(crate) async fn page_call(permit: Permit<CallRequest>) -> Value {
-    let mut call = PageCall::new(permit, format!("call_{}", io::random_id()));
+/// Performs one page tool call as the core's [`Host`](crate::core::host::Host) runs it
+/// ([`HostCall`]: the gate, the tab's kept listing, the page call machine): each [`Effect`]
+/// performed (the stored layers read, a hold, a listing, `webNavigation`, the message to the
+/// frame within the call's timeout, waits) and answered with one [`Outcome`].
+pub(crate) async fn page_call(mut call: HostCall) -> Value {
+    let mut outcome = None;
     loop {
-        let input = match call.step() {
-            Step::Done(answer) => return answer,
-            Step::KeptTools { tab_id } => {
-                match with_listings(|kept| kept.get(tab_id, io::now_ms())) {
-                    Some(tools) => Input::Kept(tools),
-                    None => Input::Tools(tab_tools(tab_id).await),
-                }
+        let effect = state::host(|host| host.advance(&mut call, outcome.take(), io::now_ms()));
+        outcome = Some(match effect {
+            Effect::Done(answer) => return answer,
+            Effect::ReadLayers => Outcome::Layers(store::read(Local, MIDDLEWARE_KEY).await),
+            Effect::Hold { ms } => {
+                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+                Outcome::Held
             }
-            Step::ListTools { tab_id } => Input::Tools(tab_tools(tab_id).await),
-            Step::Frame { tab_id, frame_id } => {
-                Input::Frame(chrome::frame_state(tab_id, frame_id).await)
-            }
-            Step::Tabs => Input::Tabs(chrome::tabs().await),
-            Step::Send {
+            Effect::ListTools { tab_id } => Outcome::Page(Input::Tools(tab_tools(tab_id).await)),
+            Effect::Page(Step::Send {
                 tab_id,
                 target,
                 message,
                 timeout_ms,
                 list_tabs,
-            } => {
+            }) => {
                 // The tabs are asked for before the message leaves: any tab the call opens
                 // comes after them.
                 let tabs = list_tabs.then(chrome::tabs);
                 let reply = ask(tab_id, target, &message, timeout_ms);
-                if let Some(tabs) = tabs {
-                    call.handle(Input::Tabs(tabs.await));
+                let tabs = match tabs {
+                    Some(tabs) => Some(tabs.await),
+                    None => None,
+                };
+                Outcome::Sent {
+                    tabs,
+                    reply: reply.await.into(),
                 }
-                reply.await.into()
             }
-            Step::Cancel {
-                tab_id,
-                target,
-                message,
-            } => {
-                send_unanswered(tab_id, target, &message);
-                Input::Performed
-            }
-            Step::Wait { ms } => {
-                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-                Input::Performed
-            }
-        };
-        call.handle(input);
+            Effect::Page(step) => Outcome::Page(match step {
+                Step::Frame { tab_id, frame_id } => {
+                    Input::Frame(chrome::frame_state(tab_id, frame_id).await)
+                }
+                Step::Tabs => Input::Tabs(chrome::tabs().await),
+                Step::Cancel {
+                    tab_id,
+                    target,
+                    message,
+                } => {
+                    send_unanswered(tab_id, target, &message);
+                    Input::Performed
+                }
+                Step::Wait { ms } => {
+                    let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+                    Input::Performed
+                }
+                // Sent above; the host answers the others itself (`Effect::ListTools`, `Done`).
+                Step::Send { .. }
+                | Step::KeptTools { .. }
+                | Step::ListTools { .. }
+                | Step::Done(_) => {
+                    Input::ChannelFailed("internal error: a step the host answers".into())
+                }
+            }),
+        });
     }
 }
 

@@ -304,6 +304,11 @@ fn calls_parse_resolve_and_answer() {
         "no tool named `other` is exposed to this page"
     );
     let text = confirmation_text("https://a.example", &tools[1], &call.args).unwrap();
+    let text = text.expect("delete_record acts: it is asked about");
+    assert_eq!(
+        confirmation_text("https://a.example", &tools[0], &call.args),
+        Ok(None)
+    );
     assert_eq!(
         text,
         "WebMCP Host\n\nThis page (https://a.example) wants to run “delete_record” of the MCP server\nown with:\n{\n  \"a\": 2\n}\n\nAllow it?"

@@ -68,3 +68,121 @@ fn stored_layers_that_cannot_be_used_refuse_the_call() {
     let permit = none.permit(7);
     assert_eq!((*permit.call(), permit.asker()), (7, Asker::CallTool));
 }
+
+fn page_tool(consequential: bool, allow_acting: bool) -> crate::core::page::tool::PageTool {
+    crate::core::page::tool::PageTool {
+        name: "buy".into(),
+        title: None,
+        description: "Buys".into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: crate::core::page::tool::Annotations {
+            consequential_hint: consequential,
+            allow_acting,
+            ..Default::default()
+        },
+        origin: "https://shop.test".into(),
+        frame_id: 0,
+    }
+}
+
+#[test]
+fn a_page_tool_that_acts_is_asked_in_the_page_unless_its_site_allows_it() {
+    let args = json!({"sku": "mug"}).as_object().unwrap().clone();
+    for asker in Asker::ALL {
+        let read = decide(asker, Acting::Page(&page_tool(false, false)), &args);
+        assert_eq!(read, Ok(Decision::Runs { allowed: None }), "{asker:?}");
+        let asked = decide(asker, Acting::Page(&page_tool(true, false)), &args).unwrap();
+        assert!(
+            matches!(
+                &asked,
+                Decision::Ask {
+                    asked_in: AskedIn::Page,
+                    ..
+                }
+            ),
+            "{asker:?}"
+        );
+        let question = asked.question().unwrap();
+        assert!(
+            question.contains("“buy” on https://shop.test")
+                && question.contains("\"sku\": \"mug\"")
+        );
+        let allowed = decide(asker, Acting::Page(&page_tool(true, true)), &args);
+        assert_eq!(
+            allowed,
+            Ok(Decision::Runs {
+                allowed: Some("allowed by site policy https://shop.test".into())
+            })
+        );
+    }
+}
+
+#[test]
+fn an_mcp_tool_that_acts_is_asked_in_the_extension_in_the_askers_words() {
+    let args = json!({"id": 7}).as_object().unwrap().clone();
+    let mcp = |acts, page| Acting::Mcp {
+        server: "bank",
+        tool: "transfer",
+        acts,
+        page,
+    };
+    for asker in Asker::ALL {
+        assert_eq!(
+            decide(asker, mcp(false, None), &args),
+            Ok(Decision::Runs { allowed: None })
+        );
+        let asked = decide(asker, mcp(true, None), &args).unwrap();
+        assert!(
+            matches!(
+                &asked,
+                Decision::Ask {
+                    asked_in: AskedIn::Extension,
+                    ..
+                }
+            ),
+            "{asker:?}"
+        );
+        let exposed = decide(asker, mcp(true, Some("https://a.example")), &args).unwrap();
+        assert!(exposed
+            .question()
+            .unwrap()
+            .contains("This page (https://a.example) wants to run"));
+    }
+    let words = |asker| {
+        decide(asker, mcp(true, None), &args)
+            .unwrap()
+            .question()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(words(Asker::Run).contains("The agent wants to run “transfer” of the MCP server bank"));
+    assert!(words(Asker::ByHand).contains("A call by hand wants to run “transfer”"));
+}
+
+#[test]
+fn a_question_that_cannot_show_every_argument_refuses_the_call() {
+    let many: serde_json::Map<String, serde_json::Value> =
+        (0..200).map(|i| (format!("k{i}"), json!(i))).collect();
+    let page = decide(
+        Asker::CallTool,
+        Acting::Page(&page_tool(true, false)),
+        &many,
+    );
+    assert!(page.is_err());
+    let mcp = Acting::Mcp {
+        server: "bank",
+        tool: "transfer",
+        acts: true,
+        page: None,
+    };
+    assert!(decide(Asker::Run, mcp, &many).is_err());
+    // A call that is not asked about shows nothing, and runs.
+    let quiet = Acting::Mcp {
+        server: "bank",
+        tool: "balance",
+        acts: false,
+        page: None,
+    };
+    assert!(decide(Asker::Run, quiet, &many).is_ok());
+}

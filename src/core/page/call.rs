@@ -24,7 +24,7 @@ use serde_json::{json, Map, Value};
 use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target, TOOL_CHANGED};
 use super::tabs::{undelivered, TabTools};
 use super::tool::PageTool;
-use crate::core::gate::Permit;
+use crate::core::gate::{Acting, Asker, Decision, Permit};
 use crate::core::limits::Limits;
 
 pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
@@ -701,23 +701,27 @@ impl State {
 }
 
 /// The text of the in-page confirmation a call needs, when the tool is consequential and no
-/// site policy of its origin allows it ([`allowed_by_site`]).
-/// Hints only tighten: a tool that claims `readOnlyHint` but also `consequentialHint` is
-/// confirmed.
+/// site policy of its origin allows it ([`allowed_by_site`]), as the gate decides
+/// ([`crate::core::gate::decide`]). Hints only tighten: a tool that claims `readOnlyHint` but
+/// also `consequentialHint` is confirmed.
 /// `Err`: the arguments cannot be shown honestly, and the call is not made.
 pub fn confirmation(tool: &PageTool, args: &Map<String, Value>) -> Result<Option<String>, String> {
-    (tool.annotations.consequential_hint && !tool.annotations.allow_acting)
-        .then(|| crate::core::confirm::page_tool(&tool.name, &tool.origin, args))
-        .transpose()
+    Ok(decided(tool, args)?.question().map(str::to_owned))
 }
 
 /// How a consequential call made without the question was allowed (`allowed by site policy
 /// <origin>`: the person's `allowActing` for the tool's origin), for the call's answer
 /// (`confirmation`) and its run's log; `None` for a call asked about or that does not act.
 pub fn allowed_by_site(tool: &PageTool) -> Option<String> {
-    let annotations = &tool.annotations;
-    (annotations.consequential_hint && annotations.allow_acting)
-        .then(|| format!("allowed by site policy {}", tool.origin))
+    match decided(tool, &Map::new()) {
+        Ok(Decision::Runs { allowed }) => allowed,
+        _ => None,
+    }
+}
+
+/// The gate's decision for a page tool (whoever asks: a page tool is decided alike).
+fn decided(tool: &PageTool, args: &Map<String, Value>) -> Result<Decision, String> {
+    crate::core::gate::decide(Asker::CallTool, Acting::Page(tool), args)
 }
 
 /// How a tool's result breaks the tool's own output schema: `[{pointer, message}]` (at most

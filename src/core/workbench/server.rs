@@ -237,13 +237,15 @@ pub fn plan_call(
         answer["errors"] = json!(errors);
         return Err(answer);
     }
-    let question = match tool.needs_confirmation(server.trusted) {
-        false => None,
-        true => Some(
-            crate::core::confirm::manual_mcp_tool(&server.name, &tool.name, &request.args)
-                .map_err(refuse)?,
-        ),
+    let acting = crate::core::gate::Acting::Mcp {
+        server: &server.name,
+        tool: &tool.name,
+        acts: tool.needs_confirmation(server.trusted),
+        page: None,
     };
+    let decision =
+        crate::core::gate::decide(crate::core::gate::Asker::ByHand, acting, &request.args);
+    let question = decision.map_err(refuse)?.question().map(str::to_owned);
     Ok(Planned {
         tool: (*tool).clone(),
         question,

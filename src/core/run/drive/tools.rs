@@ -107,14 +107,17 @@ impl Drive {
                     ..
                 }),
             ) => {
-                let shown = needs_confirmation
-                    .then(|| {
-                        crate::core::confirm::mcp_tool(&server, &tool.name, &invocation.arguments)
-                    })
-                    .transpose();
-                let question = match shown {
+                let called = crate::core::gate::Acting::Mcp {
+                    server: &server,
+                    tool: &tool.name,
+                    acts: needs_confirmation,
+                    page: None,
+                };
+                let asker = crate::core::gate::Asker::Run;
+                let question = match crate::core::gate::decide(asker, called, &invocation.arguments)
+                {
                     Err(why) => return self.own.push_back(refuse(why)),
-                    Ok(question) => question,
+                    Ok(decision) => decision.question().map(str::to_owned),
                 };
                 let call = pass.permit(ToolCall::Mcp {
                     server: server.clone(),

@@ -1,0 +1,191 @@
+//! A page tool call as the [`Host`] runs it, whichever operation asks (`callTool`, a smoke
+//! evaluation, `replayDiff`, an audit probe, a run's page call): the gate first, then the
+//! page call machine, with the tab's kept listing taken from the host's own state. The shell
+//! sees one [`Effect`] at a time and answers each with one [`Outcome`] through
+//! [`Host::advance`]: a call on a kept listing crosses from the shell into the core three
+//! times (the stored layers read, the message sent, its reply), where the page call machine
+//! alone took a `step` and a `handle` for each of its states.
+//!
+//! Invariant: the only way to the page is through [`Host::advance`], and a call asked for by
+//! an operation reaches the page only once the gate passed it ([`crate::core::gate`]: the
+//! person's stored layers, read fresh for every call); a run's call arrives with the permit
+//! its drive got from the gate.
+
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use super::Host;
+use crate::core::gate::{self, Asker, Permit};
+use crate::core::page::call::{CallRequest, Input, PageCall, Step, Tab};
+use crate::core::page::tabs::TabTools;
+
+/// What the shell does next for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Read the person's stored layers (`configure({middleware})`): [`Outcome::Layers`].
+    ReadLayers,
+    /// Hold the call this long (a `delay` layer): [`Outcome::Held`].
+    Hold {
+        /// How long (ms).
+        ms: u32,
+    },
+    /// List the tab's tools afresh (every frame, the site policies applied) and keep the
+    /// listing in the host ([`Host::keep_listing`]): [`Outcome::Page`] with [`Input::Tools`].
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// A step of the page call machine that the browser performs (never
+    /// [`Step::KeptTools`], which the host answers, nor [`Step::ListTools`], which is
+    /// [`Effect::ListTools`]): [`Outcome::Page`], or for a [`Step::Send`] [`Outcome::Sent`].
+    Page(Step),
+    /// The call's answer (`callTool`'s shape).
+    Done(Value),
+}
+
+/// What the shell feeds back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The stored layers as read (`None`: none stored), or why they could not be read.
+    Layers(Result<Option<Value>, String>),
+    /// An [`Effect::Hold`] was performed.
+    Held,
+    /// The input of the page call step asked for.
+    Page(Input),
+    /// A [`Step::Send`] performed: the browser's tabs when the step asked for them (listed
+    /// before the message left), and the reply.
+    Sent {
+        /// The tabs, for `list_tabs`.
+        tabs: Option<Vec<Tab>>,
+        /// The reply, the channel's failure or the timeout.
+        reply: Input,
+    },
+}
+
+/// One page call under way.
+#[derive(Debug)]
+pub struct HostCall {
+    phase: Phase,
+    id: String,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Waiting for the stored layers, for the gate.
+    Gate { asker: Asker, request: CallRequest },
+    /// Passed, held for a `delay` layer.
+    Held(Permit<CallRequest>),
+    /// The page call machine.
+    Call(Box<PageCall>),
+    /// Taken during a step.
+    Gone,
+}
+
+impl HostCall {
+    /// A call that `asker` asks for: it passes the gate first. `id` is its id in the page
+    /// unless the request names one.
+    pub fn asked(asker: Asker, request: CallRequest, id: String) -> HostCall {
+        HostCall {
+            phase: Phase::Gate { asker, request },
+            id,
+        }
+    }
+
+    /// A call that already passed the gate (a run's: its drive screened it).
+    pub fn permitted(permit: Permit<CallRequest>, id: String) -> HostCall {
+        HostCall {
+            phase: Phase::Held(permit),
+            id,
+        }
+    }
+}
+
+impl Host {
+    /// Feeds the outcome of the last effect (`None` for the first) and says what to do next.
+    /// An outcome the effect did not ask for ends the call with an error (a bug in the shell,
+    /// said as such).
+    pub fn advance(&self, call: &mut HostCall, outcome: Option<Outcome>, now_ms: f64) -> Effect {
+        let mut outcome = outcome;
+        loop {
+            let phase = std::mem::replace(&mut call.phase, Phase::Gone);
+            let (phase, effect) = match (phase, outcome.take()) {
+                (phase @ Phase::Gate { .. }, None) => (phase, Some(Effect::ReadLayers)),
+                (Phase::Gate { asker, request }, Some(Outcome::Layers(stored))) => {
+                    match gate::screen_stored(stored, asker, &[&request.name]) {
+                        Err(error) => (Phase::Gone, Some(Effect::Done(gate::refused(&error)))),
+                        Ok(mut pass) => match pass.take_delay() {
+                            0 => (Phase::Held(pass.permit(request)), None),
+                            ms => (Phase::Held(pass.permit(request)), Some(Effect::Hold { ms })),
+                        },
+                    }
+                }
+                (Phase::Held(permit), None | Some(Outcome::Held)) => {
+                    let page = PageCall::new(permit, call.id.clone());
+                    (Phase::Call(Box::new(page)), None)
+                }
+                (Phase::Call(mut page), fed) => {
+                    match fed {
+                        None => {}
+                        Some(Outcome::Page(input)) => page.handle(input),
+                        Some(Outcome::Sent { tabs, reply }) => {
+                            if let Some(tabs) = tabs {
+                                page.handle(Input::Tabs(tabs));
+                            }
+                            page.handle(reply);
+                        }
+                        Some(other) => return unasked(&other),
+                    }
+                    match page.step() {
+                        Step::KeptTools { tab_id } => match self.kept_listing(tab_id, now_ms) {
+                            Some(tools) => {
+                                page.handle(Input::Kept(tools));
+                                (Phase::Call(page), None)
+                            }
+                            None => (Phase::Call(page), Some(Effect::ListTools { tab_id })),
+                        },
+                        Step::ListTools { tab_id } => {
+                            (Phase::Call(page), Some(Effect::ListTools { tab_id }))
+                        }
+                        Step::Done(answer) => (Phase::Gone, Some(Effect::Done(answer))),
+                        step => (Phase::Call(page), Some(Effect::Page(step))),
+                    }
+                }
+                (_, Some(other)) => return unasked(&other),
+                (Phase::Gone, None) => {
+                    return Effect::Done(gate::refused("the call has ended"));
+                }
+            };
+            call.phase = phase;
+            if let Some(effect) = effect {
+                return effect;
+            }
+        }
+    }
+
+    /// The tab's kept listing, while it is fresh.
+    pub fn kept_listing(&self, tab_id: i64, now_ms: f64) -> Option<Rc<TabTools>> {
+        self.listings.borrow().get(tab_id, now_ms)
+    }
+
+    /// Keeps a tab's listing for the calls that follow, unless the listings were forgotten
+    /// since `epoch` (then it is stale already).
+    pub fn keep_listing(&self, tab_id: i64, now_ms: f64, tools: Rc<TabTools>, epoch: u64) {
+        self.listings.borrow_mut().put(tab_id, now_ms, tools, epoch);
+    }
+}
+
+fn unasked(outcome: &Outcome) -> Effect {
+    let what = match outcome {
+        Outcome::Layers(_) => "the stored layers",
+        Outcome::Held => "a hold",
+        Outcome::Page(_) => "a page step's input",
+        Outcome::Sent { .. } => "a message's reply",
+    };
+    Effect::Done(gate::refused(&format!(
+        "internal error: {what} came where the call did not ask for it"
+    )))
+}
+
+#[cfg(test)]
+mod tests;

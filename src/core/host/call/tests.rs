@@ -1,0 +1,208 @@
+//! The host's page call: the gate, the kept listing and the page call machine, one effect at
+//! a time, counted as the shell would cross into the core.
+
+use std::rc::Rc;
+
+use serde_json::{json, Map, Value};
+
+use super::*;
+use crate::core::page::call::FrameState;
+use crate::core::page::tabs::TabTools;
+use crate::core::tool::{Annotations, PageTool};
+
+fn tool(name: &str, consequential: bool) -> PageTool {
+    PageTool {
+        name: name.into(),
+        title: None,
+        description: "A tool".into(),
+        input_schema: json!({"type": "object"}),
+        output_schema: None,
+        annotations: Annotations {
+            consequential_hint: consequential,
+            ..Annotations::default()
+        },
+        origin: "https://shop.test".into(),
+        frame_id: 0,
+    }
+}
+
+fn listing(names: &[&str]) -> Rc<TabTools> {
+    let tools: Vec<PageTool> = names.iter().map(|n| tool(n, false)).collect();
+    Rc::new(TabTools {
+        documents: [(0, "d1".into())].into_iter().collect(),
+        versions: tools
+            .iter()
+            .map(|t| ((t.frame_id, t.name.clone()), 1))
+            .collect(),
+        tools,
+        problems: Vec::new(),
+        ..TabTools::default()
+    })
+}
+
+fn request(name: &str) -> CallRequest {
+    CallRequest {
+        tab_id: 7,
+        name: name.into(),
+        args: Map::new(),
+        frame_id: None,
+        timeout_ms: 30_000,
+        call: None,
+        expect: None,
+    }
+}
+
+fn layers(value: Value) -> Option<Outcome> {
+    Some(Outcome::Layers(Ok(Some(value))))
+}
+
+const NOW: f64 = 1_000.0;
+const ANSWER: &str = r#"{"ok":true,"result":"3 mugs"}"#;
+
+/// Runs a call to its answer, answering each effect as a browser would, and counts the
+/// crossings into the core (`advance` calls). The page's spy: every message sent.
+fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Value>) {
+    let mut crossings = 1;
+    let mut effect = host.advance(&mut call, None, NOW);
+    let mut sent = Vec::new();
+    loop {
+        let outcome = match effect {
+            Effect::Done(answer) => return (answer, crossings, sent),
+            Effect::ReadLayers => Outcome::Layers(Ok(Some(stored.clone()))),
+            Effect::Hold { .. } => Outcome::Held,
+            Effect::ListTools { tab_id } => {
+                let tools = listing(&["search", "buy"]);
+                host.keep_listing(tab_id, NOW, tools.clone(), 0);
+                Outcome::Page(Input::Tools(Ok(tools)))
+            }
+            Effect::Page(Step::Send {
+                message, list_tabs, ..
+            }) => {
+                sent.push(message);
+                Outcome::Sent {
+                    tabs: list_tabs.then(Vec::new),
+                    reply: Input::Reply(Ok(ANSWER.into())),
+                }
+            }
+            Effect::Page(Step::Frame { .. }) => Outcome::Page(Input::Frame(Some(FrameState {
+                url: "https://shop.test/".into(),
+                document_id: Some("d1".into()),
+            }))),
+            Effect::Page(Step::Tabs) => Outcome::Page(Input::Tabs(Vec::new())),
+            Effect::Page(other) => panic!("not expected here: {other:?}"),
+        };
+        crossings += 1;
+        effect = host.advance(&mut call, Some(outcome), NOW);
+    }
+}
+
+#[test]
+fn a_call_on_a_kept_listing_crosses_three_times() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    let (answer, crossings, sent) = run(&host, call, Value::Null);
+    assert_eq!(answer["ok"], json!(true), "{answer}");
+    assert_eq!(answer["result"], json!("3 mugs"));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(crossings, 3, "the layers, the message and its reply");
+}
+
+#[test]
+fn a_call_on_a_tab_listed_fresh_keeps_its_listing_for_the_next() {
+    let host = Host::default();
+    let call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    let (answer, crossings, _) = run(&host, call, Value::Null);
+    assert_eq!(answer["ok"], json!(true), "{answer}");
+    assert_eq!(
+        crossings, 4,
+        "the layers, the listing, the message and its reply"
+    );
+    assert!(host.kept_listing(7, NOW).is_some());
+    let next = HostCall::asked(Asker::Smoke, request("buy"), "c2".into());
+    assert_eq!(run(&host, next, Value::Null).1, 3);
+}
+
+#[test]
+fn a_stored_block_layer_refuses_every_asker_before_the_page() {
+    let block = json!([{"kind": "block", "tool": "search", "reason": "not today"}]);
+    for asker in [Asker::CallTool, Asker::Smoke, Asker::Replay, Asker::Probe] {
+        let host = Host::default();
+        host.keep_listing(7, NOW, listing(&["search"]), 0);
+        let call = HostCall::asked(asker, request("search"), "c1".into());
+        let (answer, _, sent) = run(&host, call, block.clone());
+        assert_eq!(
+            answer,
+            json!({"ok": false, "error": "blocked: not today"}),
+            "{asker:?}"
+        );
+        assert!(sent.is_empty(), "{asker:?}: nothing reached the page");
+    }
+}
+
+#[test]
+fn stored_layers_that_cannot_be_read_refuse_the_call() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
+    let effect = host.advance(&mut call, Some(Outcome::Layers(Err("quota".into()))), NOW);
+    let Effect::Done(answer) = effect else {
+        panic!("refused: {effect:?}")
+    };
+    assert_eq!(answer["ok"], json!(false));
+    assert!(
+        answer["error"].as_str().unwrap().contains("quota"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_delay_layer_holds_the_call_once() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    host.advance(&mut call, None, NOW);
+    let delay = json!([{"kind": "delay", "ms": 250}]);
+    assert_eq!(
+        host.advance(&mut call, layers(delay), NOW),
+        Effect::Hold { ms: 250 }
+    );
+    let effect = host.advance(&mut call, Some(Outcome::Held), NOW);
+    assert!(
+        matches!(effect, Effect::Page(Step::Send { .. })),
+        "{effect:?}"
+    );
+}
+
+#[test]
+fn a_run_call_comes_with_its_permit_and_reads_no_layers() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let pass = gate::screen(&[], Asker::Run, &["search"], 1).expect("no layers");
+    let call = HostCall::permitted(pass.permit(request("search")), "run-1-c1".into());
+    let (answer, crossings, sent) = run(&host, call, json!("never read"));
+    assert_eq!(answer["ok"], json!(true), "{answer}");
+    assert_eq!(crossings, 2, "the message and its reply");
+    assert_eq!(sent[0]["call"], json!("run-1-c1"));
+}
+
+#[test]
+fn an_outcome_the_call_did_not_ask_for_ends_it_plainly() {
+    let host = Host::default();
+    let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
+    let effect = host.advance(&mut call, Some(Outcome::Held), NOW);
+    let Effect::Done(answer) = effect else {
+        panic!("ended: {effect:?}")
+    };
+    assert!(
+        answer["error"].as_str().unwrap().contains("internal error"),
+        "{answer}"
+    );
+    let again = host.advance(&mut call, None, NOW);
+    assert!(
+        matches!(again, Effect::Done(_)),
+        "an ended call stays ended: {again:?}"
+    );
+}
