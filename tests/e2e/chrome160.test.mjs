@@ -1,14 +1,16 @@
 // Chrome 160's WebMCP shape (160.0.8173.0): `getTools()` returns objects of a `Tool` interface
 // (getters, no own properties, `window` renamed `source`) and `executeTool` takes only the very
 // object listed. Debian's Chromium is older, so the shape is made by a test-only shim in the
-// content script's isolated world (tests/support/chrome160.mjs). On a page whose same-origin
+// content script's isolated world (tests/support/chrome-shapes.mjs). On a page whose same-origin
 // child frame exposes its tools to the parent, each frame's tools are listed exactly once under
 // their own frame, and calls on both frames return what the page answered.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { evaluateInIsolatedWorlds, launchHost, ROOT, until } from '../support/browser.mjs';
-import { CHROME_160_SHIM } from '../support/chrome160.mjs';
+import { shapeShim } from '../support/chrome-shapes.mjs';
+
+const CHROME_160_SHIM = shapeShim('160');
 import { serve } from '../support/server.mjs';
 
 describe("Chrome 160's Tool interface", () => {

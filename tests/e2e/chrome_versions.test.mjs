@@ -1,0 +1,127 @@
+// The version matrix: every WebMCP API shape Chrome shipped (154: string schemas and input; 155:
+// object input; 156: this Chromium; 159: outputSchema; 160: the `Tool` interface), each made in
+// the content script's isolated world by a test-only shim (tests/support/chrome-shapes.mjs).
+// Under each shape, on a page whose same-origin child frame exposes its tools to the parent:
+// the page bridge lists each frame's tools exactly once under their own frame, with every
+// attribute read; calls on both frames return what the page answered; the workbench's
+// inventory sees the same tools;
+// a tool's `outputSchema` is listed where the shape has it, and a result that breaks it comes
+// with `outputErrors`. The matrix is printed at the end (docs/chrome-versions.md has the table).
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { evaluateInIsolatedWorlds, launchHost, ROOT, until } from '../support/browser.mjs';
+import { SHAPE_NAMES, shapeShim } from '../support/chrome-shapes.mjs';
+import { startModelServer } from '../support/model-server.mjs';
+import { serve } from '../support/server.mjs';
+
+const TOOLS = ['add@top', 'delete_everything@top', 'describe_input@top', 'fail@top', 'frame_greet@child', 'never_returns@top'];
+const SCENARIOS = {
+  adds: { steps: [{ calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'It is 42.' }] },
+};
+const matrix = new Map();
+const mark = (shape, check, ok) => {
+  const row = matrix.get(shape) ?? {};
+  row[check] = ok ? 'pass' : 'FAIL';
+  matrix.set(shape, row);
+};
+
+describe('the WebMCP shapes of Chrome 154 to 160', () => {
+  let server, models, host;
+  const op = (name, request) => host.worker.evaluate(([n, r]) => webmcpHost[n](r), [name, request]);
+
+  /** A page of `fixture` under `shape` (every frame's isolated world shimmed), and its tab. */
+  const open = async (shape, fixture, frames) => {
+    const page = await host.context.newPage();
+    await page.goto(`${server.url}/${fixture}`);
+    await until(`${fixture}'s frames`, async () => page.frames().length === frames || undefined);
+    const shim = shapeShim(shape);
+    if (shim) {
+      const installed = await evaluateInIsolatedWorlds(host.context, page, shim);
+      assert.deepEqual(installed, Array(frames).fill('installed'), `the ${shape} shim is in every frame`);
+    }
+    return { page, tabId: await host.tabIdOf(page) };
+  };
+
+  /** Runs `body` as the check `check` of `shape`, marking the matrix. */
+  const checked = (shape, check, body) =>
+    test(`${shape}: ${check}`, async () => {
+      try {
+        await body();
+        mark(shape, check, true);
+      } catch (error) {
+        mark(shape, check, false);
+        throw error;
+      }
+    });
+
+  before(async () => {
+    server = await serve(join(ROOT, 'tests', 'fixtures'));
+    models = await startModelServer({ scenarios: SCENARIOS });
+    host = await launchHost();
+    await op('configure', {
+      models: [{ name: 'adds', provider: 'openai', baseUrl: `${models.url}/s/adds/v1`, model: 'scripted', nativeTools: true, keyRef: 'k' }],
+      default: 'adds',
+    });
+    await op('configure', { keys: { k: 'sk-matrix-test-key' } });
+  });
+  after(async () => {
+    const checks = [...new Set([...matrix.values()].flatMap((row) => Object.keys(row)))];
+    const lines = [['shape', ...checks].join(' | ')];
+    for (const [shape, row] of matrix) lines.push([shape, ...checks.map((c) => row[c] ?? '-')].join(' | '));
+    console.log(`WebMCP shape matrix:\n${lines.join('\n')}`);
+    await host?.close();
+    await models?.close();
+    await server?.close();
+  });
+
+  for (const shape of SHAPE_NAMES) {
+    describe(`shape ${shape}`, () => {
+      let page, tabId;
+      before(async () => ({ page, tabId } = await open(shape, 'tools.html', 2)));
+      after(async () => page?.close());
+
+      checked(shape, 'listed once, right frame', async () => {
+        const { tools, problems } = await op('listTools', { tabId });
+        const placed = tools.map((t) => `${t.name}@${t.frameId === 0 ? 'top' : 'child'}`).sort();
+        assert.deepEqual(placed, TOOLS, JSON.stringify(problems));
+        const add = tools.find((t) => t.name === 'add');
+        assert.equal(add.title, 'Add two numbers', 'attributes read one by one');
+        assert.deepEqual(add.inputSchema.required, ['a', 'b'], 'the schema is an object, whatever the shape gave');
+      });
+
+      checked(shape, 'calls on both frames', async () => {
+        assert.deepEqual(await op('callTool', { tabId, name: 'add', args: { a: 2, b: 40 } }), { ok: true, result: '42' });
+        assert.deepEqual(await op('callTool', { tabId, name: 'frame_greet', args: { who: 'Ann' } }), {
+          ok: true,
+          result: 'hello Ann, from the child frame',
+        });
+      });
+
+      checked(shape, 'inventory', async () => {
+        const { tools } = await op('inventory', {});
+        const here = tools.filter((t) => t.tabId === tabId).map((t) => `${t.name}@${t.frameId === 0 ? 'top' : 'child'}`);
+        assert.deepEqual(here.sort(), TOOLS);
+      });
+
+      checked(shape, 'outputSchema', async () => {
+        const other = await open(shape, 'outputs.html', 1);
+        try {
+          const { tools } = await op('listTools', { tabId: other.tabId });
+          const place = tools.find((t) => t.name === 'place_order');
+          const tracked = await op('callTool', { tabId: other.tabId, name: 'track_order', args: { orderId: 'o-17' } });
+          assert.equal(tracked.ok, true, JSON.stringify(tracked));
+          if (['159', '160'].includes(shape)) {
+            assert.deepEqual(place?.outputSchema?.required, ['orderId', 'status'], JSON.stringify(place));
+            assert.equal(tracked.outputErrors?.[0]?.pointer, '/orderId', JSON.stringify(tracked));
+          } else {
+            assert.equal(place?.outputSchema ?? null, null, 'a shape without outputSchema lists none');
+            assert.equal(tracked.outputErrors, undefined, 'nothing to check a result against');
+          }
+        } finally {
+          await other.page.close();
+        }
+      });
+    });
+  }
+});
