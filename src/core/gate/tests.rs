@@ -70,20 +70,9 @@ fn stored_layers_that_cannot_be_used_refuse_the_call() {
 }
 
 fn page_tool(consequential: bool, allow_acting: bool) -> crate::core::page::tool::PageTool {
-    crate::core::page::tool::PageTool {
-        name: "buy".into(),
-        title: None,
-        description: "Buys".into(),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: crate::core::page::tool::Annotations {
-            consequential_hint: consequential,
-            allow_acting,
-            ..Default::default()
-        },
-        origin: "https://shop.test".into(),
-        frame_id: 0,
-    }
+    let mut tool = crate::core::page::tool::PageTool::sample("buy", consequential);
+    tool.annotations.allow_acting = allow_acting;
+    tool
 }
 
 #[test]

@@ -344,6 +344,27 @@ pub fn kind(value: &Value) -> &'static str {
     }
 }
 
+/// A tool for the core's tests: `name` in the top frame of `https://shop.test`, an object
+/// input schema, consequential or not.
+#[cfg(test)]
+impl PageTool {
+    pub(crate) fn sample(name: &str, consequential: bool) -> PageTool {
+        PageTool {
+            name: name.into(),
+            title: None,
+            description: "A tool".into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            output_schema: None,
+            annotations: Annotations {
+                consequential_hint: consequential,
+                ..Annotations::default()
+            },
+            origin: "https://shop.test".into(),
+            frame_id: 0,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,26 +8,10 @@ use serde_json::{json, Map, Value};
 use super::*;
 use crate::core::page::call::FrameState;
 use crate::core::page::tabs::TabTools;
-use crate::core::tool::{Annotations, PageTool};
-
-fn tool(name: &str, consequential: bool) -> PageTool {
-    PageTool {
-        name: name.into(),
-        title: None,
-        description: "A tool".into(),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: Annotations {
-            consequential_hint: consequential,
-            ..Annotations::default()
-        },
-        origin: "https://shop.test".into(),
-        frame_id: 0,
-    }
-}
+use crate::core::tool::PageTool;
 
 fn listing(names: &[&str]) -> Rc<TabTools> {
-    let tools: Vec<PageTool> = names.iter().map(|n| tool(n, false)).collect();
+    let tools: Vec<PageTool> = names.iter().map(|n| PageTool::sample(n, false)).collect();
     Rc::new(TabTools {
         documents: [(0, "d1".into())].into_iter().collect(),
         versions: tools

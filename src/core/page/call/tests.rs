@@ -3,21 +3,11 @@
 use serde_json::{json, Map, Value};
 
 use super::*;
-use crate::core::tool::Annotations;
 
 fn tool(name: &str, frame_id: i64, consequential: bool) -> PageTool {
     PageTool {
-        name: name.into(),
-        title: None,
-        description: "A tool".into(),
-        input_schema: json!({"type": "object"}),
-        output_schema: None,
-        annotations: Annotations {
-            consequential_hint: consequential,
-            ..Annotations::default()
-        },
-        origin: "https://shop.test".into(),
         frame_id,
+        ..PageTool::sample(name, consequential)
     }
 }
 
