@@ -12,6 +12,8 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use serde_json::Value;
+
 use crate::core::ops::runlog::RunLog;
 use crate::core::ops::threads::Threads;
 use crate::core::ops::waits::Waits;
@@ -35,4 +37,48 @@ pub struct Host {
     pub seen: RefCell<Option<Seen>>,
     /// The last step-up challenge (403 `insufficient_scope`) per server, for its next sign-in.
     pub challenges: RefCell<HashMap<String, String>>,
+    /// The person's stored layers as last read, for the gate of every call.
+    pub layers: RefCell<StoredLayers>,
+}
+
+/// The person's stored layers (`configure({middleware})`) as the worker last read them, kept
+/// so that a call does not read storage again, and forgotten whenever they change: the shell
+/// forgets them after every write of their key, its own (`configure`) or another context's
+/// (`chrome.storage.onChanged`).
+///
+/// Invariant: a read is kept only if nothing changed since it was asked for ([`epoch`]), so a
+/// read that raced a write never outlives it.
+///
+/// [`epoch`]: StoredLayers::epoch
+#[derive(Debug, Default)]
+pub struct StoredLayers {
+    epoch: u64,
+    kept: Option<Option<Value>>,
+}
+
+impl StoredLayers {
+    /// What is stored, if known (`Some(None)`: nothing is stored).
+    pub fn get(&self) -> Option<Option<Value>> {
+        self.kept.clone()
+    }
+
+    /// The count of changes so far: asked for before a read, given back to [`keep`].
+    ///
+    /// [`keep`]: StoredLayers::keep
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Keeps what a read asked for at `epoch` found, unless they changed since.
+    pub fn keep(&mut self, epoch: u64, stored: Option<Value>) {
+        if epoch == self.epoch {
+            self.kept = Some(stored);
+        }
+    }
+
+    /// They changed (or may have): the next call reads them again.
+    pub fn forget(&mut self) {
+        self.epoch += 1;
+        self.kept = None;
+    }
 }

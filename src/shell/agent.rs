@@ -33,9 +33,7 @@ use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
 use crate::core::run::RunOutcome;
 use crate::core::setup::start::{finished, Got, Need, Start};
-use crate::core::setup::store::{
-    Area::Local, Area::Session, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY,
-};
+use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY, SERVERS_KEY};
 use crate::core::setup::{call as answer, configure};
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
@@ -145,7 +143,7 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
             }
             Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
             Need::Refused(message) => return Err(message),
-            Need::Middleware => Got::Middleware(store::read(Local, MIDDLEWARE_KEY).await),
+            Need::Middleware => Got::Middleware(store::layers().await),
             Need::Record => {
                 let mut resolve_stop = None;
                 let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));

@@ -14,12 +14,11 @@ use super::store;
 use crate::core::gate::{self, Asker, Pass};
 use crate::core::host::call::HostCall;
 use crate::core::page::call::CallRequest;
-use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
 /// The gate's pass for a call of the tool named any of `names`, once its delay is held; or
 /// why the call may not be made.
 pub(crate) async fn pass(asker: Asker, names: &[&str]) -> Result<Pass, String> {
-    let stored = store::read(Local, MIDDLEWARE_KEY).await;
+    let stored = store::layers().await;
     let mut pass = gate::screen_stored(stored, asker, names)?;
     let delay = pass.take_delay();
     if delay > 0 {

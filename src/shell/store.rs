@@ -9,7 +9,9 @@ use crate::core::mcp::source::McpServerConfig;
 use crate::core::page::site::SitePolicy;
 use crate::core::provider::ModelRegistry;
 use crate::core::setup::configure::Write;
-use crate::core::setup::store::{self, key_slot, Area, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
+use crate::core::setup::store::{
+    self, key_slot, Area, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY, SITES_KEY,
+};
 
 /// What is stored under `key` in `area` (`None`: nothing).
 pub(crate) async fn read(area: Area, key: &str) -> Result<Option<Value>, String> {
@@ -24,12 +26,45 @@ pub(crate) async fn read(area: Area, key: &str) -> Result<Option<Value>, String>
 
 /// Stores `value` under `key` in `area` (`None`: removes what is stored).
 pub(crate) async fn put(area: Area, key: &str, value: Option<&Value>) -> Result<(), String> {
-    match value {
+    let done = match value {
         Some(value) => storage_set(area.name(), key, from_json(value)).await,
         None => storage_remove(area.name(), key).await,
+    };
+    // Written or not, what the host kept of the key may be stale now.
+    changed(area.name(), &[key]);
+    done.map(|_| ()).map_err(|e| describe(&e))
+}
+
+/// The worker's `chrome.storage.onChanged` handler: keys of `area` changed, by this worker or
+/// another of the extension's contexts; what the host kept of them is forgotten.
+#[wasm_bindgen::prelude::wasm_bindgen(js_name = storageChanged)]
+pub fn storage_changed(area: String, keys: Vec<String>) {
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    changed(&area, &keys);
+}
+
+/// Keys of `area` ("local", "session") changed: what the host kept of them is forgotten.
+pub(crate) fn changed(area: &str, keys: &[&str]) {
+    if area == Area::Local.name() && keys.contains(&MIDDLEWARE_KEY) {
+        super::state::host(|host| host.layers.borrow_mut().forget());
     }
-    .map(|_| ())
-    .map_err(|e| describe(&e))
+}
+
+/// The person's stored layers (`configure({middleware})`), as the host keeps them or read
+/// (and then kept, unless they changed while they were read).
+pub(crate) async fn layers() -> Result<Option<Value>, String> {
+    let epoch = match super::state::host(|host| {
+        let layers = host.layers.borrow();
+        layers.get().ok_or(layers.epoch())
+    }) {
+        Ok(kept) => return Ok(kept),
+        Err(epoch) => epoch,
+    };
+    let stored = read(Area::Local, MIDDLEWARE_KEY).await;
+    if let Ok(stored) = &stored {
+        super::state::host(|host| host.layers.borrow_mut().keep(epoch, stored.clone()));
+    }
+    stored
 }
 
 /// Stores (or removes) one value of `configure`.

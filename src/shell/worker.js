@@ -26,6 +26,12 @@ ready.catch((error) => console.error('webmcp-host: the wasm module failed to loa
 // Runs a previous worker left running (Chrome stopped it mid-run) end now, with a RUN_ERROR.
 ready.then(() => host.recover()).catch((error) => console.error('webmcp-host: recovering runs failed:', error));
 
+// A setting changed by another of the extension's contexts: what the host kept of it is
+// forgotten (the worker's own writes forget it themselves).
+chrome.storage.onChanged.addListener((changes, area) => {
+  ready.then(() => host.storageChanged(area, Object.keys(changes))).catch(() => {});
+});
+
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
   ready
     .then(() => host.handleMessage(message, sender))

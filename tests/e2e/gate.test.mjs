@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -129,5 +129,34 @@ describe('the gate: every operation that acts is screened by the stored layers',
     const mcp = await op('callTool', { server: 'own', name: 'add', args: { a: 1, b: 2 } });
     assert.equal(mcp.ok, true, JSON.stringify(mcp));
     assert.equal(mcpCalls(), before + 1);
+  });
+
+  // The host keeps the stored layers between calls: a change must reach the very next call,
+  // made by `configure` or written into storage by another of the extension's pages.
+  test('a change of the layers holds from the next call on, whoever wrote it', async () => {
+    const search = () => op('callTool', { tabId, name: 'search_products', args: { query: 'mug' } });
+    assert.equal((await search()).ok, true, 'no layers: the call runs (and the host keeps that)');
+    await op('configure', { middleware: BLOCK });
+    blocked((await search()).error);
+    await op('configure', { middleware: null });
+    assert.equal((await search()).ok, true, 'removed by configure: runs at once');
+
+    const settings = await host.context.newPage();
+    await settings.goto(`chrome-extension://${host.extensionId}/popup.html`);
+    // The worker's own listener was added first, so it has run once this one hears the change.
+    await host.worker.evaluate(() => {
+      globalThis.__heard = new Promise((resolve) => chrome.storage.onChanged.addListener(function once(changes) {
+        if ('webmcpHost.middleware' in changes) {
+          chrome.storage.onChanged.removeListener(once);
+          resolve();
+        }
+      }));
+    });
+    await settings.evaluate((layers) => chrome.storage.local.set({ 'webmcpHost.middleware': layers }), BLOCK);
+    await host.worker.evaluate(() => globalThis.__heard);
+    blocked((await search()).error);
+    await settings.evaluate(() => chrome.storage.local.remove('webmcpHost.middleware'));
+    await settings.close();
+    await until('the removal heard', async () => (await search()).ok === true, 5_000);
   });
 });

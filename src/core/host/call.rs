@@ -2,14 +2,14 @@
 //! evaluation, `replayDiff`, an audit probe, a run's page call): the gate first, then the
 //! page call machine, with the tab's kept listing taken from the host's own state. The shell
 //! sees one [`Effect`] at a time and answers each with one [`Outcome`] through
-//! [`Host::advance`]: a call on a kept listing crosses from the shell into the core three
-//! times (the stored layers read, the message sent, its reply), where the page call machine
-//! alone took a `step` and a `handle` for each of its states.
+//! [`Host::advance`]: a call on a kept listing crosses from the shell into the core twice (the
+//! message sent, its reply; three times when the stored layers must be read first), where the
+//! page call machine alone took a `step` and a `handle` for each of its states.
 //!
 //! Invariant: the only way to the page is through [`Host::advance`], and a call asked for by
 //! an operation reaches the page only once the gate passed it ([`crate::core::gate`]: the
-//! person's stored layers, read fresh for every call); a run's call arrives with the permit
-//! its drive got from the gate.
+//! person's stored layers as the host keeps them, [`super::StoredLayers`], read again after
+//! every change); a run's call arrives with the permit its drive got from the gate.
 
 use std::rc::Rc;
 
@@ -23,7 +23,8 @@ use crate::core::page::tabs::TabTools;
 /// What the shell does next for a call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    /// Read the person's stored layers (`configure({middleware})`): [`Outcome::Layers`].
+    /// Read the person's stored layers (`configure({middleware})`): [`Outcome::Layers`]. Asked
+    /// only when the host does not know them ([`super::StoredLayers`]).
     ReadLayers,
     /// Hold the call this long (a `delay` layer): [`Outcome::Held`].
     Hold {
@@ -72,8 +73,13 @@ pub struct HostCall {
 
 #[derive(Debug)]
 enum Phase {
-    /// Waiting for the stored layers, for the gate.
-    Gate { asker: Asker, request: CallRequest },
+    /// Waiting for the stored layers, for the gate (`read`: the layers' epoch when the read
+    /// was asked for).
+    Gate {
+        asker: Asker,
+        request: CallRequest,
+        read: Option<u64>,
+    },
     /// Passed, held for a `delay` layer.
     Held(Permit<CallRequest>),
     /// The page call machine.
@@ -87,7 +93,11 @@ impl HostCall {
     /// unless the request names one.
     pub fn asked(asker: Asker, request: CallRequest, id: String) -> HostCall {
         HostCall {
-            phase: Phase::Gate { asker, request },
+            phase: Phase::Gate {
+                asker,
+                request,
+                read: None,
+            },
             id,
         }
     }
@@ -110,15 +120,43 @@ impl Host {
         loop {
             let phase = std::mem::replace(&mut call.phase, Phase::Gone);
             let (phase, effect) = match (phase, outcome.take()) {
-                (phase @ Phase::Gate { .. }, None) => (phase, Some(Effect::ReadLayers)),
-                (Phase::Gate { asker, request }, Some(Outcome::Layers(stored))) => {
-                    match gate::screen_stored(stored, asker, &[&request.name]) {
-                        Err(error) => (Phase::Gone, Some(Effect::Done(gate::refused(&error)))),
-                        Ok(mut pass) => match pass.take_delay() {
-                            0 => (Phase::Held(pass.permit(request)), None),
-                            ms => (Phase::Held(pass.permit(request)), Some(Effect::Hold { ms })),
-                        },
+                (
+                    Phase::Gate {
+                        asker,
+                        request,
+                        read: None,
+                    },
+                    None,
+                ) => {
+                    let layers = self.layers.borrow();
+                    match layers.get() {
+                        Some(stored) => gated(asker, request, Ok(stored)),
+                        None => {
+                            let read = Some(layers.epoch());
+                            let phase = Phase::Gate {
+                                asker,
+                                request,
+                                read,
+                            };
+                            (phase, Some(Effect::ReadLayers))
+                        }
                     }
+                }
+                (phase @ Phase::Gate { read: Some(_), .. }, None) => {
+                    (phase, Some(Effect::ReadLayers))
+                }
+                (
+                    Phase::Gate {
+                        asker,
+                        request,
+                        read: Some(epoch),
+                    },
+                    Some(Outcome::Layers(stored)),
+                ) => {
+                    if let Ok(stored) = &stored {
+                        self.layers.borrow_mut().keep(epoch, stored.clone());
+                    }
+                    gated(asker, request, stored)
                 }
                 (Phase::Held(permit), None | Some(Outcome::Held)) => {
                     let page = PageCall::new(permit, call.id.clone());
@@ -172,6 +210,21 @@ impl Host {
     /// since `epoch` (then it is stale already).
     pub fn keep_listing(&self, tab_id: i64, now_ms: f64, tools: Rc<TabTools>, epoch: u64) {
         self.listings.borrow_mut().put(tab_id, now_ms, tools, epoch);
+    }
+}
+
+/// The gate on the stored layers: the call held for a `delay` layer, passed, or refused.
+fn gated(
+    asker: Asker,
+    request: CallRequest,
+    stored: Result<Option<Value>, String>,
+) -> (Phase, Option<Effect>) {
+    match gate::screen_stored(stored, asker, &[&request.name]) {
+        Err(error) => (Phase::Gone, Some(Effect::Done(gate::refused(&error)))),
+        Ok(mut pass) => match pass.take_delay() {
+            0 => (Phase::Held(pass.permit(request)), None),
+            ms => (Phase::Held(pass.permit(request)), Some(Effect::Hold { ms })),
+        },
     }
 }
 

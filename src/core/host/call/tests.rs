@@ -81,7 +81,7 @@ fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Val
 }
 
 #[test]
-fn a_call_on_a_kept_listing_crosses_three_times() {
+fn a_first_call_on_a_kept_listing_crosses_three_times() {
     let host = Host::default();
     host.keep_listing(7, NOW, listing(&["search"]), 0);
     let call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
@@ -104,7 +104,64 @@ fn a_call_on_a_tab_listed_fresh_keeps_its_listing_for_the_next() {
     );
     assert!(host.kept_listing(7, NOW).is_some());
     let next = HostCall::asked(Asker::Smoke, request("buy"), "c2".into());
-    assert_eq!(run(&host, next, Value::Null).1, 3);
+    assert_eq!(
+        run(&host, next, Value::Null).1,
+        2,
+        "the layers and the listing are known: the message and its reply"
+    );
+}
+
+#[test]
+fn the_stored_layers_are_read_once_and_again_after_every_change() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let ask = || HostCall::asked(Asker::CallTool, request("search"), "c".into());
+    assert_eq!(run(&host, ask(), Value::Null).1, 3, "read the first time");
+    let block = json!([{"kind": "block", "tool": "search", "reason": "changed"}]);
+    let (answer, crossings, sent) = run(&host, ask(), block.clone());
+    assert_eq!(crossings, 2, "kept: not read again");
+    assert_eq!(answer["ok"], json!(true), "what was kept holds: {answer}");
+    assert_eq!(sent.len(), 1);
+    host.layers.borrow_mut().forget();
+    let (answer, crossings, sent) = run(&host, ask(), block.clone());
+    assert_eq!(answer["error"], json!("blocked: changed"), "{answer}");
+    assert_eq!(crossings, 2, "read again, refused at once");
+    assert!(sent.is_empty());
+    let (answer, crossings, _) = run(&host, ask(), Value::Null);
+    assert_eq!(crossings, 1, "the block is kept: refused without a read");
+    assert_eq!(answer["error"], json!("blocked: changed"));
+}
+
+#[test]
+fn a_read_that_raced_a_change_is_used_once_and_not_kept() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
+    host.layers.borrow_mut().forget();
+    let effect = host.advance(&mut call, layers(Value::Null), NOW);
+    assert!(
+        matches!(effect, Effect::Page(Step::Send { .. })),
+        "{effect:?}"
+    );
+    assert_eq!(
+        host.layers.borrow().get(),
+        None,
+        "the older read is not kept"
+    );
+    let mut next = HostCall::asked(Asker::CallTool, request("search"), "c2".into());
+    assert_eq!(host.advance(&mut next, None, NOW), Effect::ReadLayers);
+}
+
+#[test]
+fn a_failed_read_is_not_kept() {
+    let host = Host::default();
+    host.keep_listing(7, NOW, listing(&["search"]), 0);
+    let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
+    host.advance(&mut call, None, NOW);
+    host.advance(&mut call, Some(Outcome::Layers(Err("quota".into()))), NOW);
+    let mut next = HostCall::asked(Asker::CallTool, request("search"), "c2".into());
+    assert_eq!(host.advance(&mut next, None, NOW), Effect::ReadLayers);
 }
 
 #[test]
