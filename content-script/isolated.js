@@ -260,6 +260,8 @@
         documentDomain: document.domain !== location.hostname,
         frames,
         userAgent: navigator.userAgent,
+        originTrialTokens: Array.from(document.querySelectorAll('meta[http-equiv="origin-trial" i]'), (meta) => String(meta.content ?? '').slice(0, 4096)).slice(0, 20),
+        originAgentCluster: typeof window.originAgentCluster === 'boolean' ? window.originAgentCluster : null,
       },
     };
   };

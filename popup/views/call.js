@@ -92,6 +92,9 @@ function pick(key, args) {
   $('call-tool').value = chosen ? key : '';
   $('call-form-box').hidden = !chosen;
   $('call-desc').textContent = chosen ? `${chosen.server !== undefined ? `MCP server ${chosen.server} · ` : ''}${chosen.description ?? ''}` : '';
+  const output = chosen?.outputSchema;
+  $('call-output-schema').hidden = !output;
+  $('call-output-schema-json').textContent = output ? JSON.stringify(output, null, 2) : '';
   if (!chosen) {
     form = null;
     $('call-form').replaceChildren();
@@ -175,6 +178,12 @@ function showResult(outcome, ms, name) {
       // plain text
     }
     box.append(element('pre', 'call-output', text));
+  }
+  // The result breaks the tool's own output schema: where, and how.
+  if (Array.isArray(outcome.outputErrors) && outcome.outputErrors.length) {
+    const list = element('ul', 'call-output-errors');
+    for (const e of outcome.outputErrors) list.append(element('li', '', `${e.pointer || '(the result)'}: ${e.message}`));
+    box.append(element('p', 'warn', 'The result does not match the tool\'s output schema:'), list);
   }
 }
 

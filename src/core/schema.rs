@@ -42,6 +42,18 @@ pub fn error_text(error: &jsonschema::ValidationError) -> String {
     }
 }
 
+/// Where and how `value` breaks `validator`'s schema: `[{pointer, message}]`, at most
+/// `max_validation_errors` of them (empty: it matches).
+pub fn pointed_errors(validator: &jsonschema::Validator, value: &Value) -> Vec<Value> {
+    validator
+        .iter_errors(value)
+        .take(crate::core::limits::MAX_VALIDATION_ERRORS)
+        .map(|e| {
+            serde_json::json!({"pointer": e.instance_path().to_string(), "message": error_text(&e)})
+        })
+        .collect()
+}
+
 /// [`validator`] without format checks.
 pub fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
     validator(schema, false)

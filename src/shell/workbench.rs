@@ -131,10 +131,9 @@ pub(crate) async fn diagnose(tab_id: i64) -> Result<Value, String> {
     let mut shown = listed.clone();
     crate::core::site::apply_stored(store::load_sites().await, &mut shown);
     let facts = facts_of(&ask(tab_id, Target::TOP, &request(), 2_000).await);
-    to_value(decide(
-        facts.as_ref().map_err(String::as_str),
-        &listing(&listed, &shown),
-    ))
+    let mut listing = listing(&listed, &shown);
+    listing.now_ms = super::io::now_ms();
+    to_value(decide(facts.as_ref().map_err(String::as_str), &listing))
 }
 
 /// `timeline({runId})`.

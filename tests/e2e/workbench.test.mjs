@@ -298,6 +298,43 @@ describe('workbench', () => {
     await assert.rejects(host.worker.evaluate(() => webmcpHost.diagnose({})), /diagnose: `tabId` is required/);
   });
 
+  // A WebMCP origin-trial token as Chrome's tools write one (version 3, an unchecked signature,
+  // the payload's length, the payload), for the page's meta tag.
+  const trialToken = (claims) => {
+    const payload = Buffer.from(JSON.stringify(claims));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(payload.length);
+    return Buffer.concat([Buffer.from([3]), Buffer.alloc(64), length, payload]).toString('base64');
+  };
+
+  test("why no tools: the page's origin-trial tokens, the flag this Chrome needs, a site-keyed agent cluster", async () => {
+    const tab = await host.context.newPage();
+    await tab.goto(`${pages.url}/workbench/blank.html?site-keyed`);
+    const tabId = await host.tabIdOf(tab);
+    const origin = new URL(pages.url).origin;
+    await tab.evaluate((tokens) => {
+      for (const content of tokens) {
+        const meta = document.createElement('meta');
+        meta.httpEquiv = 'origin-trial';
+        meta.content = content;
+        document.head.append(meta);
+      }
+    }, [
+      trialToken({ origin, feature: 'WebMCP', expiry: Date.UTC(2026, 10, 17) / 1000 }),
+      trialToken({ origin: 'https://elsewhere.test', feature: 'WebMCP', expiry: Math.floor(Date.now() / 1000) + 86_400 * 30 }),
+    ]);
+    const diagnosis = await host.worker.evaluate((t) => webmcpHost.diagnose({ tabId: t }), tabId);
+    const of = (id) => diagnosis.findings.find((f) => f.id === id);
+    assert.match(of('origin-trial-expired')?.message ?? '', /WebMCP .* expired on 2026-11-17/, JSON.stringify(diagnosis, null, 2));
+    assert.match(of('origin-trial-origin')?.message ?? '', /https:\/\/elsewhere\.test/);
+    assert.match(of('origin-agent-cluster')?.message ?? '', /originAgentCluster/);
+    const version = diagnosis.chromeVersion;
+    assert.ok(version > 100, `the version is read: ${version}`);
+    const flag = of('chrome-version').message;
+    assert.match(flag, version >= 157 ? /--enable-features=WebMCP: from Chrome 157/ : /chrome:\/\/flags\/#enable-webmcp-testing/);
+    await tab.close();
+  });
+
   test('why no tools: WebMCP off in the browser', async () => {
     const off = await launchHost({ webmcp: false });
     try {

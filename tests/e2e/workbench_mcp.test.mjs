@@ -97,6 +97,23 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
     assert.equal(toolCalls('normal~rec'), before + 1, 'the server saw no other call');
   });
 
+  test("a server's outputSchema is listed, and structured content that breaks it says where (outputErrors)", async () => {
+    const listed = await op('listTools', { server: 'records' });
+    const schemaOf = (name) => listed.tools.find((t) => t.name === name)?.outputSchema;
+    assert.equal(schemaOf('bad_structured')?.type, 'object', JSON.stringify(listed.tools.map((t) => t.name)));
+    const good = await op('callTool', { server: 'records', name: 'structured', args: {} });
+    assert.equal(good.ok, true, JSON.stringify(good));
+    assert.equal(good.outputErrors, undefined, 'no outputErrors when it matches');
+    const broken = await op('callTool', { server: 'records', name: 'bad_structured', args: {} });
+    assert.equal(broken.ok, false, JSON.stringify(broken));
+    assert.match(broken.error, /`bad_structured` sent structuredContent that does not match its output schema/);
+    assert.ok(Array.isArray(broken.outputErrors) && broken.outputErrors.length > 0, JSON.stringify(broken));
+    for (const e of broken.outputErrors) {
+      assert.equal(typeof e.pointer, 'string');
+      assert.equal(typeof e.message, 'string');
+    }
+  });
+
   test('listings and calls by hand share one kept session; a session the server ended is replaced, the call not lost', async () => {
     const of = (rpcMethod) => own.requests({ behaviour: 'normal~rec', rpcMethod });
     const [inits, calls] = [of('initialize').length, of('tools/call').length];

@@ -41,6 +41,8 @@ export async function serve(root, port = 0, { mounts = {} } = {}) {
       if (/[?&]sandboxed\b/.test(request.url)) headers['content-security-policy'] = 'sandbox allow-scripts';
       // `?no-tools` serves the page with WebMCP blocked by its Permissions Policy.
       if (/[?&]no-tools\b/.test(request.url)) headers['permissions-policy'] = 'tools=()';
+      // `?site-keyed` asks for a site-keyed agent cluster (`window.originAgentCluster` false).
+      if (/[?&]site-keyed\b/.test(request.url)) headers['origin-agent-cluster'] = '?0';
       response.writeHead(200, headers);
       response.end(body);
     } catch {

@@ -249,35 +249,51 @@ pub fn still_same(given: &McpTool, listed_now: &[McpTool]) -> Result<(), String>
 
 /// Checks `structuredContent` against the tool's `outputSchema`.
 pub fn check_structured(tool: &McpTool, structured: Option<&Value>) -> Result<(), String> {
-    let Some(schema) = &tool.output_schema else {
-        return Ok(());
+    match structured_errors(tool, structured) {
+        Some((error, _)) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// How `structuredContent` breaks the tool's `outputSchema`, if it does: the error's text and
+/// where (`[{pointer, message}]`, as a page tool's `outputErrors`).
+pub fn structured_errors(
+    tool: &McpTool,
+    structured: Option<&Value>,
+) -> Option<(String, Vec<Value>)> {
+    let schema = tool.output_schema.as_ref()?;
+    let one = |message: String| {
+        let at = vec![json!({"pointer": "", "message": message})];
+        Some((format!("`{}` {message}", tool.name), at))
     };
     let Some(value) = structured else {
-        return Err(format!(
-            "`{}` declares an output schema but sent no structuredContent",
-            tool.name
-        ));
+        return one("declares an output schema but sent no structuredContent".into());
     };
-    let validator = crate::core::schema::validator_for(schema).map_err(|e| {
-        format!(
-            "`{}` has an output schema that does not compile: {e}",
-            tool.name
-        )
-    })?;
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .take(3)
-        .map(|e| e.to_string())
-        .collect();
+    let validator = match crate::core::schema::validator_for(schema) {
+        Ok(validator) => validator,
+        Err(e) => return one(format!("has an output schema that does not compile: {e}")),
+    };
+    let errors = crate::core::schema::pointed_errors(&validator, value);
     if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{}` sent structuredContent that does not match its output schema: {}",
-            tool.name,
-            errors.join("; ")
-        ))
+        return None;
     }
+    let said: Vec<&str> = errors
+        .iter()
+        .take(3)
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    let error = format!(
+        "`{}` sent structuredContent that does not match its output schema: {}",
+        tool.name,
+        said.join("; ")
+    );
+    Some((error, errors))
+}
+
+/// The answer of a call whose structured result breaks the tool's output schema: an error
+/// (the server broke its own contract) that says where (`outputErrors`).
+pub fn broken_output(error: String, errors: Vec<Value>) -> Value {
+    json!({"ok": false, "error": error, "outputErrors": errors})
 }
 
 /// A tool as a client lists it: its name in `namespace`, what the server said of it, and
@@ -298,8 +314,10 @@ pub fn listing_line(tool: &McpTool, namespace: Option<&str>, trusted: bool) -> V
 pub fn result_line(tool: Option<&McpTool>, result: &super::CallResult) -> (bool, Value) {
     match result {
         super::CallResult::Ok { text, structured } => {
-            if let Some(error) = tool.and_then(|t| check_structured(t, structured.as_ref()).err()) {
-                return (false, json!({"ok": false, "error": error}));
+            if let Some((error, errors)) =
+                tool.and_then(|t| structured_errors(t, structured.as_ref()))
+            {
+                return (false, broken_output(error, errors));
             }
             let mut line = json!({"ok": true, "result": text});
             if let Some(structured) = structured {

@@ -741,10 +741,7 @@ pub fn output_errors(schema: &Value, result: &str) -> Option<Vec<Value>> {
         Ok(validator) => validator,
         Err(e) => return one(format!("the tool's output schema cannot be used: {e}")),
     };
-    let errors: Vec<Value> = (validator.iter_errors(&value))
-        .take(crate::core::limits::MAX_VALIDATION_ERRORS)
-        .map(|e| json!({"pointer": e.instance_path().to_string(), "message": crate::core::schema::error_text(&e)}))
-        .collect();
+    let errors = crate::core::schema::pointed_errors(&validator, &value);
     (!errors.is_empty()).then_some(errors)
 }
 

@@ -52,7 +52,7 @@ pub fn current_time_result(epoch_ms: f64, utc_offset_minutes: i32) -> String {
 }
 
 /// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::core::mcp::tools::{check_structured, McpTool};
+use crate::core::mcp::tools::{broken_output, structured_errors, McpTool};
 use crate::core::mcp::CallResult;
 use crate::core::ops::request::CallToolRequest;
 use crate::core::page::call::CallRequest;
@@ -45,9 +45,9 @@ pub fn not_connected(server: &str) -> Value {
 /// An MCP call's answer from what the server said.
 pub fn mcp(tool: &McpTool, result: CallResult) -> Value {
     match result {
-        CallResult::Ok { text, structured } => match check_structured(tool, structured.as_ref()) {
-            Ok(()) => json!({"ok": true, "result": text}),
-            Err(error) => json!({"ok": false, "error": error}),
+        CallResult::Ok { text, structured } => match structured_errors(tool, structured.as_ref()) {
+            None => json!({"ok": true, "result": text}),
+            Some((error, errors)) => broken_output(error, errors),
         },
         CallResult::Error(error) => json!({"ok": false, "error": error}),
     }

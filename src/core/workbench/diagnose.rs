@@ -43,6 +43,10 @@ pub struct PageFacts {
     pub user_agent: String,
     /// `document.title` (the inventory's tab title: the worker may not read tab titles).
     pub title: String,
+    /// The page's origin-trial tokens (`<meta http-equiv="origin-trial">`), as written.
+    pub origin_trial_tokens: Vec<String>,
+    /// `window.originAgentCluster`, when the browser tells.
+    pub origin_agent_cluster: Option<bool>,
 }
 
 /// What the worker knows besides the page's facts.
@@ -56,6 +60,8 @@ pub struct Listing {
     pub problems: Vec<String>,
     /// Frames that answered with an error instead of their tools, with why.
     pub frame_errors: Vec<String>,
+    /// The worker's clock (ms since 1970), for the tokens' expiry; 0 when unknown.
+    pub now_ms: f64,
 }
 
 /// How much a finding matters.
@@ -120,6 +126,7 @@ pub fn parse_facts(text: &str) -> Result<PageFacts, String> {
         serde_json::from_value(value.get("facts").cloned().unwrap_or_default())
             .map_err(|e| format!("the page's facts are malformed: {e}"))?;
     facts.frames.truncate(100);
+    facts.origin_trial_tokens.truncate(super::trial::MAX_TOKENS);
     Ok(facts)
 }
 
@@ -244,7 +251,7 @@ fn page_findings(
             "webmcp-polyfill",
             Level::Info,
             "WebMCP is off in this browser; the page's tools come from a polyfill (`@mcp-b/webmcp-polyfill` or `@mcp-b/global`) in its own world. Such a polyfill may drop `consequentialHint`: every tool that is not read-only is confirmed.".into(),
-            "Nothing to do; to test native WebMCP, turn it on (see below).",
+            &format!("Nothing to do; to test native WebMCP instead: {}", flag_for(version)),
         ));
     } else if !blocked {
         let why = match version {
@@ -257,7 +264,10 @@ fn page_findings(
             "no-webmcp",
             Level::Problem,
             format!("The page has no `document.modelContext` and no polyfill. {why}"),
-            "Turn on chrome://flags/#enable-webmcp-testing (or start Chrome with --enable-features=WebMCP), use a Chrome with the origin trial and a page with its token, or load a WebMCP polyfill in the page.",
+            &format!(
+                "{} Or load a WebMCP polyfill in the page.",
+                flag_for(version)
+            ),
         ));
     }
     let own = http_origin(&facts.url);
@@ -288,12 +298,23 @@ fn page_findings(
             "Stop setting `document.domain` (Chrome is removing it), or give the page an `Origin-Agent-Cluster` header.",
         ));
     }
+    if facts.origin_agent_cluster == Some(false) {
+        out.push(finding(
+            "origin-agent-cluster",
+            Level::Warning,
+            "`window.originAgentCluster` is false: the page shares its agent cluster with other origins of its site, and the WebMCP draft rejects `registerTool` there with a `SecurityError`.".into(),
+            "Serve the page with the header `Origin-Agent-Cluster: ?1` and do not set `document.domain`.",
+        ));
+    }
+    trial_findings(facts, listing.now_ms, out);
     if let Some(v) = version {
         out.push(finding(
             "chrome-version",
             Level::Info,
             format!(
-                "Chrome {v}. Native WebMCP's `executeTool` takes the arguments as an object and resolves to a string (`null` when the tool navigated); polyfills take a JSON string (the host tries the object, then the string). Chrome's `getTools()` reports only the hints the page gave (`readOnlyHint`, `consequentialHint`, `untrustedContentHint`; each false when left out)."
+                "Chrome {v}. {} Polyfills take a JSON string (the host tries the object, then the string). Chrome's `getTools()` reports only the hints the page gave (`readOnlyHint`, `consequentialHint`, `untrustedContentHint`; each false when left out). {}",
+                shape_of(v),
+                flag_for(Some(v))
             ),
             "Nothing to do; mark tools that act with `consequentialHint: true`.",
         ));
@@ -305,6 +326,99 @@ fn page_findings(
             "WebMCP is there, but the page registered no tool (yet).".into(),
             "Check that the page calls `document.modelContext.registerTool(...)` (and that it ran without an error: see the page's console); a tool registered later shows once the page announces it.",
         ));
+    }
+}
+
+/// How to switch native WebMCP on in Chrome `version` (both ways where it is unknown).
+pub fn flag_for(version: Option<u32>) -> String {
+    match version {
+        Some(v) if v >= WEBMCP_FEATURE_FROM => format!(
+            "Start Chrome with --enable-features=WebMCP: from Chrome {WEBMCP_FEATURE_FROM} on, chrome://flags/#enable-webmcp-testing (WebMCPTesting) alone no longer turns it on."
+        ),
+        Some(_) => "Turn on chrome://flags/#enable-webmcp-testing, or start Chrome with --enable-features=WebMCP (which works from Chrome 157 on too).".into(),
+        None => format!(
+            "Start Chrome with --enable-features=WebMCP (any version), or before Chrome {WEBMCP_FEATURE_FROM} turn on chrome://flags/#enable-webmcp-testing."
+        ),
+    }
+}
+
+/// The first Chrome version where only the `WebMCP` feature (not `WebMCPTesting`) turns it on.
+pub const WEBMCP_FEATURE_FROM: u32 = 157;
+
+/// What WebMCP looks like in Chrome `version`, as the host reads it (docs/chrome-versions.md).
+pub fn shape_of(version: u32) -> &'static str {
+    match version {
+        0..=154 => "WebMCP's shape here (154 and older): `inputSchema` is JSON text and `executeTool` takes the arguments as JSON text; the host sends text.",
+        155 => "WebMCP's shape here (155): `executeTool(tool, input)` takes the arguments as an object and resolves to a string (`null` when the tool navigated); `toolactivated`/`toolcancel` fire on `window`.",
+        156..=158 => "WebMCP's shape here (156–158): object input, and `toolactivated`/`toolcancel` fire on `document.modelContext`; no `outputSchema`.",
+        159 => "WebMCP's shape here (159): as 156, and `registerTool` keeps `outputSchema` (read back as `tool.outputSchema`; the host checks results against it).",
+        _ => "WebMCP's shape here (160 and later): `getTools()` gives `Tool` objects whose attributes are getters (`source`, not `window`; empty ones `null`); the host reads each attribute and gives `executeTool` the very object listed.",
+    }
+}
+
+/// The findings of the page's origin-trial tokens: each read, and said when it cannot turn
+/// WebMCP on here (expired, for another origin, unreadable).
+fn trial_findings(facts: &PageFacts, now_ms: f64, out: &mut Vec<Finding>) {
+    use super::trial::{covers, date, decode};
+    let origin = http_origin(&facts.url);
+    for token in &facts.origin_trial_tokens {
+        let trial = match decode(token) {
+            Ok(trial) => trial,
+            Err(why) => {
+                out.push(finding(
+                    "origin-trial-unreadable",
+                    Level::Warning,
+                    format!("The page has an origin-trial token that cannot be read: {why}."),
+                    "Check the token in the page's `<meta http-equiv=\"origin-trial\">`; copy it again from the origin trials console.",
+                ));
+                continue;
+            }
+        };
+        let lower = trial.feature.to_ascii_lowercase();
+        if !lower.contains("webmcp") && !lower.contains("modelcontext") {
+            continue;
+        }
+        let level = if facts.native {
+            Level::Info
+        } else {
+            Level::Problem
+        };
+        let until = date(trial.expiry);
+        let what = format!(
+            "The page's origin-trial token for {} ({}{})",
+            trial.feature,
+            trial.origin,
+            if trial.is_subdomain {
+                " and its subdomains"
+            } else {
+                ""
+            }
+        );
+        if now_ms > 0.0 && (trial.expiry as f64) * 1000.0 <= now_ms {
+            out.push(finding(
+                "origin-trial-expired",
+                level,
+                format!("{what} expired on {until}: it turns nothing on."),
+                &format!("Renew the token in the origin trials console, or switch WebMCP on yourself. {}", flag_for(chrome_version(&facts.user_agent))),
+            ));
+        } else if !origin.as_deref().is_some_and(|o| covers(&trial, o)) {
+            out.push(finding(
+                "origin-trial-origin",
+                level,
+                format!(
+                    "{what} is not for this page's origin ({}): it turns nothing on here.",
+                    origin.as_deref().unwrap_or("none")
+                ),
+                "Use a token registered for this origin.",
+            ));
+        } else {
+            out.push(finding(
+                "origin-trial",
+                Level::Info,
+                format!("{what} is valid until {until}."),
+                "Nothing to do.",
+            ));
+        }
     }
 }
 

@@ -34,6 +34,8 @@ struct Definition {
     description: String,
     input_schema: Value,
     annotations: Value,
+    /// `Null` when the tool has none; `None` when unknown (stored before it was kept).
+    output_schema: Option<Value>,
 }
 
 impl Definition {
@@ -42,6 +44,7 @@ impl Definition {
             description: tool.description.clone(),
             input_schema: tool.input_schema.clone(),
             annotations: serde_json::to_value(tool.annotations).unwrap_or(Value::Null),
+            output_schema: Some(tool.output_schema.clone().unwrap_or(Value::Null)),
         }
     }
 }
@@ -49,7 +52,7 @@ impl Definition {
 /// One part of a definition that changed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FieldChange {
-    /// `description`, `inputSchema` or `annotations`.
+    /// `description`, `inputSchema`, `outputSchema` or `annotations`.
     pub field: &'static str,
     /// As first seen.
     pub before: Value,
@@ -91,7 +94,7 @@ impl Seen {
     }
 
     /// What `chrome.storage.session` keeps: `{tabs: [{tabId, tools: [{origin, name,
-    /// description, inputSchema, annotations}]}]}`, the most recently listed tab first, within
+    /// description, inputSchema, outputSchema, annotations}]}]}`, the most recently listed tab first, within
     /// [`MAX_SEEN_STORED_BYTES`] (a tool that does not fit is left out, and the rest after it).
     pub fn to_stored(&self) -> Value {
         let mut budget = MAX_SEEN_STORED_BYTES;
@@ -102,8 +105,11 @@ impl Seen {
             };
             let mut tools = Vec::new();
             for ((origin, name), d) in known {
-                let line = json!({"origin": origin, "name": name, "description": d.description,
+                let mut line = json!({"origin": origin, "name": name, "description": d.description,
                     "inputSchema": d.input_schema, "annotations": d.annotations});
+                if let Some(output) = &d.output_schema {
+                    line["outputSchema"] = output.clone();
+                }
                 let bytes = line.to_string().len();
                 if bytes > budget {
                     tabs.push(json!({"tabId": tab_id, "tools": tools}));
@@ -141,6 +147,7 @@ impl Seen {
                     description,
                     input_schema: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                     annotations: tool.get("annotations").cloned().unwrap_or(Value::Null),
+                    output_schema: tool.get("outputSchema").cloned(),
                 };
                 known.insert((origin, name), definition);
             }
@@ -175,6 +182,15 @@ impl Seen {
                 before: first.input_schema.clone(),
                 after: now.input_schema,
             });
+        }
+        if let (Some(before), Some(after)) = (&first.output_schema, now.output_schema) {
+            if *before != after {
+                out.push(FieldChange {
+                    field: "outputSchema",
+                    before: before.clone(),
+                    after,
+                });
+            }
         }
         if first.annotations != now.annotations {
             out.push(FieldChange {

@@ -17,6 +17,7 @@
 pub mod diagnose;
 pub mod inventory;
 pub mod server;
+pub mod trial;
 pub mod validate;
 
 #[cfg(test)]

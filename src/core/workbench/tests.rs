@@ -207,6 +207,29 @@ fn a_redefined_tool_is_flagged_with_the_difference() {
 }
 
 #[test]
+fn a_changed_output_schema_is_a_redefinition_unless_it_was_never_known() {
+    let mut seen = Seen::default();
+    let first = tool("order", "Orders.", 0);
+    seen.observe(1, std::slice::from_ref(&first));
+    let mut later = first.clone();
+    later.output_schema = Some(json!({"type": "object", "required": ["orderId"]}));
+    let changes = seen.changes(1, &later);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].field, "outputSchema");
+    assert_eq!(changes[0].before, Value::Null);
+    assert_eq!(changes[0].after["required"], json!(["orderId"]));
+    // Through storage the schema is kept; a record stored without the key knows nothing of it.
+    let restored = Seen::from_stored(&seen.to_stored());
+    assert_eq!(restored.changes(1, &later).len(), 1);
+    let mut stored = seen.to_stored();
+    stored["tabs"][0]["tools"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("outputSchema");
+    assert!(Seen::from_stored(&stored).changes(1, &later).is_empty());
+}
+
+#[test]
 fn first_definitions_survive_a_restart_through_storage() {
     let mut seen = Seen::default();
     let first = tool("search", "Searches.", 0);
@@ -303,6 +326,96 @@ fn webmcp_off_says_how_to_turn_it_on() {
     assert!(diagnose(Ok(&old), &Listing::default()).findings[0]
         .message
         .contains("older than"));
+}
+
+#[test]
+fn the_flag_named_is_the_one_this_chrome_needs() {
+    let off = |version: &str| {
+        let ua = UA.replace("Chrome/156", &format!("Chrome/{version}"));
+        let f = facts(json!({"url": "http://a.test/", "userAgent": ua}));
+        diagnose(Ok(&f), &Listing::default()).findings[0]
+            .fix
+            .clone()
+    };
+    assert!(off("156").contains("chrome://flags/#enable-webmcp-testing"));
+    let new = off("157");
+    assert!(
+        new.starts_with("Start Chrome with --enable-features=WebMCP"),
+        "{new}"
+    );
+    assert!(new.contains("no longer"), "{new}");
+    let shapes: Vec<&str> = [150, 155, 156, 159, 160, 170]
+        .into_iter()
+        .map(super::diagnose::shape_of)
+        .collect();
+    assert!(shapes[0].contains("JSON text") && shapes[1].contains("as an object"));
+    assert!(shapes[2].contains("on `document.modelContext`"));
+    assert!(shapes[3].contains("outputSchema") && shapes[4].contains("`source`"));
+    assert_eq!(shapes[4], shapes[5]);
+}
+
+#[test]
+fn origin_trial_tokens_and_the_agent_cluster_are_read() {
+    use super::trial::sample::token;
+    let webmcp = |origin: &str, expiry: i64| {
+        token(
+            3,
+            &json!({"origin": origin, "feature": "WebMCP", "expiry": expiry}).to_string(),
+        )
+    };
+    let nov_17_2026 = 1_794_873_600;
+    let f = facts(json!({
+        "url": "https://shop.test/cart", "native": false, "userAgent": UA,
+        "originAgentCluster": false,
+        "originTrialTokens": [
+            webmcp("https://shop.test:443", nov_17_2026),
+            webmcp("https://other.test", nov_17_2026 + 86_400 * 400),
+            webmcp("https://shop.test", nov_17_2026 + 86_400 * 400),
+            token(3, &json!({"origin": "https://shop.test", "feature": "Other", "expiry": 1}).to_string()),
+            "not a token",
+        ],
+    }));
+    let now = Listing {
+        now_ms: (nov_17_2026 as f64 + 86_400.0 * 16.0) * 1000.0,
+        ..Listing::default()
+    };
+    let d = diagnose(Ok(&f), &now);
+    let found = ids(&d);
+    for id in [
+        "origin-agent-cluster",
+        "origin-trial-expired",
+        "origin-trial-origin",
+        "origin-trial",
+        "origin-trial-unreadable",
+    ] {
+        assert_eq!(
+            found.iter().filter(|f| **f == id).count(),
+            1,
+            "{id}: {found:?}"
+        );
+    }
+    let of = |id: &str| d.findings.iter().find(|f| f.id == id).unwrap();
+    assert!(of("origin-trial-expired")
+        .message
+        .contains("expired on 2026-11-17"));
+    assert_eq!(of("origin-trial-expired").level, Level::Problem);
+    assert!(of("origin-trial-origin")
+        .message
+        .contains("https://other.test"));
+    assert!(of("origin-agent-cluster").message.contains("SecurityError"));
+    // Native WebMCP on: a token's trouble is only worth knowing.
+    let mut native = f.clone();
+    native.native = true;
+    let d = diagnose(Ok(&native), &now);
+    let expired = d
+        .findings
+        .iter()
+        .find(|f| f.id == "origin-trial-expired")
+        .unwrap();
+    assert_eq!(expired.level, Level::Info);
+    // No clock: nothing is called expired.
+    let d = diagnose(Ok(&f), &Listing::default());
+    assert!(!ids(&d).contains(&"origin-trial-expired"));
 }
 
 #[test]
