@@ -3,7 +3,8 @@
 // the content script's isolated world by a test-only shim (tests/support/chrome-shapes.mjs).
 // Under each shape, on a page whose same-origin child frame exposes its tools to the parent:
 // the page bridge lists each frame's tools exactly once under their own frame, with every
-// attribute read; calls on both frames return what the page answered; the workbench's
+// attribute read; calls on both frames return what the page answered, by hand and in a run
+// (the scripted model calls a tool of each frame); the workbench's
 // inventory sees the same tools;
 // a tool's `outputSchema` is listed where the shape has it, and a result that breaks it comes
 // with `outputErrors`. The matrix is printed at the end (docs/chrome-versions.md has the table).
@@ -16,9 +17,13 @@ import { startModelServer } from '../support/model-server.mjs';
 import { serve } from '../support/server.mjs';
 
 const TOOLS = ['add@top', 'delete_everything@top', 'describe_input@top', 'fail@top', 'frame_greet@child', 'never_returns@top'];
-const SCENARIOS = {
-  adds: { steps: [{ calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'It is 42.' }] },
-};
+// One scripted conversation per shape (a scenario's steps are used up in order).
+const STEPS = [
+  { calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] },
+  { calls: [{ name: 'frame_greet', arguments: { who: 'Ann' } }] },
+  { text: 'It is 42, and the frame said hello.' },
+];
+const SCENARIOS = Object.fromEntries(SHAPE_NAMES.map((shape) => [`adds-${shape}`, { steps: STEPS }]));
 const matrix = new Map();
 const mark = (shape, check, ok) => {
   const row = matrix.get(shape) ?? {};
@@ -60,8 +65,15 @@ describe('the WebMCP shapes of Chrome 154 to 160', () => {
     models = await startModelServer({ scenarios: SCENARIOS });
     host = await launchHost();
     await op('configure', {
-      models: [{ name: 'adds', provider: 'openai', baseUrl: `${models.url}/s/adds/v1`, model: 'scripted', nativeTools: true, keyRef: 'k' }],
-      default: 'adds',
+      models: SHAPE_NAMES.map((shape) => ({
+        name: `adds-${shape}`,
+        provider: 'openai',
+        baseUrl: `${models.url}/s/adds-${shape}/v1`,
+        model: 'scripted',
+        nativeTools: true,
+        keyRef: 'k',
+      })),
+      default: `adds-${SHAPE_NAMES[0]}`,
     });
     await op('configure', { keys: { k: 'sk-matrix-test-key' } });
   });
@@ -96,6 +108,13 @@ describe('the WebMCP shapes of Chrome 154 to 160', () => {
           ok: true,
           result: 'hello Ann, from the child frame',
         });
+      });
+
+      checked(shape, 'run', async () => {
+        const run = await op('run', { tabId, prompt: 'Add 2 and 40, then greet Ann.', model: `adds-${shape}` });
+        assert.deepEqual(run.outcome, { type: 'completed', text: 'It is 42, and the frame said hello.' }, JSON.stringify(run.outcome));
+        const results = run.events.filter((e) => e.type === 'TOOL_CALL_RESULT').map((e) => e.content);
+        assert.deepEqual(results, ['42', 'hello Ann, from the child frame']);
       });
 
       checked(shape, 'inventory', async () => {
