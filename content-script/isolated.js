@@ -155,10 +155,10 @@
   // tool runs, so the string is tried only after that refusal (no tool runs twice).
   const execute = async (context, tool, args, signal) => {
     try {
-      return await context.executeTool(tool, args, { signal });
+      return { result: await context.executeTool(tool, args, { signal }), asText: false };
     } catch (error) {
       if (String(error?.message ?? '').includes(PARSE_FAILURE)) {
-        return context.executeTool(tool, JSON.stringify(args), { signal });
+        return { result: await context.executeTool(tool, JSON.stringify(args), { signal }), asText: true };
       }
       throw error;
     }
@@ -222,14 +222,15 @@
     if (JSON.stringify(describe(tool)) !== decided.text) return changed(name);
     const controller = new AbortController();
     if (typeof call === 'string') running.set(call, controller);
-    let result;
+    let result, asText;
     try {
-      result = await execute(context, tool, args, controller.signal);
+      ({ result, asText } = await execute(context, tool, args, controller.signal));
     } finally {
       if (running.get(call) === controller) running.delete(call);
     }
     if (result === null) return { ok: true, result: null, url: location.href };
-    return { ok: true, result: typeof result === 'string' ? result : JSON.stringify(result ?? null) };
+    const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
+    return asText ? { ok: true, result: text, input: 'text' } : { ok: true, result: text };
   };
 
   // What the worker's diagnosis of the tab needs ("why no tools?"): facts only, the worker

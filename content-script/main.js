@@ -82,10 +82,10 @@
   // tool runs. The string is tried only after that refusal, so no tool runs twice.
   const execute = async (context, tool, args, signal) => {
     try {
-      return await context.executeTool(tool, args, { signal });
+      return { result: await context.executeTool(tool, args, { signal }), asText: false };
     } catch (error) {
       if (String(error?.message ?? '').includes(PARSE_FAILURE)) {
-        return context.executeTool(tool, stringify(args), { signal });
+        return { result: await context.executeTool(tool, stringify(args), { signal }), asText: true };
       }
       throw error;
     }
@@ -168,14 +168,15 @@
         const controller = new Controller();
         const call = typeof request.call === 'string' ? request.call : null;
         if (call !== null) running.set(call, controller);
-        let result;
+        let result, asText;
         try {
-          result = await execute(context, tool, request.args, controller.signal);
+          ({ result, asText } = await execute(context, tool, request.args, controller.signal));
         } finally {
           if (running.get(call) === controller) running.delete(call);
         }
         if (result === null) return { ok: true, result: null, url: location.href };
-        return { ok: true, result: typeof result === 'string' ? result : stringify(result ?? null) };
+        const text = typeof result === 'string' ? result : stringify(result ?? null);
+        return asText ? { ok: true, result: text, input: 'text' } : { ok: true, result: text };
       }
       case 'watch': {
         if (request.on === true) {

@@ -534,7 +534,7 @@ describe('hostile polyfilled site (WebMCP off)', () => {
       assert.equal(dialogs.length, 1, 'the browser asked');
       assert.ok(dialogs[0].includes(`“close_account” on ${server.url}`), dialogs[0]);
       assert.deepEqual(await page.evaluate(() => window.__calls), [], 'declined: not run');
-      assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 2, b: 3 } }), { ok: true, result: '6' });
+      assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 2, b: 3 } }), { ok: true, result: '6', input: 'text' });
       assert.equal(dialogs.length, 1, 'a read-only tool is not confirmed');
     } finally {
       await page.close();

@@ -252,12 +252,12 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
       );
       const names = (await listTools(tabId)).tools.map((t) => t.name).sort();
       assert.deepEqual(names, ['close_account', 'multiply', 'profile']);
-      assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 6, b: 7 } }), { ok: true, result: '42' });
+      assert.deepEqual(await callTool({ tabId, name: 'multiply', args: { a: 6, b: 7 } }), { ok: true, result: '42', input: 'text' }, 'the polyfill takes its input as JSON text');
       // Not read-only, on a source that may drop consequentialHint: confirmed, and accepted.
       const dialogs = [];
       page.once('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
       assert.deepEqual(await callTool({ tabId, name: 'profile', args: { who: 'Ann' } }), {
-        ok: true, result: JSON.stringify({ who: 'Ann', polyfill }),
+        ok: true, result: JSON.stringify({ who: 'Ann', polyfill }), input: 'text',
       });
       assert.equal(dialogs.length, 1, 'profile was confirmed');
       assert.deepEqual(await page.evaluate(() => window.__calls), [
@@ -294,7 +294,7 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
       ok: false, error: 'NotAllowedError: declined: the person did not allow this call',
     });
     page.once('dialog', (d) => d.accept());
-    assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), { ok: true, result: 'closed' });
+    assert.deepEqual(await callTool({ tabId, name: 'close_account', args: {} }), { ok: true, result: 'closed', input: 'text' });
     assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['close_account']);
     assert.deepEqual((await page.evaluate(() => window.__seen)).map((h) => h.type), heard.map((h) => h.type),
       'no request went to the secret the page offered');

@@ -309,6 +309,9 @@ pub fn judge(call: &ProbeCall, response: &Value, requests: &[(String, String)]) 
         (ProbeKind::Valid, false) if !error.starts_with("NotAllowedError") => out.push(finding("probe-throws", tool, format!("a call with valid arguments {} failed: {}; a tool should answer valid input with a result", Value::Object(call.args.clone()), short(error)))),
         (ProbeKind::Invalid, true) => out.push(finding("probe-accepts-invalid", tool, format!("a call with {} was answered as if valid; check arguments against the schema and answer an error naming the field", call.why.as_deref().unwrap_or("invalid arguments")))),
         (ProbeKind::Valid, true) => {
+            if response.get("input").and_then(Value::as_str) == Some("text") {
+                out.push(finding("probe-text-input", tool, "the page's executeTool refused the arguments as an object and took them only as JSON text, as WebMCP did before Chrome 155: native WebMCP passes an object, so update the polyfill or the code that reads the input".into()));
+            }
             let result = response.get("result").and_then(Value::as_str).unwrap_or_default();
             if result.len() > OVERSIZED_BYTES {
                 out.push(finding("probe-oversized", tool, format!("a result of {} bytes: agents handle large results poorly; page or summarise it (at most {OVERSIZED_BYTES} bytes)", result.len())));

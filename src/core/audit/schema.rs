@@ -21,6 +21,13 @@ pub(super) fn check(raw: Option<&Value>, out: &mut Out) {
         None | Some(Value::Null) => return,
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(value) => {
+                out.add(
+                    "schema-as-text",
+                    Some(AT),
+                    "the input schema is JSON text, the form of WebMCP before Chrome 155: give \
+                     it as an object (the host parses it; newer browsers and agents may not)"
+                        .into(),
+                );
                 parsed = value;
                 &parsed
             }
@@ -84,6 +91,95 @@ pub(super) fn check(raw: Option<&Value>, out: &mut Out) {
     }
     check_root(root, out);
     walk(schema, AT, 0, out);
+    check_subset(schema, out);
+}
+
+/// The keywords of the subset that browser-side validation is converging on (the schema
+/// keywords of WebMCP's validation proposal, and the annotations every validator ignores).
+const SUBSET: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "items",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "additionalProperties",
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$schema",
+];
+
+/// One finding for a schema that uses keywords outside [`SUBSET`] (or `additionalProperties`
+/// as a schema rather than `false`), naming them and where the first is.
+fn check_subset(schema: &Value, out: &mut Out) {
+    let mut found: Vec<String> = Vec::new();
+    let mut first: Option<String> = None;
+    let mut stack = vec![(schema, "/inputSchema".to_owned(), 0)];
+    while let Some((node, at, depth)) = stack.pop() {
+        let Some(obj) = node.as_object() else {
+            continue;
+        };
+        if depth > Limits::DEFAULT.max_schema_depth {
+            continue;
+        }
+        for (key, value) in obj {
+            let outside = match key.as_str() {
+                "additionalProperties" => !matches!(value, Value::Bool(false)),
+                key => !SUBSET.contains(&key),
+            };
+            if outside {
+                let name = match key.as_str() {
+                    "additionalProperties" => "additionalProperties (other than false)".into(),
+                    key => key.to_owned(),
+                };
+                if !found.contains(&name) {
+                    found.push(name);
+                }
+                first.get_or_insert_with(|| format!("{at}/{}", escape(key)));
+                continue;
+            }
+            match (key.as_str(), value) {
+                ("properties", Value::Object(props)) => {
+                    for (name, sub) in props {
+                        stack.push((sub, format!("{at}/properties/{}", escape(name)), depth + 1));
+                    }
+                }
+                ("items", sub @ Value::Object(_)) => {
+                    stack.push((sub, format!("{at}/items"), depth + 1));
+                }
+                _ => {}
+            }
+        }
+    }
+    if found.is_empty() {
+        return;
+    }
+    found.sort();
+    out.add(
+        "schema-outside-subset",
+        first.as_deref(),
+        format!(
+            "the input schema uses {} outside the subset browsers are converging on validating \
+             (type, properties, required, enum, bounds, pattern, items, additionalProperties: \
+             false, …): a browser that validates may refuse or ignore it; express it in the \
+             subset where you can",
+            found.join(", ")
+        ),
+    );
 }
 
 fn check_root(root: &Map<String, Value>, out: &mut Out) {

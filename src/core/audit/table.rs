@@ -141,6 +141,16 @@ pub const RULES: &[Rule] = &[
         "The input schema says whether other properties are allowed.",
     ),
     rule(
+        "schema-as-text",
+        Warning,
+        "The input schema is given as an object, not as JSON text.",
+    ),
+    rule(
+        "schema-outside-subset",
+        Note,
+        "The input schema keeps to the keywords browsers are converging on validating.",
+    ),
+    rule(
         "annotations-invalid",
         Error,
         "The annotations are an object.",
@@ -225,6 +235,11 @@ pub const PROBE_RULES: &[Rule] = &[
         id: "probe-empty",
         severity: Note,
         summary: "A call with valid arguments answers something.",
+    },
+    Rule {
+        id: "probe-text-input",
+        severity: Note,
+        summary: "A call takes its arguments as an object (WebMCP's input since Chrome 155).",
     },
 ];
 

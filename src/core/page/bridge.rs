@@ -9,7 +9,8 @@
 //! - list: `{"ok":true,"supported":bool,"polyfilled"?:true,"url":"…","origin":"…","tools":[…]}`
 //!   (`url` and `origin` are the content script's own location; `polyfilled`: the tools came
 //!   from the page's world, which may drop `consequentialHint`)
-//! - call: `{"ok":true,"result":"text"|null,"url":"…"}` (`null`: the tool navigated the page)
+//! - call: `{"ok":true,"result":"text"|null,"url":"…","input":"text"?}` (`null`: the tool
+//!   navigated the page; `input`: the arguments went as JSON text)
 //! - any:  `{"ok":false,"error":{"name":"…","message":"…"}}`
 
 use std::collections::BTreeMap;
@@ -192,8 +193,15 @@ pub const TOOL_CHANGED: &str = "ToolChangedError";
 /// How a tool call ended, as the page reported it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallOutcome {
-    /// The tool returned; WebMCP hands every result over as a string.
-    Text(String),
+    /// The tool returned; WebMCP hands every result over as a string. `text_input`: the page's
+    /// `executeTool` refused the arguments as an object and took them as JSON text (the reply
+    /// says `"input": "text"`), as WebMCP before Chrome 155 and old polyfills did.
+    Text {
+        /// The result.
+        text: String,
+        /// The arguments went as JSON text.
+        text_input: bool,
+    },
     /// The tool navigated its document (`executeTool` resolved to `null`).
     Navigated {
         /// The URL.
@@ -417,7 +425,10 @@ pub fn parse_call_reply(raw: &str, limits: &Limits) -> Result<CallOutcome, Bridg
                 cap_name: "max_result_bytes",
             })
         }
-        Some(Value::String(text)) => Ok(CallOutcome::Text(text.clone())),
+        Some(Value::String(text)) => Ok(CallOutcome::Text {
+            text: text.clone(),
+            text_input: map.get("input").and_then(Value::as_str) == Some("text"),
+        }),
         Some(Value::Null) => {
             let url = string_field(&map, "url")?;
             Ok(CallOutcome::Navigated {
@@ -583,7 +594,10 @@ mod tests {
     fn call_outcomes() {
         assert_eq!(
             parse_call_reply(r#"{"ok":true,"result":"42"}"#, &L),
-            Ok(CallOutcome::Text("42".into()))
+            Ok(CallOutcome::Text {
+                text: "42".into(),
+                text_input: false
+            })
         );
         assert_eq!(
             parse_call_reply(

@@ -547,10 +547,11 @@ impl PageCall {
                 waited: 0,
                 look: Look::Tabs,
             },
-            CallOutcome::Text(text) => {
-                let mut response = call_response(&Ok(CallOutcome::Text(text.clone())));
+            outcome @ CallOutcome::Text { .. } => {
+                let mut response = call_response(&Ok(outcome));
+                let text = response["result"].as_str().unwrap_or_default();
                 if let Some(errors) = (sent.tool.output_schema.as_ref())
-                    .and_then(|schema| output_errors(schema, &text))
+                    .and_then(|schema| output_errors(schema, text))
                 {
                     response["outputErrors"] = Value::Array(errors);
                 }
@@ -745,11 +746,14 @@ pub fn output_errors(schema: &Value, result: &str) -> Option<Vec<Value>> {
     (!errors.is_empty()).then_some(errors)
 }
 
-/// What `callTool` resolves to: `{ok:true,result}`, `{ok:true,navigated:true,url?}` or
-/// `{ok:false,error}`.
+/// What `callTool` resolves to: `{ok:true,result}` (with `input: "text"` when the page took
+/// the arguments only as JSON text), `{ok:true,navigated:true,url?}` or `{ok:false,error}`.
 pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
     match outcome {
-        Ok(CallOutcome::Text(text)) => json!({"ok": true, "result": text}),
+        Ok(CallOutcome::Text { text, text_input }) => match text_input {
+            false => json!({"ok": true, "result": text}),
+            true => json!({"ok": true, "result": text, "input": "text"}),
+        },
         Ok(CallOutcome::Navigated { url: Some(url) }) => {
             json!({"ok": true, "navigated": true, "url": url})
         }

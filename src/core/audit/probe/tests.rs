@@ -164,6 +164,14 @@ fn answers_are_judged() {
         rules(&valid, json!({"ok": true, "result": "null"})),
         vec![("probe-empty", Note)]
     );
+    assert_eq!(
+        rules(
+            &valid,
+            json!({"ok": true, "result": "3 mugs", "input": "text"})
+        ),
+        vec![("probe-text-input", Note)],
+        "the page took the arguments only as JSON text"
+    );
     let invalid = call(ProbeKind::Invalid, true);
     assert_eq!(
         rules(&invalid, json!({"ok": true, "result": "3 mugs"})),

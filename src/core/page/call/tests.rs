@@ -448,7 +448,10 @@ fn an_input_out_of_turn_ends_the_call() {
 #[test]
 fn call_responses() {
     assert_eq!(
-        call_response(&Ok(CallOutcome::Text("7".into()))),
+        call_response(&Ok(CallOutcome::Text {
+            text: "7".into(),
+            text_input: false
+        })),
         json!({"ok": true, "result": "7"})
     );
     assert_eq!(
