@@ -137,7 +137,7 @@ pub fn check_call_reply(raw: &str, value: Option<&Value>, limits: &Limits) {
     if over {
         return;
     }
-    if let Ok(CallOutcome::Text(text)) = &reply {
+    if let Ok(CallOutcome::Text { text, .. }) = &reply {
         assert!(text.len() <= limits.max_result_bytes);
     }
     let ok_text = value
