@@ -363,6 +363,13 @@ pub fn json_depth(value: &serde_json::Value) -> usize {
     deepest
 }
 
+/// At most this many origin-trial tokens of a page are read by "Why no tools?".
+/// (Used as `MAX_TOKENS` in `core/workbench/trial.rs`.)
+pub const MAX_TRIAL_TOKENS: usize = 20;
+
+/// An origin-trial token longer than this (characters) is not read.
+pub const MAX_TRIAL_TOKEN_CHARS: usize = 4_096;
+
 #[cfg(test)]
 mod tests {
     use super::*;

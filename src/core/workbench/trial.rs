@@ -11,10 +11,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// At most this many tokens of a page are read.
-pub const MAX_TOKENS: usize = 20;
+pub const MAX_TOKENS: usize = crate::core::limits::MAX_TRIAL_TOKENS;
 /// A token longer than this (characters) is not read.
-const MAX_TOKEN_CHARS: usize = 4_096;
-const SIGNATURE_BYTES: usize = 64;
+const MAX_TOKEN_CHARS: usize = crate::core::limits::MAX_TRIAL_TOKEN_CHARS;
+/// The length of a token's signature (Ed25519), a fact of the format.
+const SIGNATURE_LEN: usize = 64;
 
 /// What a token claims.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,7 +47,7 @@ pub fn decode(token: &str) -> Result<Trial, String> {
         return Err(format!("its version is {version}, not 2 or 3"));
     }
     let rest = rest
-        .get(SIGNATURE_BYTES..)
+        .get(SIGNATURE_LEN..)
         .ok_or("it is too short for a signature")?;
     let (length, payload) = rest.split_at_checked(4).ok_or("it has no payload length")?;
     let length = u32::from_be_bytes([length[0], length[1], length[2], length[3]]) as usize;
@@ -141,12 +142,12 @@ pub fn date(seconds: i64) -> String {
 /// Tokens made for tests.
 #[cfg(test)]
 pub(crate) mod sample {
-    use super::SIGNATURE_BYTES;
+    use super::SIGNATURE_LEN;
 
     /// A token as Chrome's tools write one (the signature zeros: it is not checked here).
     pub fn token(version: u8, payload: &str) -> String {
         let mut bytes = vec![version];
-        bytes.extend([0u8; SIGNATURE_BYTES]);
+        bytes.extend([0u8; SIGNATURE_LEN]);
         bytes.extend((payload.len() as u32).to_be_bytes());
         bytes.extend(payload.as_bytes());
         encode(&bytes)
@@ -218,7 +219,7 @@ mod tests {
         let short = &token(3, r#"{"origin":"a"}"#);
         assert!(decode(short).unwrap_err().contains("lacks"));
         let mut cut = vec![3u8];
-        cut.extend([0u8; SIGNATURE_BYTES]);
+        cut.extend([0u8; SIGNATURE_LEN]);
         cut.extend(100u32.to_be_bytes());
         cut.extend(b"{}");
         assert!(decode(&encode(&cut)).unwrap_err().contains("shorter"));
