@@ -10,7 +10,7 @@ WASM_TARGET := wasm32-unknown-unknown
 WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright demo bench clean
+.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo bench clean
 
 ## build: assemble the unpacked extension in extension/
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
@@ -31,7 +31,7 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e test-playwright
+test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release
 
 ## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
 check: setup
@@ -67,6 +67,14 @@ test-e2e:
 ## test-playwright: the Playwright Test package (packages/playwright-webmcp-host): its matchers, its fixture against the demo shop and fixture pages, its example's shards
 test-playwright:
 	node node_modules/@playwright/test/cli.js test -c packages/playwright-webmcp-host/tests
+
+## test-release: the release as a stranger gets it: the extension's zip unzipped and loaded, the package packed, installed in an empty folder and its example run there
+test-release:
+	node --test --test-reporter=spec tests/release/
+
+## release: dist/: the extension's zip, the Playwright package's tarball, the CLI's release build, SHA256SUMS
+release: build
+	node scripts/release.mjs
 
 ## demo: the demo site in Chromium with the extension (headless without a display)
 demo: setup-browser build

@@ -10,6 +10,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, write
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
+import { ICON_SIZES, iconPng } from './icons.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'extension');
@@ -23,6 +24,12 @@ for (const entry of readdirSync(out)) if (entry !== 'README.md') rmSync(join(out
 
 const manifest = JSON.parse(readFileSync(join(root, 'manifest.json'), 'utf8'));
 manifest.version = version;
+// The icons the toolbar, chrome://extensions and the Web Store show (scripts/icons.mjs).
+mkdirSync(join(out, 'icons'), { recursive: true });
+const icons = Object.fromEntries(ICON_SIZES.map((size) => [String(size), `icons/icon-${size}.png`]));
+for (const [size, path] of Object.entries(icons)) writeFileSync(join(out, path), iconPng(Number(size)));
+manifest.icons = icons;
+manifest.action.default_icon = Object.fromEntries(Object.entries(icons).filter(([size]) => Number(size) <= 48));
 writeFileSync(join(out, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 
 const copy = (from, to) => {
@@ -38,6 +45,8 @@ buildSync({
   target: 'chrome120',
   outfile: join(out, 'worker.js'),
   logLevel: 'warning',
+  // wasm-bindgen's glue repeats keys in its import object; harmless, and not ours to fix.
+  logOverride: { 'duplicate-object-key': 'silent' },
 });
 copy('target/bindgen/webmcp_host_bg.wasm', 'webmcp_host_bg.wasm');
 copy('content-script', 'content-script');

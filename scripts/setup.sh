@@ -30,12 +30,12 @@ if ! cmp -s package-lock.json node_modules/.installed-package-lock.json 2>/dev/n
 fi
 
 if [ "${1:-}" = "--browser" ]; then
-  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
-    say "installing chromium and chromium-driver from Debian"
+  if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ] || ! command -v unzip >/dev/null; then
+    say "installing chromium, chromium-driver and unzip from Debian"
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver unzip
   fi
 fi
 

@@ -1,12 +1,18 @@
-// The site under test for the example: the repository's demo shop on 127.0.0.1, port
-// `SHOP_PORT` (default 4173). In a project of your own, the config's `webServer` starts your
+// The site under test for the example: the demo shop on 127.0.0.1, port `SHOP_PORT` (default
+// 4173), from `SHOP_ROOT`, else `site/` beside this file (the package ships it), else the
+// repository's demo/site. In a project of your own, the config's `webServer` starts your
 // site's server instead.
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = resolve(fileURLToPath(import.meta.url), '..', '..', '..', '..', 'demo', 'site');
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = resolve(
+  process.env.SHOP_ROOT ?? (existsSync(join(here, 'site', 'index.html')) ? join(here, 'site') : join(here, '..', '..', '..', 'demo', 'site')),
+);
+if (!existsSync(join(root, 'index.html'))) throw new Error(`no shop in ${root}: set SHOP_ROOT to a folder with index.html`);
 const port = Number(process.env.SHOP_PORT ?? 4173);
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
 

@@ -4,6 +4,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from '@playwright/test';
+import { unzip } from './zip.mjs';
 
 /** The flags every launch gets: the machine may have no network, so Chromium is kept quiet. */
 export const QUIET_ARGS = [
@@ -47,8 +48,9 @@ export const hostOfPage = (page) => (typeof page?.context === 'function' ? hosts
 const isOurs = (w) => w.url().startsWith('chrome-extension://') && w.url().endsWith('/worker.js');
 
 /**
- * Launches Chromium (`chromiumPath`, default `$CHROMIUM` or /usr/bin/chromium) with the unpacked
- * extension in `extensionPath` (default `$WEBMCP_HOST_EXTENSION` or ./extension) in a fresh
+ * Launches Chromium (`chromiumPath`, default `$CHROMIUM` or /usr/bin/chromium) with the
+ * extension in `extensionPath` (default `$WEBMCP_HOST_EXTENSION` or ./extension: an unpacked
+ * folder, or the release zip, unpacked for the run) in a fresh
  * profile, WebMCP switched on (`webmcp: false` leaves it off). Resolves to the host (see
  * `makeHost`) once the extension's worker is ready; `host.close()` closes the browser and
  * removes the profile.
@@ -62,13 +64,19 @@ export async function launchHost({
   viewport = { width: 1000, height: 720 },
   baseURL,
 } = {}) {
-  const extension = resolve(extensionPath);
-  const manifest = await stat(join(extension, 'manifest.json')).catch(() => null);
-  if (!manifest) throw new Error(`no built extension in ${extension} (no manifest.json): build it (make build) or set extensionPath`);
   if (!(await stat(chromiumPath).catch(() => null))) {
     throw new Error(`no Chromium at ${chromiumPath}: install it (Debian: apt-get install chromium) or set CHROMIUM / chromiumPath`);
   }
-  const profile = await mkdtemp(join(tmpdir(), 'webmcp-host-pw-'));
+  const scratch = await mkdtemp(join(tmpdir(), 'webmcp-host-pw-'));
+  const profile = join(scratch, 'profile');
+  const removeScratch = () => rm(scratch, { recursive: true, force: true });
+  let extension;
+  try {
+    extension = await unpacked(resolve(extensionPath), scratch);
+  } catch (error) {
+    await removeScratch();
+    throw error;
+  }
   let context;
   try {
     context = await chromium.launchPersistentContext(profile, {
@@ -91,15 +99,33 @@ export async function launchHost({
     const operations = await worker.evaluate(() => globalThis.webmcpHost.operations());
     const host = makeHost(context, new URL(worker.url()).host, operations, async () => {
       await context.close();
-      await rm(profile, { recursive: true, force: true });
+      await removeScratch();
     });
     hosts.set(context, host);
     return host;
   } catch (error) {
     await context?.close().catch(() => {});
-    await rm(profile, { recursive: true, force: true });
+    await removeScratch();
     throw error;
   }
+}
+
+/**
+ * The unpacked extension of `path`: the folder itself, or a release zip unpacked into
+ * `scratch` (beside the profile, both removed at close); an error says what is missing.
+ */
+async function unpacked(path, scratch) {
+  const found = await stat(path).catch(() => null);
+  if (!found) throw new Error(`no extension at ${path}: give extensionPath (or WEBMCP_HOST_EXTENSION) an unpacked extension folder or the release zip (webmcp-host-extension-<version>.zip)`);
+  let folder = path;
+  if (found.isFile()) {
+    folder = join(scratch, 'extension');
+    await unzip(path, folder);
+  }
+  if (!(await stat(join(folder, 'manifest.json')).catch(() => null))) {
+    throw new Error(`no built extension in ${path} (no manifest.json): give the release zip or an unpacked build (make build writes extension/)`);
+  }
+  return folder;
 }
 
 /**

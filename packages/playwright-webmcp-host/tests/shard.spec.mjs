@@ -28,7 +28,7 @@ async function runExample(args, port, name) {
   const report = join(OUT, `${name}.json`);
   const child = spawn(process.execPath, [CLI, 'test', '-c', 'example', '--reporter=json', ...args], {
     cwd: PACKAGE,
-    env: { ...env, CI: '1', SHOP_PORT: String(port), PLAYWRIGHT_JSON_OUTPUT_NAME: report },
+    env: { ...env, CI: '1', SHOP_PORT: String(port), PLAYWRIGHT_JSON_OUTPUT_NAME: report, WEBMCP_HOST_EXTENSION: join(ROOT, 'extension') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
