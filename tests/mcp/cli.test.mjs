@@ -11,10 +11,11 @@ import { ROOT } from '../../scripts/mcp/common.mjs';
 const CLI = join(ROOT, 'target', 'debug', 'webmcp-host');
 
 /** Runs the CLI; resolves to {code, stdout, stderr, ms}. */
-function cli(args, { timeoutMs = 30_000 } = {}) {
+function cli(args, { timeoutMs = 30_000, input } = {}) {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(CLI, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(CLI, args, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin.end(input);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -67,6 +68,36 @@ describe('webmcp-host mcp against the project server', () => {
     assert.deepEqual([r.code, JSON.parse(r.stdout)], [1, { ok: false, error: 'it failed' }]);
     r = await cli(['mcp', at('normal~call'), 'call', 'image', '{}']);
     assert.match(JSON.parse(r.stdout).result, /\[image image\/png, \d+ bytes of base64 not shown\]/);
+  });
+
+  test('several calls on one session: repeated NAME JSON pairs, or a JSON-lines script on stdin', async () => {
+    const sessions = () => server.requests({ rpcMethod: 'initialize' }).filter((r) => r.path.includes('normal~many')).length;
+    let r = await cli(['mcp', at('normal~many'), 'call', 'add', '{"a": 1, "b": 2}', 'add', '{"a": 40, "b": 2}']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(lines(r.stdout).map((l) => l.result), ['1 + 2 = 3', '40 + 2 = 42']);
+    assert.equal(sessions(), 1, 'one session for both');
+    const script = [
+      JSON.stringify({ name: 'add', arguments: { a: 2, b: 2 } }),
+      '',
+      'not json',
+      JSON.stringify({ name: 'nope', arguments: {} }),
+      JSON.stringify({ name: 'fails' }),
+      JSON.stringify({ name: 'add', arguments: { a: 5, b: 5 } }),
+    ].join('\n');
+    r = await cli(['mcp', at('normal~many'), 'call'], { input: script });
+    assert.equal(r.code, 1, 'a failed call fails the script, the others still ran');
+    const out = lines(r.stdout);
+    assert.equal(out.length, 5, r.stdout);
+    assert.equal(out[0].result, '2 + 2 = 4');
+    assert.match(out[1].error, /^line 3: not JSON/);
+    assert.match(out[2].error, /no tool `nope`/);
+    assert.deepEqual(out[3], { ok: false, error: 'it failed' });
+    assert.equal(out[4].result, '5 + 5 = 10');
+    assert.equal(sessions(), 2, 'the script is one session');
+    r = await cli(['mcp', at('normal~many'), 'call', 'add', '{"a":']);
+    assert.equal(r.code, 2, 'arguments that are not JSON are refused before connecting');
+    assert.match(r.stderr, /`add`: the call's arguments are not JSON/);
+    assert.equal(sessions(), 2);
   });
 
   test('an expired session (404) is replaced transparently', async () => {

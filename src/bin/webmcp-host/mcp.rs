@@ -473,9 +473,23 @@ pub fn command(args: &[&str]) -> ExitCode {
         }
     }
     let (url, action) = match positional.as_slice() {
-        [url, "tools"] => (*url, None),
-        [url, "call", name, json] => (*url, Some((*name, *json))),
-        _ => return crate::usage_error("mcp takes URL tools, or URL call NAME JSON"),
+        [url, "tools"] => (*url, Action::Tools),
+        [url, "call"] => (*url, Action::Script),
+        [url, "call", pairs @ ..] if pairs.len() % 2 == 0 => {
+            let mut calls = Vec::new();
+            for pair in pairs.chunks(2) {
+                match arguments_of(pair[1]) {
+                    Ok(arguments) => calls.push((pair[0], arguments)),
+                    Err(e) => return crate::usage_error(&format!("`{}`: {e}", pair[0])),
+                }
+            }
+            (*url, Action::Calls(calls))
+        }
+        _ => {
+            return crate::usage_error(
+                "mcp takes URL tools, URL call NAME JSON [NAME JSON]…, or URL call (JSON lines of {\"name\", \"arguments\"} on stdin)",
+            )
+        }
     };
     if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
         return crate::usage_error(&message.replace("base URL", "server URL"));
@@ -487,9 +501,19 @@ pub fn command(args: &[&str]) -> ExitCode {
     driver.finish(outcome, url, ExitCode::from(2))
 }
 
+/// What `mcp URL …` does once connected.
+enum Action<'a> {
+    /// `tools`: lists them.
+    Tools,
+    /// `call NAME JSON [NAME JSON]…`: those calls, in order, on one session.
+    Calls(Vec<(&'a str, serde_json::Map<String, serde_json::Value>)>),
+    /// `call` alone: the calls of a JSON-lines script on standard input, on one session.
+    Script,
+}
+
 fn run_mcp(
     driver: &mut Driver,
-    action: Option<(&str, &str)>,
+    action: Action,
     namespace: Option<&str>,
     trusted: bool,
 ) -> Result<ExitCode, String> {
@@ -498,34 +522,102 @@ fn run_mcp(
     for problem in &problems {
         eprintln!("webmcp-host: skipped: {problem}");
     }
-    let Some((name, json)) = action else {
-        for tool in &tools {
-            println!("{}", tools::listing_line(tool, namespace, trusted));
+    let mut failed = false;
+    let mut one = |driver: &mut Driver,
+                   name: &str,
+                   arguments: Result<serde_json::Map<String, serde_json::Value>, String>|
+     -> Result<(), String> {
+        let line = arguments.and_then(|arguments| {
+            let name = namespace
+                .and_then(|ns| name.strip_prefix(&format!("{ns}__")))
+                .unwrap_or(name);
+            let Some(tool) = tools.iter().find(|t| t.name == name) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(format!(
+                    "no tool `{name}`; the server offers: {}",
+                    names.join(", ")
+                ));
+            };
+            // A broken session ends the script (`?` below); a failed call is its line.
+            Ok(driver
+                .call(name, &arguments)
+                .map(|result| tools::result_line(Some(tool), &result)))
+        });
+        let (ok, line) = match line {
+            Ok(called) => called?,
+            Err(error) => (false, serde_json::json!({"ok": false, "error": error})),
+        };
+        failed |= !ok;
+        println!("{line}");
+        Ok(())
+    };
+    match action {
+        Action::Tools => {
+            for tool in &tools {
+                println!("{}", tools::listing_line(tool, namespace, trusted));
+            }
         }
-        return Ok(ExitCode::SUCCESS);
-    };
-    let name = namespace
-        .and_then(|ns| name.strip_prefix(&format!("{ns}__")))
-        .unwrap_or(name);
-    let arguments = match serde_json::from_str::<serde_json::Value>(json) {
-        Ok(serde_json::Value::Object(map)) => map,
-        Ok(_) => return Err("the call's JSON must be an object of arguments".into()),
-        Err(e) => return Err(format!("the call's arguments are not JSON: {e}")),
-    };
-    let Some(tool) = tools.iter().find(|t| t.name == name) else {
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        return Err(format!(
-            "no tool `{name}`; the server offers: {}",
-            names.join(", ")
-        ));
-    };
-    let (ok, line) = tools::result_line(Some(tool), &driver.call(name, &arguments)?);
-    println!("{line}");
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
+        Action::Calls(calls) => {
+            for (name, arguments) in calls {
+                one(driver, name, Ok(arguments))?;
+            }
+        }
+        Action::Script => {
+            use std::io::BufRead;
+            for (at, line) in std::io::stdin().lock().lines().enumerate() {
+                let line = line.map_err(|e| format!("standard input could not be read: {e}"))?;
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let (name, arguments) = script_line(&line);
+                let arguments = arguments.map_err(|e| format!("line {}: {e}", at + 1));
+                one(driver, &name, arguments)?;
+            }
+        }
+    }
+    Ok(if failed {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
+}
+
+/// A call's arguments from its JSON text: an object, or why not.
+fn arguments_of(json: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err("the call's JSON must be an object of arguments".into()),
+        Err(e) => Err(format!("the call's arguments are not JSON: {e}")),
+    }
+}
+
+/// One line of a call script: `{"name": "…", "arguments": {…}}` (`arguments` may be left out).
+fn script_line(
+    line: &str,
+) -> (
+    String,
+    Result<serde_json::Map<String, serde_json::Value>, String>,
+) {
+    let value = match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(value) => value,
+        Err(e) => return (String::new(), Err(format!("not JSON: {e}"))),
+    };
+    let name = value
+        .get("name")
+        .and_then(|n| n.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    if name.is_empty() {
+        return (
+            name,
+            Err("a call is {\"name\": \"…\", \"arguments\": {…}}: no name".into()),
+        );
+    }
+    match value.get("arguments") {
+        None | Some(serde_json::Value::Null) => (name, Ok(serde_json::Map::new())),
+        Some(serde_json::Value::Object(map)) => (name, Ok(map.clone())),
+        Some(_) => (name, Err("`arguments` must be an object".into())),
+    }
 }
 
 /// The conformance suite's client: the scenario (`MCP_CONFORMANCE_SCENARIO`) names what to
