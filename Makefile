@@ -7,7 +7,7 @@ export CHROMEDRIVER ?= /usr/bin/chromedriver
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 WASM_TARGET := wasm32-unknown-unknown
-WASM := target/$(WASM_TARGET)/release/webmcp_host.wasm
+WASM := target/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
 .PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo bench clean
@@ -16,7 +16,7 @@ WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
 # the raw bytes and costs 6% more gzip bytes.
 build: setup
-	cargo build --lib --release --target $(WASM_TARGET)
+	cargo build --lib --profile wasm --target $(WASM_TARGET)
 	wasm-bindgen --target web --no-typescript --out-dir target/bindgen --out-name webmcp_host $(WASM)
 	$(WASM_OPT) -Oz --one-caller-inline-max-function-size 0 \
 	  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \

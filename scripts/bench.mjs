@@ -32,7 +32,7 @@ const stats = (values) => {
   const median = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   return { min: sorted[0], median, max: sorted.at(-1) };
 };
-const fixed = (value) => (Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(1));
+const fixed = (value) => value.toFixed(Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2);
 /** Prints a figure (the median of `values`, with min and max) beside its budget and its previous value; keeps it for --save. */
 const figure = (key, label, values, { unit = 'ms', budget = null } = {}) => {
   const { min, median, max } = stats(values);
@@ -229,9 +229,11 @@ if (part('calls')) {
 if (part('mcp')) {
   const { spawn, spawnSync } = await import('node:child_process');
   // The MCP server runs in this process: children must be awaited, not run synchronously.
-  const runChild = (command, args) =>
+  const runChild = (command, args, input) =>
     new Promise((resolve) => {
       const child = spawn(command, args);
+      if (input !== undefined) child.stdin.end(input);
+      else child.stdin.end();
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
@@ -239,7 +241,8 @@ if (part('mcp')) {
       child.on('close', (status) => resolve({ status, stdout, stderr }));
     });
   const { startMcpServer } = await import('../tests/support/mcp-server.mjs');
-  const server = await startMcpServer({ tools: 'many', pageSize: 100, behaviour: { toolCount: 10_000 - 8 } });
+  // Tools the size real servers list (about 1.4 KB each: 14 MB over the 100 pages).
+  const server = await startMcpServer({ tools: 'many', pageSize: 100, behaviour: { toolCount: 10_000 - 8, richTools: true } });
   const url = `${server.url}/mcp`;
   try {
     const build = spawnSync('cargo', ['build', '--release', '--quiet', '--bin', 'webmcp-host'], { cwd: ROOT, stdio: 'inherit' });
@@ -260,6 +263,59 @@ if (part('mcp')) {
     const pages = server.requests({ rpcMethod: 'tools/list' }).length / 5;
     figure('mcp_native_10k_ms', `mcp native: list 10k tools (${pages} pages) + 1 call`, walls);
     if (peaks.length) figure('mcp_native_peak_mib', 'mcp native: peak memory', peaks.map((kb) => kb / 1024), { unit: 'MiB' });
+
+    // Side by side, each its own process timed from spawn to exit as ours is: the TS SDK's
+    // client (@modelcontextprotocol/sdk) and a bare HTTP loop over the same requests.
+    const other = async (mode, extra = [], at = url) => {
+      const ms = [];
+      const kib = [];
+      for (let i = 0; i < 5; i += 1) {
+        const args = [join(ROOT, 'scripts', 'mcp', 'bench-clients.mjs'), mode, at, ...extra];
+        const started = performance.now();
+        const run = timeBin ? await runChild(timeBin, ['-f', '%M', process.execPath, ...args]) : await runChild(process.execPath, args);
+        ms.push(performance.now() - started);
+        if (run.status !== 0) throw new Error(`${mode} failed: ${run.stderr}`);
+        const kb = Number(run.stderr.trim().split('\n').at(-1));
+        if (Number.isFinite(kb)) kib.push(kb);
+      }
+      return { ms, kib };
+    };
+    const ts = await other('ts-list');
+    const bare = await other('bare-list');
+    figure('mcp_ts_sdk_10k_ms', '  the TS SDK client (1.32.2), the same', ts.ms);
+    figure('mcp_bare_http_10k_ms', '  a bare HTTP loop, the same requests', bare.ms);
+    const median = (xs) => stats(xs).median;
+    figure('mcp_native_vs_bare', '  ours ÷ bare HTTP', [median(walls) / median(bare.ms)], { unit: '×', budget: 1.3 });
+    figure('mcp_native_vs_ts', '  ours ÷ the TS SDK', [median(walls) / median(ts.ms)], { unit: '×', budget: 0.6 });
+    if (peaks.length && ts.kib.length && bare.kib.length) {
+      // Memory per tool: the peak above the same process's bare floor, over 10,000 tools.
+      const perTool = (kib) => ((median(kib) - median(bare.kib)) * 1024) / 10_000;
+      figure('mcp_ts_sdk_peak_mib', '  the TS SDK client: peak memory', ts.kib.map((kb) => kb / 1024), { unit: 'MiB' });
+      figure('mcp_ts_sdk_bytes_per_tool', '  the TS SDK client: bytes per tool (over a bare node process)', [perTool(ts.kib)], { unit: 'B' });
+      const nativeFloor = await runChild(timeBin, ['-f', '%M', cli, 'parse'], '');
+      const floor = Number(nativeFloor.stderr.trim().split('\n').at(-1));
+      if (Number.isFinite(floor)) {
+        figure('mcp_native_bytes_per_tool', '  ours: bytes per tool (over an idle CLI)', [((median(peaks) - floor) * 1024) / 10_000], { unit: 'B' });
+      }
+    }
+
+    // 1,000 calls on one session: ours through the CLI's call script, the TS SDK's client, on
+    // a server of the few default tools (so that the listing weighs nothing).
+    const small = await startMcpServer();
+    const smallUrl = `${small.url}/mcp`;
+    const script = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ name: 'add', arguments: { a: i, b: 1 } })).join('\n');
+    const ours1k = [];
+    for (let i = 0; i < 3; i += 1) {
+      const started = performance.now();
+      const run = await runChild(cli, ['mcp', smallUrl, 'call'], script);
+      ours1k.push(performance.now() - started);
+      if (run.status !== 0 || run.stdout.trim().split('\n').length !== 1000) throw new Error(`the CLI's 1,000 calls failed: ${run.stderr.slice(-500)}`);
+    }
+    const ts1k = (await other('ts-calls', ['1000'], smallUrl)).ms;
+    small.close();
+    figure('mcp_native_1k_calls_ms', 'mcp native: 1,000 calls on one session', ours1k);
+    figure('mcp_ts_sdk_1k_calls_ms', '  the TS SDK client, the same', ts1k);
+    figure('mcp_native_1k_vs_ts', '  ours ÷ the TS SDK', [median(ours1k) / median(ts1k)], { unit: '×', budget: 0.3 });
 
     const host = await launchHost();
     try {

@@ -10,7 +10,7 @@ export const SERVER_INFO = { name: 'webmcp-host-test-server', title: 'WebMCP Hos
 export const BEHAVIOUR_KEYS = new Set([
   'sse', 'malformed', 'wrongId', 'endless', 'slowStream', 'oversized', 'oddSessionId', 'redirect',
   'sampling', 'elicitation', 'expireSession', 'unauthorized', 'toolCount', 'progressIntervalMs',
-  'answerTimeoutMs', 'echoAuth', 'echoAuthInListing', 'holdMs',
+  'answerTimeoutMs', 'echoAuth', 'echoAuthInListing', 'holdMs', 'richTools',
 ]);
 export const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 export const SLOW_STREAM_MS = 2000;
@@ -41,6 +41,7 @@ export function normalizeBehaviour(behaviour, where = 'behaviour') {
     if (v !== undefined && !(Number.isInteger(v) && v >= 0)) throw new Error(`${where}: ${key} must be an integer >= 0`);
   };
   for (const key of ['oversized', 'toolCount', 'progressIntervalMs', 'answerTimeoutMs', 'holdMs']) count(key);
+  if (behaviour.richTools !== undefined && typeof behaviour.richTools !== 'boolean') throw new Error(`${where}: richTools must be true or false`);
   if (behaviour.slowStream !== undefined && typeof behaviour.slowStream !== 'boolean'
     && !(Number.isInteger(behaviour.slowStream) && behaviour.slowStream >= 0)) {
     throw new Error(`${where}: slowStream must be true or a number of ms`);
@@ -216,14 +217,48 @@ export function defaultTools() {
   ];
 }
 
-export function manyTools(count) {
+export function manyTools(count, rich = false) {
   const width = Math.max(4, String(Math.max(0, count - 1)).length);
   return Array.from({ length: count }, (_, i) => ({
     name: `tool_${String(i).padStart(width, '0')}`,
-    description: `Extra tool number ${i}.`,
-    inputSchema: { ...EMPTY_INPUT },
+    ...(rich ? richTool(i) : { description: `Extra tool number ${i}.`, inputSchema: { ...EMPTY_INPUT } }),
     annotations: { readOnlyHint: true },
   }));
+}
+
+/** A tool the size real servers list (about 1.4 KB of JSON): prose, five described inputs, an output schema. */
+function richTool(i) {
+  const text = (what) => ({ type: 'string', description: `The ${what} to look in, as the catalogue names it (tool ${i}).` });
+  return {
+    title: `Search the catalogue, part ${i}`,
+    description: `Searches part ${i} of the catalogue for products that match a query, with filters for category, price and stock; answers the matching products with their price and availability, best matches first.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'What to search for, in the words a customer would use.', minLength: 1, maxLength: 200 },
+        category: { ...text('category'), enum: ['tea', 'coffee', 'cups', 'gifts'] },
+        max_price: { type: 'number', description: 'The highest price, in euros.', minimum: 0 },
+        in_stock: { type: 'boolean', description: 'Only products that can ship today.' },
+        limit: { type: 'integer', description: 'At most this many results.', minimum: 1, maximum: 50, default: 10 },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        results: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { sku: { type: 'string' }, name: { type: 'string' }, price: { type: 'number' }, available: { type: 'boolean' } },
+            required: ['sku', 'price'],
+          },
+        },
+      },
+      required: ['results'],
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -63,6 +63,8 @@
 //   echoAuthInListing: true   tools/list puts the request's credential (after `Bearer `) into
 //                          every tool's title, description, input schema and annotations
 //   toolCount: N           with tools: 'many', the number of extra tools (default 1000; startup only)
+//   richTools: true        with tools: 'many', each extra tool the size real servers list (prose,
+//                          five described inputs, an output schema: about 1.4 KB; startup only)
 //   progressIntervalMs: 100   the period of `slow`'s progress notifications
 //   answerTimeoutMs: 10000    how long sampling / elicitation wait for the client's answer
 //   holdMs: N              tools/call of a tool that is not read-only holds its answer N ms after
@@ -139,7 +141,7 @@ export async function startMcpServer({
     named.set(name, normalizeBehaviour(b, `behaviour "${name}"`));
   }
 
-  const toolList = [...defaultTools(), ...(tools === 'many' ? manyTools(defaultBehaviour.toolCount ?? 1000) : [])];
+  const toolList = [...defaultTools(), ...(tools === 'many' ? manyTools(defaultBehaviour.toolCount ?? 1000, defaultBehaviour.richTools === true) : [])];
   const toolByName = new Map(toolList.map((t) => [t.name, t]));
   const originalDescriptions = new Map(toolList.map((t) => [t.name, t.description]));
 

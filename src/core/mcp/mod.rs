@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 
 use self::auth::AuthRecord;
 use self::jsonrpc::{Id, Message};
-use self::tools::{parse_tools, McpTool};
+use self::tools::{parse_tools_owned, McpTool};
 use super::provider::HttpRequest;
 
 /// The protocol revision the client asks for, and those it accepts.
@@ -712,7 +712,7 @@ impl Session {
         Some(self.pending.remove(at).1)
     }
 
-    fn result(&mut self, id: i64, result: Value) -> Vec<McpEvent> {
+    fn result(&mut self, id: i64, mut result: Value) -> Vec<McpEvent> {
         let Some(purpose) = self.take(id) else {
             return vec![McpEvent::Note(format!(
                 "a response for an id we never sent ({id}) or already gave up on"
@@ -745,8 +745,8 @@ impl Session {
                 }]
             }
             Purpose::ListTools => {
-                let (tools, problems) = match result.get("tools") {
-                    Some(Value::Array(entries)) => parse_tools(entries),
+                let (tools, problems) = match result.get_mut("tools").map(Value::take) {
+                    Some(Value::Array(entries)) => parse_tools_owned(entries),
                     _ => (
                         Vec::new(),
                         vec!["tools/list answered without a `tools` array".to_owned()],

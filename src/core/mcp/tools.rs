@@ -61,7 +61,12 @@ pub fn namespaced(namespace: Option<&str>, name: &str) -> String {
 
 /// Parses `tools/list` entries; bad entries are skipped with a reason.
 pub fn parse_tools(entries: &[Value]) -> (Vec<McpTool>, Vec<String>) {
-    let mut tools = Vec::new();
+    parse_tools_owned(entries.to_vec())
+}
+
+/// [`parse_tools`] of entries it may take apart: each tool's schemas are moved, not copied.
+pub fn parse_tools_owned(entries: Vec<Value>) -> (Vec<McpTool>, Vec<String>) {
+    let mut tools = Vec::with_capacity(entries.len());
     let mut problems = Vec::new();
     for entry in entries {
         match parse_tool(entry) {
@@ -72,14 +77,33 @@ pub fn parse_tools(entries: &[Value]) -> (Vec<McpTool>, Vec<String>) {
     (tools, problems)
 }
 
-fn parse_tool(entry: &Value) -> Result<McpTool, String> {
-    let map = entry
-        .as_object()
-        .ok_or_else(|| format!("a tool entry is {}", kind(entry)))?;
-    let name = map
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or("a tool entry has no name")?;
+/// Counts the bytes written to it: a value's JSON size without building its text.
+struct Counted(usize);
+
+impl std::io::Write for Counted {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The length of `value` written as compact JSON.
+fn json_bytes(value: &Value) -> usize {
+    let mut counted = Counted(0);
+    serde_json::to_writer(&mut counted, value).map_or(usize::MAX, |()| counted.0)
+}
+
+fn parse_tool(entry: Value) -> Result<McpTool, String> {
+    let Value::Object(mut map) = entry else {
+        return Err(format!("a tool entry is {}", kind(&entry)));
+    };
+    let name = match map.get("name") {
+        Some(Value::String(name)) => name.as_str(),
+        _ => return Err("a tool entry has no name".into()),
+    };
     if !is_valid_name(name, 128) {
         return Err(format!(
             "tool `{}` left out: its name is not 1 to 128 of A-Z, a-z, 0-9, '_', '-'",
@@ -101,7 +125,7 @@ fn parse_tool(entry: &Value) -> Result<McpTool, String> {
     }
     for key in ["inputSchema", "outputSchema"] {
         if let Some(schema) = map.get(key) {
-            let bytes = serde_json::to_string(schema).map_or(0, |s| s.len());
+            let bytes = json_bytes(schema);
             if bytes > limits.max_schema_bytes {
                 return Err(format!(
                     "tool `{name}` left out: its {key} is {bytes} bytes, over the cap of {} (max_schema_bytes)",
@@ -117,33 +141,39 @@ fn parse_tool(entry: &Value) -> Result<McpTool, String> {
             }
         }
     }
-    let input_schema = match map.get("inputSchema") {
-        Some(Value::Object(schema)) => Value::Object(schema.clone()),
-        None => json!({"type": "object", "properties": {}}),
-        Some(other) => {
-            return Err(format!(
-                "tool `{name}` left out: its inputSchema is {}",
-                kind(other)
-            ))
-        }
-    };
+    if let Some(other) = map.get("inputSchema").filter(|s| !s.is_object()) {
+        return Err(format!(
+            "tool `{name}` left out: its inputSchema is {}",
+            kind(other)
+        ));
+    }
     let hint = |key: &str| {
         map.get("annotations")
             .and_then(|a| a.get(key))
             .and_then(Value::as_bool)
     };
+    let annotations = McpAnnotations {
+        read_only_hint: hint("readOnlyHint"),
+        destructive_hint: hint("destructiveHint"),
+        idempotent_hint: hint("idempotentHint"),
+        open_world_hint: hint("openWorldHint"),
+    };
+    let mut text = |key: &str| match map.remove(key) {
+        Some(Value::String(text)) => Some(text),
+        _ => None,
+    };
+    let name = text("name").unwrap_or_default();
+    let title = text("title");
+    let description = text("description").unwrap_or_default();
     Ok(McpTool {
-        name: name.to_owned(),
-        title: map.get("title").and_then(Value::as_str).map(str::to_owned),
-        description: description.to_owned(),
-        input_schema,
-        output_schema: map.get("outputSchema").filter(|s| s.is_object()).cloned(),
-        annotations: McpAnnotations {
-            read_only_hint: hint("readOnlyHint"),
-            destructive_hint: hint("destructiveHint"),
-            idempotent_hint: hint("idempotentHint"),
-            open_world_hint: hint("openWorldHint"),
-        },
+        name,
+        title,
+        description,
+        input_schema: map
+            .remove("inputSchema")
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+        output_schema: map.remove("outputSchema").filter(Value::is_object),
+        annotations,
     })
 }
 

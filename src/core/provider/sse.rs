@@ -88,11 +88,17 @@ impl SseDecoder {
                 rest = stripped;
             }
         }
-        while let Some(at) = rest.find(['\n', '\r']) {
-            self.append(&rest[..at]);
-            let line = std::mem::take(&mut self.line);
-            self.line_capped = false;
-            self.line_done(&line, &mut out);
+        // A byte scan: both line endings are ASCII, so no UTF-8 decoding is needed to find them.
+        while let Some(at) = rest.bytes().position(|b| b == b'\n' || b == b'\r') {
+            if self.line.is_empty() && !self.line_capped && at <= self.max_line {
+                // The whole line is in this chunk: read it where it is, without a copy.
+                self.line_done(&rest[..at], &mut out);
+            } else {
+                self.append(&rest[..at]);
+                let line = std::mem::take(&mut self.line);
+                self.line_capped = false;
+                self.line_done(&line, &mut out);
+            }
             let ending = rest.as_bytes()[at];
             rest = &rest[at + 1..];
             if ending == b'\r' {
