@@ -370,6 +370,10 @@ pub const MAX_TRIAL_TOKENS: usize = 20;
 /// An origin-trial token longer than this (characters) is not read.
 pub const MAX_TRIAL_TOKEN_CHARS: usize = 4_096;
 
+/// A model's reply that may be one JSON call without the host's markers is held (not streamed)
+/// while it is at most this long; past it, it is text (`core::stream::bare`).
+pub const MAX_BARE_CALL_BYTES: usize = 64 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,8 @@ pub struct StepStream {
     history_size: usize,
     done_size: usize,
     snapshot_size: Option<usize>,
+    /// A reply that may be one call written without markers, held to its end ([`bare`]).
+    bare: bare::Bare,
 }
 
 impl StepStream {
@@ -178,6 +180,7 @@ impl StepStream {
         let message_id = ids.next("msg");
         let history_size = history.iter().map(message_size).sum();
         StepStream {
+            bare: bare::Bare::new(!tools.is_empty()),
             tools,
             ids,
             history,
@@ -205,8 +208,17 @@ impl StepStream {
     /// says.
     pub fn piece(&mut self, piece: Piece) -> Vec<Event> {
         let mut out = Vec::new();
+        if let Piece::Text(text) = piece {
+            if let Some(text) = self.bare.text(text) {
+                self.text(text, &mut out);
+            }
+            return out;
+        }
+        if let Some(held) = self.bare.release() {
+            self.text(held, &mut out);
+        }
         match piece {
-            Piece::Text(text) => self.text(text, &mut out),
+            Piece::Text(_) => {}
             Piece::CallOpen { slot } => {
                 let id = self.ids.next("call");
                 self.open.push(Call {
@@ -267,14 +279,47 @@ impl StepStream {
         out
     }
 
-    /// The output ended: open calls are cut off, the text message ends.
+    /// The output ended: a held reply becomes its call or its text, open calls are cut off,
+    /// the text message ends.
     pub fn finish(mut self) -> (Vec<Event>, StepOutcome) {
-        self.end_all(Rejection::CutOff)
+        let mut out = Vec::new();
+        match self.bare.end() {
+            Ok(Some(held)) => match bare::read(&held, &self.tools) {
+                Some((body, fix)) => {
+                    let call = Call {
+                        slot: usize::MAX,
+                        id: self.ids.next("call"),
+                        written_name: String::new(),
+                        started: None,
+                        streamed: String::new(),
+                        held: String::new(),
+                    };
+                    let result = repair::repair_body(&body, &self.tools).map(|mut repaired| {
+                        repaired.fixes.insert(0, fix);
+                        repaired
+                    });
+                    self.settle(call, body, result, &mut out);
+                }
+                None => self.text(held, &mut out),
+            },
+            Ok(None) => {}
+            Err(held) => self.text(held, &mut out),
+        }
+        let (tail, outcome) = self.end_all(Rejection::CutOff);
+        out.extend(tail);
+        (out, outcome)
     }
 
     /// The run was stopped mid-output: open calls are dropped as aborted.
     pub fn abort(mut self) -> (Vec<Event>, StepOutcome) {
-        self.end_all(Rejection::Aborted)
+        // A held reply is not decided once stopped: it is kept as the text it was.
+        let mut out = Vec::new();
+        if let Some(held) = self.bare.release() {
+            self.text(held, &mut out);
+        }
+        let (tail, outcome) = self.end_all(Rejection::Aborted);
+        out.extend(tail);
+        (out, outcome)
     }
 
     fn end_all(&mut self, reason: Rejection) -> (Vec<Event>, StepOutcome) {
@@ -731,6 +776,8 @@ fn written_name_of(raw: &str) -> String {
         .map(|c| c.name)
         .unwrap_or_default()
 }
+
+mod bare;
 
 #[cfg(test)]
 mod tests;

@@ -311,3 +311,88 @@ fn parse_run_each_hands_each_event_over_before_the_output_ends() {
         Some("RUN_FINISHED")
     );
 }
+
+/// Splits `text` into chunks of `n` bytes at char boundaries.
+fn chunks(text: &str, n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = rest.len().min(n);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(rest[..end].to_owned());
+        rest = &rest[end..];
+    }
+    out
+}
+
+#[test]
+fn a_bare_json_reply_is_the_call_it_names_in_every_chunking() {
+    let tools = tools();
+    for reply in [
+        "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}",
+        "```json\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n```",
+        "<|python_tag|>{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}",
+    ] {
+        let whole = parse_run(&tools, [reply], false);
+        for n in [1, 3, 8] {
+            let parts = chunks(reply, n);
+            let chunked = parse_run(&tools, parts.iter().map(String::as_str), false);
+            assert_eq!(whole, chunked, "{reply:?} in chunks of {n}");
+        }
+        let kinds = types(&whole);
+        assert!(
+            !kinds.iter().any(|k| k.starts_with("TEXT_MESSAGE")),
+            "{reply:?}: no text: {kinds:?}"
+        );
+        assert!(kinds.contains(&"TOOL_CALL_START".to_owned()), "{kinds:?}");
+        let note = whole
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .find(|e| e["name"] == CUSTOM_TOOL_REPAIR)
+            .expect("a tool_repair note");
+        assert!(
+            note["value"]["fixes"][0]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("read a"),
+            "{note}"
+        );
+        let run = serde_json::to_value(whole.last().unwrap()).unwrap();
+        assert_eq!(run["result"]["calls"][0]["name"], "add", "{run}");
+        assert_eq!(
+            run["result"]["calls"][0]["arguments"],
+            json!({"a": 1, "b": 2})
+        );
+    }
+}
+
+#[test]
+fn json_that_is_not_a_whole_call_stays_text() {
+    let tools = tools();
+    for reply in [
+        "{\"result\": 3}",
+        "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}} is what I would call.",
+        "The call would be {\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}",
+        "{\"name\": \"unknown_tool\", \"arguments\": {}}",
+    ] {
+        let events = parse_run(&tools, [reply], false);
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::TextMessageContent { delta, .. } => Some(delta.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, reply, "all of it is text");
+        assert!(
+            !types(&events).contains(&"TOOL_CALL_START".to_owned()),
+            "{reply:?}"
+        );
+    }
+    // Without tools nothing is held: a JSON reply streams as it comes.
+    let none = Rc::new(ToolSet::new([]).0);
+    let events = parse_run(&none, ["{\"name\": \"add\"}"], false);
+    assert!(types(&events).contains(&"TEXT_MESSAGE_CONTENT".to_owned()));
+}
