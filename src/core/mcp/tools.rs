@@ -90,6 +90,18 @@ impl std::io::Write for Counted {
     }
 }
 
+/// `value` with every object and array at its exact size: what a parser builds grows by
+/// doubling, and a listing keeps thousands of schemas for the session's life.
+fn compact(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, compact(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(compact).collect()),
+        other => other,
+    }
+}
+
 /// The length of `value` written as compact JSON.
 fn json_bytes(value: &Value) -> usize {
     let mut counted = Counted(0);
@@ -171,8 +183,12 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
         description,
         input_schema: map
             .remove("inputSchema")
+            .map(compact)
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-        output_schema: map.remove("outputSchema").filter(Value::is_object),
+        output_schema: map
+            .remove("outputSchema")
+            .filter(Value::is_object)
+            .map(compact),
         annotations,
     })
 }
