@@ -78,6 +78,13 @@ fn usage_errors_and_unreadable_files_exit_2() {
             "cannot read /nonexistent/tools.json",
         ),
         (vec!["audit", not_tools.as_str()], "expected a JSON array"),
+        (
+            vec![
+                "audit",
+                "packages/playwright-webmcp-host/example/shop.evals.json",
+            ],
+            "this is an eval file",
+        ),
     ] {
         let (code, stdout, stderr) = run(&args);
         assert_eq!(code, 2, "{args:?}");

@@ -144,8 +144,43 @@ pub struct Entry {
 pub const INPUT_SHAPES: &str = "a JSON array of tool definitions \
      ({name, description, inputSchema, annotations?}), or listTools' answer {tools, problems}";
 
+/// What a file that is not a tools file looks like, when it is a kind people mistake for one.
+fn not_a_tools_file(input: &Value) -> Option<&'static str> {
+    let has = |v: &Value, keys: &[&str]| keys.iter().any(|k| v.get(*k).is_some());
+    match input {
+        Value::Array(items) if !items.is_empty() => {
+            let evals = items.iter().all(|i| {
+                has(
+                    i,
+                    &[
+                        "expectedCall",
+                        "messages",
+                        "userMessage",
+                        "userScenario",
+                        "assertions",
+                    ],
+                ) && !has(i, &["inputSchema", "annotations"])
+            });
+            evals.then_some("an eval file (webmcp-evals cases with messages and expectedCall or a scenario), not a list of tools: give it to evaluate, or audit the page's tools (listTools' answer)")
+        }
+        Value::Object(map) if !map.contains_key("tools") => {
+            if map.contains_key("$schema") || map.contains_key("properties") {
+                Some("a JSON Schema, not a list of tools")
+            } else if map.contains_key("evals") || map.contains_key("results") {
+                Some("an eval file or an evaluation's answer, not a list of tools")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 /// The entries of a tools file or of `listTools`' answer (see [`INPUT_SHAPES`]).
 pub fn entries(input: &Value) -> Result<Vec<Entry>, String> {
+    if let Some(what) = not_a_tools_file(input) {
+        return Err(format!("this is {what}; expected {INPUT_SHAPES}"));
+    }
     let (tools, problems) = match input {
         Value::Array(tools) => (tools.as_slice(), &[][..]),
         Value::Object(map) => match (map.get("tools"), map.get("problems")) {

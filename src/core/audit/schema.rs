@@ -328,14 +328,25 @@ fn check_property(name: &str, sub: &Value, at: &str, out: &mut Out) {
             check_text(text, &format!("{at}/description"), out);
         }
         _ if schema.contains_key("$ref") => {}
-        _ => out.add(
-            "property-description-missing",
-            Some(at),
-            format!(
-                "the property `{name}` has no description: say what value it takes and in \
-                 which form (\"Departure airport, IATA code\")"
-            ),
-        ),
+        _ => {
+            // What to say depends on the property, not on an example from another domain.
+            let ask = if schema.contains_key("enum") {
+                "say what the choice is and what its values mean"
+            } else {
+                match schema.get("type").and_then(Value::as_str) {
+                    Some("number" | "integer") => "say what the number is and in which unit",
+                    Some("boolean") => "say what `true` does",
+                    Some("array") => "say what the list holds",
+                    Some("object") => "say what the object describes",
+                    _ => "say what value it takes and in which form",
+                }
+            };
+            out.add(
+                "property-description-missing",
+                Some(at),
+                format!("the property `{name}` has no description: {ask}"),
+            );
+        }
     }
     check_sensitive(name, schema, at, out);
 }

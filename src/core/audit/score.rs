@@ -7,6 +7,10 @@
 //! an agent that picks it fails whatever the others are. A page without tools scores 0: it
 //! offers an agent nothing.
 //!
+//! What was not checked costs nothing: a probe skipped (`probe-skipped`, `probe-no-example`)
+//! says the tool was not called, not that it is worse, so asking for probes never lowers a
+//! score by itself.
+//!
 //! Invariant: a tool without errors or warnings and with at most five notes scores at least 90,
 //! and so does a page of such tools.
 
@@ -30,9 +34,16 @@ pub fn cost(severity: Severity) -> u32 {
     }
 }
 
+/// Findings that say a check was not made, and so cost nothing.
+pub const UNCHECKED: [&str; 2] = ["probe-skipped", "probe-no-example"];
+
 /// A tool's score from its findings.
 pub fn tool(entry: &Entry, findings: &[Finding]) -> ToolScore {
-    let rules: BTreeSet<(&str, Severity)> = findings.iter().map(|f| (f.rule, f.severity)).collect();
+    let rules: BTreeSet<(&str, Severity)> = findings
+        .iter()
+        .filter(|f| !UNCHECKED.contains(&f.rule))
+        .map(|f| (f.rule, f.severity))
+        .collect();
     let lost: u32 = rules.iter().map(|(_, severity)| cost(*severity)).sum();
     let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
     ToolScore {

@@ -60,6 +60,23 @@ fn a_clean_page_scores_100_and_notes_cost_little() {
 }
 
 #[test]
+fn a_probe_not_made_costs_nothing() {
+    let entry = &entries(&json!([{"name": "x"}])).unwrap()[0];
+    let finding = |rule| Finding {
+        rule,
+        severity: Severity::Note,
+        tool: "x".into(),
+        pointer: None,
+        message: String::new(),
+    };
+    let skipped = [finding("probe-skipped"), finding("probe-no-example")];
+    let score = score::tool(entry, &skipped);
+    assert_eq!(score.score, 100, "not probed is not worse");
+    assert_eq!(score.notes, 2, "still reported");
+    assert_eq!(score::tool(entry, &[finding("probe-empty")]).score, 98);
+}
+
+#[test]
 fn a_rule_costs_once_per_tool_however_many_properties_break_it() {
     let audit = run(json!([{
         "name": "search_products", "description": "Searches the catalog by keyword.",
