@@ -142,7 +142,7 @@
   // drop consequentialHint, so the worker confirms every tool of it that is not read-only.
   const listTools = async () => {
     const context = modelContext();
-    const frame = { url: location.href, origin: location.origin };
+    const frame = { url: location.href, origin: location.origin, title: String(document.title ?? '').slice(0, 200) };
     if (context) return { ok: true, supported: true, ...frame, tools: numbered((await ownTools(context)).map(describe)) };
     if (!main.paired) return { ok: true, supported: false, ...frame, tools: [] };
     const answer = await main.ask({ op: 'listTools' });

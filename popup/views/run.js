@@ -55,6 +55,19 @@ function renderExtraTool(name, description, hint, hintClass = '') {
   return item;
 }
 
+/** The header's page under test: its title, origin and tool count (text only: the page wrote the title). */
+function showPage(page, count) {
+  const label = $('tab-label');
+  const tools = `${count} tool${count === 1 ? '' : 's'}`;
+  if (!page) {
+    label.textContent = `tab ${state.tabId} · ${tools}`;
+    return;
+  }
+  const title = element('span', 'page-title', page.title || page.url);
+  title.title = page.url;
+  label.replaceChildren(title, element('span', 'page-origin', ` ${page.origin} · ${tools}`));
+}
+
 export async function loadTools() {
   if (typeof state.tabId !== 'number' || Number.isNaN(state.tabId)) {
     say('status', 'No tab to read.');
@@ -70,6 +83,7 @@ export async function loadTools() {
     return;
   }
   $('tool-count').textContent = `(${answer.tools.length})`;
+  showPage(answer.page, answer.tools.length);
   $('tools').replaceChildren(...answer.tools.map(renderTool));
   say('status', answer.tools.length ? '' : 'This tab offers no WebMCP tools.');
   $('problems-box').hidden = answer.problems.length === 0;

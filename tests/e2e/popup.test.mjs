@@ -40,6 +40,21 @@ describe('popup', () => {
     assert.match(await popup.textContent('li[data-tool="add"] .tool-meta'), /^\(a, b\) · http:\/\/127\.0\.0\.1:\d+ · top frame$/);
   });
 
+  test("the header names the page under test: its title, origin and tool count", async () => {
+    const origin = new URL(server.url).origin;
+    assert.equal(await popup.textContent('#tab-label .page-title'), 'Fixture: page tools');
+    assert.equal(await popup.textContent('#tab-label .page-origin'), ` ${origin} · 6 tools`);
+    assert.equal(await popup.getAttribute('#tab-label .page-title', 'title'), `${server.url}/tools.html`);
+    const listed = await host.worker.evaluate((tabId) => webmcpHost.listTools({ tabId }), tabId);
+    assert.deepEqual(listed.page, { url: `${server.url}/tools.html`, origin, title: 'Fixture: page tools' });
+    // A title the page writes is text: markup in it is shown, not made.
+    await page.evaluate(() => { document.title = '<img src=x onerror="window.__xss=2">Shop'; });
+    await popup.reload();
+    await popup.waitForSelector('body[data-state="ready"]');
+    assert.equal(await popup.textContent('#tab-label .page-title'), '<img src=x onerror="window.__xss=2">Shop');
+    assert.equal(await popup.$('#tab-label img'), null);
+  });
+
   test('renders page text as text, never as HTML', async () => {
     const description = await popup.textContent('li[data-tool="describe_input"] .tool-desc');
     assert.match(description, /<b>not bold<\/b><img src=x onerror="window.__xss=1">/);

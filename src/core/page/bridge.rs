@@ -174,6 +174,9 @@ pub struct FrameListing {
     pub url: String,
     /// The frame's origin.
     pub origin: String,
+    /// Its document's title as the page set it (at most 200 characters; page text, shown as
+    /// text only).
+    pub title: String,
     /// The document that answered (set from Chrome's list of frames, never from the reply).
     pub document_id: Option<String>,
     /// Whether the tools came from the page's own world (a polyfill, or the page's own
@@ -341,6 +344,10 @@ pub fn parse_listing(
     };
     let url = string_field(&map, "url")?;
     let origin = string_field(&map, "origin")?;
+    let title: String = match map.get("title") {
+        Some(Value::String(title)) => title.chars().take(200).collect(),
+        _ => String::new(),
+    };
     let supported = map.get("supported") == Some(&Value::Bool(true));
     let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
     let mut versions = BTreeMap::new();
@@ -376,6 +383,7 @@ pub fn parse_listing(
         supported,
         url,
         origin,
+        title,
         document_id: None,
         polyfilled,
         tools,

@@ -150,6 +150,10 @@ pub struct TabTools {
     /// The top frame's URL, as Chrome lists it (none when it did not answer).
     #[serde(skip)]
     pub top_url: Option<String>,
+    /// The page under test, for people: `{url, origin, title}` of the top frame (URL and
+    /// origin as Chrome lists them, the title as the page set it), when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<Value>,
 }
 
 impl TabTools {
@@ -181,6 +185,11 @@ impl TabTools {
                     if frame.frame_id == 0 {
                         out.top_origin = Some(listing.origin.clone());
                         out.top_url = Some(frame.url.clone());
+                        out.page = Some(serde_json::json!({
+                            "url": frame.url,
+                            "origin": listing.origin,
+                            "title": listing.title,
+                        }));
                     }
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
