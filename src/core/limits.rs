@@ -342,6 +342,26 @@ pub const MAX_EVAL_RESULTS: usize = 2_000;
 /// (Used as `EXPORT_TIMEOUT_MS` in `core/observe/collector.rs`.)
 pub const EXPORT_TIMEOUT_MS: u32 = 5_000;
 
+/// The length of `value` written as compact JSON, counted without writing it out (a value
+/// that cannot be written counts as `usize::MAX`, over every cap).
+pub fn json_size(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
 /// Depth of a JSON value: a scalar is 0, `[]` and `{}` are 1, `[[1]]` is 2.
 pub fn json_depth(value: &serde_json::Value) -> usize {
     // Iterative, so a hostile value cannot exhaust the stack here.

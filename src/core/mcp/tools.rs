@@ -77,19 +77,6 @@ pub fn parse_tools_owned(entries: Vec<Value>) -> (Vec<McpTool>, Vec<String>) {
     (tools, problems)
 }
 
-/// Counts the bytes written to it: a value's JSON size without building its text.
-struct Counted(usize);
-
-impl std::io::Write for Counted {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// `value` with every object and array at its exact size: what a parser builds grows by
 /// doubling, and a listing keeps thousands of schemas for the session's life.
 fn compact(value: Value) -> Value {
@@ -100,12 +87,6 @@ fn compact(value: Value) -> Value {
         Value::Array(items) => Value::Array(items.into_iter().map(compact).collect()),
         other => other,
     }
-}
-
-/// The length of `value` written as compact JSON.
-fn json_bytes(value: &Value) -> usize {
-    let mut counted = Counted(0);
-    serde_json::to_writer(&mut counted, value).map_or(usize::MAX, |()| counted.0)
 }
 
 fn parse_tool(entry: Value) -> Result<McpTool, String> {
@@ -137,7 +118,7 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
     }
     for key in ["inputSchema", "outputSchema"] {
         if let Some(schema) = map.get(key) {
-            let bytes = json_bytes(schema);
+            let bytes = crate::core::limits::json_size(schema);
             if bytes > limits.max_schema_bytes {
                 return Err(format!(
                     "tool `{name}` left out: its {key} is {bytes} bytes, over the cap of {} (max_schema_bytes)",

@@ -252,7 +252,7 @@ fn parse_schema(raw: Option<Value>, limits: &Limits, what: &str) -> Result<Value
                 .map_err(|e| format!("the {what} schema is a string that is not JSON: {e}"))?
         }
         Some(other) => {
-            let size = json_size(&other);
+            let size = crate::core::limits::json_size(&other);
             if size > limits.max_schema_bytes {
                 return Err(schema_too_big(size, limits, what));
             }
@@ -273,25 +273,6 @@ fn parse_schema(raw: Option<Value>, limits: &Limits, what: &str) -> Result<Value
         ));
     }
     Ok(schema)
-}
-
-/// The length of `value` written as compact JSON, counted without writing it out.
-fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
 }
 
 fn schema_too_big(size: usize, limits: &Limits, what: &str) -> String {
@@ -542,7 +523,7 @@ mod tests {
         let schema =
             json!({"type": "object", "description": "é\"x", "properties": {"n": {"maximum": 1.5}}});
         let size = serde_json::to_string(&schema).unwrap().len();
-        assert_eq!(json_size(&schema), size);
+        assert_eq!(crate::core::limits::json_size(&schema), size);
         let limits = Limits {
             max_schema_bytes: size - 1,
             ..Limits::DEFAULT
