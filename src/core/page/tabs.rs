@@ -144,16 +144,21 @@ pub struct TabTools {
     /// and the frame runs the tool only while its definition is still that one.
     #[serde(skip)]
     pub versions: BTreeMap<(i64, String), u64>,
-    /// The top frame's origin, as Chrome lists its URL (none when it did not answer).
-    #[serde(skip)]
-    pub top_origin: Option<String>,
-    /// The top frame's URL, as Chrome lists it (none when it did not answer).
-    #[serde(skip)]
-    pub top_url: Option<String>,
-    /// The page under test, for people: `{url, origin, title}` of the top frame (URL and
-    /// origin as Chrome lists them, the title as the page set it), when it answered.
+    /// The page under test: the top frame's, when it answered (`listTools`' `page`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub page: Option<Value>,
+    pub page: Option<TopPage>,
+}
+
+/// The top frame's page: its URL and origin as Chrome lists them, its title as the page set
+/// it (page text, shown as text only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TopPage {
+    /// The URL.
+    pub url: String,
+    /// Its origin.
+    pub origin: String,
+    /// `document.title`, at most 200 characters.
+    pub title: String,
 }
 
 impl TabTools {
@@ -183,13 +188,11 @@ impl TabTools {
                     };
                     out.webmcp.insert(frame.frame_id, mode);
                     if frame.frame_id == 0 {
-                        out.top_origin = Some(listing.origin.clone());
-                        out.top_url = Some(frame.url.clone());
-                        out.page = Some(serde_json::json!({
-                            "url": frame.url,
-                            "origin": listing.origin,
-                            "title": listing.title,
-                        }));
+                        out.page = Some(TopPage {
+                            url: frame.url.clone(),
+                            origin: listing.origin.clone(),
+                            title: listing.title.clone(),
+                        });
                     }
                     if let Some(document) = listing.document_id {
                         out.documents.insert(frame.frame_id, document);
@@ -239,8 +242,8 @@ impl TabTools {
     /// The top frame's page as a run records it (`{url, origin, documentId?}`), when the top
     /// frame answered.
     pub fn top_page(&self) -> Option<Value> {
-        let mut page =
-            serde_json::json!({"url": self.top_url.as_ref()?, "origin": self.top_origin.as_ref()?});
+        let top = self.page.as_ref()?;
+        let mut page = serde_json::json!({"url": top.url, "origin": top.origin});
         if let Some(document) = self.documents.get(&0) {
             page["documentId"] = Value::String(document.clone());
         }

@@ -285,7 +285,7 @@ impl Start {
             (Phase::Tab(tab_id), Got::TabTools(found)) => {
                 match found {
                     Ok(found) => {
-                        self.origin = found.top_origin.clone();
+                        self.origin = found.page.as_ref().map(|page| page.origin.clone());
                         let (run_tools, bindings, errors) = page_run_tools(&found);
                         self.tools.extend(run_tools);
                         self.errors.extend(errors);
