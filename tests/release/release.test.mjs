@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,17 +15,9 @@ import { launchHost } from '../../packages/playwright-webmcp-host/index.mjs';
 import { unzip } from '../../packages/playwright-webmcp-host/lib/zip.mjs';
 import { extensionZip, packPackage, ROOT, version } from '../../scripts/release.mjs';
 import { serve } from '../support/server.mjs';
+import { freePort } from '../../scripts/mcp/start-server.mjs';
 
 const PLAYWRIGHT = JSON.parse(await readFile(join(ROOT, 'node_modules', '@playwright', 'test', 'package.json'), 'utf8')).version;
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Runs `command args` in `cwd`; resolves to `{code, output}`. */
 const run = (command, args, cwd, env = {}) =>

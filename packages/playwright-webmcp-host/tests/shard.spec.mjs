@@ -2,24 +2,15 @@
 // together run every case of its eval suite exactly once, and each shard runs some.
 import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { evalCases } from '../index.mjs';
 import { ROOT } from '../../../tests/support/browser.mjs';
+import { freePort } from '../../../scripts/mcp/start-server.mjs';
 
 const PACKAGE = join(ROOT, 'packages', 'playwright-webmcp-host');
 const CLI = join(ROOT, 'node_modules', '@playwright', 'test', 'cli.js');
 const OUT = join(ROOT, 'target', 'playwright-webmcp-host');
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Runs the example with `args`; resolves to its JSON report and its exit code. */
 async function runExample(args, port, name) {
