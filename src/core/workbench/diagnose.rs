@@ -306,7 +306,7 @@ fn page_findings(
             "Serve the page with the header `Origin-Agent-Cluster: ?1` and do not set `document.domain`.",
         ));
     }
-    trial_findings(facts, listing.now_ms, out);
+    trial_findings(facts, version, listing.now_ms, out);
     if let Some(v) = version {
         out.push(finding(
             "chrome-version",
@@ -358,7 +358,7 @@ pub fn shape_of(version: u32) -> &'static str {
 
 /// The findings of the page's origin-trial tokens: each read, and said when it cannot turn
 /// WebMCP on here (expired, for another origin, unreadable).
-fn trial_findings(facts: &PageFacts, now_ms: f64, out: &mut Vec<Finding>) {
+fn trial_findings(facts: &PageFacts, version: Option<u32>, now_ms: f64, out: &mut Vec<Finding>) {
     use super::trial::{covers, date, decode};
     let origin = http_origin(&facts.url);
     for token in &facts.origin_trial_tokens {
@@ -399,7 +399,7 @@ fn trial_findings(facts: &PageFacts, now_ms: f64, out: &mut Vec<Finding>) {
                 "origin-trial-expired",
                 level,
                 format!("{what} expired on {until}: it turns nothing on."),
-                &format!("Renew the token in the origin trials console, or switch WebMCP on yourself. {}", flag_for(chrome_version(&facts.user_agent))),
+                &format!("Renew the token in the origin trials console, or switch WebMCP on yourself. {}", flag_for(version)),
             ));
         } else if !origin.as_deref().is_some_and(|o| covers(&trial, o)) {
             out.push(finding(

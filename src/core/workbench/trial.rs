@@ -10,6 +10,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::core::url::http_origin;
+
 /// At most this many tokens of a page are read.
 pub const MAX_TOKENS: usize = crate::core::limits::MAX_TRIAL_TOKENS;
 /// A token longer than this (characters) is not read.
@@ -106,29 +108,24 @@ fn base64(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Whether a token for `claimed` (`scheme://host[:port]`) covers the page's `origin`.
+/// Whether a token for `trial.origin` covers the page's `origin` (both read as origins by
+/// [`http_origin`], so default ports and case do not matter): the same origin, or, for a
+/// subdomain token, a host under the token's with the same scheme and port.
 pub fn covers(trial: &Trial, origin: &str) -> bool {
-    let strip = |o: &str| {
-        let o = o.trim_end_matches('/');
-        o.strip_suffix(":443")
-            .filter(|_| o.starts_with("https://"))
-            .or_else(|| o.strip_suffix(":80").filter(|_| o.starts_with("http://")))
-            .unwrap_or(o)
-            .to_ascii_lowercase()
+    let (Some(claimed), Some(page)) = (http_origin(&trial.origin), http_origin(origin)) else {
+        return false;
     };
-    let (claimed, page) = (strip(&trial.origin), strip(origin));
     if claimed == page {
         return true;
     }
-    if !trial.is_subdomain {
-        return false;
-    }
-    let split = |o: &str| {
-        o.split_once("://")
-            .map(|(s, h)| (s.to_owned(), h.to_owned()))
-    };
-    match (split(&claimed), split(&page)) {
-        (Some((cs, ch)), Some((ps, ph))) => cs == ps && ph.ends_with(&format!(".{ch}")),
+    match (
+        trial.is_subdomain,
+        claimed.split_once("://"),
+        page.split_once("://"),
+    ) {
+        (true, Some((scheme, host)), Some((page_scheme, page_host))) => {
+            scheme == page_scheme && page_host.ends_with(&format!(".{host}"))
+        }
         _ => false,
     }
 }
