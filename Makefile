@@ -82,7 +82,7 @@ demo: setup-browser build
 
 ## bench: core throughput and latency natively; what each crate costs in the wasm; wasm size, worker cold start and MCP listing in Chromium; keep-alive (~6 min)
 bench: setup-browser build
-	cargo run --release --quiet --example bench_core
+	BENCH_PIPELINE_OUTPUTS=target/bench cargo run --release --quiet --example bench_core
 	node scripts/size.mjs
 	node scripts/bench.mjs
 	node scripts/keepalive.mjs

@@ -13,7 +13,9 @@
 //! prints them) on one long output with a call every ~3 KB (about 350 calls in 1 MB, 1,400 in
 //! 4 MB, most of them repaired, spread through): >= 40 MB/s on 1 MB whole, and 4 MB takes
 //! <= 4.5x the time of 1 MB (linear in the size and the number of calls), whole and in 16-byte
-//! chunks. Each figure is the median of `PIPELINE_REPEATS` runs, printed with min and max and
+//! chunks; fed whole, no slower than in 16-byte chunks (1 MB and 4 MB, run in turn). With
+//! `BENCH_PIPELINE_OUTPUTS=DIR` it also writes both outputs there, for `make bench` to feed
+//! `webmcp-host parse` whole and with `--chunk 16`. Each figure is the median of `PIPELINE_REPEATS` runs, printed with min and max and
 //! beside its budget and the figure measured before the pipeline was made linear.
 
 // The chunking helpers the tests and the fuzz targets share.
@@ -54,6 +56,8 @@ const BEFORE_PIPELINE_MBPS: f64 = 1.1;
 const BEFORE_RATIO_WHOLE: f64 = 30.1;
 const BEFORE_RATIO_CHUNKED: f64 = 21.3;
 const TARGET_CHUNKED_RATIO: f64 = 3.0;
+/// The pipeline fed whole takes at most the time of the same output in 16-byte chunks.
+const TARGET_WHOLE_VS_CHUNKED: f64 = 1.0;
 const TARGET_REPAIR_MEDIAN_US: f64 = 50.0;
 
 /// Prose between calls: markdown, code spans, a `<` and a fence that are not calls, non-ASCII.
@@ -315,8 +319,64 @@ fn pipeline_figures(tools: &Rc<ToolSet>) {
         &budget,
         &before,
     );
+    // Whole against chunked, run by run in turn (so that a machine's load weighs on both
+    // alike): fed whole must be no slower than fed in 16-byte chunks.
+    let whole_vs_chunked = |text: &str, pieces: &[&str]| {
+        let (whole, chunked) = times_paired(
+            n,
+            || {
+                pipeline(tools, &[text]);
+            },
+            || {
+                pipeline(tools, pieces);
+            },
+        );
+        let r = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+        (
+            r(median(&whole), median(&chunked)),
+            r(whole[0], chunked[chunked.len() - 1]),
+            r(whole[whole.len() - 1], chunked[0]),
+        )
+    };
+    let (wc1, wc1min, wc1max) = whole_vs_chunked(&one, &one16);
+    figure(
+        "pipeline whole / 16 B time, 1 MB",
+        wc1,
+        wc1min,
+        wc1max,
+        "x",
+        &format!("<= {TARGET_WHOLE_VS_CHUNKED}x"),
+        "-",
+    );
+    let (wc4, wc4min, wc4max) = whole_vs_chunked(&four, &four16);
+    figure(
+        "  same, 4 MB",
+        wc4,
+        wc4min,
+        wc4max,
+        "x",
+        &format!("<= {TARGET_WHOLE_VS_CHUNKED}x"),
+        "-",
+    );
+    // The same outputs for `make bench` to feed the CLI's `webmcp-host parse`.
+    if let Some(dir) = std::env::var_os("BENCH_PIPELINE_OUTPUTS") {
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("the outputs' folder");
+        std::fs::write(dir.join("pipeline-1mb.txt"), &one).expect("1 MB written");
+        std::fs::write(dir.join("pipeline-4mb.txt"), &four).expect("4 MB written");
+    }
     println!();
     for (label, met, value) in [
+        (
+            format!("target: pipeline whole <= {TARGET_WHOLE_VS_CHUNKED}x 16 B chunks (1 MB)"),
+            wc1 <= TARGET_WHOLE_VS_CHUNKED,
+            format!("{wc1:.2}x"),
+        ),
+        (
+            format!("target: pipeline whole <= {TARGET_WHOLE_VS_CHUNKED}x 16 B chunks (4 MB)"),
+            wc4 <= TARGET_WHOLE_VS_CHUNKED,
+            format!("{wc4:.2}x"),
+        ),
         (
             format!("target: parser alone >= {TARGET_PARSER_MBPS} MB/s (1 MB)"),
             p >= TARGET_PARSER_MBPS,

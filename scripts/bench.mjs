@@ -223,6 +223,43 @@ if (part('calls')) {
   }
 }
 
+// The pipeline through the CLI: `webmcp-host parse` on the 1 MB and 4 MB outputs bench_core
+// wrote (BENCH_PIPELINE_OUTPUTS, the Makefile's target/bench), fed whole and with `--chunk 16`,
+// run in turn so that the machine's load weighs on both alike. Fed whole must be no slower.
+if (part('pipeline')) {
+  const { spawnSync } = await import('node:child_process');
+  const dir = join(ROOT, 'target', 'bench');
+  if (!existsSync(join(dir, 'pipeline-4mb.txt'))) {
+    console.log('pipeline: no outputs in target/bench (make bench writes them through bench_core); skipped');
+  } else {
+    const build = spawnSync('cargo', ['build', '--release', '--quiet', '--bin', 'webmcp-host'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('cargo build failed');
+    const cli = join(ROOT, 'target', 'release', 'webmcp-host');
+    const tools = join(ROOT, 'tests', 'golden', 'tools.json');
+    const time = (input, extra) => {
+      const started = performance.now();
+      const run = spawnSync(cli, ['parse', '--tools', tools, ...extra], { input, maxBuffer: 1 << 30 });
+      const ms = performance.now() - started;
+      if (run.status !== 0) throw new Error(`webmcp-host parse failed: ${run.stderr}`);
+      return ms;
+    };
+    for (const size of ['1mb', '4mb']) {
+      const input = readFileSync(join(dir, `pipeline-${size}.txt`));
+      const whole = [];
+      const chunked = [];
+      for (let i = 0; i < RUNS; i += 1) {
+        whole.push(time(input, []));
+        chunked.push(time(input, ['--chunk', '16']));
+      }
+      const mb = input.length / 1e6;
+      const label = size === '1mb' ? '1 MB' : '4 MB';
+      figure(`cli_parse_${size}_whole_ms`, `webmcp-host parse, ${label} whole`, whole);
+      figure(`cli_parse_${size}_chunked_ms`, `  the same in 16 B chunks (--chunk 16)`, chunked);
+      figure(`cli_parse_${size}_whole_vs_chunked`, `  whole ÷ chunked (${fixed(mb / (stats(whole).median / 1e3))} MB/s whole)`, [stats(whole).median / stats(chunked).median], { unit: '×', budget: 1 });
+    }
+  }
+}
+
 // MCP: listing 10,000 tools over 100 pages and then calling one, with the project's MCP server
 // on 127.0.0.1. Natively: the release CLI (wall time and peak memory from /usr/bin/time). In the
 // worker: a run whose tool sources include that server (connect, 100 pages, one call).

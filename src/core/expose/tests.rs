@@ -353,7 +353,7 @@ fn calls_parse_resolve_and_answer() {
         Err("bad key [redacted]…".into())
     );
     let with_schema = McpTool {
-        output_schema: Some(json!({"type": "object", "required": ["sum"]})),
+        output_schema: Some(json!({"type": "object", "required": ["sum"]}).into()),
         ..add.clone()
     };
     let reply = call_reply(

@@ -149,7 +149,7 @@ pub fn run_tools(server: &McpServerConfig, tools: &[McpTool]) -> (Vec<RunTool>, 
             spec: ToolSpec {
                 name: run_name.clone(),
                 description,
-                input_schema: tool.input_schema.clone(),
+                input_schema: tool.input_schema.to_value(),
             },
             kind: ToolKind::Mcp,
             data_source: Some(format!("MCP server {}", server.name)),

@@ -1,7 +1,10 @@
 //! MCP tools as the host uses them: parsed from `tools/list`, named into a namespace, judged
 //! for confirmation, and their call results made into text for the model.
 
+use std::sync::OnceLock;
+
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::core::tool::{is_valid_name, kind};
@@ -32,10 +35,10 @@ pub struct McpTool {
     /// What the tool does, as the server says.
     pub description: String,
     /// The JSON Schema of its arguments.
-    pub input_schema: Value,
+    pub input_schema: SchemaText,
     #[serde(skip_serializing_if = "Option::is_none")]
     /// The JSON Schema of its `structuredContent`, if any.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<SchemaText>,
     /// The server's hints.
     pub annotations: McpAnnotations,
 }
@@ -48,6 +51,105 @@ impl McpTool {
             return false;
         }
         self.annotations.destructive_hint != Some(false)
+    }
+}
+
+/// A schema a listing keeps: its compact JSON text (about a tenth of the memory of the parsed
+/// value, and a listing keeps thousands for a session's life), parsed the first time it is
+/// read as a [`Value`] (through `Deref`) and kept parsed from then on. Serialised as written,
+/// without being parsed. Two are equal when their values are.
+pub struct SchemaText {
+    text: Box<RawValue>,
+    parsed: OnceLock<Value>,
+}
+
+impl SchemaText {
+    /// The schema as compact JSON text.
+    pub fn text(&self) -> &str {
+        self.text.get()
+    }
+
+    /// The schema as a value of its own (parsed from the text, not kept: a copy given away
+    /// leaves the listing as small as it was).
+    pub fn to_value(&self) -> Value {
+        match self.parsed.get() {
+            Some(value) => value.clone(),
+            None => serde_json::from_str(self.text.get()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// `value` kept as its text, or `None` when it is longer than `cap` bytes (the text is
+    /// written at most that far, so a schema of megabytes costs no megabytes here).
+    pub fn within(value: &Value, cap: usize) -> Option<SchemaText> {
+        struct Capped(Vec<u8>, usize);
+        impl std::io::Write for Capped {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                if self.0.len() + bytes.len() > self.1 {
+                    return Err(std::io::ErrorKind::WriteZero.into());
+                }
+                self.0.extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = Capped(Vec::new(), cap);
+        serde_json::to_writer(&mut out, value).ok()?;
+        // serde_json writes valid UTF-8 JSON: neither step can fail.
+        let text = String::from_utf8(out.0).ok()?;
+        let text = RawValue::from_string(text).ok()?;
+        Some(SchemaText {
+            text,
+            parsed: OnceLock::new(),
+        })
+    }
+}
+
+impl From<Value> for SchemaText {
+    fn from(value: Value) -> SchemaText {
+        let text = RawValue::from_string(value.to_string())
+            .expect("serde_json writes JSON that it reads back");
+        let parsed = OnceLock::new();
+        let _ = parsed.set(value);
+        SchemaText { text, parsed }
+    }
+}
+
+impl std::ops::Deref for SchemaText {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.parsed.get_or_init(|| {
+            // The text was written by serde_json from a value: it reads back.
+            serde_json::from_str(self.text.get()).unwrap_or(Value::Null)
+        })
+    }
+}
+
+impl Clone for SchemaText {
+    fn clone(&self) -> SchemaText {
+        SchemaText {
+            text: self.text.clone(),
+            parsed: self.parsed.clone(),
+        }
+    }
+}
+
+impl PartialEq for SchemaText {
+    fn eq(&self, other: &SchemaText) -> bool {
+        self.text.get() == other.text.get() || **self == **other
+    }
+}
+
+impl std::fmt::Debug for SchemaText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.text.get())
+    }
+}
+
+impl Serialize for SchemaText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.text.serialize(serializer)
     }
 }
 
@@ -75,18 +177,6 @@ pub fn parse_tools_owned(entries: Vec<Value>) -> (Vec<McpTool>, Vec<String>) {
         }
     }
     (tools, problems)
-}
-
-/// `value` with every object and array at its exact size: what a parser builds grows by
-/// doubling, and a listing keeps thousands of schemas for the session's life.
-fn compact(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            Value::Object(map.into_iter().map(|(k, v)| (k, compact(v))).collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(compact).collect()),
-        other => other,
-    }
 }
 
 fn parse_tool(entry: Value) -> Result<McpTool, String> {
@@ -118,13 +208,6 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
     }
     for key in ["inputSchema", "outputSchema"] {
         if let Some(schema) = map.get(key) {
-            let bytes = crate::core::limits::json_size(schema);
-            if bytes > limits.max_schema_bytes {
-                return Err(format!(
-                    "tool `{name}` left out: its {key} is {bytes} bytes, over the cap of {} (max_schema_bytes)",
-                    limits.max_schema_bytes
-                ));
-            }
             let depth = crate::core::limits::json_depth(schema);
             if depth > limits.max_schema_depth {
                 return Err(format!(
@@ -140,6 +223,22 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
             kind(other)
         ));
     }
+    // Kept as text: written once, which is also the size the cap counts.
+    let kept = |key: &str| -> Result<Option<SchemaText>, String> {
+        match map.get(key).filter(|s| s.is_object()) {
+            None => Ok(None),
+            Some(schema) => match SchemaText::within(schema, limits.max_schema_bytes) {
+                Some(text) => Ok(Some(text)),
+                None => Err(format!(
+                    "tool `{name}` left out: its {key} is {} bytes, over the cap of {} (max_schema_bytes)",
+                    crate::core::limits::json_size(schema),
+                    limits.max_schema_bytes
+                )),
+            },
+        }
+    };
+    let input_schema = kept("inputSchema")?;
+    let output_schema = kept("outputSchema")?;
     let hint = |key: &str| {
         map.get("annotations")
             .and_then(|a| a.get(key))
@@ -162,14 +261,9 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
         name,
         title,
         description,
-        input_schema: map
-            .remove("inputSchema")
-            .map(compact)
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-        output_schema: map
-            .remove("outputSchema")
-            .filter(Value::is_object)
-            .map(compact),
+        input_schema: input_schema
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}).into()),
+        output_schema,
         annotations,
     })
 }
@@ -416,6 +510,53 @@ mod tests {
         assert!(
             problems[2].contains("`deep` left out") && problems[2].contains("max_schema_depth")
         );
+    }
+
+    #[test]
+    fn schemas_are_kept_as_their_text_in_order_and_read_as_values() {
+        let cap = crate::core::limits::Limits::DEFAULT.max_schema_bytes;
+        let schema = json!({"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "integer"}}, "required": ["z"]});
+        let (tools, _) = parse_tools(&[
+            json!({"name": "t", "inputSchema": schema.clone(), "outputSchema": {"type": "object"}}),
+            json!({"name": "at_cap", "inputSchema": {"type": "object", "description": "x".repeat(cap - 40)}}),
+        ]);
+        let kept = &tools[0].input_schema;
+        // The server's order survives (not sorted), in the text and in the value read back.
+        assert_eq!(
+            kept.text(),
+            r#"{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"integer"}},"required":["z"]}"#
+        );
+        assert_eq!(**kept, schema);
+        assert_eq!(kept.to_value(), schema);
+        assert_eq!(
+            kept["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .collect::<Vec<_>>(),
+            ["z", "a"]
+        );
+        // Written as it came, inside a listing line and as the tool itself.
+        let line = listing_line(&tools[0], Some("ns"), false);
+        assert_eq!(line["inputSchema"], schema);
+        let written = serde_json::to_string(&tools[0]).unwrap();
+        assert!(written.contains(kept.text()), "{written}");
+        assert_eq!(
+            tools[0].output_schema.as_deref(),
+            Some(&json!({"type": "object"}))
+        );
+        // Exactly at the cap is kept; one byte over is not.
+        let size = crate::core::limits::json_size(&tools[1].input_schema);
+        assert_eq!(tools[1].input_schema.text().len(), size);
+        let exact = json!({"type": "object", "description": "x".repeat(cap - 40 + (cap - size))});
+        assert_eq!(crate::core::limits::json_size(&exact), cap);
+        assert!(SchemaText::within(&exact, cap).is_some());
+        assert!(SchemaText::within(&exact, cap - 1).is_none());
+        // Equal values are equal schemas, whether parsed or not; a change is a change.
+        let again: SchemaText = schema.clone().into();
+        assert_eq!(&again, kept);
+        let changed: SchemaText = json!({"type": "object"}).into();
+        assert_ne!(&changed, kept);
     }
 
     #[test]

@@ -38,7 +38,7 @@ fn mcp_tool(name: &str, read_only: bool) -> McpTool {
         name: name.into(),
         title: None,
         description: "Does".into(),
-        input_schema: json!({"type": "object"}),
+        input_schema: json!({"type": "object"}).into(),
         output_schema: None,
         annotations: McpAnnotations {
             read_only_hint: Some(read_only),
@@ -442,7 +442,7 @@ fn the_worker_s_own_calls_answer_like_call_tool() {
         json!({"ok": false, "error": "boom"})
     );
     let mut typed = mcp_tool("count", true);
-    typed.output_schema = Some(json!({"type": "object", "required": ["n"]}));
+    typed.output_schema = Some(json!({"type": "object", "required": ["n"]}).into());
     let unshaped = CallResult::Ok {
         text: "{}".into(),
         structured: Some(json!({})),

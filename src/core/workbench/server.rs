@@ -172,7 +172,7 @@ pub fn tools_response(server: &McpServerConfig, listed: &[McpTool]) -> Value {
                 line["title"] = json!(title);
             }
             if let Some(schema) = &tool.output_schema {
-                line["outputSchema"] = schema.clone();
+                line["outputSchema"] = schema.to_value();
             }
             line
         })

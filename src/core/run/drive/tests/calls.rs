@@ -26,7 +26,7 @@ fn own_delete() -> Binding {
             name: "delete".into(),
             title: None,
             description: "Deletes".into(),
-            input_schema: json!({"type": "object"}),
+            input_schema: json!({"type": "object"}).into(),
             output_schema: None,
             annotations: Default::default(),
         },
