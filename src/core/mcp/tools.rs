@@ -4,7 +4,6 @@
 use std::sync::OnceLock;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::core::tool::{is_valid_name, kind};
@@ -56,17 +55,18 @@ impl McpTool {
 
 /// A schema a listing keeps: its compact JSON text (about a tenth of the memory of the parsed
 /// value, and a listing keeps thousands for a session's life), parsed the first time it is
-/// read as a [`Value`] (through `Deref`) and kept parsed from then on. Serialised as written,
-/// without being parsed. Two are equal when their values are.
+/// read as a [`Value`] (through `Deref`) and kept parsed from then on. Serialised from a value
+/// read for the occasion and let go (serde_json's `raw_value`, which would write the text as
+/// it is, costs the wasm module 21 KB). Two are equal when their values are.
 pub struct SchemaText {
-    text: Box<RawValue>,
+    text: Box<str>,
     parsed: OnceLock<Value>,
 }
 
 impl SchemaText {
     /// The schema as compact JSON text.
     pub fn text(&self) -> &str {
-        self.text.get()
+        &self.text
     }
 
     /// The schema as a value of its own (parsed from the text, not kept: a copy given away
@@ -74,33 +74,19 @@ impl SchemaText {
     pub fn to_value(&self) -> Value {
         match self.parsed.get() {
             Some(value) => value.clone(),
-            None => serde_json::from_str(self.text.get()).unwrap_or(Value::Null),
+            None => serde_json::from_str(&self.text).unwrap_or(Value::Null),
         }
     }
 
-    /// `value` kept as its text, or `None` when it is longer than `cap` bytes (the text is
-    /// written at most that far, so a schema of megabytes costs no megabytes here).
+    /// `value` kept as its text, or `None` when that text is longer than `cap` bytes (written
+    /// once: its length is the size the cap counts).
     pub fn within(value: &Value, cap: usize) -> Option<SchemaText> {
-        struct Capped(Vec<u8>, usize);
-        impl std::io::Write for Capped {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                if self.0.len() + bytes.len() > self.1 {
-                    return Err(std::io::ErrorKind::WriteZero.into());
-                }
-                self.0.extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
+        let text = serde_json::to_string(value).ok()?;
+        if text.len() > cap {
+            return None;
         }
-        let mut out = Capped(Vec::new(), cap);
-        serde_json::to_writer(&mut out, value).ok()?;
-        // serde_json writes valid UTF-8 JSON: neither step can fail.
-        let text = String::from_utf8(out.0).ok()?;
-        let text = RawValue::from_string(text).ok()?;
         Some(SchemaText {
-            text,
+            text: text.into_boxed_str(),
             parsed: OnceLock::new(),
         })
     }
@@ -108,8 +94,7 @@ impl SchemaText {
 
 impl From<Value> for SchemaText {
     fn from(value: Value) -> SchemaText {
-        let text = RawValue::from_string(value.to_string())
-            .expect("serde_json writes JSON that it reads back");
+        let text = value.to_string().into_boxed_str();
         let parsed = OnceLock::new();
         let _ = parsed.set(value);
         SchemaText { text, parsed }
@@ -121,7 +106,7 @@ impl std::ops::Deref for SchemaText {
     fn deref(&self) -> &Value {
         self.parsed.get_or_init(|| {
             // The text was written by serde_json from a value: it reads back.
-            serde_json::from_str(self.text.get()).unwrap_or(Value::Null)
+            serde_json::from_str(&self.text).unwrap_or(Value::Null)
         })
     }
 }
@@ -137,19 +122,23 @@ impl Clone for SchemaText {
 
 impl PartialEq for SchemaText {
     fn eq(&self, other: &SchemaText) -> bool {
-        self.text.get() == other.text.get() || **self == **other
+        self.text == other.text || **self == **other
     }
 }
 
 impl std::fmt::Debug for SchemaText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.text.get())
+        f.write_str(&self.text)
     }
 }
 
 impl Serialize for SchemaText {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.text.serialize(serializer)
+        match self.parsed.get() {
+            Some(value) => value.serialize(serializer),
+            // Read for the occasion and let go: a listing written out stays as small.
+            None => self.to_value().serialize(serializer),
+        }
     }
 }
 
