@@ -47,7 +47,8 @@ pub fn check_entry(entry: &Entry) -> Vec<Finding> {
     schema::check(obj.get("inputSchema"), &mut out);
     let hints = check_hints(obj, name.as_deref(), &mut out);
     if let Some(form) = declarative {
-        check_form(form, name.as_deref(), hints, &mut out);
+        let description = obj.get("description").and_then(Value::as_str);
+        check_form(form, name.as_deref(), description, hints, &mut out);
     }
     out.findings
 }
@@ -298,10 +299,19 @@ fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (
     let Some(verb) = name_words.first().cloned() else {
         return (read_only, consequential);
     };
-    let acts = words::is_in(words::CONSEQUENTIAL_VERBS, &verb);
+    let description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let consequence = words::consequence(&name_words, description);
+    let acts = consequence.is_some();
     // A verb alone (`add`) may be arithmetic or a change: only a verb with its object
-    // (`add_to_cart`) says the tool writes.
-    let writes = acts || (words::is_in(words::WRITE_VERBS, &verb) && name_words.len() > 1);
+    // (`add_to_cart`) says the tool writes. `remove_topping` writes; `share_pizza` may only
+    // make a link.
+    let writes = acts
+        || ((words::is_in(words::WRITE_VERBS, &verb)
+            || (words::is_in(words::CONTEXT_VERBS, &verb) && verb != "share"))
+            && name_words.len() > 1);
     if writes && read_only {
         out.add(
             "hint-write-read-only",
@@ -313,14 +323,13 @@ fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (
             ),
         );
     }
-    if acts && !consequential && !read_only {
+    if let Some(why) = consequence.filter(|_| !consequential && !read_only) {
         out.add(
             "hint-consequential-missing",
             Some("/annotations"),
             format!(
-                "the name starts with `{verb}`, an action with consequences, but the tool does \
-                 not say consequentialHint: add \"consequentialHint\": true so each call is \
-                 confirmed by the person"
+                "{why}, but the tool does not say consequentialHint: add \
+                 \"consequentialHint\": true so each call is confirmed by the person"
             ),
         );
     }
@@ -343,6 +352,7 @@ fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (
 fn check_form(
     form: &Map<String, Value>,
     name: Option<&str>,
+    form_description: Option<&str>,
     (_, consequential): (bool, bool),
     out: &mut Out,
 ) {
@@ -354,17 +364,12 @@ fn check_form(
         .and_then(Value::as_str)
         .unwrap_or("get")
         .to_ascii_lowercase();
-    let verb = name.and_then(|n| name_words(n).into_iter().next());
-    let acting_name = verb
-        .as_deref()
-        .is_some_and(|v| words::is_in(words::CONSEQUENTIAL_VERBS, v));
+    let description = form_description.unwrap_or_default();
+    let acting_name = name.and_then(|n| words::consequence(&name_words(n), description));
     let why = if consequential {
         Some("it says consequentialHint".to_owned())
-    } else if acting_name {
-        Some(format!(
-            "its name starts with `{}`",
-            verb.unwrap_or_default()
-        ))
+    } else if let Some(why) = acting_name {
+        Some(why)
     } else if method == "post" {
         Some("it submits with POST".to_owned())
     } else {

@@ -309,3 +309,62 @@ fn chunks_never_split_a_character() {
     assert_eq!(cli::chunks("", 3), Vec::<&str>::new());
     assert_eq!(cli::chunks("ab", 0), ["a", "b"]);
 }
+
+#[test]
+fn verbs_that_depend_on_their_object_ask_for_consequence_only_with_evidence() {
+    use super::words::consequence;
+    let words = |n: &str| name_words(n);
+    // Google's pizza maker: a link and a topping are not consequences.
+    assert_eq!(
+        consequence(&words("share_pizza"), "Shares the pizza."),
+        None
+    );
+    assert_eq!(
+        consequence(&words("remove_topping"), "Removes a topping."),
+        None
+    );
+    assert_eq!(consequence(&words("closeDialog"), ""), None);
+    // The object says it, or the description does (as whole words).
+    assert_eq!(
+        consequence(&words("removeAccount"), "").as_deref(),
+        Some("the name says `remove` of `account`, an action with consequences")
+    );
+    assert_eq!(
+        consequence(
+            &words("share_pizza"),
+            "Posts it publicly, for everyone to see."
+        )
+        .as_deref(),
+        Some("the name starts with `share` and the description says \"publicly\"")
+    );
+    assert_eq!(
+        consequence(
+            &words("remove_item"),
+            "Discharges nothing; it recharges the view."
+        ),
+        None,
+        "a word inside another is no evidence"
+    );
+    // A verb that always acts needs no evidence.
+    assert_eq!(
+        consequence(&words("pay_invoice"), "").as_deref(),
+        Some("the name starts with `pay`, an action with consequences")
+    );
+    // In the audit: a readOnlyHint on a removal is still a write that says it only reads.
+    let audit = run(json!([
+        {"name": "remove_topping", "description": "Takes a topping off the pizza on the page.", "annotations": {"readOnlyHint": true}},
+        {"name": "share_pizza", "description": "Makes a link to the pizza on the page.", "annotations": {"readOnlyHint": true}},
+        {"name": "cancel_booking", "description": "Cancels the person's booking."}
+    ]));
+    let by_tool = |tool: &str| -> Vec<&str> {
+        audit
+            .findings
+            .iter()
+            .filter(|f| f.tool == tool)
+            .map(|f| f.rule)
+            .collect()
+    };
+    assert!(by_tool("remove_topping").contains(&"hint-write-read-only"));
+    assert!(!by_tool("share_pizza").contains(&"hint-write-read-only"));
+    assert!(by_tool("cancel_booking").contains(&"hint-consequential-missing"));
+}

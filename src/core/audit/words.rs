@@ -39,13 +39,11 @@ pub const READ_VERBS: &[&str] = &[
 /// bookings, deletions): such a tool should say `consequentialHint`, never `readOnlyHint`.
 pub const CONSEQUENTIAL_VERBS: &[&str] = &[
     "delete",
-    "remove",
     "destroy",
     "erase",
     "wipe",
     "purge",
     "send",
-    "share",
     "post",
     "publish",
     "submit",
@@ -54,10 +52,8 @@ pub const CONSEQUENTIAL_VERBS: &[&str] = &[
     "purchase",
     "order",
     "checkout",
-    "place",
     "book",
     "reserve",
-    "cancel",
     "transfer",
     "wire",
     "donate",
@@ -70,15 +66,144 @@ pub const CONSEQUENTIAL_VERBS: &[&str] = &[
     "rsvp",
     "approve",
     "reject",
-    "confirm",
     "subscribe",
     "unsubscribe",
     "withdraw",
     "deposit",
     "sell",
-    "close",
     "revoke",
 ];
+
+/// Verbs whose consequence depends on their object: `remove_topping` edits the pizza on the
+/// page, `remove_account` ends an account; `share_pizza` makes a link, `share_file` gives
+/// someone access; `cancel_booking` and `place_order` act, `close_dialog` and `place_marker`
+/// do not. Such a tool is asked for `consequentialHint` only with evidence ([`consequence`]);
+/// without it, the verb counts as a write (`share`: as nothing).
+pub const CONTEXT_VERBS: &[&str] = &["remove", "share", "cancel", "close", "place", "confirm"];
+
+/// Objects that make a [`CONTEXT_VERBS`] verb act with consequences: money, messages, people,
+/// bookings, accounts and what they own.
+pub const CONSEQUENTIAL_NOUNS: &[&str] = &[
+    "account",
+    "accounts",
+    "order",
+    "orders",
+    "booking",
+    "bookings",
+    "reservation",
+    "reservations",
+    "appointment",
+    "appointments",
+    "meeting",
+    "meetings",
+    "subscription",
+    "subscriptions",
+    "membership",
+    "payment",
+    "payments",
+    "invoice",
+    "invoices",
+    "transaction",
+    "transfer",
+    "money",
+    "funds",
+    "card",
+    "purchase",
+    "ticket",
+    "tickets",
+    "flight",
+    "trip",
+    "message",
+    "messages",
+    "email",
+    "emails",
+    "post",
+    "posts",
+    "comment",
+    "comments",
+    "review",
+    "user",
+    "users",
+    "member",
+    "members",
+    "friend",
+    "friends",
+    "contact",
+    "contacts",
+    "file",
+    "files",
+    "document",
+    "documents",
+    "folder",
+    "photo",
+    "photos",
+    "repository",
+    "repo",
+    "project",
+    "access",
+    "permission",
+    "permissions",
+];
+
+/// Words in a description that say a call has consequences.
+const CONSEQUENCE_WORDS: &[&str] = &[
+    "permanently",
+    "permanent",
+    "irreversible",
+    "irreversibly",
+    "cannot be undone",
+    "can't be undone",
+    "charge",
+    "charges",
+    "charged",
+    "payment",
+    "pays",
+    "bills",
+    "refund",
+    "publicly",
+    "public link",
+    "everyone",
+    "recipient",
+    "recipients",
+    "sends",
+    "emails",
+    "notifies",
+    "invites",
+    "grants access",
+    "gives access",
+];
+
+/// Why a tool named with `words` (the first its verb) and described by `description` acts
+/// with consequences, if it does: the verb alone (`pay`, `delete`, `send` …), or a
+/// [`CONTEXT_VERBS`] verb with evidence: a consequential object in the name, or a description
+/// that says so. `None` when nothing says it.
+pub fn consequence(words: &[String], description: &str) -> Option<String> {
+    let verb = words.first()?;
+    if is_in(CONSEQUENTIAL_VERBS, verb) {
+        return Some(format!(
+            "the name starts with `{verb}`, an action with consequences"
+        ));
+    }
+    if !is_in(CONTEXT_VERBS, verb) {
+        return None;
+    }
+    if let Some(noun) = words[1..].iter().find(|w| is_in(CONSEQUENTIAL_NOUNS, w)) {
+        return Some(format!(
+            "the name says `{verb}` of `{noun}`, an action with consequences"
+        ));
+    }
+    let text = normalize(description);
+    let said = CONSEQUENCE_WORDS.iter().find(|w| {
+        text.match_indices(**w).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + w.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })?;
+    Some(format!(
+        "the name starts with `{verb}` and the description says \"{said}\""
+    ))
+}
 
 /// Verbs whose tools change the person's data or the page's state without being
 /// consequential: such a tool must not say `readOnlyHint`.
@@ -398,6 +523,7 @@ pub fn is_verb(word: &str) -> bool {
     [
         READ_VERBS,
         CONSEQUENTIAL_VERBS,
+        CONTEXT_VERBS,
         WRITE_VERBS,
         NAVIGATION_VERBS,
     ]
