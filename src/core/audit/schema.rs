@@ -80,13 +80,20 @@ pub(super) fn check(raw: Option<&Value>, out: &mut Out) {
             format!("the input schema is not valid JSON Schema: {e}; fix it so agents and validators can read it"),
         );
     } else if let Err(e) = crate::core::schema::validator_for(schema) {
+        // A pattern is read as a browser's RegExp reads it (core::schema::ecma_pattern): one
+        // that still fails is not a regular expression there either.
+        let advice = if e.contains("is not a \"regex\"") {
+            "fix the pattern: it must be a regular expression that a browser's RegExp (without \
+             the u flag) accepts, such as ^[A-Za-z0-9._-]+$"
+        } else if e.contains("$ref") || e.contains("resolve") {
+            "inline what it refers to: agents and browsers get the tool's schema alone"
+        } else {
+            "fix the keyword it names"
+        };
         out.add(
             "schema-invalid",
             Some(AT),
-            format!(
-                "the input schema does not compile: {e}; inline what it refers to and fix the \
-                 keyword"
-            ),
+            format!("the input schema does not compile: {e}; {advice}"),
         );
     }
     check_root(root, out);

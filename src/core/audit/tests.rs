@@ -368,3 +368,35 @@ fn verbs_that_depend_on_their_object_ask_for_consequence_only_with_evidence() {
     assert!(!by_tool("share_pizza").contains(&"hint-write-read-only"));
     assert!(by_tool("cancel_booking").contains(&"hint-consequential-missing"));
 }
+
+#[test]
+fn patterns_are_audited_as_a_browser_reads_them() {
+    // Google's webmcp-evals events example: legal in a browser's RegExp, no finding.
+    let tool = |pattern: &str| {
+        json!([{
+            "name": "register_attendee",
+            "description": "Registers an attendee for the event. Use it when the person gives their email.",
+            "inputSchema": {"type": "object", "additionalProperties": false, "required": ["email"],
+                "properties": {"email": {"type": "string", "description": "The attendee's email address.", "pattern": pattern}}},
+        }])
+    };
+    let fine = run(tool(r"^[\w-\.]+@([\w-]+\.)+[\w-]{2,4}$"));
+    assert!(fine.findings.is_empty(), "{:?}", fine.findings);
+    // A pattern no browser reads gets advice about patterns, not about $ref.
+    let broken = run(tool("^(ab"));
+    let finding = broken
+        .findings
+        .iter()
+        .find(|f| f.rule == "schema-invalid")
+        .expect("a finding");
+    assert!(
+        finding.message.contains("fix the pattern"),
+        "{}",
+        finding.message
+    );
+    assert!(
+        !finding.message.contains("refers to"),
+        "{}",
+        finding.message
+    );
+}

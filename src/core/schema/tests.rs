@@ -51,3 +51,45 @@ fn a_schema_with_too_many_patterns_is_not_used() {
     assert_eq!(count_patterns(&keys, 100), 3);
     assert_eq!(count_patterns(&schema, 10), 10, "the walk stops at `most`");
 }
+
+#[test]
+fn patterns_are_read_as_a_browser_reads_them() {
+    use super::ecma_pattern;
+    // Google's webmcp-evals example (events/schema.json): legal in a browser's RegExp.
+    let email = r"^[\w-\.]+@([\w-]+\.)+[\w-]{2,4}$";
+    assert_eq!(
+        ecma_pattern(email).as_deref(),
+        Some(r"^[\w\-\.]+@([\w\-]+\.)+[\w\-]{2,4}$")
+    );
+    let validator = validator_for(&json!({"type": "string", "pattern": email}))
+        .expect("a pattern a browser takes compiles");
+    assert!(validator.is_valid(&json!("ann.lee@mail.example.com")));
+    assert!(validator.is_valid(&json!("a-b@x-y.org")));
+    assert!(!validator.is_valid(&json!("not an address")));
+    // Classes Rust reads otherwise: any, none, a `[`, set operators, a backspace.
+    assert_eq!(ecma_pattern("^[^]*$").as_deref(), Some(r"^[\s\S]*$"));
+    assert_eq!(ecma_pattern("a[]b").as_deref(), Some(r"a[^\s\S]b"));
+    assert_eq!(ecma_pattern("[[a]").as_deref(), Some(r"[\[a]"));
+    assert_eq!(ecma_pattern("[a&&b~~c]").as_deref(), Some(r"[a\&\&b\~\~c]"));
+    assert_eq!(ecma_pattern(r"[\b]").as_deref(), Some(r"[\x08]"));
+    assert_eq!(ecma_pattern(r"[\d-z]").as_deref(), Some(r"[\d\-z]"));
+    // What both read alike is left as it is: ranges, escapes outside classes.
+    for same in [
+        r"^[a-z0-9_-]+$",
+        r"\[not a class\]",
+        r"^\d{3}-\d{4}$",
+        r"[\]x]",
+        "[A-Z]",
+    ] {
+        assert_eq!(ecma_pattern(same), None, "{same}");
+    }
+    let any = validator_for(&json!({"type": "string", "pattern": "^[^]{2}$"})).unwrap();
+    assert!(any.is_valid(&json!("a\n")));
+    assert!(!any.is_valid(&json!("abc")));
+    // patternProperties keys too, and nested schemas.
+    let nested = json!({"type": "object", "properties": {"tags": {"type": "object",
+        "patternProperties": {r"^[\w-]+$": {"type": "string"}}, "additionalProperties": false}}});
+    let validator = validator_for(&nested).expect("compiles");
+    assert!(validator.is_valid(&json!({"tags": {"a-b": "x"}})));
+    assert!(!validator.is_valid(&json!({"tags": {"a b": "x"}})));
+}
