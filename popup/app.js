@@ -11,7 +11,7 @@ import { loadSettings, onSettings } from './settings.js';
 import { addEvents, catchUp, selectRun } from './shown-run.js';
 import { params, state, SURFACE } from './state.js';
 import { renderAnswer } from './views/answer.js';
-import { exportSarif, runAudit } from './views/audit.js';
+import { exportSarif, exportToolsJson, runAudit } from './views/audit.js';
 import * as evals from './views/evals.js';
 import { renderKeys, submitKey } from './views/keys.js';
 import { applyFilter, exportLog, refreshRuns } from './views/log.js';
@@ -145,6 +145,7 @@ async function main() {
   $('audit-run').addEventListener('click', runAudit);
   $('middleware-form').addEventListener('submit', saveMiddleware);
   $('audit-sarif').addEventListener('click', exportSarif);
+  $('audit-tools-json').addEventListener('click', exportToolsJson);
   $('evals-run').addEventListener('click', evals.runEvals);
   $('evals-load').addEventListener('change', () => evals.loadFile().catch((e) => say('evals-status', errorText(e), true)));
   $('evals-file').addEventListener('change', evals.keepSuite);

@@ -75,18 +75,32 @@ export async function runAudit() {
   }
 }
 
+/** Offers `value` as a JSON file named `name`. */
+function save(value, name, type) {
+  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type }));
+  const link = element('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 /** Downloads the audit as a SARIF 2.1.0 log. */
 export async function exportSarif() {
   try {
-    const log = await call('audit', request('sarif'));
-    const url = URL.createObjectURL(new Blob([JSON.stringify(log, null, 2)], { type: 'application/sarif+json' }));
-    const link = element('a');
-    link.href = url;
-    link.download = `webmcp-audit-tab-${state.tabId}.sarif`;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    save(await call('audit', request('sarif')), `webmcp-audit-tab-${state.tabId}.sarif`, 'application/sarif+json');
+  } catch (error) {
+    say('audit-status', errorText(error), true);
+  }
+}
+
+/** Downloads the tab's tools as `listTools` answers them: `webmcp-host audit FILE` reads it as it is. */
+export async function exportToolsJson() {
+  if (typeof state.tabId !== 'number') return say('audit-status', 'No tab to export.', true);
+  try {
+    save(await call('listTools', { tabId: state.tabId }), `webmcp-tools-tab-${state.tabId}.json`, 'application/json');
   } catch (error) {
     say('audit-status', errorText(error), true);
   }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 
@@ -114,6 +115,19 @@ describe('the tool audit in the browser', () => {
     assert.equal(await popup.locator('#audit-tools img, #audit-tools b, #audit-tools script').count(), 0, 'page text stays text');
     await mkdir(join(ROOT, 'test-output'), { recursive: true });
     await popup.screenshot({ path: join(ROOT, 'test-output', 'audit.png'), fullPage: true });
+    // "Export tools JSON": the tab's tools as listTools answers them, which the CLI audits as
+    // they are, finding what the worker found.
+    const [download] = await Promise.all([popup.waitForEvent('download'), popup.click('#audit-tools-json')]);
+    assert.equal(download.suggestedFilename(), `webmcp-tools-tab-${tabId}.json`);
+    const file = join(ROOT, 'test-output', 'audit-tools.json');
+    await download.saveAs(file);
+    const exported = JSON.parse(readFileSync(file, 'utf8'));
+    assert.deepEqual(exported.tools.map((t) => t.name).sort(), audit.tools.map((t) => t.name).sort());
+    const cli = spawnSync('cargo', ['run', '--quiet', '--bin', 'webmcp-host', '--', 'audit', file], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(cli.status, audit.findings.some((f) => f.severity === 'error') ? 1 : 0, cli.stderr);
+    const offline = JSON.parse(cli.stdout);
+    assert.deepEqual(rules(offline), rules(audit), 'the CLI finds in the file what the worker found on the tab');
+    assert.equal(offline.score, audit.score);
     // Each tool's findings lead to the tool itself in the tab's tool list.
     await popup.click('li.audit-tool[data-tool="transfer_funds"] button');
     assert.equal(await popup.getAttribute('body', 'data-view'), 'run');
