@@ -5,17 +5,18 @@
  * The calls of `subject`: a `run` answer (its AG-UI `messages`, or else its `events`), an
  * `evaluate` answer (every result's calls) or one of its results, an array of AG-UI events or
  * messages, or an array of calls. Arguments are the ones the tool got (after repair); `result`
- * is the tool's answer when it ran (text that is JSON is given parsed). Throws a TypeError for
- * anything else.
+ * is the tool's answer when it ran (text that is JSON is given parsed). A call recorded as not
+ * made (`made: false`: the tab had no such tool) is left out. Throws a TypeError for anything
+ * else.
  */
 export function callsOf(subject) {
   if (Array.isArray(subject)) {
-    if (subject.every((item) => isCall(item))) return subject;
+    if (subject.every((item) => isCall(item))) return made(subject);
     if (subject.every((item) => typeof item?.type === 'string')) return fromEvents(subject);
     if (subject.every((item) => typeof item?.role === 'string')) return fromMessages(subject);
   } else if (subject && typeof subject === 'object') {
-    if (Array.isArray(subject.results)) return subject.results.flatMap((r) => r.calls ?? []);
-    if (Array.isArray(subject.calls)) return subject.calls;
+    if (Array.isArray(subject.results)) return subject.results.flatMap((r) => made(r.calls ?? []));
+    if (Array.isArray(subject.calls)) return made(subject.calls);
     if (Array.isArray(subject.messages)) return fromMessages(subject.messages);
     if (Array.isArray(subject.events)) return fromEvents(subject.events);
   }
@@ -23,6 +24,9 @@ export function callsOf(subject) {
     'expected a run answer ({messages, events}), an evaluate answer or result ({results} / {calls}), AG-UI events or messages, or calls [{name, args}]',
   );
 }
+
+// A smoke step whose tool the tab does not offer is recorded with `made: false`: never called.
+const made = (calls) => calls.filter((c) => c?.made !== false);
 
 const isCall = (item) => item && typeof item.name === 'string' && 'args' in item && !('role' in item) && !('type' in item);
 

@@ -75,11 +75,14 @@ export async function toPassEvals(received, file, options = {}) {
     .map((r) => {
       const label = [r.name, r.model && `model ${r.model}`, `run ${r.runIndex + 1}`].filter(Boolean).join(', ');
       const expected = caseOf(r.name)?.expectedCall;
-      const made = (r.calls ?? []).map(callText);
+      const made = (r.calls ?? []).filter((c) => c.made !== false).map(callText);
+      // A step whose tool the tab lacks was never called: said apart, with what the tab offers.
+      const notMade = (r.calls ?? []).filter((c) => c.made === false).map((c) => `${c.name}(${json(c.args)}): ${c.error}`);
       return [
         `✗ ${label}: ${r.outcome}${r.reason ? `: ${r.reason}` : ''}`,
         `  Expected calls: ${green(expected === undefined ? '(unknown case)' : json(expected))}`,
         `  Calls made:     ${made.length ? made.map((text) => red(text)).join('\n                  ') : red('(none)')}`,
+        ...(notMade.length ? [`  Not made:       ${notMade.map((text) => red(text)).join('\n                  ')}`] : []),
       ].join('\n');
     })
     .join('\n\n');

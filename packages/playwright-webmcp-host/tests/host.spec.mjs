@@ -127,6 +127,8 @@ test('toPassEvals fails with a readable diff for each case that did not pass', a
     /✗ too cheap, run 1: fail: step 1 \(search_teas\): the result \[.*\n {2}Expected calls: \[\{"functionName":"search_teas","arguments":\{"query":"green"\},"result":\[\{"price":\{"\$lt":5\}\}\]\}\]\n {2}Calls made: {5}search_teas\(\{"query":"green"\}\) → \[\{"sku":"sencha-50",/,
   );
   expect(message).toMatch(/✗ no such tool, run 1: error: step 1 \(checkout\): .+/);
+  // A tool the page lacks: no call listed as made, and the tools that exist named.
+  expect(message).toMatch(/✗ no such tool, run 1: .*\n.*\n {2}Calls made: {5}\(none\)\n {2}Not made: {7}checkout\(\{\}\): the tool is not on the page \(waited \d+ ms for it to appear\); the tab offers: .*search_teas/);
   expect(message).not.toContain('✗ oolong');
   // The host given with the tab, and `.not`.
   await expect(host).not.toPassEvals(evals, { tabId: await host.tabIdOf(page), timeoutMs: 1000 });

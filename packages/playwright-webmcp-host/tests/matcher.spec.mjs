@@ -90,5 +90,9 @@ test('calls are read from run answers, events, evaluate answers and call lists',
   expect(callsOf(events)).toEqual([call]);
   expect(callsOf({ results: [{ name: 'x', runIndex: 0, outcome: 'pass', calls: [call] }] })).toEqual([call]);
   expect(callsOf([call])).toEqual([call]);
+  // A smoke step whose tool the tab lacks is recorded as not made: it is no call.
+  const notMade = { name: 'checkout', args: {}, made: false, error: 'no page tool named `checkout`; the tab offers: add' };
+  expect(callsOf({ results: [{ name: 'x', runIndex: 0, outcome: 'error', calls: [call, notMade] }] })).toEqual([call]);
+  expect(callsOf({ calls: [notMade] })).toEqual([]);
   expect(() => callsOf('nothing')).toThrow(TypeError);
 });

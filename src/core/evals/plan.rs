@@ -339,8 +339,10 @@ impl Evaluation {
             Seen::ListAgain(ms) => *after_ms = ms,
             Seen::Missing(why) => {
                 let index = self.calls.len() + 1;
-                self.calls
-                    .push(json!({"name": step.name, "args": step.args, "error": why}));
+                // Never called: the record says so (and the error, what the tab offers).
+                self.calls.push(
+                    json!({"name": step.name, "args": step.args, "made": false, "error": why}),
+                );
                 self.finish_case(
                     "error",
                     Some(format!("step {index} ({}): {why}", step.name)),
@@ -367,6 +369,10 @@ impl Evaluation {
                 .and_then(Value::as_str)
                 .unwrap_or("the call failed")
                 .to_owned();
+            // A tool the tab does not offer was never called: the record says so.
+            if error.starts_with(crate::core::page::tabs::NO_SUCH_TOOL) {
+                call["made"] = json!(false);
+            }
             call["error"] = json!(error);
             self.calls.push(call);
             return self.finish_case(

@@ -189,10 +189,29 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
         (r["outcome"].as_str(), r["reason"].as_str()),
         (Some("error"), Some("step 1 (a): unknown tool `a`"))
     );
+    assert_eq!(
+        r["calls"][0].get("made"),
+        None,
+        "a call that ran and failed was made"
+    );
     assert!(
         matches!(ev.poll(), Next::Done(_)),
         "b is not called after a failed"
     );
+    // A tool the tab does not offer: the call is recorded as not made, with what the tab offers.
+    let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    poll_smoke(&mut ev);
+    let r = ev
+        .handle(Reply::Called(json!({"ok": false,
+            "error": "no page tool named `a`; the tab offers: search_teas, add_to_cart"})))
+        .unwrap();
+    assert_eq!(r["calls"][0]["made"], false);
+    let page = Format::Html.render(&super::report::summary(Mode::Smoke, vec![r.clone()]));
+    assert!(page.contains("not made: no page tool named `a`"), "{page}");
+    assert!(r["calls"][0]["error"]
+        .as_str()
+        .unwrap()
+        .ends_with("the tab offers: search_teas, add_to_cart"));
     for failure in [
         "Error: out of stock",
         "{\"success\": false, \"error\": \"nope\"}",

@@ -357,6 +357,7 @@ fn html(answer: &Value) -> String {
             );
             for (i, c) in calls.iter().enumerate() {
                 let result = match (c.get("result"), c.get("error")) {
+                    (_, Some(e)) if c["made"] == false => format!("not made: {}", text(e)),
                     (_, Some(e)) => format!("error: {}", text(e)),
                     (Some(res), _) => text(res),
                     _ => "(no result)".into(),

@@ -43,9 +43,14 @@ impl ToolWait {
         let Ok(tools) = tools else {
             return Seen::Call;
         };
-        let names = tools.get("tools").and_then(Value::as_array);
-        let mut names = names.into_iter().flatten();
-        if names.any(|t| t.get("name").and_then(Value::as_str) == Some(name)) {
+        let listed: Vec<&str> = tools
+            .get("tools")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .collect();
+        if listed.contains(&name) {
             return Seen::Call;
         }
         let first = *self.first_ms.get_or_insert(now_ms);
@@ -58,9 +63,22 @@ impl ToolWait {
         if waited < cap {
             return Seen::ListAgain(POLL_MS.min((cap - waited).ceil() as u32).max(1));
         }
+        // What the tab offers instead, each name once, at most 20 of them.
+        let mut offered: Vec<&str> = Vec::new();
+        for tool in listed {
+            if !offered.contains(&tool) {
+                offered.push(tool);
+            }
+        }
+        let more = offered.len().saturating_sub(20);
+        offered.truncate(20);
+        let offers = match (offered.is_empty(), more) {
+            (true, _) => "none".to_owned(),
+            (false, 0) => offered.join(", "),
+            (false, n) => format!("{} and {n} more", offered.join(", ")),
+        };
         Seen::Missing(format!(
-            "the tool is not on the page (waited {:.0} ms for it to appear)",
-            waited
+            "the tool is not on the page (waited {waited:.0} ms for it to appear); the tab offers: {offers}"
         ))
     }
 }

@@ -65,14 +65,15 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
     ev.poll();
     let (_, next) = listed(&mut ev, &[], 0.0);
     assert!(matches!(next, Next::ListTools { .. }));
-    let (done, next) = listed(&mut ev, &[], 5_000.0);
+    let (done, next) = listed(&mut ev, &["search", "add", "search"], 5_000.0);
     let done = done.expect("the case ended");
     assert_eq!(done["outcome"], "error");
     assert_eq!(
         done["reason"],
-        "step 1 (late_tool): the tool is not on the page (waited 5000 ms for it to appear)"
+        "step 1 (late_tool): the tool is not on the page (waited 5000 ms for it to appear); the tab offers: search, add"
     );
     assert_eq!(done["calls"][0]["name"], "late_tool");
+    assert_eq!(done["calls"][0]["made"], false, "never called");
     assert!(matches!(next, Next::Done(_)));
 
     // A shorter call timeout bounds the wait; a listing that fails leaves it to the call.

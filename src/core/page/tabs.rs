@@ -7,6 +7,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
+/// How the error of a call to a tool the tab does not offer begins (the call was not made).
+pub const NO_SUCH_TOOL: &str = "no page tool named";
+
 use std::collections::BTreeMap;
 
 use super::bridge::{parse_listing, BridgeError, FrameListing, Reply, Target};
@@ -290,7 +293,7 @@ impl TabTools {
                     known.join(", ")
                 };
                 Err(format!(
-                    "no page tool named `{name}`{place}; the tab offers: {known}"
+                    "{NO_SUCH_TOOL} `{name}`{place}; the tab offers: {known}"
                 ))
             }
             several => {
