@@ -38,7 +38,10 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 name,
                 args,
                 timeout_ms,
-            } => Reply::Called(page(Asker::Smoke, tab_id, name, args, timeout_ms).await),
+            } => Reply::Called {
+                answer: page(Asker::Smoke, tab_id, name, args, timeout_ms).await,
+                now_ms: now_ms(),
+            },
             Next::Run { request, .. } => {
                 let started = now_ms();
                 let answer = super::agent::run(request, None).await;

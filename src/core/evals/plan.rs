@@ -83,8 +83,14 @@ pub enum Next {
 /// What happened.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// `callTool`'s answer (`{ok, result}` or `{ok: false, error}`).
-    Called(Value),
+    /// `callTool`'s answer (`{ok, result}` or `{ok: false, error}`) and when it came, ms (the
+    /// worker's clock).
+    Called {
+        /// The answer.
+        answer: Value,
+        /// When, ms.
+        now_ms: f64,
+    },
     /// `listTools`' answer (or why it failed) and when it came, ms (the worker's clock).
     Listed {
         /// The listing.
@@ -134,6 +140,9 @@ pub struct Evaluation {
     /// Agent mode after a reload: the expected tools not listed yet, and the wait for them.
     settling: Vec<String>,
     settle: (ToolWait, u32),
+    /// Smoke: when the case under way was first heard of, and last (its wall time, as
+    /// `latencyMs`).
+    span_ms: Option<(f64, f64)>,
 }
 
 impl Evaluation {
@@ -159,6 +168,7 @@ impl Evaluation {
             fresh: false,
             settling: Vec::new(),
             settle: (ToolWait::default(), 0),
+            span_ms: None,
         }
     }
 
@@ -260,11 +270,17 @@ impl Evaluation {
     pub fn handle(&mut self, reply: Reply) -> Option<Value> {
         let before = self.results.len();
         match reply {
-            Reply::Called(answer) => self.called(answer),
+            Reply::Called { answer, now_ms } => {
+                self.heard_at(now_ms);
+                self.called(answer)
+            }
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
             Reply::Listed { tools, now_ms } => match self.request.mode {
-                Mode::Smoke => self.listed(tools, now_ms),
+                Mode::Smoke => {
+                    self.heard_at(now_ms);
+                    self.listed(tools, now_ms)
+                }
                 Mode::Agent => self.settled(&tools, now_ms),
             },
             Reply::Reloaded(Ok(())) => {
@@ -479,9 +495,22 @@ impl Evaluation {
         self.results.push(result);
     }
 
+    /// Smoke: a reply of the case under way came at `now_ms`.
+    fn heard_at(&mut self, now_ms: f64) {
+        if !now_ms.is_finite() {
+            return;
+        }
+        let (first, _) = self.span_ms.unwrap_or((now_ms, now_ms));
+        self.span_ms = Some((first, now_ms));
+    }
+
     fn finish_case(&mut self, outcome: &str, reason: Option<String>) {
         let calls = std::mem::take(&mut self.calls);
-        let result = self.result(outcome, reason, calls);
+        let mut result = self.result(outcome, reason, calls);
+        // From the case's first listing to its last answer: what a JUnit `time` reports.
+        if let Some((first, last)) = self.span_ms.take() {
+            result["latencyMs"] = json!((last - first).max(0.0).round());
+        }
         self.results.push(result);
         self.steps = None;
         self.wait = Err((ToolWait::default(), 0));

@@ -126,10 +126,11 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
     };
     assert_eq!((tab_id, name.as_str()), (7, "search"));
     assert_eq!(Value::Object(args), json!({"query": "mug", "max": 5}));
-    let done = ev.handle(Reply::Called(
-        json!({"ok": true, "result": "{\"count\": 0}",
+    let done = ev.handle(Reply::Called {
+        answer: json!({"ok": true, "result": "{\"count\": 0}",
         "confirmation": "allowed by site policy https://shop.test"}),
-    ));
+        now_ms: f64::NAN,
+    });
     let done = done.expect("the case ended");
     // A call that acted without the question says how it was allowed, in the result and report.
     assert_eq!(
@@ -150,7 +151,10 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
         match poll_smoke(&mut ev) {
             Next::Call { name, .. } => {
                 names.push(name);
-                ev.handle(Reply::Called(json!({"ok": true, "result": "done"})));
+                ev.handle(Reply::Called {
+                    answer: json!({"ok": true, "result": "done"}),
+                    now_ms: f64::NAN,
+                });
             }
             Next::Done(answer) => {
                 assert_eq!(names, ["search", "add", "note"]);
@@ -181,9 +185,10 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
     poll_smoke(&mut ev);
     let r = ev
-        .handle(Reply::Called(
-            json!({"ok": false, "error": "unknown tool `a`"}),
-        ))
+        .handle(Reply::Called {
+            answer: json!({"ok": false, "error": "unknown tool `a`"}),
+            now_ms: f64::NAN,
+        })
         .unwrap();
     assert_eq!(
         (r["outcome"].as_str(), r["reason"].as_str()),
@@ -202,8 +207,11 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
     poll_smoke(&mut ev);
     let r = ev
-        .handle(Reply::Called(json!({"ok": false,
-            "error": "no page tool named `a`; the tab offers: search_teas, add_to_cart"})))
+        .handle(Reply::Called {
+            answer: json!({"ok": false,
+            "error": "no page tool named `a`; the tab offers: search_teas, add_to_cart"}),
+            now_ms: f64::NAN,
+        })
         .unwrap();
     assert_eq!(r["calls"][0]["made"], false);
     let page = Format::Html.render(&super::report::summary(Mode::Smoke, vec![r.clone()]));
@@ -220,7 +228,10 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
         let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
         poll_smoke(&mut ev);
         let r = ev
-            .handle(Reply::Called(json!({"ok": true, "result": failure})))
+            .handle(Reply::Called {
+                answer: json!({"ok": true, "result": failure}),
+                now_ms: f64::NAN,
+            })
             .unwrap();
         assert_eq!(r["outcome"], "fail", "{failure}");
     }
@@ -580,4 +591,41 @@ fn hostile_timelines_are_escaped_and_odd_ones_never_panic() {
     );
     answer["results"][0]["timeline"] = json!({"entries": 5, "durationMs": "x"});
     assert!(Format::Html.render(&answer).contains("0 steps"));
+}
+
+#[test]
+fn a_smoke_case_takes_the_time_from_its_first_listing_to_its_last_answer() {
+    let evals = json!([
+        {"name": "one", "messages": [], "expectedCall": [{"functionName": "a", "arguments": {}}]},
+        {"name": "two", "messages": [], "expectedCall": [{"functionName": "a", "arguments": {}}]}
+    ]);
+    let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+    for (listed_at, answered_at) in [(1_000.0, 1_250.0), (2_000.0, 2_004.0)] {
+        let Next::ListTools { name, .. } = ev.poll() else {
+            panic!("a listing first")
+        };
+        let tools = Ok(json!({"tools": [{"name": name}], "problems": []}));
+        ev.handle(Reply::Listed {
+            tools,
+            now_ms: listed_at,
+        });
+        assert!(matches!(ev.poll(), Next::Call { .. }));
+        ev.handle(Reply::Called {
+            answer: json!({"ok": true, "result": "ok"}),
+            now_ms: answered_at,
+        });
+    }
+    let Next::Done(answer) = ev.poll() else {
+        panic!("done")
+    };
+    let times: Vec<&Value> = answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["latencyMs"])
+        .collect();
+    assert_eq!(times, [&json!(250.0), &json!(4.0)]);
+    let junit = Format::Junit.render(&answer);
+    assert!(junit.contains("time=\"0.250\""), "{junit}");
+    assert!(junit.contains("time=\"0.004\""), "{junit}");
 }

@@ -54,7 +54,10 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
         matches!(next, Next::Call { ref name, .. } if name == "late_tool"),
         "{next:?}"
     );
-    ev.handle(Reply::Called(json!({"ok": true, "result": "ok"})));
+    ev.handle(Reply::Called {
+        answer: json!({"ok": true, "result": "ok"}),
+        now_ms: f64::NAN,
+    });
     let Next::Done(answer) = ev.poll() else {
         panic!("done")
     };
@@ -129,9 +132,10 @@ fn drive(
             }
             Next::Call { name, .. } => {
                 steps.push(name);
-                ev.handle(Reply::Called(
-                    json!({"ok": true, "result": "{\"count\": 3}"}),
-                ));
+                ev.handle(Reply::Called {
+                    answer: json!({"ok": true, "result": "{\"count\": 3}"}),
+                    now_ms: f64::NAN,
+                });
             }
             Next::Run { model, .. } => {
                 steps.push(format!("run {model}"));
