@@ -86,6 +86,11 @@ export async function loadTools() {
   showPage(answer.page, answer.tools.length);
   $('tools').replaceChildren(...answer.tools.map(renderTool));
   say('status', answer.tools.length ? '' : 'This tab offers no WebMCP tools.');
+  // "Why no tools?" asks a question only a tab without tools raises; with tools, the same
+  // diagnosis (WebMCP mode, frames, policies, this Chrome) is offered as what it is.
+  const question = answer.tools.length ? 'Diagnose this tab' : 'Why no tools?';
+  $('diagnose').textContent = question;
+  $('diagnosis-heading').textContent = question;
   $('problems-box').hidden = answer.problems.length === 0;
   $('problem-count').textContent = `(${answer.problems.length})`;
   $('problems').replaceChildren(

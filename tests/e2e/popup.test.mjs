@@ -45,6 +45,8 @@ describe('popup', () => {
     assert.equal(await popup.textContent('#tab-label .page-title'), 'Fixture: page tools');
     assert.equal(await popup.textContent('#tab-label .page-origin'), ` ${origin} · 6 tools`);
     assert.equal(await popup.getAttribute('#tab-label .page-title', 'title'), `${server.url}/tools.html`);
+    // A tab with tools is not asked "Why no tools?": the diagnosis is offered as what it is.
+    assert.equal(await popup.textContent('#diagnose'), 'Diagnose this tab');
     const listed = await host.worker.evaluate((tabId) => webmcpHost.listTools({ tabId }), tabId);
     assert.deepEqual(listed.page, { url: `${server.url}/tools.html`, origin, title: 'Fixture: page tools' });
     // A title the page writes is text: markup in it is shown, not made.

@@ -277,6 +277,7 @@ describe('workbench', () => {
     // The popup of a tab without tools says why at once.
     const blockedPopup = await openPopup(blockedTab);
     await blockedPopup.locator('#diagnosis li[data-finding="policy-blocked"]').waitFor();
+    assert.equal(await blockedPopup.textContent('#diagnosis-heading'), 'Why no tools?');
     assert.match(await blockedPopup.textContent('#diagnosis li[data-finding="policy-blocked"]'), /tools=\(\)[\s\S]*What to do/);
     await shot(blockedPopup, 'diagnose-policy');
     await blockedPopup.close();
