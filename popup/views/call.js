@@ -255,24 +255,25 @@ async function remember(entry) {
   await renderHistory();
 }
 
-/** A Playwright snippet that makes the same call through `webmcpHost.callTool`. */
+/**
+ * A Playwright snippet that makes the same call, for a test of the playwright-webmcp-host
+ * package (`host.callTool`, whose `page` names the tab: no tab id to find).
+ */
 export function snippet(entry) {
+  const fixture = "// In a test of playwright-webmcp-host: test('…', async ({ host, page }) => { … })";
   if (entry.server !== undefined) {
     return [
-      `// An MCP server's tool (a tool that acts waits for your yes: webmcpHost.pending(), then answer)`,
-      'const outcome = await worker.evaluate(',
-      '  (request) => webmcpHost.callTool(request),',
-      `  ${JSON.stringify({ server: entry.server, name: entry.name, args: entry.args })},`,
-      ');',
+      fixture,
+      "// An MCP server's tool (one that acts waits for your yes: host.pending(), then answer it)",
+      `const outcome = await host.callTool(${JSON.stringify({ server: entry.server, name: entry.name, args: entry.args })});`,
     ].join('\n');
   }
-  const request = { name: entry.name, args: entry.args, frameId: entry.frameId };
+  const request = { name: entry.name, args: entry.args, ...(entry.frameId ? { frameId: entry.frameId } : {}) };
+  const body = JSON.stringify(request).slice(1, -1);
   return [
-    '// tabId: the Chrome tab id of the page (for example found with chrome.webNavigation in the worker)',
-    'const outcome = await worker.evaluate(',
-    '  (request) => webmcpHost.callTool(request),',
-    `  { tabId, ...${JSON.stringify(request)} },`,
-    ');',
+    fixture,
+    entry.origin ? `// page: a page of ${entry.origin}, loaded (await page.goto(…))` : '// page: the page under test, loaded (await page.goto(…))',
+    `const outcome = await host.callTool({ page, ${body} });`,
   ].join('\n');
 }
 

@@ -212,10 +212,16 @@ describe('workbench', () => {
     const first = popup.locator('#call-history li[data-tool="register_guest"]').first();
     await first.locator('button', { hasText: 'Copy as Playwright' }).click();
     const snippet = await first.locator('.snippet').textContent();
-    assert.match(snippet, /worker\.evaluate\(/);
-    assert.match(snippet, /webmcpHost\.callTool\(request\)/);
+    // The package's form: host.callTool({page, name, args}), with no tab id to find.
+    assert.match(snippet, /^const outcome = await host\.callTool\(\{ page, "name":"register_guest","args":\{/m);
+    assert.doesNotMatch(snippet, /tabId|worker\.evaluate/);
+    // Run as the package runs it: `page` names the tab (playwright-webmcp-host's callTool).
+    const packageHost = {
+      callTool: async ({ page: shown, ...request }) =>
+        host.worker.evaluate((r) => webmcpHost.callTool(r), { ...request, tabId: await host.tabIdOf(shown) }),
+    };
     const AsyncFunction = (async () => {}).constructor;
-    const outcome = await new AsyncFunction('worker', 'tabId', `${snippet}\nreturn outcome;`)(host.worker, tabId);
+    const outcome = await new AsyncFunction('host', 'page', `${snippet}\nreturn outcome;`)(packageHost, page);
     assert.equal(outcome.ok, true, JSON.stringify(outcome));
     assert.equal((await calls()).at(-1).input.email, 'ada@example.org');
     await shot(popup, 'call-history');
