@@ -132,8 +132,12 @@ export function field(schema, path, label, required, onChange) {
     const select = element('select');
     select.id = id;
     select.append(Object.assign(element('option', '', required ? '— choose —' : '— unset —'), { value: '' }));
+    // A string is shown as it reads ("S", not "\"S\""), unless it could be taken for another
+    // option (`"1"` beside `1`, or the empty string): then as JSON, as every other value is.
+    const literals = new Set(schema.enum.filter((v) => typeof v !== 'string').map((v) => JSON.stringify(v)));
+    const shown = (value) => (typeof value === 'string' && value !== '' && !literals.has(value) ? value : JSON.stringify(value));
     schema.enum.forEach((value, index) => {
-      const option = element('option', '', JSON.stringify(value));
+      const option = element('option', '', shown(value));
       option.value = String(index);
       select.append(option);
     });
