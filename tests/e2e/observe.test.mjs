@@ -151,6 +151,8 @@ describe('tokens, cost and bug reports', () => {
     assert.equal(report.timeline.events, report.events.length);
     for (const entry of report.timeline.entries) assert.equal(entry.tokens?.usage, 'reported', JSON.stringify(entry));
     assert.equal(report.page.url, `${site.url}/tools.html`);
+    // Chrome hides the tab's title from an extension without `tabs`: the page's own is given.
+    assert.equal(report.page.title, 'Fixture: page tools');
     assert.equal(report.webmcp, 'native');
     assert.ok(report.tools.tools.some((t) => t.name === 'add'));
     assert.ok(report.audit && !report.audit.error, JSON.stringify(report.audit).slice(0, 300));
