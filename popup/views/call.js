@@ -15,6 +15,8 @@ import { FormTooLarge, schemaForm } from './form.js';
 
 const HISTORY_KEY = 'webmcpHost.ui.manualCalls.';
 const HISTORY_MAX = 20;
+// A kept result shows its first 2,000 characters (20 calls a tab: at most about 40 KB kept).
+const HISTORY_RESULT_MAX = 2000;
 
 let tools = []; // the tab's tools, then each server's (with `server` set)
 let servers = []; // [{name, error?}] as last listed
@@ -234,7 +236,20 @@ export async function runCall(event) {
   say('call-status', '');
   // A server's answer may say where the arguments went wrong: each error at its field.
   if (Array.isArray(outcome.errors)) form?.showErrors(outcome.errors);
-  await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, ms: Math.round(ms), at: Date.now(), origin: await topOrigin(state.tabId) });
+  await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, result: resultText(outcome), ms: Math.round(ms), at: Date.now(), origin: await topOrigin(state.tabId) });
+}
+
+/** What a kept call shows of its outcome: the result, the error or where it went, capped. */
+function resultText(outcome) {
+  const text =
+    outcome.ok === false
+      ? `error: ${outcome.error ?? 'the call failed'}`
+      : outcome.navigated
+        ? `navigated to ${outcome.url ?? 'another page'}`
+        : typeof outcome.result === 'string'
+          ? outcome.result
+          : JSON.stringify(outcome.result ?? null);
+  return text.length > HISTORY_RESULT_MAX ? `${text.slice(0, HISTORY_RESULT_MAX - 1)}…` : text;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -303,6 +318,9 @@ async function renderHistory() {
         element('span', 'muted', ` · ${when} · ${entry.ms} ms · ${entry.ok ? (entry.navigated ? 'navigated' : 'ok') : 'failed'}`),
       );
       const args = element('code', 'call-args', JSON.stringify(entry.args));
+      // What it answered (calls kept before results were kept have none).
+      const result = element('pre', 'call-result', typeof entry.result === 'string' ? `→ ${entry.result}` : '');
+      result.hidden = typeof entry.result !== 'string';
       const code = element('pre', 'snippet', snippet(entry));
       code.hidden = true;
       const actions = element('div', 'row');
@@ -319,7 +337,7 @@ async function renderHistory() {
           }
         }, 'small'),
       );
-      item.append(head, args, actions, code);
+      item.append(head, args, result, actions, code);
       return item;
     }),
   );

@@ -200,6 +200,8 @@ describe('workbench', () => {
     );
     const guest = popup.locator('#call-history li[data-tool="register_guest"]').first();
     assert.match(await guest.locator('.call-args').textContent(), /ada@example\.org/);
+    // The history keeps what the call answered, not only what it sent.
+    assert.match(await guest.locator('.call-result').textContent(), /^→ \{"received":\{.*"email":"ada@example\.org"/);
     const before = (await calls()).length;
     await guest.locator('button', { hasText: 'Run again' }).click();
     await until('the call ran again', async () => (await calls()).length === before + 1);
