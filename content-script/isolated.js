@@ -138,8 +138,9 @@
 
   // The frame's URL and origin are this world's own, never the page's word: a tool names no
   // origin, and the companion's answer (a page's own modelContext, a polyfill that takes
-  // `globalThis.origin`) keeps only its tools. Those are marked polyfilled: such a source may
-  // drop consequentialHint, so the worker confirms every tool of it that is not read-only.
+  // `globalThis.origin`) keeps only its tools. Those are marked polyfilled, with the polyfill
+  // the companion recognised: one that drops consequentialHint (or one not known) has every
+  // tool that is not read-only confirmed by the worker, its hints "unknown".
   const listTools = async () => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin, title: String(document.title ?? '').slice(0, 200) };
@@ -148,7 +149,8 @@
     const answer = await main.ask({ op: 'listTools' });
     if (answer?.ok !== true) return answer;
     const tools = Array.isArray(answer.tools) ? numbered(answer.tools) : answer.tools;
-    return { ok: true, supported: answer.supported === true, polyfilled: true, ...frame, tools };
+    const polyfill = typeof answer.polyfill === 'string' ? answer.polyfill : 'unknown';
+    return { ok: true, supported: answer.supported === true, polyfilled: true, polyfill, ...frame, tools };
   };
 
   // Native executeTool takes an object; a polyfill wants a JSON string and says so before the
@@ -244,7 +246,12 @@
       toolsAllowed = null;
     }
     let polyfill = false;
-    if (!modelContext() && main.paired) polyfill = (await main.ask({ op: 'listTools' }))?.supported === true;
+    let polyfillName = '';
+    if (!modelContext() && main.paired) {
+      const answer = await main.ask({ op: 'listTools' });
+      polyfill = answer?.supported === true;
+      if (polyfill && typeof answer.polyfill === 'string') polyfillName = answer.polyfill;
+    }
     const frames = Array.from(document.querySelectorAll('iframe'), (frame) => ({
       src: String(frame.src ?? ''),
       allow: String(frame.getAttribute('allow') ?? ''),
@@ -256,6 +263,7 @@
         title: String(document.title ?? '').slice(0, 200),
         native: modelContext() !== null,
         polyfill,
+        polyfillName,
         polyfillScript: document.querySelector('script[src*="webmcp-polyfill"], script[src*="mcp-b"]') !== null,
         toolsAllowed,
         documentDomain: document.domain !== location.hostname,

@@ -27,6 +27,7 @@
   const parse = JSON.parse;
   const stringify = JSON.stringify;
   const from = Array.from;
+  const PageMap = Map;
   const test = RegExp.prototype.test;
   const SECRET = /^[0-9a-f]{32}$/;
   const HELLO = 'webmcp-host:hello';
@@ -48,6 +49,22 @@
   const modelContext = () => {
     const context = doc.modelContext;
     return context && typeof context.getTools === 'function' ? context : null;
+  };
+
+  // Which polyfill serves the page, by the marks each leaves: Google's demo polyfill
+  // (webmcp-tools' demos/shared/webmcp-polyfill.js) keeps its tools in a Map at
+  // window.__webmcp_registered_tools and passes every annotation on; @mcp-b/webmcp-polyfill
+  // marks its ModelContext with __isWebMCPPolyfill and keeps only readOnlyHint and
+  // untrustedContentHint; @mcp-b/global's (__isBrowserMcpServer) is held to the same. The page can fake either mark; it could as
+  // well leave consequentialHint out on a native page, so nothing is lost by believing it.
+  const polyfillOf = (context) => {
+    try {
+      if (window.__webmcp_registered_tools instanceof PageMap) return 'google-demo';
+      if (context.__isWebMCPPolyfill === true || context.__isBrowserMcpServer === true) return 'mcp-b';
+    } catch {
+      // a getter that throws: unknown
+    }
+    return 'unknown';
   };
 
   const ownTools = async (context) => {
@@ -155,7 +172,7 @@
       case 'listTools':
         if (!context) return { ok: true, supported: false, ...frame, tools: [] };
         watch(context);
-        return { ok: true, supported: true, polyfilled: true, ...frame, tools: (await ownTools(context)).map(describe) };
+        return { ok: true, supported: true, polyfilled: true, polyfill: polyfillOf(context), ...frame, tools: (await ownTools(context)).map(describe) };
       case 'callTool': {
         if (!context) return failure('NotSupportedError', 'this frame has no document.modelContext');
         const tool = (await ownTools(context)).find((t) => t.name === request.name);

@@ -33,7 +33,7 @@ function renderPicker() {
     const frame = tool.server !== undefined || tool.frameId === 0 ? '' : ` (frame ${tool.frameId})`;
     const hint = tool.server !== undefined
       ? (tool.needsConfirmation ? ' · acts: asks you first' : tool.annotations?.readOnlyHint ? ' · read-only' : '')
-      : tool.annotations?.consequentialHint ? ' · consequential' : tool.annotations?.readOnlyHint ? ' · read-only' : '';
+      : tool.annotations?.hintsUnknown ? ' · hints unknown: asks first' : tool.annotations?.consequentialHint ? ' · consequential' : tool.annotations?.readOnlyHint ? ' · read-only' : '';
     return Object.assign(element('option', '', `${tool.name}${frame}${hint}`), { value: toolKey(tool) });
   };
   const group = (label, items) => {

@@ -33,7 +33,16 @@ function renderTool(tool) {
   const title = element('div');
   title.append(element('span', 'tool-name', tool.name));
   for (const [key, label, extra] of HINTS) {
-    if (tool.annotations?.[key]) title.append(element('span', `hint ${extra}`.trim(), label));
+    if (!tool.annotations?.[key]) continue;
+    // Confirmed because the page's polyfill does not say which tools act, not because the
+    // page said this one does: "hints unknown".
+    if (key === 'consequentialHint' && tool.annotations.hintsUnknown) {
+      const badge = element('span', 'hint consequential', 'hints unknown');
+      badge.title = "This page's WebMCP polyfill does not pass consequentialHint on: each call is asked first";
+      title.append(badge);
+      continue;
+    }
+    title.append(element('span', `hint ${extra}`.trim(), label));
   }
   item.append(title);
   if (tool.description) item.append(element('p', 'tool-desc', tool.description));

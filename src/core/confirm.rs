@@ -31,11 +31,21 @@ const VALUE_ROOM: usize = 32;
 /// Consecutive combining marks shown as they are; more are escaped (they stack over lines).
 const MARKS: usize = 2;
 
-/// Before a consequential page tool of `origin` runs.
-pub fn page_tool(name: &str, origin: &str, args: &Map<String, Value>) -> Result<String, String> {
+/// Before a consequential page tool of `origin` runs; `hints_unknown`: it is asked only
+/// because the page's polyfill does not say which tools act, and the question says so.
+pub fn page_tool(
+    name: &str,
+    origin: &str,
+    args: &Map<String, Value>,
+    hints_unknown: bool,
+) -> Result<String, String> {
     let (name, origin) = (escaped(name), escaped(origin));
+    let why = match hints_unknown {
+        true => " (asked because this page's WebMCP polyfill does not say which tools act)",
+        false => "",
+    };
     question(
-        &format!("The agent wants to run “{name}” on {origin} with:"),
+        &format!("The agent wants to run “{name}” on {origin}{why} with:"),
         args,
     )
 }

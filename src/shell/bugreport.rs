@@ -32,7 +32,12 @@ pub(crate) async fn bug_report(run_id: &str) -> Result<Value, String> {
         .as_ref()
         .and_then(|l| l.as_ref().ok()?.page.as_ref().map(|p| p.title.clone()));
     if let (Some(title), Some(page)) = (title, snapshot.get_mut("page")) {
-        if page.get("title").and_then(Value::as_str).unwrap_or("").is_empty() {
+        if page
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
             page["title"] = json!(title);
         }
     }

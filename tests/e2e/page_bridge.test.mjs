@@ -260,6 +260,13 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
         ok: true, result: JSON.stringify({ who: 'Ann', polyfill }), input: 'text',
       });
       assert.equal(dialogs.length, 1, 'profile was confirmed');
+      // Confirmed because the polyfill drops consequentialHint, not because the page said so:
+      // listed as "hints unknown", and the question says why.
+      const profile = (await listTools(tabId)).tools.find((t) => t.name === 'profile');
+      assert.equal(profile.annotations.hintsUnknown, true, JSON.stringify(profile.annotations));
+      assert.match(dialogs[0].replace(/\n/g, ' '), /asked because this page's WebMCP polyfill does not say which tools act/);
+      const diagnosis = await host.worker.evaluate((t) => webmcpHost.diagnose({ tabId: t }), tabId);
+      assert.match(diagnosis.findings.find((f) => f.id === 'webmcp-polyfill').message, /@mcp-b\/webmcp-polyfill/);
       assert.deepEqual(await page.evaluate(() => window.__calls), [
         { name: 'multiply', input: { a: 6, b: 7 } },
         { name: 'profile', input: { who: 'Ann' } },
@@ -267,6 +274,31 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
       await page.close();
     });
   }
+
+  test("a polyfill that passes every hint on (Google's demo polyfill) is read as a native page", async () => {
+    const page = await host.context.newPage();
+    await page.goto(`${server.url}/demo-polyfill.html`);
+    const tabId = await host.tabIdOf(page);
+    const { tools } = await listTools(tabId);
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    assert.deepEqual(Object.keys(hints).sort(), ['get_menu', 'place_order', 'remove_topping']);
+    assert.equal(hints.remove_topping.consequentialHint, false, 'no hint given: not consequential, as on a native page');
+    assert.equal(hints.remove_topping.hintsUnknown, undefined);
+    assert.equal(hints.place_order.consequentialHint, true, "the page's own hint is kept");
+    // remove_topping runs unasked; place_order is asked.
+    const dialogs = [];
+    const answer = (d) => { dialogs.push(d.message()); d.accept(); };
+    page.on('dialog', answer);
+    assert.deepEqual(await callTool({ tabId, name: 'remove_topping', args: { topping: 'olives' } }), { ok: true, result: 'removed olives' });
+    assert.equal(dialogs.length, 0, 'not asked');
+    assert.deepEqual(await callTool({ tabId, name: 'place_order', args: {} }), { ok: true, result: 'ordered' });
+    assert.equal(dialogs.length, 1, 'asked');
+    assert.doesNotMatch(dialogs[0], /polyfill/, 'asked because the page said it acts');
+    page.off('dialog', answer);
+    const diagnosis = await host.worker.evaluate((t) => webmcpHost.diagnose({ tabId: t }), tabId);
+    assert.match(diagnosis.findings.find((f) => f.id === 'webmcp-polyfill').message, /Google's demo polyfill/);
+    await page.close();
+  });
 
   test('a polyfilled page cannot pair again, answer for the bridge, or skip a confirmation', async () => {
     const page = await host.context.newPage();

@@ -31,15 +31,26 @@ fn questions_name_what_runs_where() {
         "WebMCP Host\n\nThis page (https://a.example) wants to run “delete” of the MCP server own\nwith:\n{\n  \"a\": 2\n}\n\nAllow it?"
     );
     assert_eq!(
-        page_tool("buy", "https://shop.test", &Map::new()).unwrap(),
+        page_tool("buy", "https://shop.test", &Map::new(), false).unwrap(),
         "WebMCP Host\n\nThe agent wants to run “buy” on https://shop.test with:\n{}\n\nAllow it?"
+    );
+    // A tool asked about only because its page's polyfill says nothing of what acts: said so.
+    let why = page_tool("remove_topping", "https://pizza.test", &Map::new(), true).unwrap();
+    assert!(
+        why.replace('\n', " ")
+            .contains("(asked because this page's WebMCP polyfill does not say which tools act)"),
+        "{why}"
+    );
+    assert!(
+        why.lines().all(|l| l.chars().count() < CONFIRM_COLUMNS),
+        "{why}"
     );
 }
 
 #[test]
 fn a_long_first_value_cannot_push_the_others_out_of_view() {
     let a = args(json!({"note": "x".repeat(700), "payee": "attacker", "amount": 5}));
-    let text = page_tool("send_payment", "https://shop.test", &a).unwrap();
+    let text = page_tool("send_payment", "https://shop.test", &a, false).unwrap();
     fits_the_dialog(&text);
     let lines: Vec<&str> = text.lines().collect();
     let note = lines
@@ -79,7 +90,7 @@ fn a_value_that_fits_exactly_is_whole_and_one_more_character_is_counted() {
 #[test]
 fn hiding_characters_are_escaped_everywhere() {
     let a = args(json!({"payee": "bob\u{202E}kcatta", "note": "a\u{2028}b\u{200B}\n\"q\\"}));
-    let text = page_tool("pay\u{2066}", "https://a.example\u{200F}", &a).unwrap();
+    let text = page_tool("pay\u{2066}", "https://a.example\u{200F}", &a, false).unwrap();
     fits_the_dialog(&text);
     for hidden in ['\u{202E}', '\u{2028}', '\u{200B}', '\u{2066}', '\u{200F}'] {
         assert!(!text.contains(hidden), "{hidden:?} in {text}");
@@ -141,7 +152,7 @@ fn nested_values_show_every_key() {
 #[test]
 fn a_call_that_cannot_be_shown_is_not_asked_about() {
     let many: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
-    let error = page_tool("t", "https://a.example", &many).unwrap_err();
+    let error = page_tool("t", "https://a.example", &many, false).unwrap_err();
     assert!(error.starts_with("not run: its arguments cannot all be shown to the person for confirmation (they need more than"), "{error}");
     // Deep nesting.
     let mut deep = json!(1);
@@ -205,7 +216,7 @@ fn every_question_fits_the_dialog() {
         for key in ["k", "a_fairly_long_key_name_of_thirty"] {
             let a = args(json!({ key: text, "b": [text, {"c": text}] }));
             for question in [
-                page_tool("t", "https://a.example", &a),
+                page_tool("t", "https://a.example", &a, false),
                 mcp_tool("s", "t", &a),
                 exposed_tool("https://a.example", "s", "t", &a),
             ] {

@@ -90,7 +90,12 @@ pub fn decide(asker: Asker, acting: Acting, args: &Map<String, Value>) -> Result
                     allowed: Some(format!("allowed by site policy {}", tool.origin)),
                 }),
                 (true, false) => Ok(Decision::Ask {
-                    question: confirm::page_tool(&tool.name, &tool.origin, args)?,
+                    question: confirm::page_tool(
+                        &tool.name,
+                        &tool.origin,
+                        args,
+                        hints.hints_unknown,
+                    )?,
                     asked_in: AskedIn::Page,
                 }),
             }

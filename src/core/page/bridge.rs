@@ -16,6 +16,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// The name the page bridge gives Google's demo polyfill (webmcp-tools'
+/// `demos/shared/webmcp-polyfill.js`), which passes every annotation on.
+pub const GOOGLE_DEMO_POLYFILL: &str = "google-demo";
+
 use serde_json::{json, Map, Value};
 
 use super::tool::{kind, parse_owned_tools, FrameTools};
@@ -182,6 +186,10 @@ pub struct FrameListing {
     /// Whether the tools came from the page's own world (a polyfill, or the page's own
     /// `document.modelContext`): every one not read-only is then consequential.
     pub polyfilled: bool,
+    /// Which polyfill, when polyfilled: `google-demo` (Google's demo polyfill, which keeps
+    /// every hint), `mcp-b` (`@mcp-b/webmcp-polyfill` or `@mcp-b/global`, which drop
+    /// `consequentialHint`) or `unknown`.
+    pub polyfill: Option<&'static str>,
     /// Its tools and what was skipped.
     pub tools: FrameTools,
     /// Each tool's version (by name), as the content script numbered the definitions it
@@ -350,6 +358,12 @@ pub fn parse_listing(
     };
     let supported = map.get("supported") == Some(&Value::Bool(true));
     let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
+    // Which polyfill, as the page's world showed it: only names the host knows are kept.
+    let polyfill = polyfilled.then(|| match map.get("polyfill").and_then(Value::as_str) {
+        Some(GOOGLE_DEMO_POLYFILL) => GOOGLE_DEMO_POLYFILL,
+        Some("mcp-b") => "mcp-b",
+        _ => "unknown",
+    });
     let mut versions = BTreeMap::new();
     let mut tools = match map.remove("tools") {
         None | Some(Value::Null) => FrameTools::default(),
@@ -376,7 +390,9 @@ pub fn parse_listing(
     let versions = (tools.tools.iter())
         .filter_map(|t| Some((t.name.clone(), versions.get(&t.name).copied().flatten()?)))
         .collect();
-    if polyfilled {
+    // Google's demo polyfill passes every annotation on, as the browser does: its hints are
+    // read as a native page's. Any other polyfill may drop consequentialHint.
+    if polyfilled && polyfill != Some(GOOGLE_DEMO_POLYFILL) {
         tools.confirm_unless_read_only();
     }
     Ok(FrameListing {
@@ -386,6 +402,7 @@ pub fn parse_listing(
         title,
         document_id: None,
         polyfilled,
+        polyfill,
         tools,
         versions,
     })
@@ -569,7 +586,63 @@ mod tests {
         let tools = &listing.tools.tools;
         assert_eq!(tools[0].origin, "http://a.test");
         assert!(tools[0].annotations.consequential_hint);
+        assert!(
+            tools[0].annotations.hints_unknown,
+            "raised by the host, not said by the page"
+        );
         assert!(!tools[1].annotations.consequential_hint);
+        assert_eq!(listing.polyfill, Some("unknown"));
+    }
+
+    #[test]
+    fn a_polyfill_that_keeps_hints_is_read_as_native_and_one_that_drops_them_is_not() {
+        let raw = |polyfill: &str| {
+            format!(
+                r#"{{"ok":true,"supported":true,"polyfilled":true,"polyfill":{polyfill},"origin":"http://a.test",
+                    "tools":[{{"name":"remove_topping"}},
+                             {{"name":"order","annotations":{{"consequentialHint":true}}}},
+                             {{"name":"read","annotations":{{"readOnlyHint":true}}}}]}}"#
+            )
+        };
+        let hints = |listing: &FrameListing| -> Vec<(bool, bool)> {
+            let tools = &listing.tools.tools;
+            tools
+                .iter()
+                .map(|t| {
+                    (
+                        t.annotations.consequential_hint,
+                        t.annotations.hints_unknown,
+                    )
+                })
+                .collect()
+        };
+        // Google's demo polyfill passes every annotation on: its hints are the page's word.
+        let google = parse_listing(&raw(r#""google-demo""#), 0, &L).unwrap();
+        assert_eq!(google.polyfill, Some("google-demo"));
+        assert_eq!(
+            hints(&google),
+            [(false, false), (true, false), (false, false)]
+        );
+        // @mcp-b drops consequentialHint; a name the host does not know is "unknown": every tool
+        // not read-only is asked, and those the page did not mark say "hints unknown".
+        for (given, named) in [
+            (r#""mcp-b""#, "mcp-b"),
+            (r#""made-up""#, "unknown"),
+            ("7", "unknown"),
+        ] {
+            let listing = parse_listing(&raw(given), 0, &L).unwrap();
+            assert_eq!(listing.polyfill, Some(named), "{given}");
+            assert_eq!(
+                hints(&listing),
+                [(true, true), (true, false), (false, false)],
+                "{given}"
+            );
+        }
+        // A native listing names no polyfill, whatever it says.
+        let native = r#"{"ok":true,"supported":true,"polyfill":"google-demo","origin":"http://a.test","tools":[{"name":"x"}]}"#;
+        let native = parse_listing(native, 0, &L).unwrap();
+        assert_eq!(native.polyfill, None);
+        assert_eq!(hints(&native), [(false, false)]);
     }
 
     #[test]

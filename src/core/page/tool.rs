@@ -60,6 +60,11 @@ pub struct Annotations {
     /// question, and its answer says so. Not listed.
     #[serde(skip)]
     pub allow_acting: bool,
+    /// Set by the host, never read from an entry: the tool came from a polyfill that does not
+    /// pass `consequentialHint` on (or one the host does not know), so it counts as
+    /// consequential although the page may never have said so ("hints unknown").
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hints_unknown: bool,
 }
 
 /// An entry of a frame's report that was skipped, and why.
@@ -88,11 +93,14 @@ impl FrameTools {
     /// For a source that cannot carry `consequentialHint` (a polyfilled page:
     /// `@mcp-b/webmcp-polyfill` drops it, and a page's own `document.modelContext` is not held
     /// to it): every tool that does not say `readOnlyHint` counts as consequential, so each of
-    /// its calls is confirmed. Hints only tighten.
+    /// its calls is confirmed, and is marked `hints_unknown` where the page did not say it.
+    /// Hints only tighten.
     pub fn confirm_unless_read_only(&mut self) {
         for tool in &mut self.tools {
-            if !tool.annotations.read_only_hint {
-                tool.annotations.consequential_hint = true;
+            let hints = &mut tool.annotations;
+            if !hints.read_only_hint && !hints.consequential_hint {
+                hints.consequential_hint = true;
+                hints.hints_unknown = true;
             }
         }
     }
@@ -302,6 +310,7 @@ fn parse_annotations(raw: Option<&Value>) -> Result<Annotations, String> {
         untrusted_content_hint: hint("untrustedContentHint"),
         debugging: hint("debugging"),
         allow_acting: false,
+        hints_unknown: false,
     })
 }
 
@@ -514,6 +523,7 @@ mod tests {
                 debugging: false,
                 // Only the person's site policy allows acting; a page saying so is not read.
                 allow_acting: false,
+                hints_unknown: false,
             }
         );
     }

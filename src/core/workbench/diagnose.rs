@@ -31,6 +31,8 @@ pub struct PageFacts {
     pub native: bool,
     /// A polyfilled `document.modelContext` answers in the page's world.
     pub polyfill: bool,
+    /// Which polyfill the page bridge recognised (`google-demo`, `mcp-b`, else unknown).
+    pub polyfill_name: String,
     /// The page loads a WebMCP polyfill's script (`@mcp-b/...`), whether or not it installed.
     pub polyfill_script: bool,
     /// `document.featurePolicy.allowsFeature('tools')`, when the browser tells.
@@ -247,10 +249,24 @@ fn page_findings(
             ));
         }
     } else if facts.polyfill {
+        let (which, hints) = match facts.polyfill_name.as_str() {
+            "google-demo" => (
+                "Google's demo polyfill (webmcp-tools' `demos/shared/webmcp-polyfill.js`)",
+                "It passes every hint on, so the page's hints are read as on a native page.",
+            ),
+            "mcp-b" => (
+                "`@mcp-b/webmcp-polyfill` (or `@mcp-b/global`, built on it)",
+                "It keeps only `readOnlyHint` and `untrustedContentHint`: every tool that is not read-only is confirmed, marked \"hints unknown\".",
+            ),
+            _ => (
+                "a polyfill the host does not recognise",
+                "It may drop `consequentialHint`: every tool that is not read-only is confirmed, marked \"hints unknown\".",
+            ),
+        };
         out.push(finding(
             "webmcp-polyfill",
             Level::Info,
-            "WebMCP is off in this browser; the page's tools come from a polyfill (`@mcp-b/webmcp-polyfill` or `@mcp-b/global`) in its own world. Such a polyfill may drop `consequentialHint`: every tool that is not read-only is confirmed.".into(),
+            format!("WebMCP is off in this browser; the page's tools come from {which} in its own world. {hints}"),
             &format!("Nothing to do; to test native WebMCP instead: {}", flag_for(version)),
         ));
     } else if !blocked {

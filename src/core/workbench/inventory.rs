@@ -290,7 +290,8 @@ pub fn hints(tool: &PageTool) -> Vec<&'static str> {
     let a = tool.annotations;
     [
         (a.read_only_hint, "readOnly"),
-        (a.consequential_hint, "consequential"),
+        (a.consequential_hint && !a.hints_unknown, "consequential"),
+        (a.hints_unknown, "hintsUnknown"),
         (a.untrusted_content_hint, "untrustedContent"),
         (a.debugging, "debugging"),
     ]
