@@ -14,6 +14,25 @@ export function element(tag, className, text) {
   return node;
 }
 
+/**
+ * A new element whose text shows `code spans` (between backticks, as the host writes names,
+ * flags and keys in its messages) as <code>: text nodes only, never markup. Unbalanced
+ * backticks are shown as they are.
+ */
+export function withCode(tag, className, text) {
+  const node = element(tag, className);
+  const parts = String(text ?? '').split('`');
+  if (parts.length % 2 === 0) {
+    node.textContent = String(text ?? '');
+    return node;
+  }
+  parts.forEach((part, i) => {
+    if (i % 2 === 1 && part) node.append(element('code', '', part));
+    else if (part) node.append(document.createTextNode(part));
+  });
+  return node;
+}
+
 /** A new `type=button` button with its text and its click handler. */
 export function button(text, onClick, className) {
   const node = element('button', className, text);

@@ -3,7 +3,7 @@
 // (severity, rule, where, what to do), and the SARIF log to download. Invariant: names and messages (which quote page text) are set only
 // through textContent; the worker decides every finding and score.
 
-import { $, button, element, errorText, say } from '../dom.js';
+import { $, button, element, errorText, say, withCode } from '../dom.js';
 import { call } from '../host.js';
 import { state } from '../state.js';
 
@@ -13,7 +13,7 @@ function findingItem(finding) {
   const head = element('div');
   head.append(element('span', `hint severity ${finding.severity}`, finding.severity), element('code', '', ` ${finding.rule}`));
   if (finding.pointer) head.append(element('span', 'muted', ` at ${finding.pointer}`));
-  item.append(head, element('p', '', finding.message));
+  item.append(head, withCode('p', '', finding.message));
   return item;
 }
 

@@ -2,7 +2,7 @@
 // tab has no tools and on demand: each finding with what to do. Invariant: the host decides the
 // findings; this only shows them, as text.
 
-import { $, element, errorText, say } from '../dom.js';
+import { $, element, errorText, say, withCode } from '../dom.js';
 import { call } from '../host.js';
 import { state } from '../state.js';
 
@@ -19,7 +19,7 @@ export async function runDiagnosis() {
         item.dataset.finding = finding.id;
         const head = element('div');
         head.append(element('span', `hint severity ${finding.level}`, finding.level), element('code', '', ` ${finding.id}`));
-        item.append(head, element('p', '', finding.message), element('p', 'fix', `What to do: ${finding.fix}`));
+        item.append(head, withCode('p', '', finding.message), withCode('p', 'fix', `What to do: ${finding.fix}`));
         return item;
       }),
     );

@@ -286,6 +286,10 @@ describe('workbench', () => {
     const blockedPopup = await openPopup(blockedTab);
     await blockedPopup.locator('#diagnosis li[data-finding="policy-blocked"]').waitFor();
     assert.equal(await blockedPopup.textContent('#diagnosis-heading'), 'Why no tools?');
+    // Names and flags the host writes between backticks show as code, not as backticks.
+    const blockedText = await blockedPopup.textContent('#diagnosis li[data-finding="policy-blocked"]');
+    assert.ok(!blockedText.includes('`'), blockedText);
+    assert.ok((await blockedPopup.locator('#diagnosis li[data-finding="policy-blocked"] code').count()) > 0);
     assert.match(await blockedPopup.textContent('#diagnosis li[data-finding="policy-blocked"]'), /tools=\(\)[\s\S]*What to do/);
     await shot(blockedPopup, 'diagnose-policy');
     await blockedPopup.close();
