@@ -33,6 +33,18 @@ export function withCode(tag, className, text) {
   return node;
 }
 
+/** Offers `text` to the person as a file `name` of MIME type `type` (the browser's download). */
+export function download(text, name, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = element('a');
+  link.href = url;
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
 /** A new `type=button` button with its text and its click handler. */
 export function button(text, onClick, className) {
   const node = element('button', className, text);

@@ -3,7 +3,7 @@
 // (severity, rule, where, what to do), and the SARIF log to download. Invariant: names and messages (which quote page text) are set only
 // through textContent; the worker decides every finding and score.
 
-import { $, button, element, errorText, say, withCode } from '../dom.js';
+import { $, button, download, element, errorText, say, withCode } from '../dom.js';
 import { call } from '../host.js';
 import { state } from '../state.js';
 
@@ -76,16 +76,7 @@ export async function runAudit() {
 }
 
 /** Offers `value` as a JSON file named `name`. */
-function save(value, name, type) {
-  const url = URL.createObjectURL(new Blob([JSON.stringify(value, null, 2)], { type }));
-  const link = element('a');
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
+const save = (value, name, type) => download(JSON.stringify(value, null, 2), name, type);
 
 /** Downloads the audit as a SARIF 2.1.0 log. */
 export async function exportSarif() {

@@ -6,7 +6,7 @@
 // Invariant: names, reasons and results (which quote page and model text) are set only through
 // textContent; the worker runs the suite and judges every case.
 
-import { $, element, errorText, say } from '../dom.js';
+import { $, download as saveFile, element, errorText, say } from '../dom.js';
 import { call, topOrigin } from '../host.js';
 import { state } from '../state.js';
 
@@ -147,14 +147,7 @@ export async function download(format) {
   try {
     const text = await call('evalReport', { report: last, format });
     const type = format === 'html' ? 'text/html' : 'application/xml';
-    const url = URL.createObjectURL(new Blob([text], { type }));
-    const link = element('a');
-    link.href = url;
-    link.download = `webmcp-evals-tab-${state.tabId}.${format === 'html' ? 'html' : 'xml'}`;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    saveFile(text, `webmcp-evals-tab-${state.tabId}.${format === 'html' ? 'html' : 'xml'}`, type);
   } catch (error) {
     say('evals-status', errorText(error), true);
   }

@@ -3,7 +3,7 @@
 // runs and a JSONL export. Invariant: event text (from models, pages and servers) is set only
 // through textContent; nothing remote is loaded; the log is the worker's, shown as it is.
 
-import { $, element, errorText, say } from '../dom.js';
+import { $, download, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
 import { params, state, SURFACE } from '../state.js';
 
@@ -184,13 +184,6 @@ export async function exportLog() {
   }
   const log = await call('runLog', { runId: state.runId });
   const text = log.events.map((e) => JSON.stringify(e)).join('\n') + '\n';
-  const url = URL.createObjectURL(new Blob([text], { type: 'application/x-ndjson' }));
-  const link = element('a');
-  link.href = url;
-  link.download = `webmcp-host-${state.runId}.jsonl`;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  download(text, `webmcp-host-${state.runId}.jsonl`, 'application/x-ndjson');
   say('log-status', `Exported ${log.events.length} events.`);
 }

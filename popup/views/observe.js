@@ -3,7 +3,7 @@
 // Invariant: the worker checks and stores the settings (`configure`) and assembles the report
 // (`bugReport`, keys masked); this page only shows and saves; nothing remote is loaded.
 
-import { $, element, errorText, say } from '../dom.js';
+import { $, download, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
 import { loadSettings, onSettings } from '../settings.js';
 import { state } from '../state.js';
@@ -81,14 +81,7 @@ async function saveBugReport() {
   }
   try {
     const { fileName, report } = await call('bugReport', { runId: state.runId });
-    const url = URL.createObjectURL(new Blob([JSON.stringify(report, null, 2)], { type: 'application/json' }));
-    const link = element('a');
-    link.href = url;
-    link.download = fileName;
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    download(JSON.stringify(report, null, 2), fileName, 'application/json');
     say('run-status', `Bug report saved as ${fileName}${report.screenshot ? '' : ` (no screenshot: ${report.screenshotError})`}.`);
   } catch (error) {
     say('run-status', `No bug report: ${errorText(error)}`, true);

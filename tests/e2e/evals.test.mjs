@@ -196,7 +196,8 @@ describe('evals', () => {
     await open('?late=60000');
     const missing = await op('evaluate', { tabId, evals: restock, mode: 'smoke', timeoutMs: 800 });
     assert.equal(missing.results[0].outcome, 'error');
-    assert.match(missing.results[0].reason, /^step 1 \(restock\): the tool is not on the page \(waited \d+ ms for it to appear\)$/);
+    assert.match(missing.results[0].reason, /^step 1 \(restock\): the tool is not on the page \(waited \d+ ms for it to appear\); the tab offers: add_to_cart, place_order, search_products$/);
+    assert.equal(missing.results[0].calls[0].made, false, 'recorded as not made');
     assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), [], 'never called');
     await open();
   });
