@@ -56,7 +56,7 @@ test-mcp:
 
 # Built without debug info: with it the test module is ~110 MB and its load in the runner's
 # browser took 2 minutes here (and passed the runner's limit on a slower machine); without
-# it, 17 MB and about 4 s. Each attempt gets 60 s, and a run whose page never reported a
+# it, 17 MB and about 4 s. Each attempt gets 30 s, and a run whose page never reported a
 # result is retried (scripts/test-wasm.sh says why and when).
 test-wasm:
 	scripts/test-wasm.sh

@@ -8,14 +8,15 @@
 # again). The runner
 # then prints "Failed to detect test as having been run" and fails although no test ran.
 # Such a run is retried in a fresh browser, at most 4 more times; a healthy run takes about
-# 5 s, so each attempt gets 60 s. A run that reports a result, failed or not, is final.
+# 5 s, so each attempt gets 30 s (a stuck attempt cost 60 s each before: seen twice in a row
+# on a fresh clone, 2 minutes lost). A run that reports a result, failed or not, is final.
 set -uo pipefail
 
 attempts=5
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 for attempt in $(seq 1 "$attempts"); do
-  CARGO_PROFILE_TEST_DEBUG=false CARGO_PROFILE_DEV_DEBUG=false WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-60} \
+  CARGO_PROFILE_TEST_DEBUG=false CARGO_PROFILE_DEV_DEBUG=false WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-30} \
     cargo test --target wasm32-unknown-unknown --test wasm_worker 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   if [ "$status" -eq 0 ]; then exit 0; fi
