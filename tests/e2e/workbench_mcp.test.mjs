@@ -218,11 +218,13 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
     const entry = popup.locator('#call-history li[data-server="records"][data-tool="add"]').first();
     await entry.locator('button', { hasText: 'Copy as Playwright' }).click();
     const snippet = await entry.locator('.snippet').textContent();
-    assert.match(snippet, /webmcpHost\.callTool\(request\)/);
-    assert.match(snippet, /"server":"records","name":"add","args":\{"a":5,"b":6\}/);
+    // The Playwright package's form: host.callTool({server, name, args}).
+    assert.match(snippet, /^const outcome = await host\.callTool\(\{"server":"records","name":"add","args":\{"a":5,"b":6\}\}\);$/m);
     assert.ok(!snippet.includes('tabId'));
+    // Run as the package runs it (its callTool passes a server call to the worker as it is).
+    const packageHost = { callTool: (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), request) };
     const AsyncFunction = (async () => {}).constructor;
-    const outcome = await new AsyncFunction('worker', `${snippet}\nreturn outcome;`)(host.worker);
+    const outcome = await new AsyncFunction('host', `${snippet}\nreturn outcome;`)(packageHost);
     assert.equal(outcome.ok, true, JSON.stringify(outcome));
     assert.equal(toolCalls('normal~rec'), before + 3, 'add, delete_record, and the snippet');
     await shot(popup, 'call-server-history');
