@@ -299,11 +299,33 @@ export async function openDeclining(host, url) {
   return { page, dialogs, tabId: await host.tabIdOf(page) };
 }
 
+/**
+ * Stops the extension's service worker as Chrome does (DevTools' `ServiceWorker.stopAllWorkers`)
+ * and waits until DevTools reports its version stopped (asking again, up to 3 times, when it
+ * is still running after 2 s: a stop sent while the worker was busy was seen to leave it
+ * running, and the test then saw a run finish that it meant to cut). A browser that reports
+ * no version of the extension's worker is left as the stop left it.
+ */
 export async function stopWorker(context, page) {
   const cdp = await context.newCDPSession(page);
+  const status = new Map(); // versionId → runningStatus, of chrome-extension:// workers
+  cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
+    for (const v of versions) if (String(v.scriptURL).startsWith('chrome-extension://')) status.set(v.versionId, v.runningStatus);
+  });
   await cdp.send('ServiceWorker.enable');
-  await cdp.send('ServiceWorker.stopAllWorkers');
-  await cdp.detach();
+  try {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await cdp.send('ServiceWorker.stopAllWorkers');
+      const deadline = Date.now() + 2_000;
+      while (Date.now() < deadline) {
+        if (status.size === 0 || [...status.values()].every((s) => s === 'stopped')) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    }
+    throw new Error(`the extension's service worker did not stop: ${JSON.stringify([...status.values()])}`);
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
 }
 
 /** Resolves to `check()`'s first truthy value (its rejections count as no), or throws naming `what` after `ms`. */
