@@ -26,21 +26,6 @@ pub(crate) async fn bug_report(run_id: &str) -> Result<Value, String> {
     let now_document = listed
         .as_ref()
         .and_then(|l| l.as_ref().ok()?.documents.get(&0).cloned());
-    // Chrome hides a tab's title without the `tabs` permission: the page's own, as the top
-    // frame's content script read it with the listing, fills it in.
-    let title = listed
-        .as_ref()
-        .and_then(|l| l.as_ref().ok()?.page.as_ref().map(|p| p.title.clone()));
-    if let (Some(title), Some(page)) = (title, snapshot.get_mut("page")) {
-        if page
-            .get("title")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .is_empty()
-        {
-            page["title"] = json!(title);
-        }
-    }
     let now_url = snapshot.pointer("/page/url").and_then(Value::as_str);
     let shown = still_shown(log.pointer("/run/page"), now_url, now_document.as_deref());
     let (tools, audit) = match (tab_id, listed, &shown) {

@@ -61,7 +61,8 @@ pub fn chrome_version(user_agent: &str) -> Option<String> {
 pub struct Parts {
     /// `runLog`'s answer for the run (`{run, events, times, …}`).
     pub log: Value,
-    /// The tab: `{url, title}` as Chrome reports it, when the run had a tab still open.
+    /// The tab: `{url, title}` as Chrome reports it, when the run had a tab still open (an
+    /// empty title is filled from `tools`' top page).
     pub page: Option<Value>,
     /// The tab's tools, when listed.
     pub tools: Option<Result<TabTools, String>>,
@@ -127,11 +128,24 @@ pub fn assemble(parts: Parts, keys: &[String]) -> Value {
         Ok(_) => (Value::Null, json!("Chrome gave no PNG")),
         Err(why) => (Value::Null, json!(why)),
     };
+    // Chrome hides a tab's title from an extension without the `tabs` permission: the page's
+    // own, as the top frame's content script read it with the listing, fills it in.
+    let mut page = parts.page.unwrap_or(Value::Null);
+    if let (Some(Ok(listed)), Some(page)) = (&parts.tools, page.as_object_mut()) {
+        let untitled = page
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty();
+        if let Some(top) = listed.page.as_ref().filter(|_| untitled) {
+            page.insert("title".into(), json!(top.title));
+        }
+    }
     let mut report = json!({
         "format": FORMAT,
         "createdMs": parts.created_ms,
         "runId": run_id,
-        "page": parts.page.unwrap_or(Value::Null),
+        "page": page,
         "webmcp": mode,
         "chrome": {"version": chrome_version(&parts.user_agent), "userAgent": parts.user_agent},
         "extension": {"version": parts.extension_version},

@@ -294,6 +294,10 @@ fn a_bug_report_masks_every_key_wherever_it_appears() {
     assert_eq!(report["chrome"]["version"], "138.0.7204.49");
     assert_eq!(report["extension"]["version"], "0.1.0");
     assert_eq!(report["page"]["url"], "https://shop.test/");
+    assert_eq!(
+        report["page"]["title"], "Shop",
+        "Chrome's title, when it gave one"
+    );
     assert_eq!(report["tools"], json!({"tools": [], "problems": []}));
     assert_eq!(report["screenshot"], "data:image/png;base64,iVBOR");
     assert_eq!(report["events"][0]["type"], "RUN_ERROR");
@@ -444,4 +448,48 @@ fn a_bug_report_describes_the_tab_only_while_it_shows_the_runs_document() {
     );
     assert!(still_shown(Some(&by_url), Some("https://b.test/"), None).is_err());
     assert!(still_shown(None, Some("https://a.test/shop"), Some("D1")).is_err());
+}
+
+#[test]
+fn a_bug_report_takes_the_pages_own_title_where_chrome_hides_the_tabs() {
+    use super::bundle::{assemble, Parts};
+    use crate::core::page::tabs::{TabTools, TopPage};
+    let listed = |title: &str| TabTools {
+        page: Some(TopPage {
+            url: "https://shop.test/".into(),
+            origin: "https://shop.test".into(),
+            title: title.into(),
+        }),
+        ..TabTools::default()
+    };
+    let report = |page: Value, tools: Option<Result<TabTools, String>>| {
+        assemble(
+            Parts {
+                log: json!({"run": {"runId": "r"}, "events": []}),
+                page: Some(page),
+                tools,
+                audit: None,
+                screenshot: Err("none".into()),
+                user_agent: String::new(),
+                extension_version: String::new(),
+                settings: json!({}),
+                created_ms: 0.0,
+            },
+            &[],
+        )
+    };
+    let hidden = json!({"url": "https://shop.test/", "title": ""});
+    assert_eq!(
+        report(hidden.clone(), Some(Ok(listed("Tea shop"))))["page"]["title"],
+        "Tea shop"
+    );
+    // Nothing listed (the tab moved on, or the listing failed): nothing to fill it with.
+    assert_eq!(report(hidden.clone(), None)["page"]["title"], "");
+    assert_eq!(report(hidden, Some(Err("no".into())))["page"]["title"], "");
+    // A title Chrome gave stays.
+    let titled = json!({"url": "https://shop.test/", "title": "Shop"});
+    assert_eq!(
+        report(titled, Some(Ok(listed("Tea shop"))))["page"]["title"],
+        "Shop"
+    );
 }
