@@ -45,10 +45,18 @@ pub fn check_entry(entry: &Entry) -> Vec<Finding> {
     let declarative = obj.get("declarative").and_then(Value::as_object);
     check_description(obj, declarative.is_some(), &mut out);
     schema::check(obj.get("inputSchema"), &mut out);
-    let hints = check_hints(obj, name.as_deref(), &mut out);
+    // Why the name (with the description as evidence) says the tool acts with consequences,
+    // if it does: read once, for the hint rules and the form rule.
+    let description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let consequence = name
+        .as_deref()
+        .and_then(|n| words::consequence(&name_words(n), description));
+    let hints = check_hints(obj, name.as_deref(), consequence.as_deref(), &mut out);
     if let Some(form) = declarative {
-        let description = obj.get("description").and_then(Value::as_str);
-        check_form(form, name.as_deref(), description, hints, &mut out);
+        check_form(form, consequence.as_deref(), hints, &mut out);
     }
     out.findings
 }
@@ -250,7 +258,12 @@ fn check_text_fields(obj: &Map<String, Value>, out: &mut Out) {
 }
 
 /// The hints the entry gives: (readOnlyHint, consequentialHint), each counted only when `true`.
-fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (bool, bool) {
+fn check_hints(
+    obj: &Map<String, Value>,
+    name: Option<&str>,
+    consequence: Option<&str>,
+    out: &mut Out,
+) -> (bool, bool) {
     let annotations = match obj.get("annotations") {
         None | Some(Value::Null) => None,
         Some(Value::Object(map)) => Some(map),
@@ -299,11 +312,6 @@ fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (
     let Some(verb) = name_words.first().cloned() else {
         return (read_only, consequential);
     };
-    let description = obj
-        .get("description")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let consequence = words::consequence(&name_words, description);
     let acts = consequence.is_some();
     // A verb alone (`add`) may be arithmetic or a change: only a verb with its object
     // (`add_to_cart`) says the tool writes. `remove_topping` writes; `share_pizza` may only
@@ -351,8 +359,7 @@ fn check_hints(obj: &Map<String, Value>, name: Option<&str>, out: &mut Out) -> (
 
 fn check_form(
     form: &Map<String, Value>,
-    name: Option<&str>,
-    form_description: Option<&str>,
+    consequence: Option<&str>,
     (_, consequential): (bool, bool),
     out: &mut Out,
 ) {
@@ -364,12 +371,10 @@ fn check_form(
         .and_then(Value::as_str)
         .unwrap_or("get")
         .to_ascii_lowercase();
-    let description = form_description.unwrap_or_default();
-    let acting_name = name.and_then(|n| words::consequence(&name_words(n), description));
     let why = if consequential {
         Some("it says consequentialHint".to_owned())
-    } else if let Some(why) = acting_name {
-        Some(why)
+    } else if let Some(why) = consequence {
+        Some(why.to_owned())
     } else if method == "post" {
         Some("it submits with POST".to_owned())
     } else {
