@@ -63,20 +63,8 @@ impl ToolWait {
         if waited < cap {
             return Seen::ListAgain(POLL_MS.min((cap - waited).ceil() as u32).max(1));
         }
-        // What the tab offers instead, each name once, at most 20 of them.
-        let mut offered: Vec<&str> = Vec::new();
-        for tool in listed {
-            if !offered.contains(&tool) {
-                offered.push(tool);
-            }
-        }
-        let more = offered.len().saturating_sub(20);
-        offered.truncate(20);
-        let offers = match (offered.is_empty(), more) {
-            (true, _) => "none".to_owned(),
-            (false, 0) => offered.join(", "),
-            (false, n) => format!("{} and {n} more", offered.join(", ")),
-        };
+        // What the tab offers instead, at most 20 names.
+        let offers = crate::core::page::tabs::offered(listed, 20);
         Seen::Missing(format!(
             "the tool is not on the page (waited {waited:.0} ms for it to appear); the tab offers: {offers}"
         ))

@@ -10,6 +10,24 @@ use serde_json::Value;
 /// How the error of a call to a tool the tab does not offer begins (the call was not made).
 pub const NO_SUCH_TOOL: &str = "no page tool named";
 
+/// The tool names a tab offers, as an error says them: each once, in listing order, at most
+/// `most` of them (then "and N more"), or "none".
+pub fn offered<'a>(names: impl IntoIterator<Item = &'a str>, most: usize) -> String {
+    let mut unique: Vec<&str> = Vec::new();
+    for name in names {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    let more = unique.len().saturating_sub(most);
+    unique.truncate(most);
+    match (unique.is_empty(), more) {
+        (true, _) => "none".to_owned(),
+        (false, 0) => unique.join(", "),
+        (false, n) => format!("{} and {n} more", unique.join(", ")),
+    }
+}
+
 use std::collections::BTreeMap;
 
 use super::bridge::{parse_listing, BridgeError, FrameListing, Reply, Target};
@@ -281,17 +299,7 @@ impl TabTools {
                 let place = frame_id
                     .map(|f| format!(" in frame {f}"))
                     .unwrap_or_default();
-                let mut known: Vec<&str> = Vec::new();
-                for tool in &self.tools {
-                    if !known.contains(&tool.name.as_str()) {
-                        known.push(&tool.name);
-                    }
-                }
-                let known = if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                };
+                let known = offered(self.tools.iter().map(|t| t.name.as_str()), usize::MAX);
                 Err(format!(
                     "{NO_SUCH_TOOL} `{name}`{place}; the tab offers: {known}"
                 ))

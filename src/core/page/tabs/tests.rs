@@ -125,3 +125,14 @@ fn frames_together_offer_at_most_the_tabs_cap_top_frame_first() {
     assert_eq!(small.tools.len(), 6);
     assert!(small.problems.is_empty());
 }
+
+#[test]
+fn what_a_tab_offers_is_said_once_each_and_capped_where_asked() {
+    use super::offered;
+    assert_eq!(offered(["a", "b", "a"], usize::MAX), "a, b");
+    assert_eq!(offered([], 20), "none");
+    let many: Vec<String> = (0..23).map(|i| format!("t{i}")).collect();
+    let said = offered(many.iter().map(String::as_str), 20);
+    assert!(said.starts_with("t0, t1, "), "{said}");
+    assert!(said.ends_with("t19 and 3 more"), "{said}");
+}
