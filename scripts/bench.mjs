@@ -10,6 +10,7 @@
 // the host was ready (`webmcpHost.startup()`). Each fresh run is a new browser profile, so the
 // worker starts for the first time with nothing cached (the worst case); the warm restart is
 // the same worker stopped by Chrome and started again by a message, in the same profile.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -223,18 +224,22 @@ if (part('calls')) {
   }
 }
 
+/** The release CLI, built first (cargo's own check: nothing is rebuilt when it is current). */
+const releaseCli = () => {
+  const build = spawnSync('cargo', ['build', '--release', '--quiet', '--bin', 'webmcp-host'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('cargo build failed');
+  return join(ROOT, 'target', 'release', 'webmcp-host');
+};
+
 // The pipeline through the CLI: `webmcp-host parse` on the 1 MB and 4 MB outputs bench_core
 // wrote (BENCH_PIPELINE_OUTPUTS, the Makefile's target/bench), fed whole and with `--chunk 16`,
 // run in turn so that the machine's load weighs on both alike. Fed whole must be no slower.
 if (part('pipeline')) {
-  const { spawnSync } = await import('node:child_process');
   const dir = join(ROOT, 'target', 'bench');
   if (!existsSync(join(dir, 'pipeline-4mb.txt'))) {
     console.log('pipeline: no outputs in target/bench (make bench writes them through bench_core); skipped');
   } else {
-    const build = spawnSync('cargo', ['build', '--release', '--quiet', '--bin', 'webmcp-host'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('cargo build failed');
-    const cli = join(ROOT, 'target', 'release', 'webmcp-host');
+    const cli = releaseCli();
     const tools = join(ROOT, 'tests', 'golden', 'tools.json');
     const time = (input, extra) => {
       const started = performance.now();
@@ -264,7 +269,7 @@ if (part('pipeline')) {
 // on 127.0.0.1. Natively: the release CLI (wall time and peak memory from /usr/bin/time). In the
 // worker: a run whose tool sources include that server (connect, 100 pages, one call).
 if (part('mcp')) {
-  const { spawn, spawnSync } = await import('node:child_process');
+  const { spawn } = await import('node:child_process');
   // The MCP server runs in this process: children must be awaited, not run synchronously.
   const runChild = (command, args, input) =>
     new Promise((resolve) => {
@@ -282,9 +287,7 @@ if (part('mcp')) {
   const server = await startMcpServer({ tools: 'many', pageSize: 100, behaviour: { toolCount: 10_000 - 8, richTools: true } });
   const url = `${server.url}/mcp`;
   try {
-    const build = spawnSync('cargo', ['build', '--release', '--quiet', '--bin', 'webmcp-host'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('cargo build failed');
-    const cli = join(ROOT, 'target', 'release', 'webmcp-host');
+    const cli = releaseCli();
     const timeBin = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
     const walls = [];
     const peaks = [];

@@ -19,6 +19,9 @@ use std::fmt;
 /// The name the page bridge gives Google's demo polyfill (webmcp-tools'
 /// `demos/shared/webmcp-polyfill.js`), which passes every annotation on.
 pub const GOOGLE_DEMO_POLYFILL: &str = "google-demo";
+/// The name the page bridge gives `@mcp-b/webmcp-polyfill` and `@mcp-b/global`, which keep only
+/// `readOnlyHint` and `untrustedContentHint`.
+pub const MCP_B_POLYFILL: &str = "mcp-b";
 
 use serde_json::{json, Map, Value};
 
@@ -361,7 +364,7 @@ pub fn parse_listing(
     // Which polyfill, as the page's world showed it: only names the host knows are kept.
     let polyfill = polyfilled.then(|| match map.get("polyfill").and_then(Value::as_str) {
         Some(GOOGLE_DEMO_POLYFILL) => GOOGLE_DEMO_POLYFILL,
-        Some("mcp-b") => "mcp-b",
+        Some(MCP_B_POLYFILL) => MCP_B_POLYFILL,
         _ => "unknown",
     });
     let mut versions = BTreeMap::new();

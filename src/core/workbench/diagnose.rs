@@ -249,12 +249,13 @@ fn page_findings(
             ));
         }
     } else if facts.polyfill {
+        use crate::core::page::bridge::{GOOGLE_DEMO_POLYFILL, MCP_B_POLYFILL};
         let (which, hints) = match facts.polyfill_name.as_str() {
-            "google-demo" => (
+            GOOGLE_DEMO_POLYFILL => (
                 "Google's demo polyfill (webmcp-tools' `demos/shared/webmcp-polyfill.js`)",
                 "It passes every hint on, so the page's hints are read as on a native page.",
             ),
-            "mcp-b" => (
+            MCP_B_POLYFILL => (
                 "`@mcp-b/webmcp-polyfill` (or `@mcp-b/global`, built on it)",
                 "It keeps only `readOnlyHint` and `untrustedContentHint`: every tool that is not read-only is confirmed, marked \"hints unknown\".",
             ),
