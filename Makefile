@@ -49,9 +49,10 @@ test-agui:
 	node --test --test-reporter=spec tests/agui/
 
 ## test-mcp: real MCP servers and the official MCP conformance suite (client scenarios one by one, then the auth suite) against the CLI
+# The files run two at a time: they wait on servers far more than they compute.
 test-mcp:
 	cargo build --bin webmcp-host
-	node --test --test-reporter=spec tests/mcp/
+	node --test --test-reporter=spec --test-concurrency=2 tests/mcp/
 	node scripts/mcp/run-conformance.mjs --command "exec $(CURDIR)/target/debug/webmcp-host mcp --conformance"
 
 # Built without debug info: with it the test module is ~110 MB and its load in the runner's

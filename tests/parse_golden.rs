@@ -17,17 +17,38 @@ fn lines(events: &[Event]) -> String {
     events.iter().map(|e| e.to_json_line() + "\n").collect()
 }
 
+/// The goldens are shared out over the machine's cores (each split of each input is a whole
+/// run of the parser: tens of thousands of runs, 16 s on one core of a debug build).
 #[test]
 fn goldens_hold_for_every_chunking() {
-    let tools = std::rc::Rc::new(common::tool_set(&common::golden("tools.json")));
     let inputs: Vec<PathBuf> = common::files(&common::golden("parse"), Some("txt"));
     assert!(
         inputs.len() >= 20,
         "expected the golden corpus, found {}",
         inputs.len()
     );
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut failures: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let share: Vec<&PathBuf> = inputs.iter().skip(w).step_by(workers).collect();
+                scope.spawn(move || check_goldens(&share))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a golden check panicked"))
+            .collect()
+    });
+    failures.truncate(20);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The failures of `inputs`' goldens, whole and chunked.
+fn check_goldens(inputs: &[&PathBuf]) -> Vec<String> {
+    let tools = std::rc::Rc::new(common::tool_set(&common::golden("tools.json")));
     let mut failures = Vec::new();
-    for path in &inputs {
+    for path in inputs {
         let input = std::fs::read_to_string(path).unwrap();
         let stem = path.file_stem().unwrap().to_str().unwrap().to_owned();
         let cut = stem.ends_with("-cut");
@@ -61,6 +82,5 @@ fn goldens_hold_for_every_chunking() {
             }
         }
     }
-    failures.truncate(20);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    failures
 }

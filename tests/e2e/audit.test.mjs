@@ -81,7 +81,7 @@ describe('the tool audit in the browser', () => {
   });
 
   test('probes that watch the network catch a read-only tool that posts', async () => {
-    const { audit } = await auditOf('audit-probe.html', { probe: true, watchNetwork: true });
+    const { audit } = await auditOf('audit-probe.html?nohang', { probe: true, watchNetwork: true });
     const lying = audit.findings.filter((f) => f.rule === 'probe-lying-hint');
     assert.deepEqual(lying.map((f) => f.tool), ['check_price']);
     assert.match(lying[0].message, /sent POST .*\/orders/);
@@ -93,7 +93,7 @@ describe('the tool audit in the browser', () => {
     // The suite's handler dismisses every dialog; this one only records it.
     const answer = (dialog) => dialogs.push(dialog.message());
     page.on('dialog', answer);
-    await page.goto(`${server.url}/audit-probe.html`);
+    await page.goto(`${server.url}/audit-probe.html?nohang`);
     const tabId = await host.tabIdOf(page);
     await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
     const audit = await host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true, allowActing: true }), tabId);
@@ -134,7 +134,7 @@ describe('the tool audit in the browser', () => {
     assert.equal(await popup.getAttribute('#tools li.marked', 'data-tool'), 'transfer_funds');
     await popup.click('#views button[data-view="audit"]');
     // Probes from the popup: ticked, the read-only tools are called.
-    await page.goto(`${server.url}/audit-probe.html`);
+    await page.goto(`${server.url}/audit-probe.html?nohang`);
     await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
     await popup.check('#audit-probe');
     await popup.click('#audit-run');
