@@ -166,18 +166,47 @@
     }
   };
 
-  // Calls running here, by the name the worker gave them, so that it can cancel them.
+  // Calls running here, by the name the worker gave them, so that it can cancel them: each
+  // `{controller, name, activated}`.
   const running = new Map();
   // Calls cancelled before they started (a cancel that came while `confirm()` was open): at
   // most the 256 latest are remembered.
   const cancelled = new Set();
 
+  // What Chrome tells the page of a call: `toolactivated` once a declarative tool's form is
+  // filled in, `toolcancel` when its call is cancelled; fired on `window` up to Chrome 155, on
+  // `document.modelContext` from 156 (both are heard, each event once). A page can dispatch
+  // such events itself, so they are only believed as far as the page could act anyway: a
+  // cancel ends the page's own call (it could reject it), an activation is only said where the
+  // frame has the tool's form.
+  const CALL_EVENTS = ['toolactivated', 'toolcancel'];
+  const watchCall = (name, onEvent) => {
+    const targets = [...new Set([modelContext(), window])].filter((t) => typeof t?.addEventListener === 'function');
+    const heard = new WeakSet();
+    const listener = (event) => {
+      if (heard.has(event) || event.toolName !== name) return;
+      heard.add(event);
+      onEvent(event.type);
+    };
+    for (const target of targets) for (const type of CALL_EVENTS) target.addEventListener(type, listener);
+    return () => {
+      for (const target of targets) for (const type of CALL_EVENTS) target.removeEventListener(type, listener);
+    };
+  };
+  // A declarative tool whose form is filled in but not sent by itself (no `toolautosubmit`)
+  // waits for someone to submit it in the page.
+  const awaitsSubmit = (name) => {
+    const form = Array.from(document.forms).find((f) => f.getAttribute('toolname') === name);
+    return form !== undefined && !form.hasAttribute('toolautosubmit');
+  };
+
   const cancel = (call) => {
-    const controller = running.get(call);
-    if (controller) {
+    const entry = running.get(call);
+    if (entry) {
       running.delete(call);
-      controller.abort(new DOMException('the agent cancelled this call', 'AbortError'));
-      return { ok: true, cancelled: true };
+      entry.ours = true;
+      entry.controller.abort(new DOMException('the agent cancelled this call', 'AbortError'));
+      return { ok: true, cancelled: true, awaitingSubmit: entry.activated && awaitsSubmit(entry.name) };
     }
     cancelled.add(call);
     if (cancelled.size > 256) cancelled.delete(cancelled.values().next().value);
@@ -223,12 +252,25 @@
     // Checked with no await before the tool starts: the page cannot change it in between.
     if (JSON.stringify(describe(tool)) !== decided.text) return changed(name);
     const controller = new AbortController();
-    if (typeof call === 'string') running.set(call, controller);
+    const entry = { controller, name, activated: false, ours: false };
+    if (typeof call === 'string') running.set(call, entry);
+    let pageCancelled;
+    const cancelledByPage = new Promise((resolve) => (pageCancelled = resolve));
+    const unwatch = watchCall(name, (type) => {
+      if (type === 'toolactivated') entry.activated = true;
+      else if (!entry.ours) pageCancelled();
+    });
     let result, asText;
     try {
-      ({ result, asText } = await execute(context, tool, args, controller.signal));
+      const outcome = await Promise.race([execute(context, tool, args, controller.signal), cancelledByPage]);
+      if (outcome === undefined) {
+        controller.abort(new DOMException('the page cancelled this call', 'AbortError'));
+        return failure('AbortError', 'the page cancelled the call (toolcancel) before it answered');
+      }
+      ({ result, asText } = outcome);
     } finally {
-      if (running.get(call) === controller) running.delete(call);
+      unwatch();
+      if (running.get(call) === entry) running.delete(call);
     }
     if (result === null) return { ok: true, result: null, url: location.href };
     const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
@@ -308,7 +350,9 @@
       chrome.runtime.sendMessage({ [KEY]: VERSION, op: 'toolsChanged' }).catch(() => {});
     }, 250);
   };
+  // On `document.modelContext` from Chrome 156, on `window` before.
   modelContext()?.addEventListener?.('toolchange', toolsChanged);
+  window.addEventListener('toolchange', toolsChanged);
   document.addEventListener(`webmcp-host:${main.secret}:toolchange`, toolsChanged, true);
 
   // A listing (hundreds of tools, each with its schema) goes as its JSON text: one string

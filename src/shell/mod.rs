@@ -40,7 +40,7 @@ use crate::core::gate::Asker;
 use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::call::{CallRequest, Input, Step};
+use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
@@ -163,10 +163,10 @@ pub(crate) async fn page_call(mut call: HostCall) -> Value {
                     tab_id,
                     target,
                     message,
-                } => {
-                    send_unanswered(tab_id, target, &message);
-                    Input::Performed
-                }
+                } => match ask(tab_id, target, &message, CANCEL_REPLY_MS).await {
+                    Reply::Answered(reply) => Input::Reply(reply),
+                    Reply::TimedOut | Reply::Failed(_) => Input::Performed,
+                },
                 Step::Wait { ms } => {
                     let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
                     Input::Performed

@@ -7,7 +7,7 @@
 // (the scripted model calls a tool of each frame); the workbench's
 // inventory sees the same tools;
 // a tool's `outputSchema` is listed where the shape has it, and a result that breaks it comes
-// with `outputErrors`. The matrix is printed at the end (docs/chrome-versions.md has the table).
+// with `outputErrors`; `toolactivated` and `toolcancel` are heard where the shape fires them. The matrix is printed at the end (docs/chrome-versions.md has the table).
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -124,6 +124,30 @@ describe('the WebMCP shapes of Chrome 154 to 160', () => {
         const { tools } = await op('inventory', {});
         const here = tools.filter((t) => t.tabId === tabId).map((t) => `${t.name}@${t.frameId === 0 ? 'top' : 'child'}`);
         assert.deepEqual(here.sort(), TOOLS);
+      });
+
+      // What Chrome tells the page of a call (`toolactivated`, `toolcancel`; on `window` up to
+      // 155, on `document.modelContext` since 156): a declarative form left waiting for a
+      // submit is named in the timeout's error; a call the page cancels ends at once.
+      checked(shape, 'call events', async () => {
+        const other = await open(shape, 'call-events.html', 1);
+        const accept = (dialog) => dialog.accept().catch(() => {});
+        other.page.on('dialog', accept);
+        try {
+          await op('listTools', { tabId: other.tabId });
+          const waited = await op('callTool', { tabId: other.tabId, name: 'note_it', args: { text: 'hi' }, timeoutMs: 1500 });
+          assert.equal(waited.ok, false);
+          assert.match(waited.error, /did not finish within 1500 ms; it was cancelled in the page; its form was filled in and waited for someone to submit it/);
+          const slow = op('callTool', { tabId: other.tabId, name: 'slow_job', args: {}, timeoutMs: 20_000 });
+          await until('slow_job to start', async () => (await other.page.evaluate(() => window.__started)) === 1 || undefined);
+          const started = Date.now();
+          await other.page.evaluate(() => document.modelContext.dispatchEvent(new ToolCancelEvent('toolcancel', { toolName: 'slow_job' })));
+          assert.deepEqual(await slow, { ok: false, error: 'AbortError: the page cancelled the call (toolcancel) before it answered' });
+          assert.ok(Date.now() - started < 5000, 'ended at the cancel, not at the deadline');
+        } finally {
+          other.page.off('dialog', accept);
+          await other.page.close();
+        }
       });
 
       checked(shape, 'outputSchema', async () => {

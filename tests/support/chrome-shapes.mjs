@@ -93,6 +93,15 @@ export const shapeShim = (shape) => {
   if (config.contextEvents) {
     shim.addEventListener = (...a) => native.addEventListener(...a);
     shim.removeEventListener = (...a) => native.removeEventListener(...a);
+  } else {
+    // Up to Chrome 155 the events fired on window: this Chromium's are moved there.
+    const kinds = { toolchange: Event, toolactivated: ToolActivatedEvent, toolcancel: ToolCancelEvent };
+    for (const [type, Kind] of Object.entries(kinds)) {
+      native.addEventListener(type, (event) => {
+        event.stopImmediatePropagation();
+        window.dispatchEvent(Kind === Event ? new Event(type) : new Kind(type, { toolName: event.toolName }));
+      });
+    }
   }
   Object.defineProperty(document, 'modelContext', { value: shim, configurable: true });
   return 'installed';

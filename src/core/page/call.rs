@@ -75,7 +75,10 @@ pub enum Step {
         /// then the reply (a tab above the newest one was opened by the call).
         list_tabs: bool,
     },
-    /// Abort the call in its frame (nobody waits for the answer): [`Input::Performed`].
+    /// Abort the call in its frame: the frame's reply ([`Input::Reply`], within
+    /// [`CANCEL_REPLY_MS`]), or [`Input::Performed`] when it gave none (a frame that is gone or
+    /// busy). The reply only adds to the call's error why the call waited (see
+    /// [`cancel_reason`]); the call ends either way.
     Cancel {
         /// The tab of the frame.
         tab_id: i64,
@@ -419,7 +422,20 @@ impl PageCall {
                 ),
                 sent,
             },
-            (State::Cancel { sent, failure }, Input::Performed) => settle(sent, failure, false),
+            (State::Cancel { sent, failure }, Input::Reply(Ok(reply))) => {
+                let failure = match cancel_reason(&reply) {
+                    Some(reason) => format!("{failure}; {reason}"),
+                    None => failure,
+                };
+                settle(sent, failure, false)
+            }
+            (
+                State::Cancel { sent, failure },
+                Input::Performed
+                | Input::Reply(Err(_))
+                | Input::ChannelFailed(_)
+                | Input::Timeout,
+            ) => settle(sent, failure, false),
             (
                 State::Settle {
                     sent,
@@ -675,6 +691,24 @@ fn newest(tabs: &[Tab]) -> i64 {
 }
 
 /// A failed call: look at the frame again.
+/// How long the shell waits for a frame's reply to a [`Step::Cancel`].
+pub const CANCEL_REPLY_MS: u32 = 500;
+
+/// Why a call that was cancelled at its deadline had waited, from the frame's reply to the
+/// cancel: a declarative tool whose form the page filled in (Chrome's `toolactivated`) and
+/// that waits for someone to submit it (no `toolautosubmit`).
+fn cancel_reason(reply: &str) -> Option<&'static str> {
+    // The bridge's reply is a few fields: anything long is not one.
+    if reply.len() > 1024 {
+        return None;
+    }
+    let reply: Value = serde_json::from_str(reply).ok()?;
+    (reply.get("awaitingSubmit") == Some(&Value::Bool(true))).then_some(
+        "its form was filled in and waited for someone to submit it in the page \
+         (a declarative tool without `toolautosubmit`)",
+    )
+}
+
 fn settle(sent: Sent, failure: String, channel_failed: bool) -> State {
     State::Settle {
         sent,

@@ -419,6 +419,45 @@ fn a_timeout_cancels_the_call_in_its_frame() {
 }
 
 #[test]
+fn a_cancel_reply_says_when_a_declarative_form_waited_for_a_submit() {
+    let timed_out = |reply: Input| {
+        let mut call = sent(false);
+        call.handle(Input::Timeout);
+        assert!(matches!(call.step(), Step::Cancel { .. }));
+        call.handle(reply);
+        call.handle(frame("d1", "https://shop.test/"));
+        done(&call)["error"].as_str().unwrap().to_owned()
+    };
+    let plain = "`buy` did not finish within 30000 ms; it was cancelled in the page";
+    let waited = timed_out(Input::Reply(Ok(
+        r#"{"ok":true,"cancelled":true,"awaitingSubmit":true}"#.into(),
+    )));
+    assert_eq!(
+        waited,
+        format!("{plain}; its form was filled in and waited for someone to submit it in the page (a declarative tool without `toolautosubmit`)")
+    );
+    // Anything else ends the call with the plain error: a reply without it, a frame that
+    // gave none, a reply that is not the bridge's.
+    for reply in [
+        Input::Reply(Ok(
+            r#"{"ok":true,"cancelled":true,"awaitingSubmit":false}"#.into()
+        )),
+        Input::Reply(Ok(r#"{"ok":true,"cancelled":false}"#.into())),
+        Input::Reply(Ok("not json".into())),
+        Input::Reply(Ok(format!(
+            r#"{{"awaitingSubmit":true,"pad":"{}"}}"#,
+            "x".repeat(2000)
+        ))),
+        Input::Reply(Err("unreadable".into())),
+        Input::ChannelFailed("closed".into()),
+        Input::Timeout,
+        Input::Performed,
+    ] {
+        assert_eq!(timed_out(reply.clone()), plain, "{reply:?}");
+    }
+}
+
+#[test]
 fn settling_gives_up_after_its_time() {
     let mut call = sent(false);
     call.handle(Input::ChannelFailed("closed".into()));
