@@ -277,6 +277,42 @@
     return asText ? { ok: true, result: text, input: 'text' } : { ok: true, result: text };
   };
 
+  // The result of this document, when a call loaded it (a navigation's destination, a frame a
+  // form targeted): its JSON-LD, title and main text, read here once it has loaded (never by
+  // page script), capped; the worker caps again.
+  const RESULT_SCRIPTS = 16;
+  const RESULT_JSON_LD_CHARS = 64 * 1024;
+  const RESULT_TEXT_CHARS = 2000;
+  const readResult = async () => {
+    if (document.readyState !== 'complete') {
+      await new Promise((resolve) => {
+        window.addEventListener('load', resolve, { once: true });
+        setTimeout(resolve, 2500);
+      });
+    }
+    const jsonLd = [];
+    let skipped = 0;
+    let chars = 0;
+    const scripts = Array.from(document.querySelectorAll('script[type="application/ld+json" i]'));
+    skipped += Math.max(0, scripts.length - RESULT_SCRIPTS);
+    for (const script of scripts.slice(0, RESULT_SCRIPTS)) {
+      const text = String(script.textContent ?? '');
+      if (chars + text.length > RESULT_JSON_LD_CHARS) {
+        skipped += 1;
+        continue;
+      }
+      try {
+        jsonLd.push(JSON.parse(text));
+        chars += text.length;
+      } catch {
+        skipped += 1;
+      }
+    }
+    const main = document.querySelector('main') ?? document.body;
+    const text = String(main?.innerText ?? '').replace(/\s+/g, ' ').trim().slice(0, RESULT_TEXT_CHARS);
+    return { ok: true, url: location.href, title: String(document.title ?? '').slice(0, 200), jsonLd, skipped, text };
+  };
+
   // What the worker's diagnosis of the tab needs ("why no tools?"): facts only, the worker
   // decides what they mean.
   const diagnose = async () => {
@@ -330,6 +366,8 @@
         return callTool(message.name, message.args, message.confirm, message.call, message.within, message.version);
       case 'cancel':
         return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
+      case 'readResult':
+        return readResult();
       case 'watch':
         // The page's requests during an audit probe: only the MAIN-world companion sees them.
         if (!main.paired) return failure('NotSupportedError', 'this frame cannot watch its requests');

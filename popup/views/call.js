@@ -169,17 +169,22 @@ function showResult(outcome, ms, name) {
     box.append(element('pre', 'call-error', String(outcome.error)));
   } else if (outcome.navigated) {
     box.append(element('p', '', `The page went to ${outcome.url ?? 'another document'}${outcome.openedTab ? ` (in a new tab, ${outcome.openedTab})` : ''}.`));
+    if (outcome.crossOrigin) box.append(element('p', 'warning', `Another origin: ${outcome.crossOrigin}.`));
     const offered = outcome.tools ?? [];
     box.append(element('p', '', offered.length ? `Its tools: ${offered.join(', ')}` : 'It offers no tools.'));
-  } else {
-    if (outcome.structuredContent !== undefined) box.append(element('pre', 'call-structured', JSON.stringify(outcome.structuredContent, null, 2)));
-    let text = String(outcome.result ?? '');
-    try {
-      text = JSON.stringify(JSON.parse(text), null, 2);
-    } catch {
-      // plain text
+    if (typeof outcome.result === 'string') {
+      box.append(element('p', '', 'What it says (its JSON-LD):'));
+      box.append(element('pre', 'call-output', pretty(outcome.result)));
+    } else if (outcome.resultNote) {
+      box.append(element('p', 'muted', `No result: ${outcome.resultNote}.`));
     }
-    box.append(element('pre', 'call-output', text));
+  } else {
+    if (outcome.frame) {
+      box.append(element('p', '', `The result loaded in frame ${outcome.frame.frameId} (${outcome.frame.url}); this page stayed.`));
+      if (outcome.crossOrigin) box.append(element('p', 'warning', `Another origin: ${outcome.crossOrigin}.`));
+    }
+    if (outcome.structuredContent !== undefined) box.append(element('pre', 'call-structured', JSON.stringify(outcome.structuredContent, null, 2)));
+    box.append(element('pre', 'call-output', pretty(String(outcome.result ?? ''))));
   }
   // The result breaks the tool's own output schema: where, and how.
   if (Array.isArray(outcome.outputErrors) && outcome.outputErrors.length) {
@@ -239,13 +244,22 @@ export async function runCall(event) {
   await remember({ name: tool.name, frameId: tool.frameId, server: tool.server, args, ok: outcome.ok !== false, navigated: !!outcome.navigated, result: resultText(outcome), ms: Math.round(ms), at: Date.now(), origin: await topOrigin(state.tabId) });
 }
 
+/** JSON text indented; any other text as it is. */
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 /** What a kept call shows of its outcome: the result, the error or where it went, capped. */
 function resultText(outcome) {
   const text =
     outcome.ok === false
       ? `error: ${outcome.error ?? 'the call failed'}`
       : outcome.navigated
-        ? `navigated to ${outcome.url ?? 'another page'}`
+        ? `navigated to ${outcome.url ?? 'another page'}${typeof outcome.result === 'string' ? `: ${outcome.result}` : ''}`
         : typeof outcome.result === 'string'
           ? outcome.result
           : JSON.stringify(outcome.result ?? null);

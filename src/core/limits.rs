@@ -137,6 +137,16 @@ pub const DESTINATION_MS: u32 = 5_000;
 pub const DESTINATION_POLL_MS: u32 = 100;
 /// How long one frame may take to list its tools.
 pub const FRAME_LIST_MS: u32 = 5_000;
+/// How long a frame may take to answer the cancel of a call that reached its deadline (the
+/// answer only adds to the call's error why it waited).
+pub const CANCEL_REPLY_MS: u32 = 500;
+/// How long a document a call loaded (a navigation's destination, a frame a form targeted)
+/// may take to give its result: its content script waits for the document's `load` first.
+pub const PAGE_RESULT_MS: u32 = 3_000;
+/// The most JSON-LD text a call's answer carries from the document it loaded.
+pub const MAX_PAGE_RESULT_BYTES: usize = 64 * 1024;
+/// The most characters of a loaded document's main text a call's answer carries.
+pub const PAGE_TEXT_CHARS: usize = 2_000;
 
 // --- The person ---------------------------------------------------------------------------------
 

@@ -80,10 +80,10 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
 }
 
 /// How long a page may take to load again (`reload`), ms.
-const RELOAD_MS: u32 = crate::core::limits::EVAL_RELOAD_MS;
+pub(crate) const RELOAD_MS: u32 = crate::core::limits::EVAL_RELOAD_MS;
 
 /// The URL of the tab's top frame, or why there is none.
-async fn page_url(tab_id: i64) -> Result<String, String> {
+pub(crate) async fn page_url(tab_id: i64) -> Result<String, String> {
     let top = super::chrome::frame_state(tab_id, 0).await;
     let top = top.ok_or_else(|| format!("evaluate: tab {tab_id}: no such tab"))?;
     Some(top.url)

@@ -40,7 +40,7 @@ use crate::core::gate::Asker;
 use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS};
+use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
@@ -171,6 +171,14 @@ pub(crate) async fn page_call(mut call: HostCall) -> Value {
                     let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
                     Input::Performed
                 }
+                Step::Frames { tab_id } => {
+                    Input::Frames(chrome::all_frames(tab_id).await.unwrap_or_default())
+                }
+                Step::ReadResult {
+                    tab_id,
+                    target,
+                    message,
+                } => ask(tab_id, target, &message, PAGE_RESULT_MS).await.into(),
                 // Sent above; the host answers the others itself (`Effect::ListTools`, `Done`).
                 Step::Send { .. }
                 | Step::KeptTools { .. }
@@ -201,17 +209,23 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
 }
 
 /// `audit({tabId, format?, probe?, allowActing?})`: the tab's tools audited and, with `probe`,
-/// called as `core::audit::probe` plans (one at a time, each confirmed like any call; none
-/// after a call navigated the page).
+/// called as `core::audit::probe` plans (one at a time, each through the gate and confirmed
+/// like any call). A call that navigated the page gets no more calls; the page is loaded again
+/// (as `evaluate({reload})` does) and the other tools are probed there, or, when it cannot be,
+/// are said skipped.
 pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Value, String> {
     use crate::core::audit::{audit_tab_probed, probe};
     let tools = tab_tools(request.tab_id).await?;
     let mut findings = Vec::new();
     if request.probe {
+        let page = match &tools.page {
+            Some(page) => Ok(page.url.clone()),
+            None => evals::page_url(request.tab_id).await,
+        };
         let plan = probe::plan(&tools, request.allow_acting);
         findings = plan.findings;
-        let mut calls = plan.calls.into_iter();
-        while let Some(call) = calls.next() {
+        let mut calls: std::collections::VecDeque<_> = plan.calls.into();
+        while let Some(call) = calls.pop_front() {
             let watch = |on| {
                 let message = FrameRequest::Watch { on }.to_message();
                 ask(request.tab_id, call.frame_id.into(), &message, 2_000)
@@ -240,8 +254,18 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
             let navigated = found.iter().any(|f| f.rule == "probe-navigates");
             findings.extend(found);
             if navigated {
-                findings.extend(probe::left_out(calls, &call.tool));
-                break;
+                calls.retain(|next| next.tool != call.tool);
+                let reloaded = match &page {
+                    Ok(url) => io::reload_tab(request.tab_id as f64, url, evals::RELOAD_MS)
+                        .await
+                        .map(drop)
+                        .map_err(|e| convert::describe(&e)),
+                    Err(error) => Err(error.clone()),
+                };
+                if reloaded.is_err() {
+                    findings.extend(probe::left_out(calls.into_iter(), &call.tool));
+                    break;
+                }
             }
         }
     }

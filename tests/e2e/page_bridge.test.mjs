@@ -25,6 +25,9 @@ const until = async (what, check, ms = 10_000) => {
 
 const callsIn = (frame) => frame.evaluate(() => window.__calls.map((c) => ({ name: c.name, input: c.input })));
 
+// The destination of these navigations has no JSON-LD: the answer says so.
+const NO_JSON_LD = 'the destination has no JSON-LD (script[type="application/ld+json"])';
+
 describe('page bridge with native WebMCP', () => {
   let server, host;
   const listTools = (tabId) => host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), tabId);
@@ -85,7 +88,7 @@ describe('page bridge with native WebMCP', () => {
 
     const navigated = await callTool({ tabId, name: 'search_flights', args: { from: 'OSL', to: 'LIS' } });
     assert.deepEqual(navigated, {
-      ok: true, navigated: true, url: `${server.url}/results.html?from=OSL&to=LIS`, tools: ['pick_result'],
+      ok: true, navigated: true, url: `${server.url}/results.html?from=OSL&to=LIS`, tools: ['pick_result'], resultNote: NO_JSON_LD,
     });
     assert.equal(await page.locator('#query').textContent(), '?from=OSL&to=LIS', 'the page received the form');
 
@@ -106,7 +109,7 @@ describe('page bridge with native WebMCP', () => {
   test('an imperative tool that navigates the page answers {navigated, url, tools}', async () => {
     const { page, tabId } = await open('declarative.html');
     const answer = await callTool({ tabId, name: 'go_to_results', args: { q: 'x y' }, timeoutMs: 10_000 });
-    assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?q=x%20y`, tools: ['pick_result'] });
+    assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?q=x%20y`, tools: ['pick_result'], resultNote: NO_JSON_LD });
     await page.close();
   });
 
@@ -355,7 +358,7 @@ describe('page bridge and the back/forward cache', () => {
     await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
     await page.goto(`${server.url}/results.html?away=1`);
     const answer = await pending;
-    assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?away=1`, tools: ['pick_result'] });
+    assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?away=1`, tools: ['pick_result'], resultNote: NO_JSON_LD });
     await page.goBack({ waitUntil: 'commit' });
     // Restored from the cache, not loaded again: the page's state is still there.
     await until('the restored page', async () => (await page.evaluate(() => window.__calls?.length ?? 0)) > 0);

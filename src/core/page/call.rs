@@ -17,17 +17,23 @@
 //! back as [`Input::Timeout`]. Invariant: every path ends in [`Step::Done`] with a `callTool`
 //! answer (`{ok:true,result}` | `{ok:true,navigated:true,…}` | `{ok:false,error}`).
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use super::bridge::{parse_call_reply, CallOutcome, FrameRequest, Reply, Target, TOOL_CHANGED};
-use super::tabs::{undelivered, TabTools};
+use super::bridge::{
+    parse_call_reply, parse_page_result, CallOutcome, FrameRequest, PageResult, Reply, Target,
+    TOOL_CHANGED,
+};
+use super::tabs::{undelivered, Frame, TabTools};
 use super::tool::PageTool;
+use crate::core::expose::origin_of_url;
 use crate::core::gate::{Acting, Asker, Decision, Permit};
 use crate::core::limits::Limits;
+use crate::core::limits::MAX_PAGE_RESULT_BYTES;
 
-pub use crate::core::limits::{DESTINATION_MS, SETTLE_MS};
+pub use crate::core::limits::{CANCEL_REPLY_MS, DESTINATION_MS, PAGE_RESULT_MS, SETTLE_MS};
 
 pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
@@ -78,13 +84,28 @@ pub enum Step {
     /// Abort the call in its frame: the frame's reply ([`Input::Reply`], within
     /// [`CANCEL_REPLY_MS`]), or [`Input::Performed`] when it gave none (a frame that is gone or
     /// busy). The reply only adds to the call's error why the call waited (see
-    /// [`cancel_reason`]); the call ends either way.
+    /// `cancel_reason`); the call ends either way.
     Cancel {
         /// The tab of the frame.
         tab_id: i64,
         /// The frame and document where the call runs.
         target: Target,
         /// The bridge message (`cancel`).
+        message: Value,
+    },
+    /// Every frame of the tab (`webNavigation.getAllFrames`): [`Input::Frames`].
+    Frames {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// Ask the document the call loaded for its result ([`FrameRequest::ReadResult`]), within
+    /// [`PAGE_RESULT_MS`]: the reply, the channel's failure, or [`Input::Timeout`].
+    ReadResult {
+        /// The tab of the document.
+        tab_id: i64,
+        /// The frame and the document.
+        target: Target,
+        /// The bridge message (`readResult`).
         message: Value,
     },
     /// Wait this long: [`Input::Performed`].
@@ -108,6 +129,8 @@ pub enum Input {
     Frame(Option<FrameState>),
     /// The browser's tabs.
     Tabs(Vec<Tab>),
+    /// The tab's frames (none when they could not be listed).
+    Frames(Vec<Frame>),
     /// The frame's reply as JSON text, or why it could not be read.
     Reply(Result<String, String>),
     /// The message channel failed (the frame's document may be going away).
@@ -142,6 +165,19 @@ enum Look {
         tab_id: i64,
         opened: Option<i64>,
         url: Option<String>,
+    },
+    /// The top frame did not move: did another frame load a document (a form that targets
+    /// it)?
+    Frames,
+    /// Read the result of the document the call loaded.
+    Result {
+        tab_id: i64,
+        target: Target,
+        opened: Option<i64>,
+        url: Option<String>,
+        tools: Option<Vec<String>>,
+        /// A frame's document (the top page stays), not a navigation.
+        frame: bool,
     },
     /// Not there yet: pause.
     Wait,
@@ -237,6 +273,9 @@ pub struct PageCall {
     relisted: bool,
     /// How the call was allowed without the question, once sent so ([`allowed_by_site`]).
     allowed: Option<String>,
+    /// The document each frame was listed from (by frame id), as the call was decided: a
+    /// frame holding another one after the call loaded it.
+    listed_documents: BTreeMap<i64, String>,
 }
 
 impl PageCall {
@@ -252,6 +291,7 @@ impl PageCall {
             kept: false,
             relisted: false,
             allowed: None,
+            listed_documents: BTreeMap::new(),
         }
     }
 
@@ -313,6 +353,12 @@ impl PageCall {
                     frame_id: 0,
                 },
                 Look::Tools { tab_id, .. } => Step::ListTools { tab_id: *tab_id },
+                Look::Frames => Step::Frames { tab_id },
+                Look::Result { tab_id, target, .. } => Step::ReadResult {
+                    tab_id: *tab_id,
+                    target: target.clone(),
+                    message: FrameRequest::ReadResult.to_message(),
+                },
                 Look::Wait => Step::Wait {
                     ms: DESTINATION_POLL_MS,
                 },
@@ -504,6 +550,9 @@ impl PageCall {
     /// checked against the frame first. On a kept listing, a tool not found (or not as a run
     /// began with it) lists the tab again.
     fn resolved(&mut self, tools: Result<&TabTools, String>) -> State {
+        if let Ok(tools) = &tools {
+            self.listed_documents = tools.documents.clone();
+        }
         let found = tools.and_then(|tools| {
             let tool = tools.resolve(&self.request.name, self.request.frame_id)?;
             confirmation(tool, &self.request.args)?;
@@ -647,8 +696,23 @@ impl PageCall {
                         tab_id,
                         opened: None,
                     })
-                } else {
+                } else if moved {
                     next(Look::Wait)
+                } else {
+                    next(Look::Frames)
+                }
+            }
+            (Look::Frames, Input::Frames(frames)) => {
+                match loaded_frame(&frames, &self.listed_documents) {
+                    Some(frame) => next(Look::Result {
+                        tab_id,
+                        target: frame.target(),
+                        opened: None,
+                        url: Some(frame.url.clone()).filter(|u| !u.is_empty()),
+                        tools: None,
+                        frame: true,
+                    }),
+                    None => next(Look::Wait),
                 }
             }
             (Look::Url { tab_id, opened }, Input::Frame(frame)) => next(Look::Tools {
@@ -657,13 +721,64 @@ impl PageCall {
                 // (A tab's own URL needs the "tabs" permission; its top frame's does not.)
                 url: frame.map(|f| f.url).filter(|u| !u.is_empty()),
             }),
-            (Look::Tools { opened, url, .. }, Input::Tools(tools)) => done(
+            (
+                Look::Tools {
+                    tab_id,
+                    opened,
+                    url,
+                },
+                Input::Tools(tools),
+            ) => next(Look::Result {
+                tab_id,
+                target: Target {
+                    frame_id: 0,
+                    document_id: tools
+                        .as_ref()
+                        .ok()
+                        .and_then(|found| found.documents.get(&0).cloned()),
+                },
+                opened,
                 url,
-                tools
+                tools: tools
                     .ok()
                     .map(|found| found.tools.iter().map(|t| t.name.clone()).collect()),
-                opened,
-            ),
+                frame: false,
+            }),
+            (
+                Look::Result {
+                    opened,
+                    url,
+                    tools,
+                    frame,
+                    target,
+                    ..
+                },
+                Input::Reply(Ok(reply)),
+            ) => {
+                let read = parse_page_result(&reply, &Limits::DEFAULT);
+                match frame {
+                    true => State::Done(frame_response(
+                        &sent.tool,
+                        target.frame_id,
+                        url,
+                        read,
+                    )),
+                    false => {
+                        let mut response = match done(url.clone(), tools, opened) {
+                            State::Done(response) => response,
+                            other => return other,
+                        };
+                        with_destination_result(&mut response, &sent.tool, url.as_deref(), read);
+                        State::Done(response)
+                    }
+                }
+            }
+            // Not there yet (its content script not listening, or its load still going): look
+            // again, within the destination's time.
+            (
+                Look::Result { .. },
+                Input::Reply(Err(_)) | Input::ChannelFailed(_) | Input::Timeout,
+            ) => next(Look::Wait),
             (Look::Wait, Input::Performed) => {
                 let waited = waited + DESTINATION_POLL_MS;
                 State::Destination {
@@ -677,7 +792,17 @@ impl PageCall {
                     waited,
                 }
             }
-            (Look::Last, Input::Frame(frame)) => done(frame.map(|f| f.url), None, None),
+            (Look::Last, Input::Frame(frame)) => {
+                let mut response = match done(frame.map(|f| f.url), None, None) {
+                    State::Done(response) => response,
+                    other => return other,
+                };
+                response["resultNote"] = json!(format!(
+                    "the destination gave no result within {} s",
+                    DESTINATION_MS / 1000
+                ));
+                State::Done(response)
+            }
             (look, input) => State::Done(call_response(&Err(format!(
                 "the host fed the page call {input:?} while it looked for the destination ({look:?}), which did not ask for it (a bug in the host)"
             )))),
@@ -685,14 +810,94 @@ impl PageCall {
     }
 }
 
+/// The frame (not the top one) that holds a document it was not listed with: the one a call
+/// loaded (a form that targets it). A frame Chrome names no document for is not judged.
+fn loaded_frame<'a>(frames: &'a [Frame], listed: &BTreeMap<i64, String>) -> Option<&'a Frame> {
+    frames.iter().find(|frame| {
+        frame.frame_id != 0
+            && frame
+                .document_id
+                .as_ref()
+                .is_some_and(|document| listed.get(&frame.frame_id) != Some(document))
+    })
+}
+
+/// Whether `url` is on another origin than the tool that was called.
+fn cross_origin(tool: &PageTool, url: Option<&str>) -> Option<String> {
+    let origin = origin_of_url(url?)?;
+    (origin != tool.origin).then_some(origin)
+}
+
+/// The answer of a call whose result loaded in a frame (the top page stays): the frame
+/// document's JSON-LD, else its title and main text, as the result's text; `frame` says which
+/// frame answered.
+fn frame_response(
+    tool: &PageTool,
+    frame_id: i64,
+    url: Option<String>,
+    read: Result<PageResult, String>,
+) -> Value {
+    let read = match read {
+        Ok(read) => read,
+        Err(error) => {
+            return json!({"ok": false, "error": format!(
+                "`{}` loaded its result in frame {frame_id}, which could not be read: {error}",
+                tool.name
+            )})
+        }
+    };
+    let result = read
+        .json_ld_value()
+        .unwrap_or_else(|| json!({"title": read.title, "text": read.text}));
+    let url = url.unwrap_or(read.url);
+    let mut response = json!({
+        "ok": true,
+        "result": result.to_string(),
+        "frame": {"frameId": frame_id, "url": url},
+    });
+    if let Some(origin) = cross_origin(tool, Some(&url)) {
+        response["crossOrigin"] = json!(origin);
+    }
+    response
+}
+
+/// A navigation's answer given the destination's result: its JSON-LD as the result's text,
+/// or a note that it has none (or could not be read); `crossOrigin` names the destination's
+/// origin when it is not the tool's.
+fn with_destination_result(
+    response: &mut Value,
+    tool: &PageTool,
+    url: Option<&str>,
+    read: Result<PageResult, String>,
+) {
+    match read {
+        Ok(read) => match read.json_ld_value() {
+            Some(value) => response["result"] = json!(value.to_string()),
+            None => {
+                response["resultNote"] = json!(format!(
+                    "the destination has no JSON-LD (script[type=\"application/ld+json\"]){}",
+                    match read.skipped {
+                        0 => String::new(),
+                        n => format!("; {n} unreadable or over {MAX_PAGE_RESULT_BYTES} bytes"),
+                    }
+                ))
+            }
+        },
+        Err(error) => {
+            response["resultNote"] = json!(format!(
+                "the destination's result could not be read: {error}"
+            ))
+        }
+    }
+    if let Some(origin) = cross_origin(tool, url) {
+        response["crossOrigin"] = json!(origin);
+    }
+}
+
 /// The highest tab id of the browser's tabs (-1: none).
 fn newest(tabs: &[Tab]) -> i64 {
     tabs.iter().map(|t| t.id).max().unwrap_or(-1)
 }
-
-/// A failed call: look at the frame again.
-/// How long the shell waits for a frame's reply to a [`Step::Cancel`].
-pub const CANCEL_REPLY_MS: u32 = 500;
 
 /// Why a call that was cancelled at its deadline had waited, from the frame's reply to the
 /// cancel: a declarative tool whose form the page filled in (Chrome's `toolactivated`) and
@@ -709,6 +914,7 @@ fn cancel_reason(reply: &str) -> Option<&'static str> {
     )
 }
 
+/// A failed call: look at the frame again.
 fn settle(sent: Sent, failure: String, channel_failed: bool) -> State {
     State::Settle {
         sent,

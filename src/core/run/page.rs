@@ -109,16 +109,22 @@ pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
                 outcome: response["endTurn"].clone(),
             }
         }
-        (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
+        // A navigation: where it went, what the destination offers and says (its JSON-LD as
+        // a value, not as text in text).
         (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
             let mut result = json!({"navigated": true});
-            for key in ["url", "tools", "openedTab"] {
+            for key in ["url", "crossOrigin", "tools", "openedTab", "resultNote"] {
                 if let Some(value) = response.get(key) {
                     result[key] = value.clone();
                 }
             }
+            if let Some(Value::String(text)) = response.get("result") {
+                result["result"] =
+                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
+            }
             ToolOutcome::Ok(result.to_string())
         }
+        (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
         _ => ToolOutcome::Error(
             response
                 .get("error")

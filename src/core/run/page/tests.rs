@@ -77,6 +77,23 @@ fn call_responses_become_outcomes() {
             "{\"navigated\":true,\"url\":\"http://a.test/2\",\"tools\":[\"pay\"]}".into()
         )
     );
+    // The destination's JSON-LD goes to the model as a value, with where it came from.
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://b.test/r",
+            "crossOrigin": "http://b.test", "result": "{\"orderId\":\"o-1\"}"})),
+        ToolOutcome::Ok(
+            "{\"navigated\":true,\"url\":\"http://b.test/r\",\"crossOrigin\":\"http://b.test\",\"result\":{\"orderId\":\"o-1\"}}"
+                .into()
+        )
+    );
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2",
+            "resultNote": "the destination has no JSON-LD"})),
+        ToolOutcome::Ok(
+            "{\"navigated\":true,\"url\":\"http://a.test/2\",\"resultNote\":\"the destination has no JSON-LD\"}"
+                .into()
+        )
+    );
     assert_eq!(
         tool_outcome(&json!({"ok": false, "error": "boom"})),
         ToolOutcome::Error("boom".into())
