@@ -17,7 +17,7 @@ import { renderKeys, submitKey } from './views/keys.js';
 import { applyFilter, exportLog, refreshRuns } from './views/log.js';
 import { applyPreset, renderModels, submitModel } from './views/models.js';
 import { refreshPending } from './views/pending.js';
-import { loadTools, renderExtraTools, renderModelSelect, startRun, stopRun } from './views/run.js';
+import { filterTools, loadTools, renderExtraTools, renderModelSelect, startRun, stopRun } from './views/run.js';
 import { renderServers, submitServer, toggleContext7 } from './views/servers.js';
 import { CONTINUE_PROMPT, newConversation } from './views/thread.js';
 import { renderMiddleware, saveMiddleware } from './views/middleware.js';
@@ -137,6 +137,7 @@ async function main() {
     tab.addEventListener('click', () => showView(tab.dataset.view));
   }
   $('prompt-form').addEventListener('submit', startRun);
+  $('tool-search').addEventListener('input', filterTools);
   $('prompt').addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) $('prompt-form').requestSubmit();
   });

@@ -15,4 +15,5 @@ export const state = {
   log: { runId: null, events: [], times: [], run: null },
   filter: '',
   pending: [],
+  focusTool: null, // {name, frameId}: the tab's tool the Call or Audit view opens on (its "Call" / "Audit")
 };

@@ -70,6 +70,15 @@ export async function runAudit() {
       : 'No tools to audit on this tab.';
     $('audit-tools').replaceChildren(...audit.tools.map((t) => toolSection(t, byTool(t.name))));
     say('audit-status', '');
+    // Opened on one of the tab's tools (its "Audit" in the Run view's list): its card, marked.
+    const focus = state.focusTool;
+    if (focus) {
+      state.focusTool = null;
+      const card = [...document.querySelectorAll('#audit-tools li.audit-tool')].find((li) => li.dataset.tool === focus.name);
+      for (const marked of document.querySelectorAll('#audit-tools li.marked')) marked.classList.remove('marked');
+      card?.classList.add('marked');
+      card?.scrollIntoView({ block: 'start' });
+    }
   } catch (error) {
     say('audit-status', errorText(error), true);
   }

@@ -70,6 +70,14 @@ export async function loadCallTools() {
   if (mine !== listing) return;
   tools = [...found, ...tools.filter((t) => t.server !== undefined)];
   renderPicker();
+  // Opened on one of the tab's tools (its "Call" in the Run view's list).
+  const focus = state.focusTool;
+  if (focus) {
+    state.focusTool = null;
+    const tool = found.find((t) => t.name === focus.name && t.frameId === focus.frameId);
+    if (tool) pick(toolKey(tool));
+    else say('call-status', `${focus.name} is no longer offered by this tab.`, true);
+  }
   await renderHistory();
   // Each server is opened (as a run opens it) and listed; one that fails says why.
   let configured = state.settings?.servers;

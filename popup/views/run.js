@@ -26,11 +26,15 @@ const HINTS = [
 ];
 
 function renderTool(tool) {
-  const item = element('li');
+  const item = element('li', 'tool-row');
   item.dataset.tool = tool.name;
   item.dataset.frame = String(tool.frameId);
   if (tool.annotations?.debugging) item.dataset.debugging = 'true'; // shown with Developer tools
-  const title = element('div');
+  // One compact row (name, badges, the description on one line); its schema, where it comes
+  // from and its actions one click away.
+  const details = element('details');
+  const summary = element('summary');
+  const title = element('span', 'tool-title');
   title.append(element('span', 'tool-name', tool.name));
   for (const [key, label, extra] of HINTS) {
     if (!tool.annotations?.[key]) continue;
@@ -44,13 +48,55 @@ function renderTool(tool) {
     }
     title.append(element('span', `hint ${extra}`.trim(), label));
   }
-  item.append(title);
-  if (tool.description) item.append(element('p', 'tool-desc', tool.description));
+  summary.append(title);
+  if (tool.description) {
+    const description = element('span', 'tool-desc', tool.description);
+    description.title = tool.description;
+    summary.append(description);
+  }
+  details.append(summary);
   const inputs = Object.keys(tool.inputSchema?.properties ?? {});
   const frame = tool.frameId === 0 ? 'top frame' : `frame ${tool.frameId}`;
   const meta = `${inputs.length ? `(${inputs.join(', ')})` : '(no input)'} · ${tool.origin} · ${frame}`;
-  item.append(element('div', 'tool-meta', meta));
+  details.append(element('div', 'tool-meta', meta));
+  details.append(element('pre', 'tool-schema', JSON.stringify(tool.inputSchema ?? {}, null, 2)));
+  if (tool.outputSchema) {
+    details.append(element('div', 'muted', 'Output schema'));
+    details.append(element('pre', 'tool-schema', JSON.stringify(tool.outputSchema, null, 2)));
+  }
+  const actions = element('div', 'row tool-actions');
+  const action = (label, view) => {
+    const button = element('button', 'small', label);
+    button.type = 'button';
+    button.dataset.action = view;
+    button.setAttribute('aria-label', `${label} ${tool.name}`);
+    button.addEventListener('click', () => openToolIn(view, tool));
+    return button;
+  };
+  actions.append(action('Call', 'call'), action('Audit', 'audit'));
+  details.append(actions);
+  item.append(details);
   return item;
+}
+
+/** Opens `view` (`call` or `audit`) on one of the tab's tools. */
+async function openToolIn(view, tool) {
+  state.focusTool = { name: tool.name, frameId: tool.frameId };
+  document.querySelector(`#views button[data-view="${view}"]`).click();
+}
+
+/** Shows only the tools whose name, title or description contains the search's words. */
+export function filterTools() {
+  const words = $('tool-search').value.toLowerCase().split(/\s+/).filter(Boolean);
+  let shown = 0;
+  const items = [...document.querySelectorAll('#tools li.tool-row')];
+  for (const item of items) {
+    const text = `${item.dataset.tool} ${item.querySelector('.tool-desc')?.textContent ?? ''}`.toLowerCase();
+    const match = words.every((word) => text.includes(word));
+    item.classList.toggle('filtered-out', !match);
+    if (match) shown += 1;
+  }
+  if (words.length && items.length) say('status', shown ? '' : `No tool matches "${$('tool-search').value}".`);
 }
 
 function renderExtraTool(name, description, hint, hintClass = '') {
@@ -95,6 +141,7 @@ export async function loadTools() {
   showPage(answer.page, answer.tools.length);
   $('tools').replaceChildren(...answer.tools.map(renderTool));
   say('status', answer.tools.length ? '' : 'This tab offers no WebMCP tools.');
+  filterTools();
   // "Why no tools?" asks a question only a tab without tools raises; with tools, the same
   // diagnosis (WebMCP mode, frames, policies, this Chrome) is offered as what it is.
   const question = answer.tools.length ? 'Diagnose this tab' : 'Why no tools?';
@@ -158,6 +205,8 @@ export async function startRun(event, fallback) {
     $('prompt').value = '';
     await selectRun(runId);
     say('run-status', 'Running…');
+    // The tools come first in this view: the answer is brought into sight.
+    $('run-prompt').scrollIntoView?.({ block: 'nearest' });
   } catch (error) {
     say('run-status', errorText(error), true);
   } finally {

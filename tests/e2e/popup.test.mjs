@@ -57,6 +57,63 @@ describe('popup', () => {
     assert.equal(await popup.$('#tab-label img'), null);
   });
 
+  test('page first: at 404×600 the header, one row of views and six tool rows are in sight; tools are searched, and open in Call or Audit', async () => {
+    const tools = await host.context.newPage();
+    await tools.goto(`${server.url}/audit-probe.html`);
+    const probeTab = await host.tabIdOf(tools);
+    const small = await host.context.newPage();
+    try {
+      await small.setViewportSize({ width: 404, height: 600 });
+      await small.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${probeTab}`);
+      await small.waitForSelector('#tools li.tool-row');
+      assert.equal(await small.textContent('#tab-label .page-title'), 'Fixture: tools to probe');
+      const geometry = await small.evaluate(() => {
+        const nav = document.getElementById('views');
+        const tops = [...nav.querySelectorAll('button')].map((b) => Math.round(b.getBoundingClientRect().top));
+        const rows = [...document.querySelectorAll('#tools li.tool-row')].map((li) => li.getBoundingClientRect());
+        return {
+          navRows: new Set(tops).size,
+          navFits: nav.scrollWidth <= nav.clientWidth,
+          header: document.getElementById('tab-label').getBoundingClientRect().bottom,
+          inSight: rows.filter((r) => r.top >= 0 && r.bottom <= innerHeight).length,
+          rows: rows.length,
+        };
+      });
+      await mkdir(join(ROOT, 'test-output'), { recursive: true });
+      await small.screenshot({ path: join(ROOT, 'test-output', 'popup-404x600.png') });
+      assert.equal(geometry.navRows, 1, 'the views in one row');
+      assert.ok(geometry.navFits, 'the row fits without scrolling');
+      assert.ok(geometry.header < 80, `the page's title and origin at the top (${geometry.header} px)`);
+      assert.equal(geometry.rows, 8);
+      assert.ok(geometry.inSight >= 6, `${geometry.inSight} tool rows in sight`);
+      // Searched: by name or description.
+      await small.fill('#tool-search', 'inventory');
+      const shown = () => small.$$eval('#tools li.tool-row', (li) => li.filter((x) => x.offsetParent !== null).map((x) => x.dataset.tool));
+      assert.deepEqual(await shown(), ['dump_inventory']);
+      await small.fill('#tool-search', 'no such thing');
+      assert.deepEqual(await shown(), []);
+      assert.match(await small.textContent('#status'), /No tool matches/);
+      await small.fill('#tool-search', '');
+      assert.equal((await shown()).length, 8);
+      // A row opens on its schema and its actions.
+      const row = small.locator('#tools li[data-tool="find_products"]');
+      assert.equal(await row.locator('.tool-schema').isVisible(), false, 'closed: one compact row');
+      await row.locator('summary').click();
+      assert.deepEqual(JSON.parse(await row.locator('.tool-schema').first().textContent()).required, ['query']);
+      await row.locator('button[data-action="call"]').click();
+      await small.waitForSelector('body[data-view="call"]');
+      await small.waitForSelector('#call-form-box:not([hidden])');
+      assert.match(await small.inputValue('#call-tool'), /\u0000find_products$/);
+      await small.click('#views button[data-view="run"]');
+      await row.locator('button[data-action="audit"]').click();
+      await small.waitForSelector('#audit-tools li.audit-tool.marked');
+      assert.equal(await small.getAttribute('#audit-tools li.audit-tool.marked', 'data-tool'), 'find_products');
+    } finally {
+      await small.close();
+      await tools.close();
+    }
+  });
+
   test('renders page text as text, never as HTML', async () => {
     const description = await popup.textContent('li[data-tool="describe_input"] .tool-desc');
     assert.match(description, /<b>not bold<\/b><img src=x onerror="window.__xss=1">/);
