@@ -25,7 +25,7 @@ import { wireObserve } from './views/observe.js';
 import { initCall, loadCallTools } from './views/call.js';
 import { runDiagnosis } from './views/diagnose.js';
 import { initInventory, loadInventory } from './views/inventory.js';
-import { renderTimeline, showRaw } from './views/timeline.js';
+import { renderRunCalls, renderTimeline, showRaw } from './views/timeline.js';
 
 // ------------------------------------------------------------------------------------------
 // The tab this view is about: `?tab=ID` (or `?tabId=ID`), else the active tab of the last
@@ -52,6 +52,7 @@ function showView(name) {
   document.body.dataset.view = name;
   if (name === 'pending') refreshPending();
   if (name === 'log') refreshRuns().then(renderTimeline);
+  if (name === 'run') renderRunCalls();
   if (name === 'call') loadCallTools();
   if (name === 'inventory') loadInventory();
   if (name === 'audit') runAudit();
@@ -101,10 +102,21 @@ chrome.runtime.onMessage.addListener((message, sender) => {
 // The timeline is built by the host: asked again at most every 300 ms while the log shows it.
 let timelineTimer = null;
 function timelineSoon() {
+  runCallsSoon();
   if (timelineTimer || document.body.dataset.view !== 'log' || !$('raw-box').hidden) return;
   timelineTimer = setTimeout(() => {
     timelineTimer = null;
     renderTimeline();
+  }, 300);
+}
+
+// The Run view's calls follow the run, at most every 300 ms.
+let runCallsTimer = null;
+function runCallsSoon() {
+  if (runCallsTimer || document.body.dataset.view !== 'run') return;
+  runCallsTimer = setTimeout(() => {
+    runCallsTimer = null;
+    renderRunCalls();
   }, 300);
 }
 
@@ -143,7 +155,7 @@ async function main() {
   });
   $('stop').addEventListener('click', stopRun);
   $('new-conversation').addEventListener('click', newConversation);
-  $('audit-run').addEventListener('click', runAudit);
+  $('audit-run').addEventListener('click', () => runAudit());
   $('middleware-form').addEventListener('submit', saveMiddleware);
   $('audit-sarif').addEventListener('click', exportSarif);
   $('audit-tools-json').addEventListener('click', exportToolsJson);

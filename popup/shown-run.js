@@ -9,6 +9,7 @@ import { state } from './state.js';
 import { renderAnswer, renderRunState } from './views/answer.js';
 import { followRun } from './views/thread.js';
 import { appendLogEvent, applyFilter, refreshRuns, resetLog } from './views/log.js';
+import { renderRunCalls } from './views/timeline.js';
 
 /** Adds events from `since`; returns whether they were in order. */
 export function addEvents(since, events, times) {
@@ -34,6 +35,7 @@ export function catchUp() {
       state.log.run = log.run;
       renderAnswer();
       renderRunState();
+      renderRunCalls();
       followRun();
       applyFilter();
     } catch (error) {

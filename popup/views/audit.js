@@ -24,6 +24,12 @@ function toolSection(tool, findings) {
   const frame = tool.frameId === undefined ? '' : tool.frameId === 0 ? ' · top frame' : ` · frame ${tool.frameId}`;
   title.append(element('span', 'tool-name', tool.name), element('span', 'muted', ` · ${tool.score}/100${frame}`));
   title.append(button('Show the tool', () => showTool(tool.name, tool.frameId), 'small'));
+  // The person's leave to call this one tool, whatever its hints (a tool that acts is still
+  // confirmed in the page when it is consequential, as any call is).
+  const probeOne = button('Probe this tool', () => runAudit({ only: tool.name }), 'small');
+  probeOne.dataset.action = 'probe';
+  probeOne.setAttribute('aria-label', `Probe ${tool.name}`);
+  title.append(probeOne);
   section.append(title);
   const list = element('ul', 'findings');
   list.append(...findings.map(findingItem));
@@ -55,13 +61,15 @@ const request = (format) => {
   };
 };
 
-/** Audits the tab and shows the result. */
-export async function runAudit() {
+/** Audits the tab and shows the result; `only` probes that one tool (with the person's leave). */
+export async function runAudit(options = {}) {
   if (typeof state.tabId !== 'number') return say('audit-status', 'No tab to audit.', true);
-  const { probe } = request();
-  say('audit-status', probe ? 'Auditing and probing the tools (up to 5 s a call)…' : 'Auditing…');
+  const only = typeof options.only === 'string' ? options.only : null;
+  const asked = request('json');
+  if (only) Object.assign(asked, { probe: true, allowActing: true, tools: [only] });
+  say('audit-status', only ? `Probing ${only} (up to 5 s a call; a call that acts may be confirmed in the page)…` : asked.probe ? 'Auditing and probing the tools (up to 5 s a call)…' : 'Auditing…');
   try {
-    const audit = await call('audit', request('json'));
+    const audit = await call('audit', asked);
     // Findings name their tool; a name two frames share gets its findings once.
     const shown = new Set();
     const byTool = (name) => (shown.has(name) ? [] : (shown.add(name), audit.findings.filter((f) => f.tool === name)));
@@ -69,7 +77,8 @@ export async function runAudit() {
       ? `Score ${audit.score}/100 · ${audit.tools.length} tool${audit.tools.length === 1 ? '' : 's'} · ${audit.findings.length} finding${audit.findings.length === 1 ? '' : 's'}`
       : 'No tools to audit on this tab.';
     $('audit-tools').replaceChildren(...audit.tools.map((t) => toolSection(t, byTool(t.name))));
-    say('audit-status', '');
+    say('audit-status', only ? `Probed ${only}.` : '');
+    if (only) state.focusTool = { name: only };
     // Opened on one of the tab's tools (its "Audit" in the Run view's list): its card, marked.
     const focus = state.focusTool;
     if (focus) {

@@ -18,7 +18,8 @@ export function tokensText(t) {
   return `${t.inputTokens} in${cached} · ${t.outputTokens} out${cost}`;
 }
 
-function callItem(c) {
+/** One call of a step: its name, arguments as run, repairs, confirmation, result or error, duration. */
+export function callItem(c) {
   const item = element('li', c.error || c.rejected ? 'tl-call failure' : 'tl-call');
   item.dataset.callId = c.id;
   const head = element('div');
@@ -82,6 +83,26 @@ export async function renderTimeline() {
     say('timeline-status', `${t.state} · ${t.entries.filter((e) => e.kind === 'step').length} steps · ${t.events} events${t.durationMs !== undefined ? ` · ${ms(t.durationMs)}` : ''}`);
   } catch (error) {
     say('timeline-status', errorText(error), true);
+  }
+}
+
+/** The Run view's calls of the shown run, inline as they happen (from the same timeline). */
+export async function renderRunCalls() {
+  const list = $('run-calls');
+  const runId = state.runId;
+  if (!runId) {
+    list.replaceChildren();
+    list.hidden = true;
+    return;
+  }
+  try {
+    const t = await call('timeline', { runId });
+    if (state.runId !== runId) return;
+    const calls = t.entries.filter((e) => e.kind === 'step').flatMap((e) => e.calls);
+    list.replaceChildren(...calls.map(callItem));
+    list.hidden = calls.length === 0;
+  } catch {
+    // The Log view says why a timeline cannot be read; the answer still shows here.
   }
 }
 

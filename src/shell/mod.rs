@@ -208,8 +208,8 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
     });
 }
 
-/// `audit({tabId, format?, probe?, allowActing?})`: the tab's tools audited and, with `probe`,
-/// called as `core::audit::probe` plans (one at a time, each through the gate and confirmed
+/// `audit({tabId, format?, probe?, allowActing?, tools?})`: the tab's tools audited and, with
+/// `probe`, called (every tool, or those `tools` names) as `core::audit::probe` plans (one at a time, each through the gate and confirmed
 /// like any call). A call that navigated the page gets no more calls; the page is loaded again
 /// (as `evaluate({reload})` does) and the other tools are probed there, or, when it cannot be,
 /// are said skipped.
@@ -222,7 +222,10 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
             Some(page) => Ok(page.url.clone()),
             None => evals::page_url(request.tab_id).await,
         };
-        let plan = probe::plan(&tools, request.allow_acting);
+        let plan = match &request.tools {
+            Some(only) => probe::plan_only(&tools, request.allow_acting, only)?,
+            None => probe::plan(&tools, request.allow_acting),
+        };
         findings = plan.findings;
         let mut calls: std::collections::VecDeque<_> = plan.calls.into();
         while let Some(call) = calls.pop_front() {

@@ -103,6 +103,16 @@ describe('the tool audit in the browser', () => {
     assert.deepEqual(audit.findings.filter((f) => f.tool === 'delete_account' && f.rule.startsWith('probe-')), [], 'a declined probe says nothing of the tool');
   });
 
+  test('tools: probes only the tools named, and is refused for a name the tab does not offer or without probe', async () => {
+    const { tabId } = await auditOf('audit-probe.html?nohang');
+    await page.evaluate(() => { window.__calls.length = 0; });
+    const audit = await host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true, tools: ['find_products'] }), tabId);
+    assert.deepEqual([...new Set(await page.evaluate(() => window.__calls.map((c) => c.name)))], ['find_products']);
+    assert.deepEqual(audit.findings.filter((f) => f.rule.startsWith('probe-')), [], 'no probe finding for the tools not chosen');
+    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, probe: true, tools: ['nope'] }), tabId), /offers no tool named `nope`; it offers .*find_products/);
+    await assert.rejects(host.worker.evaluate((t) => webmcpHost.audit({ tabId: t, tools: ['find_products'] }), tabId), /give `probe: true` with it/);
+  });
+
   test("the popup's Audit view shows the score and each tool's findings", async () => {
     const { tabId, audit } = await auditOf('hostile/injection.html');
     const popup = await host.context.newPage();
@@ -140,6 +150,17 @@ describe('the tool audit in the browser', () => {
     await popup.click('#audit-run');
     await popup.waitForSelector('li.finding[data-rule="probe-throws"]', { timeout: 20_000 });
     assert.equal(await popup.locator('li[data-tool="delete_account"] li.finding[data-rule="probe-skipped"]').count(), 1);
+    assert.equal(await popup.locator('li[data-tool="rename_list"] li.finding[data-rule="probe-skipped"]').count(), 1, 'no hints: not probed unasked');
+    // "Probe this tool": the person's leave for one tool without hints; only it is called.
+    await page.evaluate(() => { window.__calls.length = 0; });
+    await popup.uncheck('#audit-probe');
+    await popup.click('li.audit-tool[data-tool="rename_list"] button[data-action="probe"]');
+    await popup.waitForFunction(() => document.getElementById('audit-status').textContent === 'Probed rename_list.');
+    assert.equal(await popup.locator('li[data-tool="rename_list"] li.finding[data-rule^="probe-"]').count(), 0, 'probed, and it behaved');
+    assert.equal(await popup.getAttribute('#audit-tools li.marked', 'data-tool'), 'rename_list');
+    const called = await page.evaluate(() => window.__calls.map((c) => c.name));
+    assert.deepEqual([...new Set(called)], ['rename_list'], `only the chosen tool was called: ${called}`);
+    assert.equal(called.length, 2, 'a valid and an invalid call');
     await popup.close();
   });
 });

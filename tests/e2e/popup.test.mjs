@@ -84,7 +84,7 @@ describe('popup', () => {
       assert.equal(geometry.navRows, 1, 'the views in one row');
       assert.ok(geometry.navFits, 'the row fits without scrolling');
       assert.ok(geometry.header < 80, `the page's title and origin at the top (${geometry.header} px)`);
-      assert.equal(geometry.rows, 8);
+      assert.equal(geometry.rows, 9);
       assert.ok(geometry.inSight >= 6, `${geometry.inSight} tool rows in sight`);
       // Searched: by name or description.
       await small.fill('#tool-search', 'inventory');
@@ -94,7 +94,7 @@ describe('popup', () => {
       assert.deepEqual(await shown(), []);
       assert.match(await small.textContent('#status'), /No tool matches/);
       await small.fill('#tool-search', '');
-      assert.equal((await shown()).length, 8);
+      assert.equal((await shown()).length, 9);
       // A row opens on its schema and its actions.
       const row = small.locator('#tools li[data-tool="find_products"]');
       assert.equal(await row.locator('.tool-schema').isVisible(), false, 'closed: one compact row');

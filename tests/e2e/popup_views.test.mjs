@@ -244,6 +244,13 @@ describe('popup and side panel', () => {
     const sorted = [...latency].sort((a, b) => a - b);
     console.log(`# first answer text ${firstText} ms after Run; push latency median ${sorted[sorted.length >> 1]} ms, max ${sorted.at(-1)} ms over ${sorted.length} events`);
     assert.deepEqual((await page.evaluate(() => window.__calls)).at(-1), { name: 'add', input: { a: 2, b: 40 } });
+    // The run's call, inline in the Run view: its name, arguments as run, result.
+    const inline = popup.locator('#run-calls li.tl-call');
+    await inline.locator('.tl-result').waitFor();
+    assert.equal(await inline.count(), 1);
+    assert.equal((await inline.locator('.call-name').textContent()).trim(), 'add');
+    assert.deepEqual(JSON.parse(await inline.locator('.tl-args').textContent()), { a: 2, b: 40 });
+    assert.equal(await inline.locator('.tl-result').textContent(), '42');
     await shot(popup, 'popup-run');
   });
 

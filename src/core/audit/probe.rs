@@ -99,6 +99,25 @@ pub fn plan(tab: &TabTools, allow_acting: bool) -> ProbePlan {
     out
 }
 
+/// The plan for the tools named in `only` (a person's leave to probe them): [`plan`] with
+/// their calls and findings alone; a name the tab does not offer is an error that names what
+/// it offers.
+pub fn plan_only(tab: &TabTools, allow_acting: bool, only: &[String]) -> Result<ProbePlan, String> {
+    if let Some(missing) = only
+        .iter()
+        .find(|n| !tab.tools.iter().any(|t| &t.name == *n))
+    {
+        return Err(format!(
+            "audit: this tab offers no tool named `{missing}`; it offers {}",
+            crate::core::page::tabs::offered(tab.tools.iter().map(|t| t.name.as_str()), 20)
+        ));
+    }
+    let mut out = plan(tab, allow_acting);
+    out.calls.retain(|c| only.contains(&c.tool));
+    out.findings.retain(|f| only.contains(&f.tool));
+    Ok(out)
+}
+
 fn accepts(schema: &Value, value: &Value) -> Option<bool> {
     crate::core::schema::validator_for(schema)
         .ok()

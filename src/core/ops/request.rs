@@ -74,7 +74,7 @@ impl ListToolsRequest {
     }
 }
 
-/// `audit({tabId, format?, probe?, allowActing?, watchNetwork?})`.
+/// `audit({tabId, format?, probe?, allowActing?, watchNetwork?, tools?})`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuditRequest {
     /// The tab whose tools are audited.
@@ -87,10 +87,13 @@ pub struct AuditRequest {
     pub allow_acting: bool,
     /// Whether the page's requests are watched during each probe.
     pub watch_network: bool,
+    /// The tools probed, by name (each at most once): the others are audited but not called
+    /// (a person's leave to probe one tool, "Probe this tool"). `None`: every tool.
+    pub tools: Option<Vec<String>>,
 }
 
 impl AuditRequest {
-    /// Parses `{tabId, format?, probe?, allowActing?, watchNetwork?}`.
+    /// Parses `{tabId, format?, probe?, allowActing?, watchNetwork?, tools?}`.
     pub fn parse(value: &Value) -> Result<Self, RequestError> {
         let what = OpName::Audit.as_str();
         let map = object(value, what)?;
@@ -116,12 +119,56 @@ impl AuditRequest {
                 kind(other)
             ))),
         };
+        let tools = match map.get("tools") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(names)) if names.len() <= crate::core::limits::MAX_TOOLS_PER_TAB => {
+                let mut list: Vec<String> = Vec::new();
+                for name in names {
+                    match name.as_str() {
+                        Some(name)
+                            if !name.is_empty()
+                                && name.len() <= crate::core::limits::MAX_TOOL_NAME_BYTES =>
+                        {
+                            if !list.iter().any(|n| n == name) {
+                                list.push(name.to_owned());
+                            }
+                        }
+                        _ => return Err(bad(format!(
+                            "{what}: each of `tools` must be a tool's name (1 to {} bytes), not {}",
+                            crate::core::limits::MAX_TOOL_NAME_BYTES,
+                            kind(name)
+                        ))),
+                    }
+                }
+                Some(list)
+            }
+            Some(Value::Array(names)) => {
+                return Err(bad(format!(
+                    "{what}: `tools` names {} tools; a tab offers at most {}",
+                    names.len(),
+                    crate::core::limits::MAX_TOOLS_PER_TAB
+                )))
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "{what}: `tools` must be an array of tool names, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        let probe = flag("probe")?;
+        if tools.is_some() && !probe {
+            return Err(bad(format!(
+                "{what}: `tools` chooses the tools to probe: give `probe: true` with it"
+            )));
+        }
         Ok(AuditRequest {
             tab_id,
             format,
-            probe: flag("probe")?,
+            probe,
             allow_acting: flag("allowActing")?,
             watch_network: flag("watchNetwork")?,
+            tools,
         })
     }
 }

@@ -222,3 +222,36 @@ fn a_read_only_tool_that_writes_is_caught_by_its_requests() {
         "a tool that does not claim to read may write"
     );
 }
+
+#[test]
+fn a_plan_for_named_tools_calls_and_reports_those_alone() {
+    let schema =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    let tab = TabTools {
+        tools: vec![
+            tool("find", true, schema.clone()),
+            tool("rename", false, schema.clone()),
+            tool("list", true, schema),
+        ],
+        ..TabTools::default()
+    };
+    // Leave for one tool without hints: it is called (valid, invalid), the others are not.
+    let plan = plan_only(&tab, true, &["rename".into()]).unwrap();
+    assert_eq!(
+        plan.calls
+            .iter()
+            .map(|c| c.tool.as_str())
+            .collect::<Vec<_>>(),
+        ["rename", "rename"]
+    );
+    assert!(plan.findings.is_empty());
+    // Without leave to act, a tool that is not read-only is still only said skipped.
+    let plan = plan_only(&tab, false, &["rename".into()]).unwrap();
+    assert!(plan.calls.is_empty());
+    assert_eq!(plan.findings.len(), 1);
+    assert_eq!(plan.findings[0].rule, "probe-skipped");
+    assert_eq!(
+        plan_only(&tab, true, &["nope".into()]).unwrap_err(),
+        "audit: this tab offers no tool named `nope`; it offers find, rename, list"
+    );
+}

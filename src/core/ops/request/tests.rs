@@ -71,3 +71,27 @@ fn run_requests() {
         .0
         .contains("messages[0]"));
 }
+
+#[test]
+fn audit_request_tools_name_the_tools_to_probe() {
+    let r =
+        AuditRequest::parse(&json!({"tabId": 2, "probe": true, "tools": ["a", "b", "a"]})).unwrap();
+    assert_eq!(r.tools, Some(vec!["a".into(), "b".into()]), "each once");
+    assert_eq!(
+        AuditRequest::parse(&json!({"tabId": 2})).unwrap().tools,
+        None
+    );
+    let refused = |request| AuditRequest::parse(&request).unwrap_err().0;
+    assert_eq!(
+        refused(json!({"tabId": 2, "tools": ["a"]})),
+        "audit: `tools` chooses the tools to probe: give `probe: true` with it"
+    );
+    assert_eq!(
+        refused(json!({"tabId": 2, "probe": true, "tools": "a"})),
+        "audit: `tools` must be an array of tool names, not a string"
+    );
+    assert!(refused(json!({"tabId": 2, "probe": true, "tools": [""]})).contains("each of `tools`"));
+    assert!(refused(json!({"tabId": 2, "probe": true, "tools": [3]})).contains("not a number"));
+    let many: Vec<String> = (0..600).map(|i| format!("t{i}")).collect();
+    assert!(refused(json!({"tabId": 2, "probe": true, "tools": many})).contains("at most 512"));
+}
