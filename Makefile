@@ -31,7 +31,15 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-test: setup-browser build test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release
+# The wasm tests build at the lowest priority while the end-to-end suites run (they wait on the
+# browser far more than they compute: about 30% of two cores), in their own target directory;
+# they run after them.
+test: setup-browser build test-native test-agui test-mcp
+	@mkdir -p target; nice -n 19 scripts/test-wasm.sh --build > target/test-wasm-build.log 2>&1 & build=$$!; \
+	  $(MAKE) --no-print-directory test-e2e; e2e=$$?; \
+	  if ! wait $$build; then echo "the wasm tests did not build:"; cat target/test-wasm-build.log; exit 1; fi; \
+	  exit $$e2e
+	@$(MAKE) --no-print-directory test-wasm test-playwright test-release
 
 ## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
 check: setup

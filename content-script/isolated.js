@@ -167,31 +167,51 @@
   };
 
   // Calls running here, by the name the worker gave them, so that it can cancel them: each
-  // `{controller, name, activated}`.
+  // `{controller, name, activated, onEvent}`. `active` holds every running call, named or not.
   const running = new Map();
+  const active = new Set();
   // Calls cancelled before they started (a cancel that came while `confirm()` was open): at
   // most the 256 latest are remembered.
   const cancelled = new Set();
 
   // What Chrome tells the page of a call: `toolactivated` once a declarative tool's form is
-  // filled in, `toolcancel` when its call is cancelled; fired on `window` up to Chrome 155, on
-  // `document.modelContext` from 156 (both are heard, each event once). A page can dispatch
-  // such events itself, so they are only believed as far as the page could act anyway: a
-  // cancel ends the page's own call (it could reject it), an activation is only said where the
-  // frame has the tool's form.
+  // filled in, `toolcancel` when a call is cancelled; fired on `window` up to Chrome 155, on
+  // `document.modelContext` from 156 (both are heard, each event once). Events name the tool,
+  // not the call: the `toolcancel` Chrome fires for a call this script aborted (by name, so a
+  // call of the same tool cut earlier counts too) is recognised by a count per tool, and only
+  // another one is the page's. A page can dispatch such events itself, so they are only
+  // believed as far as the page could act anyway: a cancel ends the page's own call (it could
+  // reject it), an activation is only said where the frame has the tool's form.
   const CALL_EVENTS = ['toolactivated', 'toolcancel'];
-  const watchCall = (name, onEvent) => {
-    const targets = [...new Set([modelContext(), window])].filter((t) => typeof t?.addEventListener === 'function');
-    const heard = new WeakSet();
-    const listener = (event) => {
-      if (heard.has(event) || event.toolName !== name) return;
-      heard.add(event);
-      onEvent(event.type);
-    };
-    for (const target of targets) for (const type of CALL_EVENTS) target.addEventListener(type, listener);
-    return () => {
-      for (const target of targets) for (const type of CALL_EVENTS) target.removeEventListener(type, listener);
-    };
+  const heard = new WeakSet();
+  const ourCancels = new Map();
+  const onCallEvent = (event) => {
+    if (heard.has(event)) return;
+    heard.add(event);
+    const name = event.toolName;
+    if (typeof name !== 'string') return;
+    if (event.type === 'toolcancel') {
+      const ours = ourCancels.get(name) ?? 0;
+      if (ours > 0) {
+        if (ours === 1) ourCancels.delete(name);
+        else ourCancels.set(name, ours - 1);
+        return;
+      }
+    }
+    for (const entry of active) if (entry.name === name) entry.onEvent(event.type);
+  };
+  const listening = new WeakSet();
+  const hearCallEvents = () => {
+    for (const target of [modelContext(), window]) {
+      if (typeof target?.addEventListener !== 'function' || listening.has(target)) continue;
+      listening.add(target);
+      for (const type of CALL_EVENTS) target.addEventListener(type, onCallEvent);
+    }
+  };
+  /** Aborts a running call; the `toolcancel` Chrome fires for it is ours. */
+  const abortCall = (entry, reason) => {
+    if (ourCancels.size < 1024) ourCancels.set(entry.name, (ourCancels.get(entry.name) ?? 0) + 1);
+    entry.controller.abort(reason);
   };
   // A declarative tool whose form is filled in but not sent by itself (no `toolautosubmit`)
   // waits for someone to submit it in the page.
@@ -204,8 +224,7 @@
     const entry = running.get(call);
     if (entry) {
       running.delete(call);
-      entry.ours = true;
-      entry.controller.abort(new DOMException('the agent cancelled this call', 'AbortError'));
+      abortCall(entry, new DOMException('the agent cancelled this call', 'AbortError'));
       return { ok: true, cancelled: true, awaitingSubmit: entry.activated && awaitsSubmit(entry.name) };
     }
     cancelled.add(call);
@@ -251,25 +270,27 @@
     if (!tool) return failure('NotFoundError', `this frame has no tool named "${name}"`);
     // Checked with no await before the tool starts: the page cannot change it in between.
     if (JSON.stringify(describe(tool)) !== decided.text) return changed(name);
-    const controller = new AbortController();
-    const entry = { controller, name, activated: false, ours: false };
-    if (typeof call === 'string') running.set(call, entry);
     let pageCancelled;
     const cancelledByPage = new Promise((resolve) => (pageCancelled = resolve));
-    const unwatch = watchCall(name, (type) => {
-      if (type === 'toolactivated') entry.activated = true;
-      else if (!entry.ours) pageCancelled();
-    });
+    const entry = {
+      controller: new AbortController(),
+      name,
+      activated: false,
+      onEvent: (type) => (type === 'toolactivated' ? (entry.activated = true) : pageCancelled()),
+    };
+    if (typeof call === 'string') running.set(call, entry);
+    active.add(entry);
+    hearCallEvents();
     let result, asText;
     try {
-      const outcome = await Promise.race([execute(context, tool, args, controller.signal), cancelledByPage]);
+      const outcome = await Promise.race([execute(context, tool, args, entry.controller.signal), cancelledByPage]);
       if (outcome === undefined) {
-        controller.abort(new DOMException('the page cancelled this call', 'AbortError'));
+        abortCall(entry, new DOMException('the page cancelled this call', 'AbortError'));
         return failure('AbortError', 'the page cancelled the call (toolcancel) before it answered');
       }
       ({ result, asText } = outcome);
     } finally {
-      unwatch();
+      active.delete(entry);
       if (running.get(call) === entry) running.delete(call);
     }
     if (result === null) return { ok: true, result: null, url: location.href };
