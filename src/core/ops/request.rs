@@ -133,11 +133,13 @@ impl AuditRequest {
                                 list.push(name.to_owned());
                             }
                         }
-                        _ => return Err(bad(format!(
+                        _ => {
+                            return Err(bad(format!(
                             "{what}: each of `tools` must be a tool's name (1 to {} bytes), not {}",
                             crate::core::limits::MAX_TOOL_NAME_BYTES,
                             kind(name)
-                        ))),
+                        )))
+                        }
                     }
                 }
                 Some(list)
