@@ -7,7 +7,11 @@ export CHROMEDRIVER ?= /usr/bin/chromedriver
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 WASM_TARGET := wasm32-unknown-unknown
-WASM := target/$(WASM_TARGET)/wasm/webmcp_host.wasm
+# The shipped module builds in its own target directory (`target/ship`), so that another
+# build can run beside it: `make test` builds the native tests then, at the lowest priority,
+# on the core the module's single-threaded end (LTO, wasm-opt) leaves idle.
+SHIP_DIR := target/ship
+WASM := $(SHIP_DIR)/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
 .PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo bench clean
@@ -16,7 +20,7 @@ WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
 # the raw bytes and costs 6% more gzip bytes.
 build: setup
-	cargo build --lib --profile wasm --target $(WASM_TARGET)
+	cargo build --lib --profile wasm --target $(WASM_TARGET) --target-dir $(SHIP_DIR)
 	wasm-bindgen --target web --no-typescript --out-dir target/bindgen --out-name webmcp_host $(WASM)
 	$(WASM_OPT) -Oz --one-caller-inline-max-function-size 0 \
 	  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
@@ -31,11 +35,17 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-# The wasm tests build at the lowest priority while the end-to-end suites run (they wait on the
-# browser far more than they compute: about 30% of two cores), in their own target directory;
-# they run after them.
-test: setup-browser build test-native test-agui test-mcp
-	@mkdir -p target; nice -n 19 scripts/test-wasm.sh --build > target/test-wasm-build.log 2>&1 & build=$$!; \
+# Two builds run beside others, at the lowest priority (`nice -n 19`), each in a target
+# directory no other step waits on: the native tests while the shipped module builds (whose
+# LTO and wasm-opt use one core), and the wasm tests while the end-to-end suites run (they wait
+# on the browser far more than they compute: about 30% of two cores). Each runs after.
+test: setup-browser
+	@mkdir -p target; nice -n 19 cargo test --quiet --no-run > target/test-native-build.log 2>&1 & build=$$!; \
+	  $(MAKE) --no-print-directory build; shipped=$$?; \
+	  if ! wait $$build; then echo "the native tests did not build:"; cat target/test-native-build.log; exit 1; fi; \
+	  exit $$shipped
+	@$(MAKE) --no-print-directory test-native test-agui test-mcp
+	@nice -n 19 scripts/test-wasm.sh --build > target/test-wasm-build.log 2>&1 & build=$$!; \
 	  $(MAKE) --no-print-directory test-e2e; e2e=$$?; \
 	  if ! wait $$build; then echo "the wasm tests did not build:"; cat target/test-wasm-build.log; exit 1; fi; \
 	  exit $$e2e

@@ -1,7 +1,7 @@
 // `node scripts/size.mjs [module.wasm]`: what each part of the wasm module costs, by crate.
 //
 // Reads the release module as cargo writes it (before wasm-bindgen and wasm-opt, so that the
-// function names are still there: target/wasm32-unknown-unknown/wasm/webmcp_host.wasm by
+// function names are still there: target/ship/wasm32-unknown-unknown/wasm/webmcp_host.wasm by
 // default): the size of every function body, grouped by the crate its (mangled) name starts
 // with, and the data segments (string literals and tables, Unicode tables among them) as one
 // line. Each part is also gzipped alone, so that its share of the shipped gzip can be told
@@ -16,7 +16,7 @@ import { ROOT } from '../tests/support/browser.mjs';
 const args = process.argv.slice(2);
 const all = args.includes('--all');
 const file = args.find((a) => !a.startsWith('--'))
-  ?? join(ROOT, 'target', 'wasm32-unknown-unknown', 'wasm', 'webmcp_host.wasm');
+  ?? join(ROOT, 'target', 'ship', 'wasm32-unknown-unknown', 'wasm', 'webmcp_host.wasm');
 const bytes = readFileSync(file);
 
 // The module's sections: imports (to count imported functions), code bodies, data, names.
