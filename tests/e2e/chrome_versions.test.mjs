@@ -135,16 +135,16 @@ describe('the WebMCP shapes of Chrome 154 to 160', () => {
         other.page.on('dialog', accept);
         try {
           await op('listTools', { tabId: other.tabId });
-          const waited = await op('callTool', { tabId: other.tabId, name: 'note_it', args: { text: 'hi' }, timeoutMs: 1500 });
+          const waited = await op('callTool', { tabId: other.tabId, name: 'note_it', args: { text: 'hi' }, timeoutMs: 1000 });
           assert.equal(waited.ok, false);
-          assert.match(waited.error, /did not finish within 1500 ms; it was cancelled in the page; its form was filled in and waited for someone to submit it/);
+          assert.match(waited.error, /did not finish within 1000 ms; it was cancelled in the page; its form was filled in and waited for someone to submit it/);
           const slow = op('callTool', { tabId: other.tabId, name: 'slow_job', args: {}, timeoutMs: 20_000 });
           await until('slow_job to start', async () => (await other.page.evaluate(() => window.__started)) === 1 || undefined);
           // Another call of the same tool, cut at its deadline: the toolcancel Chrome fires for
           // it (events name the tool, not the call) is the host's own, and the first goes on.
-          const cut = await op('callTool', { tabId: other.tabId, name: 'slow_job', args: {}, timeoutMs: 800 });
-          assert.match(cut.error ?? '', /did not finish within 800 ms/, JSON.stringify(cut));
-          const settled = await Promise.race([slow.then((a) => JSON.stringify(a)), new Promise((r) => setTimeout(() => r('running'), 700))]);
+          const cut = await op('callTool', { tabId: other.tabId, name: 'slow_job', args: {}, timeoutMs: 600 });
+          assert.match(cut.error ?? '', /did not finish within 600 ms/, JSON.stringify(cut));
+          const settled = await Promise.race([slow.then((a) => JSON.stringify(a)), new Promise((r) => setTimeout(() => r('running'), 500))]);
           assert.equal(settled, 'running', 'the first call is not ended by the cancel of the second');
           const started = Date.now();
           await other.page.evaluate(() => document.modelContext.dispatchEvent(new ToolCancelEvent('toolcancel', { toolName: 'slow_job' })));
