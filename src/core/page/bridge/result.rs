@@ -1,0 +1,122 @@
+//! The result of a document a call loaded (a navigation's destination, a frame a form
+//! targeted), as its content script read it: [`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)'s answer, capped here
+//! whatever the frame sent.
+
+use serde_json::Value;
+
+use super::parse_reply;
+use crate::core::limits::{Limits, MAX_PAGE_RESULT_BYTES, PAGE_TEXT_CHARS};
+
+/// What a document a call loaded says of the call ([`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)): page text,
+/// capped, shown as text only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageResult {
+    /// The document's URL.
+    pub url: String,
+    /// Its title (at most 200 characters).
+    pub title: String,
+    /// Its JSON-LD (`script[type="application/ld+json"]`), each script's value, in document
+    /// order, at most [`MAX_PAGE_RESULT_BYTES`] of JSON text in all.
+    pub json_ld: Vec<Value>,
+    /// JSON-LD scripts left out: not JSON, or beyond the cap.
+    pub skipped: u64,
+    /// Its main text (`main`, else `body`), whitespace folded, at most [`PAGE_TEXT_CHARS`].
+    pub text: String,
+}
+
+impl PageResult {
+    /// The JSON-LD as one value: the object when the document has one, else the array;
+    /// `None` when it has none.
+    pub fn json_ld_value(&self) -> Option<Value> {
+        match self.json_ld.as_slice() {
+            [] => None,
+            [one] => Some(one.clone()),
+            many => Some(Value::Array(many.to_vec())),
+        }
+    }
+}
+
+/// Parses a frame's answer to [`FrameRequest::ReadResult`](super::FrameRequest::ReadResult), capping what the frame sent (its
+/// content script caps too; a reply is never trusted to).
+pub fn parse_page_result(raw: &str, limits: &Limits) -> Result<PageResult, String> {
+    let map = match parse_reply(raw, limits).map_err(|e| e.to_string())? {
+        Ok(map) => map,
+        Err((name, message)) => return Err(format!("{name}: {message}")),
+    };
+    let text = |key: &str, cap: usize| {
+        map.get(key)
+            .and_then(Value::as_str)
+            .map(|s| s.chars().take(cap).collect::<String>())
+            .unwrap_or_default()
+    };
+    let mut skipped = map.get("skipped").and_then(Value::as_u64).unwrap_or(0);
+    let mut json_ld = Vec::new();
+    let mut bytes = 0;
+    for value in map
+        .get("jsonLd")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let size = value.to_string().len();
+        if bytes + size > MAX_PAGE_RESULT_BYTES {
+            skipped += 1;
+            continue;
+        }
+        bytes += size;
+        json_ld.push(value.clone());
+    }
+    Ok(PageResult {
+        url: text("url", 2_000),
+        title: text("title", 200),
+        json_ld,
+        skipped,
+        text: text("text", PAGE_TEXT_CHARS),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_loaded_documents_result_is_capped_whatever_the_frame_sent() {
+        let limits = Limits::DEFAULT;
+        let big = "x".repeat(MAX_PAGE_RESULT_BYTES);
+        let reply = json!({"ok": true, "url": "https://a.test/done", "title": "t".repeat(500),
+            "jsonLd": [{"orderId": "o-1"}, {"pad": big}, 5], "skipped": 2,
+            "text": "w".repeat(5_000)})
+        .to_string();
+        let read = parse_page_result(&reply, &limits).unwrap();
+        assert_eq!(read.url, "https://a.test/done");
+        assert_eq!(read.title.chars().count(), 200);
+        assert_eq!(read.text.chars().count(), PAGE_TEXT_CHARS);
+        assert_eq!(read.json_ld, vec![json!({"orderId": "o-1"}), json!(5)]);
+        assert_eq!(
+            read.skipped, 3,
+            "the two the frame skipped and the one over the cap"
+        );
+        assert_eq!(read.json_ld_value(), Some(json!([{"orderId": "o-1"}, 5])));
+        let one = r#"{"ok":true,"jsonLd":[{"a":1}]}"#;
+        assert_eq!(
+            parse_page_result(one, &limits).unwrap().json_ld_value(),
+            Some(json!({"a": 1}))
+        );
+        assert_eq!(
+            parse_page_result(r#"{"ok":true}"#, &limits)
+                .unwrap()
+                .json_ld_value(),
+            None
+        );
+        assert_eq!(
+            parse_page_result(
+                r#"{"ok":false,"error":{"name":"E","message":"m"}}"#,
+                &limits
+            ),
+            Err("E: m".into())
+        );
+        assert!(parse_page_result("not json", &limits).is_err());
+    }
+}
