@@ -40,16 +40,17 @@ setup-browser:
 # LTO and wasm-opt use one core), and the wasm tests while the end-to-end suites run (they wait
 # on the browser far more than they compute: about 30% of two cores). Each runs after.
 test: setup-browser
-	@mkdir -p target; nice -n 19 cargo test --quiet --no-run > target/test-native-build.log 2>&1 & build=$$!; \
-	  $(MAKE) --no-print-directory build; shipped=$$?; \
-	  if ! wait $$build; then echo "the native tests did not build:"; cat target/test-native-build.log; exit 1; fi; \
-	  exit $$shipped
+	@$(call beside,test-native-build,cargo test --quiet --no-run,build)
 	@$(MAKE) --no-print-directory test-native test-agui test-mcp
-	@nice -n 19 scripts/test-wasm.sh --build > target/test-wasm-build.log 2>&1 & build=$$!; \
-	  $(MAKE) --no-print-directory test-e2e; e2e=$$?; \
-	  if ! wait $$build; then echo "the wasm tests did not build:"; cat target/test-wasm-build.log; exit 1; fi; \
-	  exit $$e2e
+	@$(call beside,test-wasm-build,scripts/test-wasm.sh --build,test-e2e)
 	@$(MAKE) --no-print-directory test-wasm test-playwright test-release
+
+# $(call beside,LOG,COMMAND,TARGET): COMMAND at the lowest priority (its output in
+# target/LOG.log, shown if it fails) while `make TARGET` runs; fails if either does.
+beside = mkdir -p target; nice -n 19 $(2) > target/$(1).log 2>&1 & pid=$$!; \
+  $(MAKE) --no-print-directory $(3); status=$$?; \
+  if ! wait $$pid; then echo "$(2) failed:"; cat target/$(1).log; exit 1; fi; \
+  exit $$status
 
 ## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
 check: setup

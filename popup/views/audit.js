@@ -78,11 +78,11 @@ export async function runAudit(options = {}) {
       : 'No tools to audit on this tab.';
     $('audit-tools').replaceChildren(...audit.tools.map((t) => toolSection(t, byTool(t.name))));
     say('audit-status', only ? `Probed ${only}.` : '');
-    if (only) state.focusTool = { name: only };
-    // Opened on one of the tab's tools (its "Audit" in the Run view's list): its card, marked.
-    const focus = state.focusTool;
+    // The tool just probed, or the one the view was opened on (its "Audit" in the Run view's
+    // list): its card, marked.
+    const focus = only ? { name: only } : state.focusTool;
+    state.focusTool = null;
     if (focus) {
-      state.focusTool = null;
       const card = [...document.querySelectorAll('#audit-tools li.audit-tool')].find((li) => li.dataset.tool === focus.name);
       for (const marked of document.querySelectorAll('#audit-tools li.marked')) marked.classList.remove('marked');
       card?.classList.add('marked');

@@ -80,7 +80,7 @@ function renderTool(tool) {
 }
 
 /** Opens `view` (`call` or `audit`) on one of the tab's tools. */
-async function openToolIn(view, tool) {
+function openToolIn(view, tool) {
   state.focusTool = { name: tool.name, frameId: tool.frameId };
   document.querySelector(`#views button[data-view="${view}"]`).click();
 }
