@@ -179,6 +179,9 @@ pub const MAX_MCP_TOOLS: usize = 20_000;
 pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// How many times a broken SSE answer of an MCP server is resumed before giving up.
 pub const MAX_RESUMES: u32 = 5;
+/// How long the CLI's session end waits for notifications still being posted (a timed-out
+/// call's `notifications/cancelled`) before its `DELETE`.
+pub const NOTIFY_WAIT_MS: u64 = 3_000;
 /// The wait before resuming an MCP stream when the server named none (`retry`), and the
 /// longest wait accepted when it did.
 pub const MCP_RESUME_WAIT_MS: (u64, u64) = (1000, 30_000);

@@ -20,6 +20,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
+use webmcp_host::core::limits::NOTIFY_WAIT_MS;
 use webmcp_host::core::mcp::auth::{
     loopback_redirect, loopback_response, BearerChallenge, ClientCredentials, Flow, FlowConfig,
     FlowSecrets, Step, TokenState, MAX_AUTH_BODY_BYTES,
@@ -54,6 +55,9 @@ pub struct Driver {
     /// The loopback listener of the redirect URI (one for the whole run: a registered
     /// client's redirect URI stays the same).
     redirect: Option<(TcpListener, String)>,
+    /// Notifications still being posted (a call's `notifications/cancelled`): the session
+    /// ends after them, so a timed-out call's cancellation reaches the server before exit.
+    posts: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// How the CLI signs in: with a given client (id, secret), else this client's metadata
@@ -109,6 +113,7 @@ impl Driver {
             log: Vec::new(),
             auth,
             redirect: None,
+            posts: Vec::new(),
         }
     }
 
@@ -172,6 +177,15 @@ impl Driver {
 
     /// `DELETE` the session (errors are only logged: the session ends either way).
     pub fn close(&mut self) {
+        let deadline = Instant::now() + Duration::from_millis(NOTIFY_WAIT_MS);
+        while self.posts.iter().any(|post| !post.is_finished()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if self.posts.iter().any(|post| !post.is_finished()) {
+            self.log.push(format!(
+                "a notification was still unsent after {NOTIFY_WAIT_MS} ms"
+            ));
+        }
         let Some(request) = self.session.terminate() else {
             return;
         };
@@ -204,9 +218,15 @@ impl Driver {
         loop {
             while let Some(output) = self.machine.poll() {
                 match output {
-                    Output::Send { stream, request } => self.start(stream, request),
+                    Output::Send { stream, request } => {
+                        self.start(stream, request);
+                    }
                     // Read like any answer, under an id the machine never gave: it ignores it.
-                    Output::Post(request) => self.start(StreamId(0), request),
+                    Output::Post(request) => {
+                        self.posts.retain(|post| !post.is_finished());
+                        let post = self.start(StreamId(0), request);
+                        self.posts.push(post);
+                    }
                     Output::Abort(_) => {} // the thread's frames are ignored from now on
                     Output::Event(event) => {
                         if let Some(line) = event.progress_text() {
@@ -262,14 +282,14 @@ impl Driver {
     }
 
     /// Starts one HTTP exchange on its own thread; its frames come to the channel.
-    fn start(&mut self, stream: StreamId, request: HttpRequest) {
+    fn start(&mut self, stream: StreamId, request: HttpRequest) -> std::thread::JoinHandle<()> {
         if self.trace {
             let what = method_of(&request.body);
             eprintln!("webmcp-host: → {} {} {what}", request.method, request.url);
         }
         let agent = self.agent.clone();
         let tx = self.tx.clone();
-        std::thread::spawn(move || read_exchange(&agent, &request, stream, &tx));
+        std::thread::spawn(move || read_exchange(&agent, &request, stream, &tx))
     }
 
     /// Answers the machine's sign-in request: a refresh when the token just expired and can
