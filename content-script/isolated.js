@@ -136,6 +136,38 @@
   const changed = (name) =>
     failure('ToolChangedError', `tool changed: "${name}" is not defined as it was when listed; not run`);
 
+  // The DOM read through the prototypes' own methods: a form's controls are properties of the
+  // form (`<input name="getAttribute">`), and a document's named elements of the document.
+  const attr = (element, name) => Element.prototype.getAttribute.call(element, name);
+  const hasAttr = (element, name) => Element.prototype.hasAttribute.call(element, name);
+  const formNamed = (name) =>
+    Array.from(Document.prototype.querySelectorAll.call(document, 'form[toolname]')).find((f) => attr(f, 'toolname') === name);
+  const withoutHash = (url) => url.split('#')[0];
+  // The declarative form behind a tool, as this frame's DOM has it (an entry's own `form`
+  // field, which a polyfill's page script could write, is replaced): whether it submits by
+  // itself, and whether it sends its document elsewhere (a target other than `_self`, an action
+  // other than this page).
+  const formOf = (name) => {
+    const form = formNamed(name);
+    if (form === undefined) return undefined;
+    const target = (attr(form, 'target') ?? '').trim();
+    let action = location.href;
+    try {
+      action = new URL(attr(form, 'action') ?? '', document.baseURI).href;
+    } catch {
+      // an action that is no URL: the form submits to this page
+    }
+    const elsewhere = (target !== '' && target.toLowerCase() !== '_self') || withoutHash(action) !== withoutHash(location.href);
+    return { autoSubmit: hasAttr(form, 'toolautosubmit'), navigates: elsewhere, action: action.slice(0, 2048), target: target.slice(0, 64) };
+  };
+  const withForms = (tools) =>
+    tools.map((tool) => {
+      if (tool === null || typeof tool !== 'object') return tool;
+      const { form: _, ...rest } = tool;
+      const form = typeof rest.name === 'string' ? formOf(rest.name) : undefined;
+      return form ? { ...rest, form } : rest;
+    });
+
   // The frame's URL and origin are this world's own, never the page's word: a tool names no
   // origin, and the companion's answer (a page's own modelContext, a polyfill that takes
   // `globalThis.origin`) keeps only its tools. Those are marked polyfilled, with the polyfill
@@ -144,11 +176,11 @@
   const listTools = async () => {
     const context = modelContext();
     const frame = { url: location.href, origin: location.origin, title: String(document.title ?? '').slice(0, 200) };
-    if (context) return { ok: true, supported: true, ...frame, tools: numbered((await ownTools(context)).map(describe)) };
+    if (context) return { ok: true, supported: true, ...frame, tools: numbered(withForms((await ownTools(context)).map(describe))) };
     if (!main.paired) return { ok: true, supported: false, ...frame, tools: [] };
     const answer = await main.ask({ op: 'listTools' });
     if (answer?.ok !== true) return answer;
-    const tools = Array.isArray(answer.tools) ? numbered(answer.tools) : answer.tools;
+    const tools = Array.isArray(answer.tools) ? numbered(withForms(answer.tools)) : answer.tools;
     const polyfill = typeof answer.polyfill === 'string' ? answer.polyfill : 'unknown';
     return { ok: true, supported: answer.supported === true, polyfilled: true, polyfill, ...frame, tools };
   };
@@ -216,8 +248,8 @@
   // A declarative tool whose form is filled in but not sent by itself (no `toolautosubmit`)
   // waits for someone to submit it in the page.
   const awaitsSubmit = (name) => {
-    const form = Array.from(document.forms).find((f) => f.getAttribute('toolname') === name);
-    return form !== undefined && !form.hasAttribute('toolautosubmit');
+    const form = formNamed(name);
+    return form !== undefined && !hasAttr(form, 'toolautosubmit');
   };
 
   const cancel = (call) => {

@@ -48,6 +48,11 @@ function renderTool(tool) {
     }
     title.append(element('span', `hint ${extra}`.trim(), label));
   }
+  for (const [label, why] of kindBadges(tool)) {
+    const badge = element('span', 'hint kind', label);
+    badge.title = why;
+    title.append(badge);
+  }
   summary.append(title);
   if (tool.description) {
     const description = element('span', 'tool-desc', tool.description);
@@ -77,6 +82,33 @@ function renderTool(tool) {
   details.append(actions);
   item.append(details);
   return item;
+}
+
+const POLYFILLS = {
+  'google-demo': "Google's demo polyfill serves this tool; it passes every hint on",
+  'mcp-b': 'The @mcp-b polyfill serves this tool; it drops consequentialHint',
+  unknown: 'A polyfill the host does not recognise serves this tool',
+};
+
+/** What a tool is, beside its hints: `[label, why]` for a declarative form (submits by itself
+ * or waits for someone; sends its document elsewhere) and a polyfill's tool. */
+export function kindBadges(tool) {
+  const badges = [];
+  const form = tool.form;
+  if (form) {
+    badges.push(['form', 'A declarative tool: the host fills in its <form toolname> in the page']);
+    badges.push(
+      form.autoSubmit
+        ? ['auto-submit', 'Its form is sent as soon as it is filled in (toolautosubmit)']
+        : ['waits for submit', 'Its form is filled in, then waits for someone to submit it in the page'],
+    );
+    if (form.navigates) {
+      const where = `${form.action ?? 'this page'}${form.target ? ` (target ${form.target})` : ''}`;
+      badges.push(['navigates', `Its form submits to ${where}: unless the page answers the submit, the call's result comes from that document`]);
+    }
+  }
+  if (tool.polyfill) badges.push(['polyfilled', POLYFILLS[tool.polyfill] ?? POLYFILLS.unknown]);
+  return badges;
 }
 
 /** Opens `view` (`call` or `audit`) on one of the tab's tools. */

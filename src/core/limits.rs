@@ -147,6 +147,11 @@ pub const PAGE_RESULT_MS: u32 = 3_000;
 pub const MAX_PAGE_RESULT_BYTES: usize = 64 * 1024;
 /// The most characters of a loaded document's main text a call's answer carries.
 pub const PAGE_TEXT_CHARS: usize = 2_000;
+/// Bytes of a declarative tool's form `action` kept in a listing (the content script cuts it
+/// there too).
+pub const MAX_FORM_ACTION_BYTES: usize = 2_048;
+/// Bytes of a declarative tool's form `target` kept in a listing.
+pub const MAX_FORM_TARGET_BYTES: usize = 64;
 
 // --- The person ---------------------------------------------------------------------------------
 

@@ -288,6 +288,7 @@ describe('page bridge on polyfilled pages (WebMCP off)', () => {
     assert.equal(hints.remove_topping.consequentialHint, false, 'no hint given: not consequential, as on a native page');
     assert.equal(hints.remove_topping.hintsUnknown, undefined);
     assert.equal(hints.place_order.consequentialHint, true, "the page's own hint is kept");
+    assert.deepEqual([...new Set(tools.map((t) => t.polyfill))], ['google-demo'], 'each tool names the polyfill that served it');
     // remove_topping runs unasked; place_order is asked.
     const dialogs = [];
     const answer = (d) => { dialogs.push(d.message()); d.accept(); };

@@ -114,6 +114,42 @@ describe('popup', () => {
     }
   });
 
+  test('a declarative tool is badged as what it is: a form, sent by itself or waiting for someone, navigating', async () => {
+    const kinds = await host.context.newPage();
+    await kinds.goto(`${server.url}/kinds.html`);
+    const kindsTab = await host.tabIdOf(kinds);
+    const view = await host.context.newPage();
+    try {
+      await view.setViewportSize({ width: 404, height: 600 });
+      await view.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${kindsTab}`);
+      await view.waitForSelector('#tools li.tool-row');
+      const badges = await view.$$eval('#tools li.tool-row', (rows) =>
+        Object.fromEntries(rows.map((row) => [row.dataset.tool, [...row.querySelectorAll('.hint')].map((b) => b.textContent)])),
+      );
+      assert.deepEqual(badges, {
+        search_rooms: ['form', 'auto-submit'],
+        // Its controls named getAttribute, action and hasAttribute do not hide what it is.
+        book_room: ['form', 'waits for submit'],
+        checkout: ['form', 'auto-submit', 'navigates'],
+        open_receipt: ['form', 'auto-submit', 'navigates'],
+        room_count: ['read-only'],
+      });
+      assert.match(await view.getAttribute('li[data-tool="checkout"] .hint:text("navigates")', 'title'), /submits to http:\/\/127\.0\.0\.1:\d+\/results\.html/);
+      assert.match(await view.getAttribute('li[data-tool="open_receipt"] .hint:text("navigates")', 'title'), /\(target _blank\)/);
+      const { tools } = await host.worker.evaluate((t) => webmcpHost.listTools({ tabId: t }), kindsTab);
+      const forms = Object.fromEntries(tools.map((t) => [t.name, t.form]));
+      assert.deepEqual(forms.book_room, { autoSubmit: false, navigates: false, action: `${server.url}/kinds.html` });
+      assert.equal(forms.room_count, undefined);
+      assert.ok(tools.every((t) => t.polyfill === undefined), 'native WebMCP: no polyfill');
+      // The Tools view finds them by what they are.
+      const found = await host.worker.evaluate(() => webmcpHost.inventory({ query: 'navigates' }));
+      assert.deepEqual(found.tools.map((t) => t.name).sort(), ['checkout', 'open_receipt']);
+    } finally {
+      await view.close();
+      await kinds.close();
+    }
+  });
+
   test('renders page text as text, never as HTML', async () => {
     const description = await popup.textContent('li[data-tool="describe_input"] .tool-desc');
     assert.match(description, /<b>not bold<\/b><img src=x onerror="window.__xss=1">/);

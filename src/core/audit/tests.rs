@@ -166,6 +166,8 @@ fn a_tabs_tools_as_the_host_lists_them_are_audited() {
             },
             origin: "https://a.test".into(),
             frame_id: 0,
+            form: None,
+            polyfill: None,
         }],
         problems: vec![crate::core::tool::ToolProblem {
             frame_id: 1,

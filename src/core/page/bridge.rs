@@ -413,6 +413,9 @@ pub fn parse_listing(
     if polyfilled && polyfill != Some(GOOGLE_DEMO_POLYFILL) {
         tools.confirm_unless_read_only();
     }
+    for tool in &mut tools.tools {
+        tool.polyfill = polyfill;
+    }
     Ok(FrameListing {
         supported,
         url,
@@ -637,6 +640,12 @@ mod tests {
         // Google's demo polyfill passes every annotation on: its hints are the page's word.
         let google = parse_listing(&raw(r#""google-demo""#), 0, &L).unwrap();
         assert_eq!(google.polyfill, Some("google-demo"));
+        // Each tool names the polyfill that served it (the popup's "polyfilled" badge).
+        assert!(google
+            .tools
+            .tools
+            .iter()
+            .all(|t| t.polyfill == Some("google-demo")));
         assert_eq!(
             hints(&google),
             [(false, false), (true, false), (false, false)]
@@ -660,7 +669,43 @@ mod tests {
         let native = r#"{"ok":true,"supported":true,"polyfill":"google-demo","origin":"http://a.test","tools":[{"name":"x"}]}"#;
         let native = parse_listing(native, 0, &L).unwrap();
         assert_eq!(native.polyfill, None);
+        assert_eq!(native.tools.tools[0].polyfill, None);
         assert_eq!(hints(&native), [(false, false)]);
+    }
+
+    #[test]
+    fn a_declarative_tools_form_is_listed_as_read_and_capped() {
+        let long = "x".repeat(5000);
+        let raw = format!(
+            r#"{{"ok":true,"supported":true,"origin":"http://a.test","tools":[
+                {{"name":"book","form":{{"autoSubmit":true,"navigates":true,"action":"http://a.test/{long}","target":"_blank"}}}},
+                {{"name":"search","form":{{"autoSubmit":"yes"}}}},
+                {{"name":"plain","form":7}},
+                {{"name":"imperative"}}]}}"#
+        );
+        let listing = parse_listing(&raw, 0, &L).unwrap();
+        let forms: Vec<_> = listing.tools.tools.iter().map(|t| t.form.clone()).collect();
+        let book = forms[0].as_ref().expect("a form");
+        assert!(book.auto_submit && book.navigates);
+        assert_eq!(
+            book.action.len(),
+            crate::core::limits::MAX_FORM_ACTION_BYTES
+        );
+        assert_eq!(book.target, "_blank");
+        // Only `true` is true; a form field that is not an object is no form; the tool stays.
+        let search = forms[1].as_ref().expect("a form");
+        assert!(!search.auto_submit && !search.navigates && search.action.is_empty());
+        assert_eq!(forms[2], None);
+        assert_eq!(forms[3], None);
+        let json = serde_json::to_value(&listing.tools.tools[1]).unwrap();
+        assert_eq!(
+            json["form"],
+            serde_json::json!({"autoSubmit": false, "navigates": false})
+        );
+        assert!(serde_json::to_value(&listing.tools.tools[3])
+            .unwrap()
+            .get("form")
+            .is_none());
     }
 
     #[test]

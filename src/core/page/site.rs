@@ -126,6 +126,8 @@ mod tests {
             annotations: Annotations::default(),
             origin: origin.into(),
             frame_id: 0,
+            form: None,
+            polyfill: None,
         }
     }
 

@@ -13,7 +13,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::core::limits::{json_depth, Limits};
+use crate::core::limits::{json_depth, Limits, MAX_FORM_ACTION_BYTES, MAX_FORM_TARGET_BYTES};
 
 /// A tool offered by one frame of a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,6 +39,57 @@ pub struct PageTool {
     pub origin: String,
     /// The frame whose content script reported the tool (0 is the top frame).
     pub frame_id: i64,
+    /// The declarative form behind the tool (`<form toolname>`), as the frame's content
+    /// script read it from the DOM; absent for an imperative tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<DeclarativeForm>,
+    /// The polyfill that served the tool (`google-demo`, `mcp-b`, `unknown`); absent on a page
+    /// whose WebMCP is the browser's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub polyfill: Option<&'static str>,
+}
+
+/// A declarative tool's form, as the content script read it from the frame's DOM (the page's
+/// script does not write it: entries' own `form` fields are replaced).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeclarativeForm {
+    /// It has `toolautosubmit`: it is sent once filled in. Without, a call waits for someone to
+    /// submit it in the page.
+    pub auto_submit: bool,
+    /// It sends its document elsewhere: a `target` other than `_self`, or an `action` other
+    /// than the page's own URL. Unless the page answers the submit itself, the call's result
+    /// comes from another document.
+    pub navigates: bool,
+    /// Where it submits (its `action`, resolved), at most [`MAX_FORM_ACTION_BYTES`].
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub action: String,
+    /// Its `target`, when it has one (at most [`MAX_FORM_TARGET_BYTES`]).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub target: String,
+}
+
+impl DeclarativeForm {
+    /// The content script's `form` field: `None` when it is absent or not an object; strings
+    /// beyond their caps are cut at a character boundary.
+    pub fn parse(raw: Option<&Value>) -> Option<DeclarativeForm> {
+        let map = raw?.as_object()?;
+        let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
+        let text = |key: &str, cap: usize| -> String {
+            let s = map.get(key).and_then(Value::as_str).unwrap_or_default();
+            let mut end = s.len().min(cap);
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s[..end].to_owned()
+        };
+        Some(DeclarativeForm {
+            auto_submit: flag("autoSubmit"),
+            navigates: flag("navigates"),
+            action: text("action", MAX_FORM_ACTION_BYTES),
+            target: text("target", MAX_FORM_TARGET_BYTES),
+        })
+    }
 }
 
 /// The hints WebMCP defines for page tools; each defaults to false.
@@ -232,6 +283,7 @@ fn parse_one(
         raw => Some(parse_schema(raw, limits, "output").map_err(&fail)?),
     };
     let annotations = parse_annotations(obj.get("annotations")).map_err(&fail)?;
+    let form = DeclarativeForm::parse(obj.get("form"));
 
     Ok(PageTool {
         name,
@@ -242,6 +294,8 @@ fn parse_one(
         annotations,
         origin: origin.to_owned(),
         frame_id,
+        form,
+        polyfill: None,
     })
 }
 
@@ -351,6 +405,8 @@ impl PageTool {
             },
             origin: "https://shop.test".into(),
             frame_id: 0,
+            form: None,
+            polyfill: None,
         }
     }
 }

@@ -57,6 +57,8 @@ fn page_tool(name: &str) -> PageTool {
         annotations: Annotations::default(),
         origin: "https://shop.test".into(),
         frame_id: 0,
+        form: None,
+        polyfill: None,
     }
 }
 

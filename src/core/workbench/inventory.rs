@@ -285,7 +285,8 @@ pub struct Inventory {
     pub debugging_hidden: usize,
 }
 
-/// The hints of a tool, as the inventory names them.
+/// The hints of a tool, as the inventory names them, and what it is (a declarative form that
+/// submits by itself or sends its document elsewhere, a polyfill's tool).
 pub fn hints(tool: &PageTool) -> Vec<&'static str> {
     let a = tool.annotations;
     [
@@ -294,6 +295,13 @@ pub fn hints(tool: &PageTool) -> Vec<&'static str> {
         (a.hints_unknown, "hintsUnknown"),
         (a.untrusted_content_hint, "untrustedContent"),
         (a.debugging, "debugging"),
+        (tool.form.is_some(), "declarative"),
+        (
+            tool.form.as_ref().is_some_and(|f| f.auto_submit),
+            "autoSubmit",
+        ),
+        (tool.form.as_ref().is_some_and(|f| f.navigates), "navigates"),
+        (tool.polyfill.is_some(), "polyfilled"),
     ]
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))

@@ -124,6 +124,8 @@ fn tool(name: &str, description: &str, frame_id: i64) -> PageTool {
         },
         origin: "http://a.test".into(),
         frame_id,
+        form: None,
+        polyfill: None,
     }
 }
 
@@ -352,6 +354,46 @@ fn the_flag_named_is_the_one_this_chrome_needs() {
     assert!(shapes[2].contains("on `document.modelContext`"));
     assert!(shapes[3].contains("outputSchema") && shapes[4].contains("`source`"));
     assert_eq!(shapes[4], shapes[5]);
+}
+
+#[test]
+fn the_chrome_version_card_is_one_short_sentence() {
+    let card = |version: u32, native: bool| {
+        let ua = UA.replace("Chrome/156", &format!("Chrome/{version}"));
+        let f = facts(json!({"url": "http://a.test/", "native": native, "userAgent": ua}));
+        let d = diagnose(Ok(&f), &Listing::default());
+        let card = d.findings.iter().find(|f| f.id == "chrome-version");
+        card.expect("every diagnosis with a version has its card").clone()
+    };
+    for version in [120, 150, 154, 155, 156, 157, 158, 159, 160, 170] {
+        for native in [true, false] {
+            let card = card(version, native);
+            let message = &card.message;
+            assert_eq!(card.level, Level::Info);
+            assert!(
+                message.starts_with(&format!("Chrome {version}: ")),
+                "{message}"
+            );
+            let words = message.split_whitespace().count();
+            assert!(words <= 20, "{words} words: {message}");
+            // One sentence: no flag, no polyfill or hint lecture, no advice.
+            assert!(message.ends_with('.') && !message[..message.len() - 1].contains(". "));
+            for noise in ["enable-features", "flags", "Polyfill", "consequentialHint"] {
+                assert!(!message.contains(noise), "{message}");
+            }
+            assert!(card.fix.split_whitespace().count() <= 5, "{}", card.fix);
+        }
+    }
+    // The one difference of each range, the same facts as before.
+    assert!(card(154, true).message.contains("JSON text"));
+    assert!(card(155, true).message.contains("on `window`"));
+    for version in [156, 158] {
+        let message = card(version, true).message;
+        assert!(message.contains("on `document.modelContext`"), "{message}");
+        assert!(message.contains("`outputSchema` from 159"), "{message}");
+    }
+    assert!(card(159, true).message.contains("keeps `outputSchema`"));
+    assert!(card(160, true).message.contains("getters"));
 }
 
 #[test]

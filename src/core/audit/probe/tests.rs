@@ -18,6 +18,8 @@ fn tool(name: &str, read_only: bool, schema: Value) -> PageTool {
         },
         origin: "https://shop.test".into(),
         frame_id: 0,
+        form: None,
+        polyfill: None,
     }
 }
 

@@ -49,6 +49,8 @@ fn page_tool(name: &str, consequential: bool) -> PageTool {
         },
         origin: "https://shop.test".into(),
         frame_id: 0,
+        form: None,
+        polyfill: None,
     }
 }
 
