@@ -160,6 +160,7 @@ async function main() {
   $('audit-sarif').addEventListener('click', exportSarif);
   $('audit-tools-json').addEventListener('click', exportToolsJson);
   $('evals-run').addEventListener('click', evals.runEvals);
+  $('evals-failures').addEventListener('change', evals.applyFailureFilter);
   $('evals-load').addEventListener('change', () => evals.loadFile().catch((e) => say('evals-status', errorText(e), true)));
   $('evals-file').addEventListener('change', evals.keepSuite);
   $('evals-html').addEventListener('click', () => evals.download('html'));

@@ -21,16 +21,15 @@ export function element(tag, className, text) {
  */
 export function withCode(tag, className, text) {
   const node = element(tag, className);
-  const parts = String(text ?? '').split('`');
-  if (parts.length % 2 === 0) {
-    node.textContent = String(text ?? '');
-    return node;
-  }
-  parts.forEach((part, i) => {
-    if (i % 2 === 1 && part) node.append(element('code', '', part));
-    else if (part) node.append(document.createTextNode(part));
-  });
+  node.append(...codeSpans(text));
   return node;
+}
+
+/** The nodes of `text` with its `code spans` as <code> (text nodes only). */
+function codeSpans(text) {
+  const parts = String(text ?? '').split('`');
+  if (parts.length % 2 === 0) return [document.createTextNode(String(text ?? ''))];
+  return parts.flatMap((part, i) => (!part ? [] : i % 2 === 1 ? [element('code', '', part)] : [document.createTextNode(part)]));
 }
 
 /** Offers `text` to the person as a file `name` of MIME type `type` (the browser's download). */
@@ -53,10 +52,11 @@ export function button(text, onClick, className) {
   return node;
 }
 
-/** Says a line in the status element `id` (as text), marked as an error or not. */
+/** Says a line in the status element `id` (as text, its `code spans` as code), marked as an
+ * error or not. */
 export function say(id, text, isError = false) {
   const node = $(id);
-  node.textContent = text;
+  node.replaceChildren(...codeSpans(text));
   node.classList.toggle('error', isError);
 }
 

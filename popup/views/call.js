@@ -8,7 +8,7 @@
 // Invariant: nothing is sent to the page unless the host said the arguments are valid; every
 // text from the page is set with textContent; the host decides validity.
 
-import { $, button, element, errorText, say } from '../dom.js';
+import { $, button, element, errorText, say, withCode } from '../dom.js';
 import { call, topOrigin } from '../host.js';
 import { state } from '../state.js';
 import { FormTooLarge, schemaForm } from './form.js';
@@ -174,7 +174,7 @@ function showResult(outcome, ms, name) {
   box.classList.toggle('failure', outcome.ok === false);
   box.append(element('p', 'muted', `${name} · ${Math.round(ms)} ms · ${outcome.ok === false ? 'failed' : outcome.navigated ? 'navigated' : 'done'}`));
   if (outcome.ok === false) {
-    box.append(element('pre', 'call-error', String(outcome.error)));
+    box.append(withCode('pre', 'call-error', String(outcome.error)));
   } else if (outcome.navigated) {
     box.append(element('p', '', `The page went to ${outcome.url ?? 'another document'}${outcome.openedTab ? ` (in a new tab, ${outcome.openedTab})` : ''}.`));
     if (outcome.crossOrigin) box.append(element('p', 'warning', `Another origin: ${outcome.crossOrigin}.`));

@@ -1,14 +1,18 @@
 // The Evals view: the tab's eval suite (a webmcp-evals file, loaded from disk or pasted, kept in
 // this extension's localStorage, one per site: the origin of the tab's top frame), run in smoke
-// or agent mode (`evaluate`), its report (counts, the per-model table, each result with its reason and calls) and the report downloaded as
+// or agent mode (`evaluate`), its report (counts, the per-model table, a case × run grid with
+// each case's pass rate, each result with its reason, calls and run, failures only on demand)
+// and the report downloaded as
 // HTML or JUnit XML (`evalReport`). "Save as test" in the Run view brings the shown run here
 // (`toEval`), with a choice per argument: exact, any value of its type, any value, or left out.
 // Invariant: names, reasons and results (which quote page and model text) are set only through
 // textContent; the worker runs the suite and judges every case.
 
-import { $, download as saveFile, element, errorText, say } from '../dom.js';
+import { $, download as saveFile, element, errorText, say, withCode } from '../dom.js';
 import { call, topOrigin } from '../host.js';
+import { selectRun } from '../shown-run.js';
 import { state } from '../state.js';
+import { renderTimeline } from './timeline.js';
 
 const SUITE_KEY = 'webmcp-host.evals';
 let last = null; // the last evaluation's answer
@@ -105,20 +109,51 @@ function callRow(c, i) {
   return row;
 }
 
-function resultItem(r) {
+/** The column a result belongs to: its model and run (agent), or the one smoke run. */
+const columnOf = (r) => (r.model ? `${r.model} #${r.runIndex + 1}` : 'smoke');
+const MARK = { pass: '✓', fail: '✗', error: '!' };
+
+function resultItem(r, index) {
   const item = element('li', `eval-result ${r.outcome}`);
+  item.id = `eval-result-${index}`;
   item.dataset.outcome = r.outcome;
-  const head = element('div');
-  const run = r.model ? ` · ${r.model} #${r.runIndex + 1}` : '';
+  // Failures open; a pass is one line until opened.
+  const details = element('details');
+  details.open = r.outcome !== 'pass';
+  const head = element('summary');
+  const run = r.model ? ` · ${columnOf(r)}` : '';
   head.append(element('span', `hint outcome ${r.outcome}`, r.outcome), element('span', 'tool-name', ` ${r.name}`), element('span', 'muted', run));
-  item.append(head);
-  if (r.reason) item.append(element('p', r.outcome === 'pass' ? 'muted' : 'error', r.reason));
+  if (r.warning) head.append(element('span', 'hint warning', 'the page said…'));
+  details.append(head);
+  item.append(details);
+  const body = details;
+  if (r.warning) body.append(withCode('p', 'warning', r.warning));
+  if (r.reason) body.append(withCode('p', r.outcome === 'pass' ? 'muted' : 'error', r.reason));
+  if (r.runId) {
+    const open = element('button', 'small', 'Open its run');
+    open.type = 'button';
+    open.dataset.runId = r.runId;
+    open.setAttribute('aria-label', `Open the run of ${r.name} (${columnOf(r)}) in the Log view`);
+    open.addEventListener('click', () => openRun(r.runId));
+    body.append(open);
+  }
+  resultBody(body, r);
+  return item;
+}
+
+/** Shows a result's run (its timeline) in the Log view. */
+async function openRun(runId) {
+  await selectRun(runId);
+  document.querySelector('#views button[data-view="log"]').click();
+  await renderTimeline();
+}
+
+function resultBody(item, r) {
   if (r.prompt) item.append(element('p', 'muted', `Prompt: ${r.prompt}`));
   item.append(element('div', 'muted', `Expected: ${r.expected === null ? 'no call' : JSON.stringify(r.expected)}`));
   const calls = element('ol', 'eval-calls');
   calls.append(...(r.calls.length ? r.calls.map(callRow) : [element('li', 'muted', 'No call made.')]));
   item.append(calls);
-  return item;
 }
 
 /** Shows an evaluation's answer. */
@@ -138,8 +173,76 @@ export function renderReport(answer) {
       return row;
     }),
   );
+  renderGrid(answer.results);
   $('evals-results').replaceChildren(...answer.results.map(resultItem));
   $('evals-downloads').hidden = false;
+  $('evals-filter-row').hidden = false;
+  applyFailureFilter();
+}
+
+/**
+ * The results as a test report: one row per case, one column per run (model and run number;
+ * one for smoke), each cell its outcome linked to the result below, then the case's pass rate.
+ */
+function renderGrid(results) {
+  const columns = [...new Set(results.map(columnOf))];
+  const cases = new Map(); // case name → {cells: Map(column → [result, index]), passed, total}
+  results.forEach((r, index) => {
+    const row = cases.get(r.name) ?? { cells: new Map(), passed: 0, total: 0 };
+    row.cells.set(columnOf(r), [r, index]);
+    row.total += 1;
+    if (r.outcome === 'pass') row.passed += 1;
+    cases.set(r.name, row);
+  });
+  const grid = $('evals-grid');
+  const head = element('tr');
+  head.append(element('th', '', 'Case'), ...columns.map((c) => element('th', '', c)), element('th', '', 'Pass rate'));
+  const rows = [...cases].map(([name, row]) => {
+    const tr = element('tr');
+    tr.dataset.case = name;
+    tr.dataset.allPass = String(row.passed === row.total);
+    tr.append(element('th', 'case-name', name));
+    for (const column of columns) {
+      const cell = element('td');
+      const found = row.cells.get(column);
+      if (found) {
+        const [r, index] = found;
+        const link = element('a', `cell ${r.outcome}`, `${MARK[r.outcome] ?? '!'}${r.warning ? '*' : ''}`);
+        link.href = `#eval-result-${index}`;
+        link.dataset.outcome = r.outcome;
+        link.setAttribute('aria-label', `${name}, ${column}: ${r.outcome}${r.warning ? ', but the page said something' : ''}`);
+        link.title = r.warning ?? r.reason ?? r.outcome;
+        link.addEventListener('click', (event) => {
+          event.preventDefault();
+          const item = $(`eval-result-${index}`);
+          item.querySelector('details').open = true;
+          item.classList.remove('filtered-out');
+          item.scrollIntoView({ block: 'nearest' });
+          item.querySelector('summary').focus();
+        });
+        cell.append(link);
+      } else {
+        cell.append(element('span', 'muted', '–'));
+      }
+      tr.append(cell);
+    }
+    const rate = element('td', 'pass-rate', `${row.passed}/${row.total} (${Math.round((row.passed / row.total) * 100)}%)`);
+    tr.append(rate);
+    return tr;
+  });
+  grid.replaceChildren(element('caption', 'muted', 'Cases × runs (✓ pass, ✗ fail, ! error, * the page said something)'), head, ...rows);
+  grid.hidden = results.length === 0;
+}
+
+/** "Failures only": hides the passed results, and the cases that passed every run. */
+export function applyFailureFilter() {
+  const only = $('evals-failures').checked;
+  for (const item of document.querySelectorAll('#evals-results li.eval-result')) {
+    item.classList.toggle('filtered-out', only && item.dataset.outcome === 'pass');
+  }
+  for (const row of document.querySelectorAll('#evals-grid tr[data-case]')) {
+    row.classList.toggle('filtered-out', only && row.dataset.allPass === 'true');
+  }
 }
 
 /** Downloads the last report as HTML or JUnit XML. */

@@ -36,6 +36,14 @@ const SCENARIOS = {
   order: { steps: [call('place_order', {}), say('Ordered.')], after: 'repeat' },
   // Two runs of one case: each a call, then the answer.
   restock: { steps: [call('restock', { id: 'mug-1' }), say('Restocked.'), call('restock', { id: 'mug-1' }), say('Restocked.')] },
+  // Nine cases × two runs, run by run: six cases are met (search, add) but for the second run
+  // of the second, which answers without a call; the last three (an order) never are.
+  grid: {
+    steps: Array.from({ length: 18 }, (_, run) => {
+      const met = run < 12 && run !== 3;
+      return met ? [call('search_products', { query: 'mug' }), call('add_to_cart', { id: 'mug-1', qty: 1 }), say('Done.')] : [say('No.')];
+    }).flat(),
+  },
 };
 
 const AGENT_EVALS = [
@@ -104,6 +112,7 @@ describe('evals', () => {
         model('popuprec', 'shopping~popuprec'),
         model('orderer', 'order'),
         model('restocker', 'restock'),
+        model('grid', 'grid'),
       ],
       default: 'scripted',
     });
@@ -428,5 +437,63 @@ describe('evals', () => {
     assert.equal((await suiteShown(await host.tabIdOf(elsewhere))).text, before);
     assert.equal((await suiteShown(await host.tabIdOf(elsewhere))).text, before, 'kept for that site');
     await elsewhere.close();
+  });
+  test("the popup's Evals view shows nine cases × two runs as a grid: pass rates, failures only, each result linked to its run", async () => {
+    await open();
+    // Six cases the scripted model meets (it searches, then adds), three it does not (it orders nothing).
+    const finds = (i) => ({ name: `finds mugs ${i}`, messages: user(`Find mugs, take ${i}`), expectedCall: [{ functionName: 'search_products' }, { functionName: 'add_to_cart' }] });
+    const orders = (i) => ({ name: `orders ${i}`, messages: user(`Order, take ${i}`), expectedCall: [{ functionName: 'place_order' }] });
+    const suite = [1, 2, 3, 4, 5, 6].map(finds).concat([1, 2, 3].map(orders));
+    const popup = await host.context.newPage();
+    try {
+      await popup.setViewportSize({ width: 404, height: 600 });
+      await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=evals`);
+      await popup.waitForSelector('body[data-state="ready"]');
+      await popup.fill('#evals-file', JSON.stringify(suite));
+      await popup.selectOption('#evals-mode', 'agent');
+      await popup.selectOption('#evals-models', 'grid');
+      await popup.fill('#evals-runs', '2');
+      await popup.click('#evals-run');
+      await popup.waitForSelector('#evals-grid tr[data-case]', { timeout: 120_000 });
+      const heads = await popup.$$eval('#evals-grid tr:first-of-type th', (th) => th.map((t) => t.textContent));
+      assert.deepEqual(heads, ['Case', 'grid #1', 'grid #2', 'Pass rate']);
+      const rows = await popup.$$eval('#evals-grid tr[data-case]', (trs) => trs.map((tr) => [tr.dataset.case, ...[...tr.querySelectorAll('td')].map((td) => td.textContent)]));
+      assert.equal(rows.length, 9);
+      assert.deepEqual(rows[1], ['finds mugs 2', '✓', '✗', '1/2 (50%)']);
+      for (const row of [rows[0], ...rows.slice(2, 6)]) assert.deepEqual(row.slice(1), ['✓', '✓', '2/2 (100%)'], row[0]);
+      for (const row of rows.slice(6)) assert.deepEqual(row.slice(1), ['✗', '✗', '0/2 (0%)'], row[0]);
+      // A pass is one line, a failure open.
+      const geometry = await popup.evaluate(() => ({
+        height: document.scrollingElement.scrollHeight,
+        grid: document.getElementById('evals-grid').getBoundingClientRect().height,
+        open: document.querySelectorAll('#evals-results details[open]').length,
+      }));
+      assert.equal(geometry.open, 7, 'the seven failed results are open');
+      await mkdir(join(ROOT, 'test-output'), { recursive: true });
+      await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals-grid.png'), fullPage: true });
+      console.log(`evals grid: 9 cases × 2 runs, grid ${Math.round(geometry.grid)} px, view ${geometry.height} px tall`);
+      // Failures only: the four cases that failed a run, and the seven failed results.
+      await popup.check('#evals-failures');
+      const visible = (selector) => popup.$$eval(selector, (nodes) => nodes.filter((n) => n.offsetParent !== null).length);
+      assert.equal(await visible('#evals-grid tr[data-case]'), 4);
+      assert.equal(await visible('#evals-results li.eval-result'), 7);
+      await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals-failures.png'), fullPage: true });
+      await popup.uncheck('#evals-failures');
+      assert.equal(await visible('#evals-results li.eval-result'), 18);
+      // A cell leads to its result; the result to its run's timeline in the Log view.
+      const cell = '#evals-grid tr[data-case="finds mugs 3"] td:nth-of-type(2) a';
+      await popup.click(cell);
+      const result = popup.locator(await popup.getAttribute(cell, 'href'));
+      assert.equal(await result.locator('details').getAttribute('open'), '');
+      const runId = await result.locator('button[data-run-id]').getAttribute('data-run-id');
+      assert.match(runId, /^run_/);
+      await result.locator('button[data-run-id]').click();
+      await popup.waitForSelector('body[data-view="log"]');
+      await popup.waitForFunction((id) => document.getElementById('run-select').value === id, runId);
+      await popup.waitForSelector('#timeline li');
+      assert.match(await popup.textContent('#timeline'), /search_products/);
+    } finally {
+      await popup.close();
+    }
   });
 });

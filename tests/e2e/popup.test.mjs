@@ -133,6 +133,7 @@ describe('popup', () => {
         checkout: ['form', 'auto-submit', 'navigates'],
         open_receipt: ['form', 'auto-submit', 'navigates'],
         room_count: ['read-only'],
+        find_booking: ['read-only'],
       });
       assert.match(await view.getAttribute('li[data-tool="checkout"] .hint:text("navigates")', 'title'), /submits to http:\/\/127\.0\.0\.1:\d+\/results\.html/);
       assert.match(await view.getAttribute('li[data-tool="open_receipt"] .hint:text("navigates")', 'title'), /\(target _blank\)/);
@@ -144,6 +145,41 @@ describe('popup', () => {
       // The Tools view finds them by what they are.
       const found = await host.worker.evaluate(() => webmcpHost.inventory({ query: 'navigates' }));
       assert.deepEqual(found.tools.map((t) => t.name).sort(), ['checkout', 'open_receipt']);
+    } finally {
+      await view.close();
+      await kinds.close();
+    }
+  });
+
+  test('a smoke case that passes although the page said "not found" is flagged, in the answer, the grid and the result', async () => {
+    const kinds = await host.context.newPage();
+    await kinds.goto(`${server.url}/kinds.html`);
+    const kindsTab = await host.tabIdOf(kinds);
+    const suite = [
+      { name: 'finds B-1', messages: [], expectedCall: [{ functionName: 'find_booking', arguments: { code: 'B-1' } }] },
+      { name: 'finds B-9', messages: [], expectedCall: [{ functionName: 'find_booking', arguments: { code: 'B-9' } }] },
+    ];
+    const view = await host.context.newPage();
+    try {
+      const answer = await host.worker.evaluate((r) => webmcpHost.evaluate(r), { tabId: kindsTab, evals: suite, mode: 'smoke' });
+      assert.deepEqual(answer.results.map((r) => [r.outcome, r.warning]), [
+        ['pass', undefined],
+        ['pass', 'passed, but the page said "Booking B-9 not found" (step 1, `find_booking`)'],
+      ]);
+      await view.setViewportSize({ width: 404, height: 600 });
+      await view.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${kindsTab}&view=evals`);
+      await view.waitForSelector('body[data-state="ready"]');
+      await view.fill('#evals-file', JSON.stringify(suite));
+      await view.selectOption('#evals-mode', 'smoke');
+      await view.click('#evals-run');
+      await view.waitForSelector('#evals-grid tr[data-case]');
+      const cells = await view.$$eval('#evals-grid tr[data-case]', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+      assert.deepEqual(cells, [['✓', '1/1 (100%)'], ['✓*', '1/1 (100%)']]);
+      assert.equal(await view.textContent('#eval-result-1 .hint.warning'), 'the page said…');
+      assert.match(await view.textContent('#eval-result-1 p.warning'), /^passed, but the page said "Booking B-9 not found" \(step 1, find_booking\)$/);
+      assert.equal(await view.locator('#eval-result-0 .warning').count(), 0);
+      const report = await host.worker.evaluate((r) => webmcpHost.evalReport({ report: r, format: 'html' }), answer);
+      assert.match(report, /<p class="warning">passed, but the page said &quot;Booking B-9 not found&quot;/);
     } finally {
       await view.close();
       await kinds.close();

@@ -228,7 +228,9 @@ describe('middleware from webmcpHost', () => {
     assert.match(told('add'), /blocked: set in the popup/);
     await popup.fill('#middleware', '[{"kind": "nap"}]');
     await popup.click('#middleware-form button[type=submit]');
-    await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.includes('unknown kind `nap`'));
+    // The host's `names` show as code, not as backticks.
+    await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.includes('unknown kind nap'));
+    assert.equal(await popup.textContent('#middleware-status code'), 'nap');
     await popup.fill('#middleware', '[');
     await popup.click('#middleware-form button[type=submit]');
     await popup.waitForFunction(() => document.querySelector('#middleware-status').textContent.startsWith('Not JSON'));

@@ -506,7 +506,11 @@ impl Evaluation {
 
     fn finish_case(&mut self, outcome: &str, reason: Option<String>) {
         let calls = std::mem::take(&mut self.calls);
+        let warning = (outcome == "pass").then(|| page_said(&calls)).flatten();
         let mut result = self.result(outcome, reason, calls);
+        if let Some(warning) = warning {
+            result["warning"] = json!(warning);
+        }
         // From the case's first listing to its last answer: what a JUnit `time` reports.
         if let Some((first, last)) = self.span_ms.take() {
             result["latencyMs"] = json!((last - first).max(0.0).round());
@@ -755,6 +759,50 @@ fn literal(pattern: &str) -> Option<String> {
         }
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// Words of a result that sound like a failure the case did not check for ("not found").
+const FAILURE_WORDS: &[&str] = &[
+    "not found",
+    "no such",
+    "no results",
+    "error",
+    "fail",
+    "invalid",
+    "unavailable",
+    "not available",
+    "could not",
+    "couldn't",
+    "cannot",
+    "can't",
+    "unable",
+    "denied",
+    "not allowed",
+];
+
+/// A passed smoke case whose page answered a call with failure-like text (a string result, or
+/// an object's `message`/`status`/`result` text): "passed, but the page said …", for the
+/// person to look at. The outcome stays a pass: only [`reported_failure`] fails a case.
+fn page_said(calls: &[Value]) -> Option<String> {
+    calls.iter().enumerate().find_map(|(i, call)| {
+        let result = call.get("result")?;
+        let text = match result {
+            Value::String(text) => text.as_str(),
+            Value::Object(map) => ["message", "status", "result"]
+                .iter()
+                .find_map(|key| map.get(*key).and_then(Value::as_str))?,
+            _ => return None,
+        };
+        let lower = text.to_lowercase();
+        FAILURE_WORDS.iter().any(|w| lower.contains(w)).then(|| {
+            let name = call.get("name").and_then(Value::as_str).unwrap_or("?");
+            format!(
+                "passed, but the page said {} (step {}, `{name}`)",
+                short(&json!(text)),
+                i + 1
+            )
+        })
+    })
 }
 
 /// A failure a tool reported in its result (`error: …` text, `{success: false}`, `{isError:

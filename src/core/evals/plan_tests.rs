@@ -629,3 +629,51 @@ fn a_smoke_case_takes_the_time_from_its_first_listing_to_its_last_answer() {
     assert!(junit.contains("time=\"0.250\""), "{junit}");
     assert!(junit.contains("time=\"0.004\""), "{junit}");
 }
+
+#[test]
+fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
+    let one = |result: Value| -> Value {
+        let evals = json!([{"name": "find", "messages": [],
+            "expectedCall": [{"functionName": "find", "arguments": {}}]}]);
+        let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+        poll_smoke(&mut ev);
+        let answer = json!({"ok": true, "result": result});
+        if let Some(done) = ev.handle(Reply::Called {
+            answer,
+            now_ms: f64::NAN,
+        }) {
+            return done; // a failure ends the case at once
+        }
+        match poll_smoke(&mut ev) {
+            Next::Done(answer) => answer["results"][0].clone(),
+            _ => panic!("one call, then done"),
+        }
+    };
+    let flagged = one(json!("Order not found"));
+    assert_eq!(flagged["outcome"], "pass");
+    assert_eq!(
+        flagged["warning"],
+        "passed, but the page said \"Order not found\" (step 1, `find`)"
+    );
+    let object = one(json!("{\"status\": \"Unavailable today\", \"items\": []}"));
+    assert_eq!(object["outcome"], "pass");
+    assert!(object["warning"]
+        .as_str()
+        .unwrap()
+        .contains("Unavailable today"));
+    // A result that says nothing of the kind has no warning.
+    for quiet in [json!("3 rooms found"), json!("{\"count\": 2}"), json!("42")] {
+        let r = one(quiet.clone());
+        assert_eq!(
+            (r["outcome"].as_str(), r.get("warning")),
+            (Some("pass"), None),
+            "{quiet}"
+        );
+    }
+    // A failure the page reported fails the case: no warning on top.
+    let failed = one(json!("error: out of stock"));
+    assert_eq!(
+        (failed["outcome"].as_str(), failed.get("warning")),
+        (Some("fail"), None)
+    );
+}

@@ -230,10 +230,14 @@ fn junit(answer: &Value) -> String {
                     );
                 }
             }
+            let warning = r["warning"]
+                .as_str()
+                .map(|w| format!("{w}\n"))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "      <system-out>{}</system-out>",
-                escape(&format!("calls: {}", r["calls"]))
+                escape(&format!("{warning}calls: {}", r["calls"]))
             );
             out.push_str("    </testcase>\n");
         }
@@ -263,7 +267,7 @@ td,th{border:1px solid #d0d5dd;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#f2f4f7}section{border:1px solid #d0d5dd;border-radius:6px;padding:12px;margin:12px 0}\
 .pass{color:#067647}.fail{color:#b42318}.error{color:#b54708}.badge{font-weight:600;text-transform:uppercase}\
 pre{white-space:pre-wrap;word-break:break-word;background:#f8f9fb;padding:6px;margin:4px 0;font-size:12px}\
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}\
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:12px}.muted{color:#667085}.warning{color:#b54708}\
 details.timeline{margin-top:8px}summary{cursor:pointer}ol.tl{list-style:none;padding-left:12px;margin:6px 0}\
 ol.tl>li{margin:4px 0}.tl-call{border-left:3px solid #d0d5dd;padding-left:8px;margin:4px 0}\
 .tl-answer{font-weight:600}";
@@ -319,6 +323,9 @@ fn html(answer: &Value) -> String {
         );
         if let Some(reason) = r["reason"].as_str() {
             let _ = write!(out, "<p class=\"{class}\">{}</p>", escape(reason));
+        }
+        if let Some(warning) = r["warning"].as_str() {
+            let _ = write!(out, "<p class=\"warning\">{}</p>", escape(warning));
         }
         let _ = write!(
             out,

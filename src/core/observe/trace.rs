@@ -5,7 +5,8 @@
 //! - the run: `invoke_agent webmcp-host` (from `RUN_STARTED` to `RUN_FINISHED`/`RUN_ERROR`),
 //!   its conversation, outcome and token totals;
 //! - each model step: `chat {model id}` (`STEP_STARTED` to `STEP_FINISHED`), with the step's
-//!   `webmcp_host.usage` event: model, provider, tokens, finish reason, cost;
+//!   `webmcp_host.usage` event: model, provider, tokens, finish reason, and, when priced, its
+//!   cost (also as OpenInference's `llm.cost.total`);
 //! - each tool call, a child of its step: `execute_tool {name}` (`TOOL_CALL_START` to its
 //!   `TOOL_CALL_RESULT`, or its rejection): name, call id, outcome, repair, confirmation.
 //!
@@ -124,9 +125,21 @@ impl Builder<'_> {
             );
         }
         if let Some(cost) = value.get("cost").and_then(Value::as_f64) {
-            span.set("webmcp_host.cost_usd", AttrValue::Double(cost));
+            set_cost(span, cost);
         }
     }
+}
+
+/// A priced step's cost, in US dollars: the host's own `webmcp_host.cost_usd` and
+/// OpenInference's `llm.cost.total`. An unpriced step (`cost` null) gets neither, never a 0.
+///
+/// `llm.cost.prompt` and `llm.cost.completion` are left out: the log carries a step's cost
+/// as one number, not the prices it came from, and a cost is not split back into input and
+/// output from the token counts alone (cached and uncached input tokens may have different
+/// prices).
+fn set_cost(span: &mut Span, cost: f64) {
+    span.set("webmcp_host.cost_usd", AttrValue::Double(cost));
+    span.set("llm.cost.total", AttrValue::Double(cost));
 }
 
 /// `gen_ai.usage.*` from a usage value's known counts.
@@ -262,6 +275,9 @@ fn custom(b: &mut Builder, event: &Value, at: u64) {
             b.usage(&value);
             if let Some(run) = value.get("run") {
                 set_tokens(&mut b.spans[0], run);
+                // The run's total stays the host's own attribute: `llm.cost.*` is a model
+                // call's cost, and on the run span as well it would be counted twice by
+                // whatever sums a trace's `llm.cost.total`.
                 if let Some(cost) = run.get("cost").and_then(Value::as_f64) {
                     b.spans[0].set("webmcp_host.cost_usd", AttrValue::Double(cost));
                 }

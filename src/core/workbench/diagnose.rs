@@ -328,12 +328,8 @@ fn page_findings(
         out.push(finding(
             "chrome-version",
             Level::Info,
-            format!(
-                "Chrome {v}. {} Polyfills take a JSON string (the host tries the object, then the string). Chrome's `getTools()` reports only the hints the page gave (`readOnlyHint`, `consequentialHint`, `untrustedContentHint`; each false when left out). {}",
-                shape_of(v),
-                flag_for(Some(v))
-            ),
-            "Nothing to do; mark tools that act with `consequentialHint: true`.",
+            format!("Chrome {v}: {}", shape_of(v)),
+            "Nothing to do.",
         ));
     }
     if listing.listed == 0 && (facts.native || facts.polyfill) && !blocked {
@@ -362,14 +358,15 @@ pub fn flag_for(version: Option<u32>) -> String {
 /// The first Chrome version where only the `WebMCP` feature (not `WebMCPTesting`) turns it on.
 pub const WEBMCP_FEATURE_FROM: u32 = 157;
 
-/// What WebMCP looks like in Chrome `version`, as the host reads it (docs/chrome-versions.md).
+/// What WebMCP in Chrome `version` differs in, as the host reads it, in one short clause: the
+/// `chrome-version` finding (docs/chrome-versions.md has each version's whole shape).
 pub fn shape_of(version: u32) -> &'static str {
     match version {
-        0..=154 => "WebMCP's shape here (154 and older): `inputSchema` is JSON text and `executeTool` takes the arguments as JSON text; the host sends text.",
-        155 => "WebMCP's shape here (155): `executeTool(tool, input)` takes the arguments as an object and resolves to a string (`null` when the tool navigated); `toolactivated`/`toolcancel` fire on `window`.",
-        156..=158 => "WebMCP's shape here (156–158): object input, and `toolactivated`/`toolcancel` fire on `document.modelContext`; no `outputSchema`.",
-        159 => "WebMCP's shape here (159): as 156, and `registerTool` keeps `outputSchema` (read back as `tool.outputSchema`; the host checks results against it).",
-        _ => "WebMCP's shape here (160 and later): `getTools()` gives `Tool` objects whose attributes are getters (`source`, not `window`; empty ones `null`); the host reads each attribute and gives `executeTool` the very object listed.",
+        0..=154 => "`inputSchema` and `executeTool`'s arguments are JSON text; the host sends text.",
+        155 => "`executeTool` takes the arguments as an object; `toolactivated`/`toolcancel` fire on `window`.",
+        156..=158 => "`toolactivated`/`toolcancel` fire on `document.modelContext`; `outputSchema` from 159.",
+        159 => "`registerTool` keeps `outputSchema`; the host checks results against it.",
+        _ => "`getTools()` gives `Tool` objects whose attributes are getters (`source`, not `window`).",
     }
 }
 

@@ -363,7 +363,8 @@ fn the_chrome_version_card_is_one_short_sentence() {
         let f = facts(json!({"url": "http://a.test/", "native": native, "userAgent": ua}));
         let d = diagnose(Ok(&f), &Listing::default());
         let card = d.findings.iter().find(|f| f.id == "chrome-version");
-        card.expect("every diagnosis with a version has its card").clone()
+        card.expect("every diagnosis with a version has its card")
+            .clone()
     };
     for version in [120, 150, 154, 155, 156, 157, 158, 159, 160, 170] {
         for native in [true, false] {

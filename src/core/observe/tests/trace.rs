@@ -151,6 +151,55 @@ fn a_cut_log_ends_its_spans_at_its_last_event_and_no_log_has_none() {
     .is_empty());
 }
 
+fn double(span: &Span, key: &str) -> Option<f64> {
+    match span.get(key) {
+        Some(AttrValue::Double(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_priced_step_carries_its_cost_as_openinference_llm_cost_total() {
+    let spans = spans(&log(), false);
+    let (run, step1, tool, step2) = (&spans[0], &spans[1], &spans[2], &spans[3]);
+    for step in [step1, step2] {
+        assert_eq!(double(step, "llm.cost.total"), Some(0.001));
+        assert_eq!(double(step, "webmcp_host.cost_usd"), Some(0.001));
+        // No split is known: neither part is made up.
+        assert_eq!(step.get("llm.cost.prompt"), None);
+        assert_eq!(step.get("llm.cost.completion"), None);
+    }
+    // The run's total stays the host's own: the steps' `llm.cost.total` already sum to it.
+    assert_eq!(double(run, "webmcp_host.cost_usd"), Some(0.002));
+    assert_eq!(run.get("llm.cost.total"), None);
+    assert_eq!(tool.get("llm.cost.total"), None);
+}
+
+#[test]
+fn an_unpriced_run_has_no_cost_attribute_not_even_zero() {
+    let mut unpriced = log();
+    for event in unpriced["events"].as_array_mut().unwrap() {
+        if event["name"] == "webmcp_host.usage" {
+            event["value"]["cost"] = Value::Null;
+            event["value"]["run"]["cost"] = Value::Null;
+        }
+    }
+    let spans = spans(&unpriced, false);
+    assert_eq!(spans.len(), 4);
+    for span in &spans {
+        for key in [
+            "llm.cost.total",
+            "llm.cost.prompt",
+            "llm.cost.completion",
+            "webmcp_host.cost_usd",
+        ] {
+            assert_eq!(span.get(key), None, "{} has {key}", span.name);
+        }
+    }
+    // The tokens are still there.
+    assert_eq!(int(&spans[1], "gen_ai.usage.input_tokens"), Some(100));
+}
+
 /// A protobuf field: its number and its value.
 #[derive(Debug, Clone)]
 enum F {
@@ -283,6 +332,9 @@ fn the_protobuf_reads_back_as_the_spans() {
     assert!(matches!(&step["gen_ai.request.model"], (1, F::Bytes(b)) if b == b"gpt-4.1"));
     assert!(
         matches!(step["webmcp_host.cost_usd"], (4, F::Fixed64(bits)) if f64::from_bits(bits) == 0.001)
+    );
+    assert!(
+        matches!(step["llm.cost.total"], (4, F::Fixed64(bits)) if f64::from_bits(bits) == 0.001)
     );
     let reasons = decode(&bytes(step["gen_ai.response.finish_reasons"].1.clone()));
     assert_eq!(
