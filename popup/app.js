@@ -211,10 +211,10 @@ async function main() {
   await Promise.all([loadSettings(), loadTools(), refreshPending()]);
   // A tab without tools says why at once.
   if (typeof state.tabId === 'number' && $('tools').children.length === 0) runDiagnosis();
-  // The latest run of this tab (or of any tab in the side panel), so that a closed and
-  // reopened popup shows where it was.
+  // The person's latest run of this tab (or of any tab in the side panel), so that a closed
+  // and reopened popup shows where it was; an evaluation's runs are not the person's.
   const runs = await refreshRuns();
-  const latest = runs.find((r) => SURFACE === 'sidepanel' || r.tabId === state.tabId) ?? null;
+  const latest = runs.find((r) => !r.eval && (SURFACE === 'sidepanel' || r.tabId === state.tabId)) ?? null;
   if (latest) await selectRun(latest.runId);
   showView(params.get('view') ?? 'run');
   document.body.dataset.state = 'ready';

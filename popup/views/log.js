@@ -157,12 +157,29 @@ export async function refreshRuns() {
     say('log-status', errorText(error), true);
   }
   const select = $('run-select');
-  const options = runs.map((run) => {
+  const optionOf = (run) => {
     const when = new Date(run.startedMs).toLocaleTimeString();
-    const option = element('option', '', `${when} · ${run.state} · ${run.prompt || run.runId}`);
+    const what = run.eval ? `${run.eval.case} · ${run.eval.model} #${run.eval.run + 1}` : run.prompt || run.runId;
+    const option = element('option', '', `${when} · ${run.state} · ${what}`);
     option.value = run.runId;
     return option;
-  });
+  };
+  // The person's runs, then each evaluation's runs under its suite (newest suite first), so
+  // that a suite of many runs never buries the person's.
+  const options = runs.filter((run) => !run.eval).map(optionOf);
+  const suites = new Map();
+  for (const run of runs.filter((r) => r.eval)) {
+    if (!suites.has(run.eval.suite)) suites.set(run.eval.suite, []);
+    suites.get(run.eval.suite).push(run);
+  }
+  for (const [suite, suiteRuns] of suites) {
+    const first = Math.min(...suiteRuns.map((r) => r.startedMs));
+    const group = element('optgroup');
+    group.label = `Evals of ${new Date(first).toLocaleTimeString()} · ${suiteRuns.length} run${suiteRuns.length === 1 ? '' : 's'}`;
+    group.dataset.suite = suite;
+    group.append(...suiteRuns.map(optionOf));
+    options.push(group);
+  }
   // No run shown (none of this tab's yet): a first entry that is not a run, so that picking any
   // run, the only one too, is a change.
   const shown = runs.some((run) => run.runId === state.runId);

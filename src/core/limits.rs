@@ -111,8 +111,13 @@ pub const MAX_MAX_STEPS: usize = 100;
 /// writes on and on, or a hostile endpoint, ends the run with an error naming the cap
 /// (`max_model_output_bytes`).
 pub const MAX_MODEL_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
-/// How many runs the worker keeps (oldest dropped first).
+/// How many of the person's runs the worker keeps (oldest dropped first).
 pub const MAX_STORED_RUNS: usize = 20;
+/// How many runs of evaluations the worker keeps besides (oldest dropped first): a suite's
+/// runs never push the person's out.
+pub const MAX_STORED_EVAL_RUNS: usize = 40;
+/// Characters kept of each text of a run's eval tag (suite id, case name, model).
+pub const EVAL_TAG_CHARS: usize = 200;
 /// How many events of one run the worker keeps; later events are counted, not kept.
 pub const MAX_STORED_EVENTS: usize = 5_000;
 

@@ -29,7 +29,8 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
         true => Some(page_url(request.tab_id).await?),
         false => None,
     };
-    let mut evaluation = Evaluation::new(request, default_model);
+    let suite = format!("eval_{}", super::io::random_id());
+    let mut evaluation = Evaluation::new(request, default_model).with_suite(suite);
     loop {
         let reply = match evaluation.poll() {
             Next::Done(answer) => return Ok(answer),

@@ -38,6 +38,7 @@ const SCENARIOS = {
   restock: { steps: [call('restock', { id: 'mug-1' }), say('Restocked.'), call('restock', { id: 'mug-1' }), say('Restocked.')] },
   // Nine cases × two runs, run by run: six cases are met (search, add) but for the second run
   // of the second, which answers without a call; the last three (an order) never are.
+  chat: { steps: [say('Hi.')], after: 'repeat' },
   grid: {
     steps: Array.from({ length: 18 }, (_, run) => {
       const met = run < 12 && run !== 3;
@@ -113,6 +114,7 @@ describe('evals', () => {
         model('orderer', 'order'),
         model('restocker', 'restock'),
         model('grid', 'grid'),
+        model('chat', 'chat'),
       ],
       default: 'scripted',
     });
@@ -444,6 +446,11 @@ describe('evals', () => {
     const finds = (i) => ({ name: `finds mugs ${i}`, messages: user(`Find mugs, take ${i}`), expectedCall: [{ functionName: 'search_products' }, { functionName: 'add_to_cart' }] });
     const orders = (i) => ({ name: `orders ${i}`, messages: user(`Order, take ${i}`), expectedCall: [{ functionName: 'place_order' }] });
     const suite = [1, 2, 3, 4, 5, 6].map(finds).concat([1, 2, 3].map(orders));
+    // Three runs of the person's first: with the suite's 18, more than the 20 kept of them.
+    for (const prompt of ['Hi', 'Hello', 'Hey']) await op('run', { tabId, prompt, model: 'chat' });
+    const persons = (runs) => runs.filter((r) => !r.eval).map((r) => r.runId);
+    const before = await op('runs', {});
+    assert.ok(persons(before).length >= 3);
     const popup = await host.context.newPage();
     try {
       await popup.setViewportSize({ width: 404, height: 600 });
@@ -480,7 +487,8 @@ describe('evals', () => {
       await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-evals-failures.png'), fullPage: true });
       await popup.uncheck('#evals-failures');
       assert.equal(await visible('#evals-results li.eval-result'), 18);
-      // A cell leads to its result; the result to its run's timeline in the Log view.
+      // A cell (the second run of a case) leads to its result; the result to its run's timeline
+      // in the Log view.
       const cell = '#evals-grid tr[data-case="finds mugs 3"] td:nth-of-type(2) a';
       await popup.click(cell);
       const result = popup.locator(await popup.getAttribute(cell, 'href'));
@@ -492,6 +500,19 @@ describe('evals', () => {
       await popup.waitForFunction((id) => document.getElementById('run-select').value === id, runId);
       await popup.waitForSelector('#timeline li');
       assert.match(await popup.textContent('#timeline'), /search_products/);
+      // The suite's 18 runs are kept apart: the person's runs are all still there, and the run
+      // list shows the suite's runs under it, each by its case, model and run.
+      const after = await op('runs', {});
+      assert.deepEqual(persons(after), persons(before), "the suite pushed none of the person's runs out");
+      const ofSuite = after.filter((r) => r.eval);
+      const suites = [...new Set(ofSuite.map((r) => r.eval.suite))];
+      const mine = ofSuite.filter((r) => r.eval.suite === suites[0]);
+      assert.equal(mine.length, 18);
+      assert.deepEqual(mine.find((r) => r.runId === runId).eval, { suite: suites[0], case: 'finds mugs 3', run: 1, model: 'grid' });
+      const group = await popup.$eval(`#run-select optgroup[data-suite="${suites[0]}"]`, (g) => ({ label: g.label, options: [...g.children].map((o) => o.textContent) }));
+      assert.match(group.label, /^Evals of .+ · 18 runs$/);
+      assert.equal(group.options.length, 18);
+      assert.ok(group.options.some((o) => o.endsWith('· finds mugs 3 · grid #2')), group.options.join('\n'));
     } finally {
       await popup.close();
     }

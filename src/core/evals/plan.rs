@@ -143,9 +143,18 @@ pub struct Evaluation {
     /// Smoke: when the case under way was first heard of, and last (its wall time, as
     /// `latencyMs`).
     span_ms: Option<(f64, f64)>,
+    /// The id the shell gave this evaluation: its agent runs are tagged with it (and their
+    /// case and run), so the run list groups them under their suite and traces carry them.
+    suite: Option<String>,
 }
 
 impl Evaluation {
+    /// The evaluation, its runs tagged `eval: {suite: id, case, run, model}`.
+    pub fn with_suite(mut self, id: String) -> Self {
+        self.suite = Some(id);
+        self
+    }
+
     /// An evaluation of `request`; `default_model` names the configured default (agent mode
     /// without `models`).
     pub fn new(request: EvaluateRequest, default_model: Option<String>) -> Self {
@@ -169,6 +178,7 @@ impl Evaluation {
             settling: Vec::new(),
             settle: (ToolWait::default(), 0),
             span_ms: None,
+            suite: None,
         }
     }
 
@@ -194,7 +204,10 @@ impl Evaluation {
         }
         loop {
             let Some(case) = self.request.cases.get(self.case) else {
-                let answer = summary(self.request.mode, self.results.clone());
+                let mut answer = summary(self.request.mode, self.results.clone());
+                if let Some(suite) = &self.suite {
+                    answer["suite"] = json!(suite);
+                }
                 return Next::Done(match self.request.format {
                     Some(format) if format != Format::Json => {
                         let mut answer = answer;
@@ -225,6 +238,14 @@ impl Evaluation {
                     });
                     if !self.request.models.is_empty() {
                         request["model"] = json!(model);
+                    }
+                    if let Some(suite) = &self.suite {
+                        request["eval"] = json!({
+                            "suite": suite,
+                            "case": case_name(case, self.case),
+                            "run": self.run,
+                            "model": model,
+                        });
                     }
                     return Next::Run { model, request };
                 }

@@ -285,8 +285,10 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
     let mut ev = Evaluation::new(
         request(evals, "agent", json!({"models": ["m1", "m2"], "runs": 2})),
         None,
-    );
+    )
+    .with_suite("eval_s1".into());
     let mut seen = Vec::new();
+    let mut tags = Vec::new();
     let answers = [
         Ok(run_answer(&[(
             "search",
@@ -306,6 +308,7 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
         match ev.poll() {
             Next::Run { model, request } => {
                 seen.push(model);
+                tags.push(request["eval"].clone());
                 assert_eq!(request["tabId"], 7);
                 assert!(request["model"].is_string());
                 ev.handle(Reply::Ran {
@@ -324,6 +327,14 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
         }
     };
     assert_eq!(seen, ["m1", "m1", "m2", "m2", "m1", "m1", "m2", "m2"]);
+    // Each run is tagged with its suite, case, run and model (the run list groups them, traces
+    // carry them); the answer names its suite.
+    assert_eq!(
+        tags[3],
+        json!({"suite": "eval_s1", "case": "search", "run": 1, "model": "m2"})
+    );
+    assert_eq!(tags[4]["case"], "chat");
+    assert_eq!(answer["suite"], "eval_s1");
     assert_eq!(
         answer["results"][0]["timelineError"],
         "runLog: no run `r1` is kept"

@@ -137,6 +137,23 @@ impl Builder<'_> {
 /// as one number, not the prices it came from, and a cost is not split back into input and
 /// output from the token counts alone (cached and uncached input tokens may have different
 /// prices).
+/// A run an evaluation made: its suite, case, run and model as attributes of its own, as
+/// OpenInference's `metadata` (a JSON text Phoenix filters on) and the tag `eval`.
+fn eval_attributes(span: &mut Span, tag: &Value) {
+    let (suite, case, model) = (
+        str_of(tag, "suite"),
+        str_of(tag, "case"),
+        str_of(tag, "model"),
+    );
+    let run = tag.get("run").and_then(Value::as_i64).unwrap_or(0);
+    span.set("webmcp_host.eval.suite", s(suite));
+    span.set("webmcp_host.eval.case", s(case));
+    span.set("webmcp_host.eval.run", AttrValue::Int(run));
+    let metadata = serde_json::json!({"eval.suite": suite, "eval.case": case, "eval.run": run, "eval.model": model});
+    span.set("metadata", s(&metadata.to_string()));
+    span.set("tag.tags", AttrValue::Strs(vec!["eval".into()]));
+}
+
 fn set_cost(span: &mut Span, cost: f64) {
     span.set("webmcp_host.cost_usd", AttrValue::Double(cost));
     span.set("llm.cost.total", AttrValue::Double(cost));
@@ -196,6 +213,9 @@ pub fn spans(log: &Value, include_text: bool) -> Vec<Span> {
                 span.set("webmcp_host.run_id", s(run_id));
                 if include_text {
                     span.set("input.value", s(str_of(&run, "prompt")));
+                }
+                if let Some(tag) = run.get("eval").filter(|t| t.is_object()) {
+                    eval_attributes(span, tag);
                 }
             }
             "STEP_STARTED" => {

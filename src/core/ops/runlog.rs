@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::runs::{mark_interrupted, prompt_of, remember_run, RunSummary, MAX_STORED_EVENTS};
+use super::runs::{
+    mark_interrupted, prompt_of, remember_run, EvalTag, RunSummary, MAX_STORED_EVENTS,
+};
 use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
 use crate::core::restart::{end_interrupted, Intent};
 
@@ -199,6 +201,7 @@ impl RunLog {
             usage: None,
             page: None,
             bytes: 0,
+            eval: EvalTag::of_request(request),
         };
         let kept = Kept {
             summary: summary.clone(),

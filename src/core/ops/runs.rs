@@ -3,14 +3,17 @@
 //! summaries the worker keeps so that a closed popup or a restarted worker can still show a
 //! run's log.
 //!
-//! Invariant: the run list holds at most [`MAX_STORED_RUNS`] runs, newest first.
+//! Invariant: the run list holds at most [`MAX_STORED_RUNS`] of the person's runs and
+//! [`MAX_STORED_EVAL_RUNS`] of evaluations', newest first.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::OpName;
 
-pub use crate::core::limits::{MAX_RUN_LOGS_BYTES, MAX_STORED_EVENTS, MAX_STORED_RUNS};
+pub use crate::core::limits::{
+    EVAL_TAG_CHARS, MAX_RUN_LOGS_BYTES, MAX_STORED_EVAL_RUNS, MAX_STORED_EVENTS, MAX_STORED_RUNS,
+};
 
 /// An item waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -158,22 +161,101 @@ pub struct RunSummary {
     /// Bytes of its stored log (the run list keeps [`MAX_RUN_LOGS_BYTES`] in all).
     #[serde(default)]
     pub bytes: usize,
+    /// A run an evaluation made: its suite, case and run. Such runs are kept apart from the
+    /// person's (their own count, dropped first for bytes) and grouped under their suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eval: Option<EvalTag>,
 }
 
-/// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`] and
-/// [`MAX_RUN_LOGS_BYTES`] of logs. Returns the ids of
-/// the runs dropped from it (whose stored events the shell removes).
+/// Which evaluation made a run: the suite's id (one per `evaluate`), the case's name, the
+/// run's index (from 0) and the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvalTag {
+    /// The evaluation's id.
+    pub suite: String,
+    /// The case's name.
+    pub case: String,
+    /// The run's index among the case's runs with its model (from 0).
+    pub run: u32,
+    /// The model it ran with.
+    #[serde(default)]
+    pub model: String,
+}
+
+impl EvalTag {
+    /// The run request's `eval` (as the evaluation wrote it): `None` when absent or not one;
+    /// each text cut to [`EVAL_TAG_CHARS`] characters.
+    pub fn of_request(request: &Value) -> Option<EvalTag> {
+        let tag = request.get("eval")?.as_object()?;
+        let text = |key: &str| -> Option<String> {
+            let s = tag.get(key)?.as_str()?;
+            Some(s.chars().take(EVAL_TAG_CHARS).collect())
+        };
+        Some(EvalTag {
+            suite: text("suite").filter(|s| !s.is_empty())?,
+            case: text("case").unwrap_or_default(),
+            run: tag
+                .get("run")
+                .and_then(Value::as_u64)
+                .map_or(0, |n| n.min(u64::from(u32::MAX)) as u32),
+            model: text("model").unwrap_or_default(),
+        })
+    }
+}
+
+/// The capped list of runs: newest first, at most [`MAX_STORED_RUNS`] of the person's runs
+/// and [`MAX_STORED_EVAL_RUNS`] of evaluations' (so a suite never pushes the person's runs
+/// out), and [`MAX_RUN_LOGS_BYTES`] of logs in all: over it, evaluations' oldest runs go
+/// first, then the person's oldest; the newest run always stays. Returns the ids of the runs
+/// dropped from it (whose stored events the shell removes).
 pub fn remember_run(list: &mut Vec<RunSummary>, summary: RunSummary) -> Vec<String> {
     list.retain(|r| r.run_id != summary.run_id);
     list.insert(0, summary);
-    let mut keep = list.len().min(MAX_STORED_RUNS);
-    // Within the byte budget of all logs: the oldest go first, the newest always stays.
-    let mut total: usize = list[..keep].iter().map(|r| r.bytes).sum();
-    while keep > 1 && total > MAX_RUN_LOGS_BYTES {
-        keep -= 1;
-        total -= list[keep].bytes;
+    let (mut people, mut evals) = (0, 0);
+    let mut keep: Vec<bool> = list
+        .iter()
+        .map(|r| {
+            let count = if r.eval.is_some() {
+                &mut evals
+            } else {
+                &mut people
+            };
+            *count += 1;
+            *count
+                <= if r.eval.is_some() {
+                    MAX_STORED_EVAL_RUNS
+                } else {
+                    MAX_STORED_RUNS
+                }
+        })
+        .collect();
+    let mut total: usize = (list.iter().zip(&keep))
+        .filter(|(_, kept)| **kept)
+        .map(|(r, _)| r.bytes)
+        .sum();
+    for evals_first in [true, false] {
+        for i in (1..list.len()).rev() {
+            if total <= MAX_RUN_LOGS_BYTES {
+                break;
+            }
+            // A run with no bytes stored frees none: it stays.
+            if keep[i] && list[i].bytes > 0 && list[i].eval.is_some() == evals_first {
+                keep[i] = false;
+                total -= list[i].bytes;
+            }
+        }
     }
-    list.drain(keep..).map(|r| r.run_id).collect()
+    let mut dropped = Vec::new();
+    let mut kept = keep.iter();
+    list.retain(|r| {
+        let stays = *kept.next().unwrap_or(&false);
+        if !stays {
+            dropped.push(r.run_id.clone());
+        }
+        stays
+    });
+    dropped
 }
 
 /// A stored list read back by a worker that does not hold these runs: those still

@@ -453,3 +453,31 @@ fn without_include_text_a_failure_that_starts_with_declined_ships_no_page_text()
         Some("declined: the person did not allow this call")
     );
 }
+
+#[test]
+fn an_evaluations_run_is_tagged_with_its_suite_and_case() {
+    let mut tagged = log();
+    tagged["run"]["eval"] =
+        json!({"suite": "eval_s1", "case": "finds mugs", "run": 1, "model": "gpt"});
+    let run = &spans(&tagged, false)[0];
+    assert_eq!(
+        text(run, "webmcp_host.eval.suite").as_deref(),
+        Some("eval_s1")
+    );
+    assert_eq!(
+        text(run, "webmcp_host.eval.case").as_deref(),
+        Some("finds mugs")
+    );
+    assert_eq!(int(run, "webmcp_host.eval.run"), Some(1));
+    let metadata: Value = serde_json::from_str(&text(run, "metadata").unwrap()).unwrap();
+    assert_eq!(
+        metadata,
+        json!({"eval.suite": "eval_s1", "eval.case": "finds mugs", "eval.run": 1, "eval.model": "gpt"})
+    );
+    assert!(matches!(run.get("tag.tags"), Some(AttrValue::Strs(t)) if t == &["eval"]));
+    // A person's run has none of them.
+    let plain = spans(&log(), false);
+    for key in ["webmcp_host.eval.suite", "metadata", "tag.tags"] {
+        assert!(plain[0].get(key).is_none(), "{key}");
+    }
+}

@@ -30,6 +30,7 @@ fn summary(id: &str, state: &str) -> RunSummary {
         usage: None,
         page: None,
         bytes: 0,
+        eval: None,
     }
 }
 
@@ -118,4 +119,67 @@ fn the_run_list_keeps_its_logs_within_their_byte_budget_oldest_forgotten_first()
     let dropped = remember_run(&mut list, sized("huge", MAX_RUN_LOGS_BYTES * 2));
     assert_eq!(dropped, ["r4", "r3", "r2", "r1"]);
     assert_eq!(list.len(), 1);
+}
+
+#[test]
+fn an_evaluations_runs_never_push_the_persons_out() {
+    let tagged = |id: &str, case: &str| RunSummary {
+        eval: EvalTag::of_request(&json!({"eval": {"suite": "eval_1", "case": case, "run": 1}})),
+        bytes: MAX_RUN_LOGS_BYTES / 100,
+        ..summary(id, "finished")
+    };
+    let mut list = Vec::new();
+    for i in 0..5 {
+        remember_run(&mut list, summary(&format!("p{i}"), "finished"));
+    }
+    // A suite of 45 runs after the person's five: the person's stay, the suite's oldest go.
+    let mut dropped = Vec::new();
+    for i in 0..MAX_STORED_EVAL_RUNS + 5 {
+        dropped.extend(remember_run(&mut list, tagged(&format!("e{i}"), "finds")));
+    }
+    assert_eq!(dropped, ["e0", "e1", "e2", "e3", "e4"]);
+    assert_eq!(list.iter().filter(|r| r.eval.is_none()).count(), 5);
+    assert_eq!(list.len(), 5 + MAX_STORED_EVAL_RUNS);
+    // Over the byte budget, the suite's oldest runs go before any of the person's.
+    let big = |id: &str| RunSummary {
+        bytes: MAX_RUN_LOGS_BYTES / 2,
+        ..summary(id, "finished")
+    };
+    remember_run(&mut list, big("p5"));
+    let dropped = remember_run(&mut list, big("p6"));
+    assert_eq!(dropped.len(), MAX_STORED_EVAL_RUNS, "{dropped:?}");
+    assert!(dropped.iter().all(|id| id.starts_with('e')));
+    assert!(list.iter().all(|r| r.eval.is_none()));
+    assert_eq!(list.len(), 7);
+    // Still over with the person's runs alone: their oldest with a log go (one without frees
+    // nothing), the newest always stays.
+    let dropped = remember_run(&mut list, big("p7"));
+    assert_eq!(dropped, ["p5"]);
+    assert_eq!(list.len(), 7);
+}
+
+#[test]
+fn an_eval_tag_is_read_from_the_run_request_and_capped() {
+    let tag = EvalTag::of_request(
+        &json!({"eval": {"suite": "eval_9", "case": "x".repeat(500), "run": 3, "model": "m"}}),
+    )
+    .unwrap();
+    assert_eq!(
+        (tag.suite.as_str(), tag.run, tag.model.as_str()),
+        ("eval_9", 3, "m")
+    );
+    assert_eq!(tag.case.chars().count(), EVAL_TAG_CHARS);
+    for not_one in [
+        json!({}),
+        json!({"eval": "x"}),
+        json!({"eval": {"case": "c"}}),
+        json!({"eval": {"suite": ""}}),
+    ] {
+        assert_eq!(EvalTag::of_request(&not_one), None, "{not_one}");
+    }
+    let summary = serde_json::to_value(summary("r", "finished")).unwrap();
+    assert!(
+        summary.get("eval").is_none(),
+        "a person's run says nothing of evals"
+    );
 }
