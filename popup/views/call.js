@@ -275,20 +275,28 @@ function resultText(outcome) {
 }
 
 // ------------------------------------------------------------------------------------------
-// History of this tab's manual calls (chrome.storage.session: gone with the browser session).
-// Each page call records the origin of the tab's top frame it was made on, and is shown (and
-// run again) only while the tab shows that origin: a tab that moved to another site is never
-// offered the first site's calls and arguments. An MCP server's calls do not depend on the page.
+// History of the manual calls (chrome.storage.session: gone with the browser session): this
+// tab's page calls, and apart from them the calls to MCP servers, which do not depend on the
+// page (one list for every tab). Each page call records the origin of the tab's top frame it
+// was made on, and is shown (and run again) only while the tab shows that origin: a tab that
+// moved to another site is never offered the first site's calls and arguments.
 
+const SERVERS_KEY = `${HISTORY_KEY}mcp`;
+
+/** `{page, servers}`: this tab's page calls and the calls to MCP servers, newest first. */
 async function history() {
   const key = HISTORY_KEY + state.tabId;
-  return (await chrome.storage.session.get(key))[key] ?? [];
+  const kept = await chrome.storage.session.get([key, SERVERS_KEY]);
+  const tab = kept[key] ?? [];
+  // A server call kept under a tab (before they were kept apart) joins the servers' list.
+  const servers = [...(kept[SERVERS_KEY] ?? []), ...tab.filter((e) => e.server !== undefined)].sort((a, b) => b.at - a.at);
+  return { page: tab.filter((e) => e.server === undefined), servers };
 }
 
 async function remember(entry) {
-  const key = HISTORY_KEY + state.tabId;
-  const list = [entry, ...(await history())].slice(0, HISTORY_MAX);
-  await chrome.storage.session.set({ [key]: list });
+  const kept = await history();
+  const [key, list] = entry.server !== undefined ? [SERVERS_KEY, kept.servers] : [HISTORY_KEY + state.tabId, kept.page];
+  await chrome.storage.session.set({ [key]: [entry, ...list].slice(0, HISTORY_MAX) });
   await renderHistory();
 }
 
@@ -320,49 +328,52 @@ export function shownOn(entry, origin) {
 }
 
 async function renderHistory() {
-  const kept = typeof state.tabId === 'number' ? await history() : [];
+  const kept = typeof state.tabId === 'number' ? await history() : { page: [], servers: [] };
   const origin = await topOrigin(state.tabId);
-  const list = kept.filter((entry) => shownOn(entry, origin));
-  const elsewhere = kept.length - list.length;
+  const list = kept.page.filter((entry) => shownOn(entry, origin));
+  const elsewhere = kept.page.length - list.length;
   $('call-history-empty').hidden = list.length > 0;
   $('call-history-empty').textContent = elsewhere
     ? `No calls on this site yet (${elsewhere} made on another site in this tab are not shown).`
     : 'None yet.';
-  $('call-history').replaceChildren(
-    ...list.map((entry) => {
-      const item = element('li', entry.ok ? 'history' : 'history failure');
-      item.dataset.tool = entry.name;
-      if (entry.server !== undefined) item.dataset.server = entry.server;
-      const when = new Date(entry.at).toLocaleTimeString();
-      const head = element('div');
-      head.append(
-        element('span', 'tool-name', entry.server !== undefined ? `${entry.server} · ${entry.name}` : entry.name),
-        element('span', 'muted', ` · ${when} · ${entry.ms} ms · ${entry.ok ? (entry.navigated ? 'navigated' : 'ok') : 'failed'}`),
-      );
-      const args = element('code', 'call-args', JSON.stringify(entry.args));
-      // What it answered (calls kept before results were kept have none).
-      const result = element('pre', 'call-result', typeof entry.result === 'string' ? `→ ${entry.result}` : '');
-      result.hidden = typeof entry.result !== 'string';
-      const code = element('pre', 'snippet', snippet(entry));
-      code.hidden = true;
-      const actions = element('div', 'row');
-      actions.append(
-        button('Run again', () => again(entry, true), 'small'),
-        button('Edit', () => again(entry, false), 'small'),
-        button('Copy as Playwright', async () => {
-          code.hidden = false;
-          try {
-            await navigator.clipboard.writeText(code.textContent);
-            say('call-status', 'Copied the Playwright snippet.');
-          } catch {
-            say('call-status', 'The snippet is shown below the call; copy it from there.');
-          }
-        }, 'small'),
-      );
-      item.append(head, args, result, actions, code);
-      return item;
-    }),
+  $('call-history').replaceChildren(...list.map(historyItem));
+  $('call-history-mcp-box').hidden = kept.servers.length === 0;
+  $('call-history-mcp').replaceChildren(...kept.servers.map(historyItem));
+}
+
+/** One kept call: what was called and answered, and its actions. */
+function historyItem(entry) {
+  const item = element('li', entry.ok ? 'history' : 'history failure');
+  item.dataset.tool = entry.name;
+  if (entry.server !== undefined) item.dataset.server = entry.server;
+  const when = new Date(entry.at).toLocaleTimeString();
+  const head = element('div');
+  head.append(
+    element('span', 'tool-name', entry.server !== undefined ? `${entry.server} · ${entry.name}` : entry.name),
+    element('span', 'muted', ` · ${when} · ${entry.ms} ms · ${entry.ok ? (entry.navigated ? 'navigated' : 'ok') : 'failed'}`),
   );
+  const args = element('code', 'call-args', JSON.stringify(entry.args));
+  // What it answered (calls kept before results were kept have none).
+  const result = element('pre', 'call-result', typeof entry.result === 'string' ? `→ ${entry.result}` : '');
+  result.hidden = typeof entry.result !== 'string';
+  const code = element('pre', 'snippet', snippet(entry));
+  code.hidden = true;
+  const actions = element('div', 'row');
+  actions.append(
+    button('Run again', () => again(entry, true), 'small'),
+    button('Edit', () => again(entry, false), 'small'),
+    button('Copy as Playwright', async () => {
+      code.hidden = false;
+      try {
+        await navigator.clipboard.writeText(code.textContent);
+        say('call-status', 'Copied the Playwright snippet.');
+      } catch {
+        say('call-status', 'The snippet is shown below the call; copy it from there.');
+      }
+    }, 'small'),
+  );
+  item.append(head, args, result, actions, code);
+  return item;
 }
 
 function again(entry, run) {

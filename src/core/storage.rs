@@ -57,8 +57,8 @@ pub const CONVERSATION_PREFIX: &str = "webmcpHost.conversation.";
 pub const SERVER_STATES: &str = "webmcpHost.ui.serverStates";
 /// The first definition of every tool seen, per origin (the inventory's "changed").
 pub const SEEN: &str = "webmcpHost.seen";
-/// The Call view's history of calls by hand, one entry per tab after the prefix (written by
-/// the popup, `popup/views/call.js`).
+/// The Call view's history of calls by hand: one entry per tab after the prefix, and `mcp`
+/// for the calls to MCP servers (written by the popup, `popup/views/call.js`).
 pub const MANUAL_CALLS_PREFIX: &str = "webmcpHost.ui.manualCalls.";
 
 /// One storage key: its name, its area and what it holds.

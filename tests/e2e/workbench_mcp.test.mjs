@@ -215,7 +215,10 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
     await pending.close();
 
     // The history's snippet calls the server, and runs.
-    const entry = popup.locator('#call-history li[data-server="records"][data-tool="add"]').first();
+    // Listed apart from the tab's page calls, under "Calls to MCP servers".
+    assert.equal(await popup.locator('#call-history li[data-server]').count(), 0, 'no server call among the tab\'s');
+    assert.equal(await popup.textContent('#call-history-mcp-heading'), 'Calls to MCP servers');
+    const entry = popup.locator('#call-history-mcp li[data-server="records"][data-tool="add"]').first();
     await entry.locator('button', { hasText: 'Copy as Playwright' }).click();
     const snippet = await entry.locator('.snippet').textContent();
     // The Playwright package's form: host.callTool({server, name, args}).

@@ -28,6 +28,22 @@ export function callsOf(subject) {
 // A smoke step whose tool the tab does not offer is recorded with `made: false`: never called.
 const made = (calls) => calls.filter((c) => c?.made !== false);
 
+/**
+ * The calls of `subject` recorded as not made (`made: false`: an `evaluate` answer's, result's
+ * or a call list's step whose tool the tab did not offer), each with its error (which names
+ * what the tab offers). None for anything else.
+ */
+export function notMadeOf(subject) {
+  const all = Array.isArray(subject?.results)
+    ? subject.results.flatMap((r) => r?.calls ?? [])
+    : Array.isArray(subject?.calls)
+      ? subject.calls
+      : Array.isArray(subject) && subject.every((item) => isCall(item))
+        ? subject
+        : [];
+  return all.filter((c) => c?.made === false);
+}
+
 const isCall = (item) => item && typeof item.name === 'string' && 'args' in item && !('role' in item) && !('type' in item);
 
 const parsed = (text) => {

@@ -1,6 +1,6 @@
 // The matchers: `toHaveCalledTool(name, argsMatcher?)` and `toPassEvals(file, options?)`.
 import { test } from '@playwright/test';
-import { callsOf } from './calls.mjs';
+import { callsOf, notMadeOf } from './calls.mjs';
 import { hostOfPage } from './launch.mjs';
 import { matchesArgument } from './matcher.mjs';
 import { pickCases } from './evals.mjs';
@@ -30,6 +30,10 @@ export function toHaveCalledTool(received, name, argsMatcher) {
   const matching = argsMatcher === undefined ? named : named.filter((c) => matchesArgument(argsMatcher, c.args));
   const pass = matching.length > 0;
   const wanted = `a call of ${this.utils.printExpected(name)}${argsMatcher === undefined ? '' : ` with arguments matching ${this.utils.printExpected(argsMatcher)}`}`;
+  // A step of this tool the tab could not take was never a call: said apart, with what the
+  // tab offers (its error names them).
+  const lacking = notMadeOf(received).filter((c) => c.name === name);
+  const notMade = lacking.length ? `\nNot made (the tab has no such tool):\n${lacking.map((c) => `  ${c.name}(${json(c.args)}): ${c.error}`).join('\n')}` : '';
   return {
     pass,
     name: 'toHaveCalledTool',
@@ -38,7 +42,7 @@ export function toHaveCalledTool(received, name, argsMatcher) {
     message: () =>
       pass
         ? `${hint}\n\nExpected no ${wanted.slice(2)}\nMatching calls:\n${listCalls(matching)}`
-        : `${hint}\n\nExpected ${wanted}\nCalls made (${calls.length}):\n${listCalls(calls)}`,
+        : `${hint}\n\nExpected ${wanted}\nCalls made (${calls.length}):\n${listCalls(calls)}${notMade}`,
   };
 }
 

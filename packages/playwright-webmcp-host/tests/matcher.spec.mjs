@@ -2,7 +2,7 @@
 // (src/core/evals/tests.rs) and the examples of webmcp-evals' own matcher tests; and the
 // calls it reads out of what the host answers.
 import { expect, test } from '@playwright/test';
-import { callsOf, MatcherError, matchesArgument as m } from '../index.mjs';
+import { callsOf, expect as hostExpect, MatcherError, matchesArgument as m } from '../index.mjs';
 
 test('objects match as subsets, arrays strictly, other values by equality', () => {
   expect(m({ query: 'mugs' }, { query: 'mugs', page: 2 })).toBe(true);
@@ -95,4 +95,18 @@ test('calls are read from run answers, events, evaluate answers and call lists',
   expect(callsOf({ results: [{ name: 'x', runIndex: 0, outcome: 'error', calls: [call, notMade] }] })).toEqual([call]);
   expect(callsOf({ calls: [notMade] })).toEqual([]);
   expect(() => callsOf('nothing')).toThrow(TypeError);
+});
+
+test("toHaveCalledTool on a tool the tab lacks names the tools it offers, not a call never made", () => {
+  const notMade = { name: 'checkout', args: { card: 'x' }, made: false, error: 'no page tool named `checkout`; the tab offers: add, search' };
+  const answer = { results: [{ name: 'pays', runIndex: 0, outcome: 'error', calls: [{ name: 'add', args: { a: 1 }, result: 2 }, notMade] }] };
+  let failure;
+  try {
+    hostExpect(answer).toHaveCalledTool('checkout');
+  } catch (error) {
+    failure = error.message.replace(/\u001b\[\d+m/g, '');
+  }
+  expect(failure).toContain('Calls made (1):\n  add({"a":1}) → 2\n');
+  expect(failure).toContain('Not made (the tab has no such tool):\n  checkout({"card":"x"}): no page tool named `checkout`; the tab offers: add, search');
+  hostExpect(answer).not.toHaveCalledTool('checkout');
 });
