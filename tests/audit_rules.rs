@@ -177,3 +177,32 @@ fn every_rule_is_in_the_docs_table() {
         assert!(docs.contains(&row), "docs/audit.md has no row {row}");
     }
 }
+
+#[test]
+fn an_evaluations_sarif_log_is_valid_sarif_2_1_0() {
+    use webmcp_host::core::evals::ci::sarif;
+    let validator = sarif_validator();
+    let result = |name: &str, outcome: &str, extra: Value| {
+        let mut r = json!({"name": name, "model": "m", "runIndex": 1, "outcome": outcome,
+                           "reason": "missing call: add", "calls": []});
+        for (k, v) in extra.as_object().unwrap() {
+            r[k] = v.clone();
+        }
+        r
+    };
+    let answer = json!({"mode": "agent", "results": [
+        result("adds <b>two</b>", "fail", json!({})),
+        result("runs", "error", json!({"reason": null})),
+        result("finds", "pass", json!({"warning": "passed, but the page said \"not found\""})),
+        result("clean", "pass", json!({})),
+    ]});
+    for file in [None, Some("evals/a file with spaces.json")] {
+        let log = sarif(&answer, file);
+        let errors: Vec<String> = validator
+            .iter_errors(&log)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}");
+        assert_eq!(log["runs"][0]["results"].as_array().unwrap().len(), 3);
+    }
+}

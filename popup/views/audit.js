@@ -20,16 +20,22 @@ function findingItem(finding) {
 function toolSection(tool, findings) {
   const section = element('li', 'audit-tool');
   section.dataset.tool = tool.name;
-  const title = element('div');
+  const title = element('div', 'audit-head');
   const frame = tool.frameId === undefined ? '' : tool.frameId === 0 ? ' · top frame' : ` · frame ${tool.frameId}`;
   title.append(element('span', 'tool-name', tool.name), element('span', 'muted', ` · ${tool.score}/100${frame}`));
-  title.append(button('Show the tool', () => showTool(tool.name, tool.frameId), 'small'));
+  // One line with the tool: its actions, short, named in full for assistive technology.
+  const actions = element('span', 'audit-actions');
+  const show = button('Show', () => showTool(tool.name, tool.frameId), 'small');
+  show.title = 'Show the tool';
+  show.setAttribute('aria-label', `Show the tool ${tool.name}`);
   // The person's leave to call this one tool, whatever its hints (a tool that acts is still
   // confirmed in the page when it is consequential, as any call is).
-  const probeOne = button('Probe this tool', () => runAudit({ only: tool.name }), 'small');
+  const probeOne = button('Probe', () => runAudit({ only: tool.name }), 'small');
   probeOne.dataset.action = 'probe';
+  probeOne.title = 'Probe this tool: a valid and an invalid call, checked in the page';
   probeOne.setAttribute('aria-label', `Probe ${tool.name}`);
-  title.append(probeOne);
+  actions.append(show, probeOne);
+  title.append(actions);
   section.append(title);
   const list = element('ul', 'findings');
   list.append(...findings.map(findingItem));

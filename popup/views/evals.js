@@ -163,13 +163,15 @@ export function renderReport(answer) {
   const models = Object.entries(answer.models ?? {});
   table.hidden = models.length === 0;
   const head = element('tr');
-  head.append(...['Model', 'Pass', 'Median', 'p95', 'Tokens'].map((t) => element('th', '', t)));
+  head.append(...['Model', 'Pass', 'pass^k', 'pass@k', 'Median', 'p95', 'Tokens', 'Cost'].map((t) => element('th', '', t)));
   table.replaceChildren(
     head,
     ...models.map(([name, m]) => {
       const row = element('tr');
       const tokens = m.tokens === null || m.tokens === undefined ? 'unknown' : m.tokens;
-      row.append(...[name, `${Math.round(m.passRate * 100)}%`, `${m.latencyMs.median} ms`, `${m.latencyMs.p95} ms`, tokens].map((t) => element('td', '', t)));
+      const share = (v) => (typeof v === 'number' ? `${Math.round(v * 100)}%` : '–');
+      const cost = typeof m.costUsd === 'number' ? `$${m.costUsd.toFixed(4)}` : 'unknown';
+      row.append(...[name, share(m.passRate), share(m['pass^k']), share(m['pass@k']), `${m.latencyMs.median} ms`, `${m.latencyMs.p95} ms`, tokens, cost].map((t) => element('td', '', t)));
       return row;
     }),
   );

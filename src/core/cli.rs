@@ -106,19 +106,24 @@ pub fn eval_report<'a, E: std::fmt::Display>(
     let usage = |message: &str| {
         Answer {
         stdout: String::new(),
-        stderr: format!("webmcp-host: {message}\nusage: webmcp-host eval-report ANSWER.json [--format junit|html|json]\n"),
+        stderr: format!("webmcp-host: {message}\nusage: webmcp-host eval-report ANSWER.json [--format junit|html|json|markdown|sarif] [--evals FILE]\n"),
         code: 2,
     }
     };
-    let (mut file, mut format) = (None, "junit");
+    let (mut file, mut format, mut evals) = (None, "junit", None);
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match (*arg, arg.strip_prefix("--format=")) {
             ("--format", _) => match rest.next() {
                 Some(name) => format = name,
-                None => return usage("--format needs junit, html or json"),
+                None => return usage("--format needs junit, html, json, markdown or sarif"),
             },
             (_, Some(name)) => format = name,
+            // The eval file the answer came from: where a SARIF log locates its results.
+            ("--evals", _) => match rest.next() {
+                Some(path) => evals = Some(*path),
+                None => return usage("--evals needs the eval file's path"),
+            },
             (other, _) if other.starts_with('-') => {
                 return usage(&format!("unknown option `{other}`"))
             }
@@ -137,7 +142,7 @@ pub fn eval_report<'a, E: std::fmt::Display>(
         Ok(report) => report,
         Err(e) => return usage(&format!("{file}: not JSON: {e}")),
     };
-    let request = serde_json::json!({"report": report, "format": format});
+    let request = serde_json::json!({"report": report, "format": format, "file": evals});
     match crate::core::evals::report::eval_report(&request) {
         Ok(written) => {
             let bad = ["failCount", "errorCount"]

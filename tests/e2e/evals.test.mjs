@@ -469,6 +469,10 @@ describe('evals', () => {
       assert.deepEqual(rows[1], ['finds mugs 2', '✓', '✗', '1/2 (50%)']);
       for (const row of [rows[0], ...rows.slice(2, 6)]) assert.deepEqual(row.slice(1), ['✓', '✓', '2/2 (100%)'], row[0]);
       for (const row of rows.slice(6)) assert.deepEqual(row.slice(1), ['✗', '✗', '0/2 (0%)'], row[0]);
+      // The model's reliability: 5 of 9 cases passed both runs (pass^k), 6 at least one (pass@k).
+      const table = await popup.$$eval('#evals-table tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+      assert.deepEqual(table[0].slice(0, 4), ['Model', 'Pass', 'pass^k', 'pass@k']);
+      assert.deepEqual(table[1].slice(0, 4), ['grid', '61%', '56%', '67%']);
       // A pass is one line, a failure open.
       const geometry = await popup.evaluate(() => ({
         height: document.scrollingElement.scrollHeight,

@@ -62,10 +62,19 @@ export async function toPassEvals(received, file, options = {}) {
   const tabId = optionTab ?? (await host.tabIdOf(page));
   const evals = pickCases(file, only);
   const answer = await host.evaluate({ tabId, evals, mode, ...rest });
-  try {
-    await test.info().attach('evals.json', { body: JSON.stringify(answer, null, 2), contentType: 'application/json' });
-  } catch {
-    // outside a test: nothing to attach to
+  // The answer, its HTML report and its Markdown summary, attached to the test's results (the
+  // HTML reporter shows them; a CI job can post the summary).
+  const reports = [
+    ['evals.json', JSON.stringify(answer, null, 2), 'application/json'],
+    ['evals.html', await host.evalReport({ report: answer, format: 'html' }), 'text/html'],
+    ['evals.md', await host.evalReport({ report: answer, format: 'markdown' }), 'text/markdown'],
+  ];
+  for (const [name, body, contentType] of reports) {
+    try {
+      await test.info().attach(name, { body, contentType });
+    } catch {
+      // outside a test: nothing to attach to
+    }
   }
   const results = answer.results ?? [];
   const bad = results.filter((r) => r.outcome !== 'pass');

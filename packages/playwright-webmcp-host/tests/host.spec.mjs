@@ -106,6 +106,11 @@ test('toPassEvals runs an eval file on the demo shop in smoke mode', async ({ pa
   const answer = JSON.parse(evals.body.toString());
   expect(answer).toMatchObject({ testCount: 3, passCount: 3, failCount: 0, errorCount: 0 });
   expect(answer).toHaveCalledTool('search_teas', { query: 'green' });
+  // The HTML report and the Markdown summary are attached beside it.
+  const attached = (name) => test.info().attachments.find((a) => a.name === name);
+  expect(attached('evals.html').contentType).toBe('text/html');
+  expect(attached('evals.html').body.toString()).toMatch(/^<!doctype html>/);
+  expect(attached('evals.md').body.toString()).toMatch(/^## ✅ WebMCP evals \(smoke\)\n\n\*\*3 results\*\*: 3 passed/);
 });
 
 test('toPassEvals fails with a readable diff for each case that did not pass', async ({ host, page, shop }) => {

@@ -51,7 +51,7 @@ USAGE:
     webmcp-host audit TOOLS.json [--format json|sarif]
                                audit a tools file (docs/audit.md): findings and scores as
                                JSON or a SARIF 2.1.0 log; exit 1 on an error-level finding
-    webmcp-host eval-report ANSWER.json [--format junit|html|json]
+    webmcp-host eval-report ANSWER.json [--format junit|html|json|markdown|sarif] [--evals FILE]
                                write an answer of evaluate as a report; exit 1 on a failure
     webmcp-host --version      print the version
     webmcp-host --help         print this help

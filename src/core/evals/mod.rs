@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ci;
 pub mod matcher;
 pub mod messages;
 pub mod plan;
@@ -284,6 +285,8 @@ fn node_ends(node: &Expected, calls: &[ActualCall], p: usize) -> Result<Vec<usiz
     }
 }
 
+#[cfg(test)]
+mod ci_tests;
 #[cfg(test)]
 mod plan_tests;
 #[cfg(test)]

@@ -453,12 +453,21 @@ impl Evaluation {
         let Some(case) = self.request.cases.get(self.case) else {
             return;
         };
-        let (outcome, reason, calls, run_id, tokens) = match answer {
-            Err(message) => ("error", Some(message), Vec::new(), None, None),
+        let (outcome, reason, calls, run_id, tokens, usage) = match answer {
+            Err(message) => ("error", Some(message), Vec::new(), None, None, None),
             Ok(answer) => {
                 let calls = calls_made(&answer);
                 let run_id = answer.get("runId").cloned();
                 let tokens = run_tokens(&answer);
+                // The run's tokens and cost, for the models' table (`usage`: null when unknown).
+                let usage = answer.get("usage").filter(|u| u.is_object()).map(|u| {
+                    let counts = ["inputTokens", "outputTokens", "cachedInputTokens"]
+                        .map(|key| (key.to_owned(), u[key].clone()));
+                    (
+                        Value::Object(counts.into_iter().collect()),
+                        u["cost"].clone(),
+                    )
+                });
                 let kind = answer.pointer("/outcome/type").and_then(Value::as_str);
                 let (outcome, reason) = match kind {
                     Some("failed") | Some("stopped") => (
@@ -474,7 +483,7 @@ impl Evaluation {
                     ),
                     _ => judge(case.expected_call.as_deref(), &calls),
                 };
-                (outcome, reason, calls, run_id, tokens)
+                (outcome, reason, calls, run_id, tokens, usage)
             }
         };
         let mut result = self.result(outcome, reason, calls.iter().map(call_value).collect());
@@ -482,6 +491,10 @@ impl Evaluation {
         result["runIndex"] = json!(self.run);
         result["latencyMs"] = json!(latency_ms.max(0.0).round());
         result["tokens"] = tokens.map_or(Value::Null, |t| json!(t));
+        if let Some((usage, cost)) = usage {
+            result["usage"] = usage;
+            result["cost"] = cost;
+        }
         match run_id {
             Some(Value::String(id)) if !id.is_empty() => {
                 result["runId"] = json!(id);

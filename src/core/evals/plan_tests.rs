@@ -471,7 +471,29 @@ fn the_cli_writes_a_saved_answer_as_a_report() {
     assert!(junit.stderr.contains("1 result(s) failed or errored"));
     let html = eval_report(&["answer.json", "--format=html"], read);
     assert!(html.stdout.starts_with("<!doctype html>"));
+    let summary = eval_report(&["answer.json", "--format", "markdown"], read);
+    assert_eq!(summary.code, 1);
+    assert!(
+        summary.stdout.starts_with("## ❌ WebMCP evals"),
+        "{}",
+        summary.stdout
+    );
+    let sarif = eval_report(
+        &[
+            "answer.json",
+            "--format=sarif",
+            "--evals",
+            "shop evals.json",
+        ],
+        read,
+    );
+    let log: Value = serde_json::from_str(&sarif.stdout).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let uri = &log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        ["uri"];
+    assert_eq!(uri, "shop%20evals.json");
     for (args, says) in [
+        (&["a.json", "--evals"][..], "--evals needs"),
         (&["answer.json", "--format", "pdf"][..], "pdf"),
         (&[][..], "needs an answer"),
         (&["a.json", "b.json"][..], "one answer file"),

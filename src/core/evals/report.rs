@@ -23,17 +23,23 @@ pub enum Format {
     Junit,
     /// One self-contained HTML page.
     Html,
+    /// A Markdown summary, for a CI job summary or a pull-request comment ([`super::ci`]).
+    Markdown,
+    /// A SARIF 2.1.0 log: the cases that did not pass as results ([`super::ci`]).
+    Sarif,
 }
 
 impl Format {
-    /// `json`, `junit` or `html`.
+    /// `json`, `junit`, `html`, `markdown` or `sarif`.
     pub fn parse(name: &str) -> Result<Format, String> {
         match name {
             "json" => Ok(Format::Json),
             "junit" => Ok(Format::Junit),
             "html" => Ok(Format::Html),
+            "markdown" => Ok(Format::Markdown),
+            "sarif" => Ok(Format::Sarif),
             other => Err(format!(
-                "unknown report format {:?}; known: json, junit, html",
+                "unknown report format {:?}; known: json, junit, html, markdown, sarif",
                 other.chars().take(32).collect::<String>()
             )),
         }
@@ -41,10 +47,18 @@ impl Format {
 
     /// The report of an evaluation's answer (as [`summary`] writes it).
     pub fn render(self, answer: &Value) -> String {
+        self.render_for(answer, None)
+    }
+
+    /// [`Format::render`], a SARIF log locating its results in the eval file `file`.
+    pub fn render_for(self, answer: &Value, file: Option<&str>) -> String {
+        let pretty = |v: &Value| serde_json::to_string_pretty(v).expect("JSON values serialize");
         match self {
-            Format::Json => serde_json::to_string_pretty(answer).expect("JSON values serialize"),
+            Format::Json => pretty(answer),
             Format::Junit => junit(answer),
             Format::Html => html(answer),
+            Format::Markdown => super::ci::markdown(answer),
+            Format::Sarif => pretty(&super::ci::sarif(answer, file)),
         }
     }
 }
@@ -80,9 +94,17 @@ pub fn eval_report(request: &Value) -> Result<Value, String> {
     }
     let format = match request.get("format").and_then(Value::as_str) {
         Some(name) => Format::parse(name).map_err(|e| format!("evalReport: {e}"))?,
-        None => return Err("evalReport: `format` must be \"json\", \"junit\" or \"html\"".into()),
+        None => return Err(
+            "evalReport: `format` must be \"json\", \"junit\", \"html\", \"markdown\" or \"sarif\""
+                .into(),
+        ),
     };
-    Ok(json!(format.render(report)))
+    let file = match request.get("file") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(file)) if !file.is_empty() => Some(file.as_str()),
+        Some(_) => return Err("evalReport: `file` must be the eval file's path or URL".into()),
+    };
+    Ok(json!(format.render_for(report, file)))
 }
 
 /// The answer of an evaluation: its results, the counts, and per model the pass rate, the
@@ -97,6 +119,7 @@ pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
             models.entry(model.to_owned()).or_default().push(result);
         }
     }
+    let cases = super::ci::reliability(&results);
     let models: serde_json::Map<String, Value> = models
         .into_iter()
         .map(|(name, runs)| {
@@ -104,13 +127,20 @@ pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
             let mut latency: Vec<f64> = runs.iter().filter_map(|r| r["latencyMs"].as_f64()).collect();
             latency.sort_by(f64::total_cmp);
             let tokens: Option<u64> = runs.iter().map(|r| r["tokens"].as_u64()).sum();
+            let (k, all, any) = super::ci::model_reliability(&cases, &name);
+            let (usage, cost) = super::ci::model_usage(&runs, &name);
             (
                 name,
                 json!({
                     "passRate": passed as f64 / runs.len() as f64,
                     "runs": runs.len(),
+                    "k": k,
+                    "pass^k": all,
+                    "pass@k": any,
                     "latencyMs": {"median": percentile(&latency, 50.0), "p95": percentile(&latency, 95.0)},
                     "tokens": tokens,
+                    "usage": usage,
+                    "costUsd": cost,
                 }),
             )
         })
@@ -123,6 +153,7 @@ pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
         "failCount": fail,
         "errorCount": error,
         "models": models,
+        "cases": cases,
     })
 }
 
@@ -294,14 +325,23 @@ fn html(answer: &Value) -> String {
         number(&answer["errorCount"])
     );
     if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
-        out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th></tr>");
+        out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>pass^k</th><th>pass@k</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th><th>Cost (USD)</th></tr>");
         for (name, m) in models {
-            let rate = m["passRate"].as_f64().unwrap_or(0.0) * 100.0;
+            let share = |v: &Value| {
+                v.as_f64()
+                    .map_or("–".into(), |s| format!("{:.0}%", s * 100.0))
+            };
+            let cost = m["costUsd"]
+                .as_f64()
+                .map_or("unknown".into(), |c| format!("{c:.4}"));
             let _ = write!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{rate:.0}%</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{cost}</td></tr>",
                 escape(name),
                 number(&m["runs"]),
+                share(&m["passRate"]),
+                share(&m["pass^k"]),
+                share(&m["pass@k"]),
                 escape(&text(&m["latencyMs"]["median"])),
                 escape(&text(&m["latencyMs"]["p95"])),
                 if m["tokens"].is_null() { "unknown".into() } else { escape(&text(&m["tokens"])) }
