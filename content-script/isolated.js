@@ -121,10 +121,13 @@
   // confirm, from the hints); the tool runs only while its definition is still that one.
   let listed = new Map();
   let versions = 0;
+  const definitionOf = ({ form: _form, ...definition }) => definition;
   const numbered = (tools) => {
     const now = new Map();
     const out = tools.map((tool) => {
-      const text = JSON.stringify(tool);
+      // The definition as the page gave it: the form read from the DOM is no part of it (a
+      // call compares the definition then with this text).
+      const text = JSON.stringify(tool && typeof tool === 'object' ? definitionOf(tool) : tool);
       const seen = listed.get(tool?.name);
       const entry = seen && seen.text === text ? seen : { version: ++versions, text };
       if (!now.has(tool?.name)) now.set(tool?.name, entry);
@@ -336,6 +339,27 @@
   const RESULT_SCRIPTS = 16;
   const RESULT_JSON_LD_CHARS = 64 * 1024;
   const RESULT_TEXT_CHARS = 2000;
+  // A crawl's sitemap, fetched from this page's own origin only (with its cookies, as the page
+  // would), its text cut at 1 MiB; a sitemap elsewhere, or a redirect, is refused.
+  const SITEMAP_BYTES = 1024 * 1024;
+  const readSitemap = async (url) => {
+    let target;
+    try {
+      target = new URL(String(url), location.href);
+    } catch {
+      return failure('TypeError', 'the sitemap is not a URL');
+    }
+    if (target.origin !== location.origin) return failure('SecurityError', `the sitemap is not on ${location.origin}`);
+    try {
+      const response = await fetch(target.href, { credentials: 'same-origin', redirect: 'error', cache: 'no-store' });
+      if (!response.ok) return failure('NetworkError', `${target.pathname} answered ${response.status}`);
+      const text = await response.text();
+      return { ok: true, text: text.slice(0, SITEMAP_BYTES), truncated: text.length > SITEMAP_BYTES };
+    } catch (error) {
+      return failure('NetworkError', `${target.pathname} could not be read: ${String(error?.message ?? error)}`);
+    }
+  };
+
   const readResult = async () => {
     if (document.readyState !== 'complete') {
       await new Promise((resolve) => {
@@ -421,6 +445,8 @@
         return typeof message.call === 'string' ? cancel(message.call) : failure('TypeError', 'cancel needs a call');
       case 'readResult':
         return readResult();
+      case 'readSitemap':
+        return readSitemap(message.url);
       case 'watch':
         // The page's requests during an audit probe: only the MAIN-world companion sees them.
         if (!main.paired) return failure('NotSupportedError', 'this frame cannot watch its requests');

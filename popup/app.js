@@ -13,6 +13,7 @@ import { params, state, SURFACE } from './state.js';
 import { renderAnswer } from './views/answer.js';
 import { exportSarif, exportToolsJson, runAudit } from './views/audit.js';
 import * as evals from './views/evals.js';
+import * as crawl from './views/crawl.js';
 import { renderKeys, submitKey } from './views/keys.js';
 import { applyFilter, exportLog, refreshRuns } from './views/log.js';
 import { applyPreset, renderModels, submitModel } from './views/models.js';
@@ -86,6 +87,8 @@ chrome.runtime.onMessage.addListener((message, sender) => {
     timelineSoon();
   } else if (kind === 'evalProgress') {
     evals.onProgress(message);
+  } else if (kind === 'crawlProgress') {
+    crawl.onProgress(message);
   } else if (kind === 'pending') {
     // A call that asks the person brings the Pending view forward (the Call view, whose own
     // call by hand asks, says where to answer and shows the result when it comes).
@@ -160,6 +163,8 @@ async function main() {
   $('audit-sarif').addEventListener('click', exportSarif);
   $('audit-tools-json').addEventListener('click', exportToolsJson);
   $('evals-run').addEventListener('click', evals.runEvals);
+  $('crawl-run').addEventListener('click', crawl.runCrawl);
+  $('crawl-download').addEventListener('click', crawl.downloadReport);
   $('evals-failures').addEventListener('change', evals.applyFailureFilter);
   $('evals-load').addEventListener('change', () => evals.loadFile().catch((e) => say('evals-status', errorText(e), true)));
   $('evals-file').addEventListener('change', evals.keepSuite);

@@ -115,7 +115,7 @@ fn both_content_scripts_answer_exactly_the_frame_requests() {
     let relayed = FrameRequest::OPS
         .iter()
         .copied()
-        .filter(|op| !["diagnose", "readResult"].contains(op));
+        .filter(|op| !["diagnose", "readResult", "readSitemap"].contains(op));
     assert_eq!(main, set(relayed), "the companion (MAIN world)");
 }
 

@@ -121,6 +121,9 @@ fn stop_mid_call_cancels_it() {
         results(&h.events),
         ["{\"error\":\"cancelled while under way (stopped by the person): this call may have run; check its effect before calling it again\"}"]
     );
+    let end = serde_json::to_value(h.events.last().unwrap()).unwrap();
+    assert_eq!(end["outcome"], json!({"type": "cancelled"}));
+    assert_eq!(end["result"]["type"], "stopped");
     golden("stop-mid-call", &h.events);
 }
 
@@ -137,6 +140,8 @@ fn stop_mid_output_drops_the_open_call() {
     );
     assert!(h.invocations.is_empty());
     assert!(matches!(h.outcome, Some(RunOutcome::Stopped { .. })));
+    let end = serde_json::to_value(h.events.last().unwrap()).unwrap();
+    assert_eq!(end["outcome"], json!({"type": "cancelled"}));
     golden("stop-mid-output", &h.events);
 }
 

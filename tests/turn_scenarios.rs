@@ -8,6 +8,7 @@ mod common;
 
 use serde_json::json;
 use webmcp_host::core::agui::Message;
+use webmcp_host::core::observe::{StepUsage, Usage};
 use webmcp_host::core::run::*;
 
 use common::turns::*;
@@ -279,5 +280,121 @@ fn frontend_tools_end_the_run_and_win_name_clashes() {
         "the page tool of the same step still ran"
     );
     assert_eq!(h.invocations[0].name, "add");
+    // AG-UI's outcome names the call left to the client; the host's own result stays.
+    let end = serde_json::to_value(h.events.last().unwrap()).unwrap();
+    assert_eq!(
+        end["outcome"],
+        json!({"type": "success", "pendingToolCallIds": [calls[0]["id"]]})
+    );
+    assert_eq!(end["result"]["type"], "frontendTools");
     golden("frontend-tools", &h.events);
+}
+
+/// A step's use as the drive reports it for Anthropic (whose `input_tokens` leaves out the
+/// cache reads and writes the host adds in).
+fn anthropic_step(step: usize, uncached: u64, read: u64, written: u64, output: u64) -> StepUsage {
+    StepUsage {
+        step,
+        model: "claude".into(),
+        model_id: "claude-sonnet-4-5".into(),
+        provider: "anthropic".into(),
+        usage: Some(Usage {
+            input_tokens: uncached + read + written,
+            output_tokens: output,
+            cached_input_tokens: Some(read),
+            cache_write_input_tokens: Some(written),
+            reasoning_tokens: None,
+        }),
+        finish_reason: Some("end_turn".into()),
+        cost: None,
+    }
+}
+
+#[test]
+fn usage_is_summed_onto_run_finished() {
+    let h = drive(
+        base("What is 2 + 40?"),
+        vec![
+            Step::Used(
+                "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}</tool_call>",
+                anthropic_step(1, 12, 0, 1800, 30),
+            ),
+            Step::Used("2 + 40 = 42.", anthropic_step(2, 40, 1800, 0, 9)),
+        ],
+        &mut add_tool,
+        &mut no_visitor,
+        false,
+    );
+    assert_eq!(customs(&h.events, "webmcp_host.usage").len(), 2);
+    let end = serde_json::to_value(h.events.last().unwrap()).unwrap();
+    assert_eq!(
+        end["usage"],
+        json!([{"provider": "anthropic", "model": "claude-sonnet-4-5",
+            "inputTokens": 3652, "outputTokens": 39, "totalTokens": 3691,
+            "cachedInputTokens": 1800, "cacheWriteInputTokens": 1800}])
+    );
+    assert_eq!(end.get("outcome"), None);
+    golden("usage", &h.events);
+}
+
+#[test]
+fn an_mcp_image_result_is_content_parts_and_a_text_result_a_string() {
+    use webmcp_host::core::agui::{Event, ToolContent};
+    use webmcp_host::core::mcp::tools::{call_result, parse_tools};
+    use webmcp_host::core::run::page::tool_outcome;
+    use webmcp_host::core::setup::call;
+    let mut input = base("Chart my sales.");
+    input.tools.push(tool(
+        "charts__plot",
+        ToolKind::Mcp,
+        json!({"type": "object"}),
+    ));
+    let (mcp_tools, _) = parse_tools(&[json!({"name": "plot"})]);
+    // As the worker answers an MCP call: the server's result, then the run's outcome.
+    let mut tools = |invocation: &ToolInvocation| {
+        let result = match invocation.name.as_str() {
+            "charts__plot" => json!({"content": [
+                {"type": "text", "text": "Sales by month:"},
+                {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+                {"type": "resource_link", "uri": "https://charts.test/s.csv", "name": "s.csv", "mimeType": "text/csv"}
+            ]}),
+            _ => return add_tool(invocation),
+        };
+        Some(tool_outcome(&call::mcp(
+            &mcp_tools[0],
+            call_result(&result),
+        )))
+    };
+    let h = drive(
+        input,
+        vec![
+            Step::Text("<tool_call>{\"name\": \"charts__plot\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}</tool_call>"),
+            Step::Text("Here is the chart."),
+        ],
+        &mut tools,
+        &mut no_visitor,
+        false,
+    );
+    let contents: Vec<&ToolContent> = (h.events.iter())
+        .filter_map(|e| match e {
+            Event::ToolCallResult { content, .. } => Some(content),
+            _ => None,
+        })
+        .collect();
+    let text = "Sales by month:\n[image image/png, 12 bytes of base64 not shown]\n[resource link https://charts.test/s.csv s.csv]";
+    assert_eq!(
+        serde_json::to_value(contents[0]).unwrap(),
+        json!([
+            {"type": "text", "text": text},
+            {"type": "image", "source": {"type": "data", "value": "iVBORw0KGgo=", "mimeType": "image/png"}},
+            {"type": "document", "source": {"type": "url", "value": "https://charts.test/s.csv", "mimeType": "text/csv"}}
+        ])
+    );
+    assert_eq!(*contents[1], ToolContent::Text("3".into()));
+    // The model got the text, as before.
+    let seen = &h.requests[1].messages;
+    assert!(seen
+        .iter()
+        .any(|m| matches!(m, Message::Tool { content, .. } if content == text)));
+    golden("mcp-image", &h.events);
 }

@@ -7,6 +7,15 @@ import { $, download, element, errorText, say } from '../dom.js';
 import { call } from '../host.js';
 import { params, state, SURFACE } from '../state.js';
 
+/** A tool result's text: the content itself, or its text parts with the media parts named
+ * (AG-UI 1.0 content parts: an MCP result with images, audio or documents). */
+function resultText(content) {
+  if (!Array.isArray(content)) return String(content ?? '');
+  return content
+    .map((part) => (part?.type === 'text' ? String(part.text ?? '') : `[${String(part?.type ?? 'part')} ${String(part?.source?.mimeType ?? '')}]`.replace(' ]', ']')))
+    .join('\n');
+}
+
 function summarize(event) {
   switch (event.type) {
     case 'RUN_STARTED':
@@ -29,7 +38,7 @@ function summarize(event) {
     case 'TOOL_CALL_END':
       return event.toolCallId;
     case 'TOOL_CALL_RESULT':
-      return event.content;
+      return resultText(event.content);
     case 'MESSAGES_SNAPSHOT':
       return `${event.messages?.length ?? 0} messages`;
     case 'CUSTOM':
@@ -100,7 +109,7 @@ export function appendLogEvent(event, time) {
     group.rows.append(row);
     if (event.type === 'TOOL_CALL_ARGS') group.argText += event.delta;
     if (event.type === 'TOOL_CALL_START') group.name.textContent = event.toolCallName;
-    if (event.type === 'TOOL_CALL_RESULT') group.result.textContent = String(event.content).slice(0, 200);
+    if (event.type === 'TOOL_CALL_RESULT') group.result.textContent = resultText(event.content).slice(0, 200);
     if (isRepair(event)) group.item.classList.add('repair');
     group.args.textContent = group.argText.slice(0, 200);
     group.item.hidden = [...group.rows.children].every((r) => r.hidden);

@@ -1,8 +1,12 @@
 //! AG-UI events and messages, as the host emits them.
 //!
-//! Only events and fields valid in both AG-UI 1.0 and the 0.0.x client that CopilotKit pins
-//! are produced. Serialization follows the protocol: `type` in SCREAMING_SNAKE_CASE, fields in
-//! camelCase.
+//! Every event is valid AG-UI 1.0. Every event is also valid for the 0.0.x client that
+//! CopilotKit pins (0.0.59), except for four fields it does not know, each emitted only where
+//! it says something: `outcome: {type: "cancelled"}` on a stopped run's `RUN_FINISHED`,
+//! `outcome.pendingToolCallIds` on a run that ended on frontend tool calls,
+//! `cacheWriteInputTokens` in `usage`, and content parts in `TOOL_CALL_RESULT.content` (a
+//! result with media). Serialization follows the protocol: `type` in SCREAMING_SNAKE_CASE,
+//! fields in camelCase.
 
 #![warn(missing_docs)]
 
@@ -30,9 +34,17 @@ pub enum Event {
         thread_id: String,
         /// This run's id.
         run_id: String,
-        /// The structured result, when the run was asked for one (`submit_result`).
+        /// How the run ended, as the host's own answer says it (`{type: "completed", text}`,
+        /// `{type: "stopped", reason}`, ...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         result: Option<Value>,
+        /// Why the run ended, in AG-UI's terms; absent means success.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<Outcome>,
+        /// The tokens of the run's model calls, one entry per provider and model; absent when
+        /// no count is known.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        usage: Vec<TokenUsage>,
     },
     /// The run ended with an error; nothing follows it.
     RunError {
@@ -41,6 +53,10 @@ pub enum Event {
         /// A stable code for programs (`model_error`, `worker_restarted`), when there is one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         code: Option<String>,
+        /// The tokens of the model calls that ended before the failure, as on
+        /// [`Event::RunFinished`].
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        usage: Vec<TokenUsage>,
     },
     /// A step (one model call and the tool calls it asked for) began.
     StepStarted {
@@ -99,8 +115,8 @@ pub enum Event {
         message_id: String,
         /// The call this is the result of.
         tool_call_id: String,
-        /// The result as text.
-        content: String,
+        /// The result: its text, or (for a result with media) parts.
+        content: ToolContent,
         /// `tool`, when said.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         role: Option<Role>,
@@ -117,6 +133,229 @@ pub enum Event {
         /// What the event carries.
         value: Value,
     },
+}
+
+/// Why a run ended, as `RUN_FINISHED.outcome` says it (AG-UI 1.0's `RunFinishedOutcome`; the
+/// host never pauses a run on an interrupt, so that outcome is not produced).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Outcome {
+    /// The run completed.
+    Success {
+        /// The frontend tool calls the run made and left for the client to answer, in the
+        /// order they were made.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pending_tool_call_ids: Vec<String>,
+    },
+    /// Whoever ran it stopped the run before it completed.
+    Cancelled,
+}
+
+/// The tokens of one provider's model in a run (AG-UI 1.0's `TokenUsage`): each count is one
+/// the provider reported, summed over the run's calls to that model; a count not known for
+/// every call is left out, never guessed. `input_tokens` counts every prompt token (cache
+/// reads and writes included) and `output_tokens` every generated one (reasoning included);
+/// the cache and reasoning counts are parts of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenUsage {
+    /// The provider: `openai` (every OpenAI-compatible server), `anthropic`, `google`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The provider's id of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Every prompt token, cache reads and writes included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Every generated token, reasoning included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// `input_tokens` + `output_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Of the output tokens, those spent on reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+    /// Of the input tokens, those read from the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Of the input tokens, those written to the provider's cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// Whether the entry carries a count.
+    pub fn has_counts(&self) -> bool {
+        [
+            self.input_tokens,
+            self.output_tokens,
+            self.total_tokens,
+            self.reasoning_tokens,
+            self.cached_input_tokens,
+            self.cache_write_input_tokens,
+        ]
+        .iter()
+        .any(Option::is_some)
+    }
+}
+
+/// What a tool returned, as `TOOL_CALL_RESULT.content` carries it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ToolContent {
+    /// The text the model was given: a result without media.
+    Text(String),
+    /// A result with media: first a text part, the text the model was given, then the
+    /// image, audio, video and document parts the tool returned, in its order (the model
+    /// gets only a note of each in the text).
+    Parts(Vec<ContentPart>),
+}
+
+impl ToolContent {
+    /// The text the model was given: the string, or the text parts joined.
+    pub fn text(&self) -> String {
+        match self {
+            ToolContent::Text(text) => text.clone(),
+            ToolContent::Parts(parts) => parts
+                .iter()
+                .filter_map(|part| match part {
+                    ContentPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// The text the model was given, from a `TOOL_CALL_RESULT`'s `content` as JSON (a string,
+    /// or parts); empty for anything else.
+    pub fn text_of(content: &Value) -> String {
+        match content {
+            Value::String(text) => text.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter(|part| part.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect(),
+            _ => String::new(),
+        }
+    }
+}
+
+impl From<String> for ToolContent {
+    fn from(text: String) -> Self {
+        ToolContent::Text(text)
+    }
+}
+
+impl From<&str> for ToolContent {
+    fn from(text: &str) -> Self {
+        ToolContent::Text(text.to_owned())
+    }
+}
+
+/// One part of a tool's result (AG-UI 1.0's `ContentPart`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ContentPart {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    Image {
+        /// Where its bytes are.
+        source: PartSource,
+    },
+    /// Audio.
+    Audio {
+        /// Where its bytes are.
+        source: PartSource,
+    },
+    /// A video.
+    Video {
+        /// Where its bytes are.
+        source: PartSource,
+    },
+    /// A document (any other file).
+    Document {
+        /// Where its bytes are.
+        source: PartSource,
+    },
+}
+
+impl ContentPart {
+    /// Bytes of the part's text, or of its source's value.
+    pub fn len(&self) -> usize {
+        match self {
+            ContentPart::Text { text } => text.len(),
+            ContentPart::Image { source }
+            | ContentPart::Audio { source }
+            | ContentPart::Video { source }
+            | ContentPart::Document { source } => source.len(),
+        }
+    }
+
+    /// Whether the part's text, or its source's value, is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A media part of the kind `mime_type` names (`image/…`, `audio/…`, `video/…`; anything
+    /// else is a document).
+    pub fn media(mime_type: Option<&str>, source: PartSource) -> ContentPart {
+        match mime_type.and_then(|m| m.split('/').next()) {
+            Some("image") => ContentPart::Image { source },
+            Some("audio") => ContentPart::Audio { source },
+            Some("video") => ContentPart::Video { source },
+            _ => ContentPart::Document { source },
+        }
+    }
+}
+
+/// Where a media part's bytes are (AG-UI 1.0's `PartSource`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub enum PartSource {
+    /// Carried in the part, base64-encoded.
+    Data {
+        /// The bytes, base64-encoded.
+        value: String,
+        /// What the bytes are.
+        mime_type: String,
+    },
+    /// At a URI (an MCP resource link's).
+    Url {
+        /// The URI.
+        value: String,
+        /// What it is, when said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+}
+
+impl PartSource {
+    /// Bytes of the source's value.
+    pub fn len(&self) -> usize {
+        match self {
+            PartSource::Data { value, .. } | PartSource::Url { value, .. } => value.len(),
+        }
+    }
+
+    /// Whether the source's value is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// Who speaks in a text message or a tool result.
@@ -310,6 +549,129 @@ mod tests {
         );
         let back: Event = serde_json::from_value(serde_json::to_value(&snapshot).unwrap()).unwrap();
         assert_eq!(back, snapshot);
+    }
+
+    #[test]
+    fn run_finished_says_the_outcome_and_usage_only_when_known() {
+        let finished = |outcome, usage| Event::RunFinished {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            result: None,
+            outcome,
+            usage,
+        };
+        assert_eq!(
+            serde_json::to_value(finished(None, Vec::new())).unwrap(),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})
+        );
+        assert_eq!(
+            serde_json::to_value(finished(Some(Outcome::Cancelled), Vec::new())).unwrap(),
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r", "outcome": {"type": "cancelled"}})
+        );
+        let pending = Outcome::Success {
+            pending_tool_call_ids: vec!["c1".into(), "c2".into()],
+        };
+        let usage = TokenUsage {
+            provider: Some("openai".into()),
+            model: Some("gpt-4.1".into()),
+            input_tokens: Some(10),
+            output_tokens: Some(2),
+            total_tokens: Some(12),
+            ..TokenUsage::default()
+        };
+        let event = finished(Some(pending), vec![usage]);
+        let value = serde_json::to_value(&event).unwrap();
+        assert_eq!(
+            value,
+            json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
+                "outcome": {"type": "success", "pendingToolCallIds": ["c1", "c2"]},
+                "usage": [{"provider": "openai", "model": "gpt-4.1", "inputTokens": 10, "outputTokens": 2, "totalTokens": 12}]})
+        );
+        assert_eq!(serde_json::from_value::<Event>(value).unwrap(), event);
+        let error = Event::RunError {
+            message: "boom".into(),
+            code: None,
+            usage: Vec::new(),
+        };
+        assert_eq!(
+            serde_json::to_value(error).unwrap(),
+            json!({"type": "RUN_ERROR", "message": "boom"})
+        );
+    }
+
+    #[test]
+    fn a_tool_result_is_a_string_or_parts_after_the_models_text() {
+        let result = |content| Event::ToolCallResult {
+            message_id: "m".into(),
+            tool_call_id: "c".into(),
+            content,
+            role: Some(Role::Tool),
+        };
+        let text = result(ToolContent::from("42"));
+        assert_eq!(
+            serde_json::to_value(&text).unwrap(),
+            json!({"type": "TOOL_CALL_RESULT", "messageId": "m", "toolCallId": "c", "content": "42", "role": "tool"})
+        );
+        let parts = ToolContent::Parts(vec![
+            ContentPart::Text {
+                text: "a chart [image image/png, 4 bytes of base64 not shown]".into(),
+            },
+            ContentPart::media(
+                Some("image/png"),
+                PartSource::Data {
+                    value: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+            ),
+            ContentPart::media(
+                None,
+                PartSource::Url {
+                    value: "file:///a.md".into(),
+                    mime_type: None,
+                },
+            ),
+        ]);
+        let value = serde_json::to_value(result(parts.clone())).unwrap();
+        assert_eq!(
+            value["content"],
+            json!([
+                {"type": "text", "text": "a chart [image image/png, 4 bytes of base64 not shown]"},
+                {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}},
+                {"type": "document", "source": {"type": "url", "value": "file:///a.md"}}
+            ])
+        );
+        assert_eq!(
+            serde_json::from_value::<Event>(value.clone()).unwrap(),
+            result(parts.clone())
+        );
+        // The text the model was given, from either form.
+        assert_eq!(
+            parts.text(),
+            "a chart [image image/png, 4 bytes of base64 not shown]"
+        );
+        assert_eq!(ToolContent::text_of(&value["content"]), parts.text());
+        assert_eq!(ToolContent::text_of(&json!("42")), "42");
+        assert_eq!(ToolContent::text_of(&json!(null)), "");
+        assert!(matches!(
+            ContentPart::media(
+                Some("video/mp4"),
+                PartSource::Url {
+                    value: "v".into(),
+                    mime_type: None
+                }
+            ),
+            ContentPart::Video { .. }
+        ));
+        assert!(matches!(
+            ContentPart::media(
+                Some("audio/wav"),
+                PartSource::Url {
+                    value: "a".into(),
+                    mime_type: None
+                }
+            ),
+            ContentPart::Audio { .. }
+        ));
     }
 
     #[test]

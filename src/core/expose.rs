@@ -403,9 +403,9 @@ pub fn call_reply(
     secrets: &[String],
 ) -> Result<String, String> {
     let reply = match result {
-        CallResult::Ok { text, structured } => {
-            check_structured(tool, structured.as_ref()).map(|()| text.clone())
-        }
+        CallResult::Ok {
+            text, structured, ..
+        } => check_structured(tool, structured.as_ref()).map(|()| text.clone()),
         CallResult::Error(error) => Err(error.clone()),
     };
     let redact = |text: String| redact_secrets(&text, secrets);

@@ -329,6 +329,23 @@ pub const PROBE_MS: u32 = 5_000;
 /// (Used as `OVERSIZED_BYTES` in `core/audit/probe.rs`.)
 pub const PROBE_OVERSIZED_BYTES: usize = 100_000;
 
+// --- Crawls (`core/crawl.rs`, `shell/crawl.rs`) ---------------------------------------------------
+
+/// The pages a crawl loads when it names no `limit`.
+pub const DEFAULT_CRAWL_PAGES: usize = 20;
+/// The most pages one crawl loads (`limit`).
+pub const MAX_CRAWL_PAGES: usize = 100;
+/// The most URLs a crawl request or a sitemap gives (those over `limit` are skipped).
+pub const MAX_CRAWL_URLS: usize = 1_000;
+/// Bytes of a sitemap read (the content script cuts it there too).
+pub const MAX_SITEMAP_BYTES: usize = 1024 * 1024;
+/// The wait before a page whose tools were not there yet is listed again, ms.
+pub const CRAWL_SETTLE_MS: u32 = 1_000;
+/// How long a crawled page may take to load, ms.
+pub const CRAWL_LOAD_MS: u32 = 30_000;
+/// How long the page's content script may take to read the sitemap, ms.
+pub const SITEMAP_MS: u32 = 10_000;
+
 // --- Evals, applied in the module each names -----------------------------------------------------
 
 /// How long a page may take to load again (`reload`), ms.

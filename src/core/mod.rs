@@ -4,6 +4,8 @@
 //! - [`agui`]: AG-UI events and messages, as the host emits them to its clients.
 //! - [`audit`]: a page's tools reviewed against rules: findings, scores, JSON and SARIF.
 //! - [`evals`]: eval files in the `webmcp-evals` format, and a case's calls judged.
+//! - [`crawl`]: a site's coverage: one origin's pages loaded in a tab, each one's tools listed,
+//!   audited and compared with the previous crawl.
 //! - [`cli`]: the pure part of the native CLI's commands (arguments in, output out).
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
@@ -45,6 +47,7 @@ pub mod audit;
 pub mod cli;
 pub mod confirm;
 pub mod conversation;
+pub mod crawl;
 pub mod egress;
 pub mod evals;
 pub mod expose;

@@ -13,6 +13,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::core::agui::TokenUsage;
+
 /// A call that acts, recorded before it starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,13 +43,15 @@ pub fn stored_intents(stored: Option<Value>) -> Vec<Intent> {
 pub const RESTART_CODE: &str = "worker_restarted";
 
 /// Ends the stored events of a run that a worker restart cut: a `RUN_ERROR` after what was
-/// stored, naming the acting calls that were under way. Returns the run's outcome, or `None`
+/// stored, naming the acting calls that were under way, with the run's `usage` (AG-UI's, of
+/// the model steps the log holds; none given: left out). Returns the run's outcome, or `None`
 /// when the log already ended (the run finished before the restart; only its summary lagged).
 pub fn end_interrupted(
     thread_id: &str,
     run_id: &str,
     events: &mut Vec<Value>,
     intents: &[Intent],
+    usage: &[TokenUsage],
 ) -> Option<Value> {
     let ended = events.last().is_some_and(|e| {
         matches!(
@@ -70,7 +74,11 @@ pub fn end_interrupted(
     if events.is_empty() {
         events.push(json!({"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}));
     }
-    events.push(json!({"type": "RUN_ERROR", "message": message, "code": RESTART_CODE}));
+    let mut error = json!({"type": "RUN_ERROR", "message": message, "code": RESTART_CODE});
+    if !usage.is_empty() {
+        error["usage"] = json!(usage);
+    }
+    events.push(error);
     Some(json!({"type": "failed", "message": message}))
 }
 
@@ -89,7 +97,7 @@ mod tests {
             name: "own__delete_record".into(),
             source: "MCP server own".into(),
         }];
-        let outcome = end_interrupted("t", "r", &mut events, &intents).unwrap();
+        let outcome = end_interrupted("t", "r", &mut events, &intents, &[]).unwrap();
         assert_eq!(events.len(), 3);
         assert_eq!(events[2]["type"], "RUN_ERROR");
         assert_eq!(events[2]["code"], RESTART_CODE);
@@ -108,12 +116,12 @@ mod tests {
                 json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
                 json!({"type": last, "threadId": "t", "runId": "r", "message": "x"}),
             ];
-            assert_eq!(end_interrupted("t", "r", &mut events, &[]), None);
+            assert_eq!(end_interrupted("t", "r", &mut events, &[], &[]), None);
             assert_eq!(events.len(), 2);
         }
         let mut empty = Vec::new();
         assert!(
-            end_interrupted("t", "r", &mut empty, &[]).is_some(),
+            end_interrupted("t", "r", &mut empty, &[], &[]).is_some(),
             "a run cut before its first event"
         );
         assert_eq!(

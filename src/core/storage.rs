@@ -60,6 +60,9 @@ pub const SEEN: &str = "webmcpHost.seen";
 /// The Call view's history of calls by hand: one entry per tab after the prefix, and `mcp`
 /// for the calls to MCP servers (written by the popup, `popup/views/call.js`).
 pub const MANUAL_CALLS_PREFIX: &str = "webmcpHost.ui.manualCalls.";
+/// An origin's last crawl: the fingerprints of each page's tools (`core::crawl`), by origin
+/// after the prefix.
+pub const CRAWL_PREFIX: &str = "webmcpHost.crawl.";
 
 /// One storage key: its name, its area and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +125,12 @@ pub const TABLE: &[StorageKey] = &[
     key(
         MANUAL_CALLS_PREFIX,
         Area::Session,
-        "the Call view's calls by hand, by tab (the popup's)",
+        "the Call view's calls by hand: by tab, and `mcp` for MCP servers' (the popup's)",
+    ),
+    key(
+        CRAWL_PREFIX,
+        Area::Local,
+        "an origin's last crawl: its pages' tool fingerprints, by origin",
     ),
 ];
 

@@ -747,6 +747,8 @@ pub fn parse_run_each<'c>(
         thread_id,
         run_id,
         result: Some(json!({"calls": calls, "rejected": rejected})),
+        outcome: None,
+        usage: Vec::new(),
     }]);
     for event in held {
         emit(event);

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod bugreport;
 pub mod chrome;
 pub mod convert;
+pub mod crawl;
 pub mod evals;
 pub mod expose;
 pub mod gate;

@@ -26,6 +26,10 @@
 //
 // verifyEvents is an RxJS operator that errors the stream at the first violation,
 // so each verifyEvents validator reports at most one error (the first one).
+//
+// AG-UI 1.0 fields that 0.0.59 does not know (ONLY_IN_1_0, splitVersionDifferences): every
+// validator still reports them; splitVersionDifferences tells those errors, matched exactly
+// (validator, event type, message, and the field present), from every other error.
 
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -432,6 +436,82 @@ function checkSnapshot(messages, openCalls) {
 }
 
 // ---------------------------------------------------------------------------
+// AG-UI 1.0 fields that 0.0.59 does not know
+
+// Each entry is one 1.0 field the host emits where it says something, and exactly how the
+// 0.0.59 validators report it. A `core-0.0.59/schema` error is matched whole (its message);
+// a `core-0.0.59/unknown-keys` error lists keys, and each listed key must match `key`.
+// `holds` checks that the event really carries the field.
+export const ONLY_IN_1_0 = Object.freeze([
+  {
+    field: "RUN_FINISHED outcome {type: 'cancelled'} (a stopped run)",
+    validator: VALIDATORS.SCHEMA_0059,
+    types: ["RUN_FINISHED"],
+    message: /^\/outcome\/type: Invalid discriminator value\. Expected 'success' \| 'interrupt'$/,
+    holds: (e) => e.outcome?.type === "cancelled",
+  },
+  {
+    field: "RUN_FINISHED outcome.pendingToolCallIds (frontend tool calls left to the client)",
+    validator: VALIDATORS.SCHEMA_0059,
+    types: ["RUN_FINISHED"],
+    message: /^\/outcome: Unrecognized key\(s\) in object: 'pendingToolCallIds'$/,
+    holds: (e) => e.outcome?.type === "success" && Array.isArray(e.outcome.pendingToolCallIds),
+  },
+  {
+    field: "RUN_FINISHED outcome.pendingToolCallIds (frontend tool calls left to the client)",
+    validator: VALIDATORS.KEYS_0059,
+    types: ["RUN_FINISHED"],
+    key: /^\/outcome\/pendingToolCallIds$/,
+    holds: (e) => Array.isArray(e.outcome?.pendingToolCallIds),
+  },
+  {
+    field: "usage[].cacheWriteInputTokens (tokens written to a provider's cache)",
+    validator: VALIDATORS.KEYS_0059,
+    types: ["RUN_FINISHED", "RUN_ERROR"],
+    key: /^\/usage\/\d+\/cacheWriteInputTokens$/,
+    holds: (e) => Array.isArray(e.usage) && e.usage.some((u) => u?.cacheWriteInputTokens !== undefined),
+  },
+  {
+    field: "TOOL_CALL_RESULT content as parts (a result with media)",
+    validator: VALIDATORS.SCHEMA_0059,
+    types: ["TOOL_CALL_RESULT"],
+    message: /^\/content: Expected string, received array$/,
+    holds: (e) => Array.isArray(e.content),
+  },
+]);
+
+const KEYS_PREFIX = "keys not declared by the schema: ";
+
+/**
+ * Splits the errors of `validateEvents(events)` into the 0.0.59 reports of AG-UI 1.0 fields
+ * (ONLY_IN_1_0) and every other error. An unknown-keys error is a 1.0 field's only when
+ * every key it lists is one.
+ * @returns {{ onlyIn10: { error: object, fields: string[] }[], others: object[] }}
+ */
+export function splitVersionDifferences(events, errors) {
+  const onlyIn10 = [];
+  const others = [];
+  for (const error of errors) {
+    const event = events[error.index];
+    const rules = ONLY_IN_1_0.filter(
+      (r) => r.validator === error.validator && r.types.includes(error.type) && isPlainObject(event) && r.holds(event),
+    );
+    let fields = null;
+    if (error.validator === VALIDATORS.KEYS_0059 && error.message.startsWith(KEYS_PREFIX)) {
+      const keys = error.message.slice(KEYS_PREFIX.length).split(", ");
+      const matched = keys.map((k) => rules.find((r) => r.key?.test(k)));
+      if (matched.every(Boolean)) fields = [...new Set(matched.map((r) => r.field))];
+    } else {
+      const rule = rules.find((r) => r.message?.test(error.message));
+      if (rule) fields = [rule.field];
+    }
+    if (fields) onlyIn10.push({ error, fields });
+    else others.push(error);
+  }
+  return { onlyIn10, others };
+}
+
+// ---------------------------------------------------------------------------
 // public API
 
 /**
@@ -449,6 +529,18 @@ export async function validateEvents(events, options = {}) {
   await checkVerify(events, transformChunks0059, verifyEvents0059, VALIDATORS.VERIFY_0059, errors);
   checkOurRules(await expandChunks(events), errors, { rejectEmptyDeltas: !!options.rejectEmptyDeltas });
   return { ok: errors.length === 0, errors };
+}
+
+/**
+ * A run's events as the host must emit them: every validator's errors, but for the 0.0.59
+ * reports of AG-UI 1.0's own fields (`ONLY_IN_1_0`, matched exactly), which 0.0.59 cannot know.
+ * @param {unknown[]} events  the events, in order
+ * @returns {Promise<{ ok: boolean, errors: object[], onlyIn10: { error: object, fields: string[] }[] }>}
+ */
+export async function validateRunEvents(events, options = {}) {
+  const { errors } = await validateEvents(events, options);
+  const { onlyIn10, others } = splitVersionDifferences(events, errors);
+  return { ok: others.length === 0, errors: others, onlyIn10 };
 }
 
 export function formatError(err) {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-import { validateEvents, VALIDATORS as V } from "./validate.mjs";
+import { splitVersionDifferences, validateEvents, VALIDATORS as V } from "./validate.mjs";
 
 const RUN = { threadId: "thread-1", runId: "run-1" };
 const argsObject = JSON.stringify({ query: "weather", limit: 3 });
@@ -219,6 +219,58 @@ test("differences between 1.0.0 and 0.0.59 are told apart", async () => {
   ts[0] = { ...ts[0], timestamp: 1.5 };
   const c = await validateEvents(ts);
   assert.deepEqual(validatorsOf(c.errors), [V.SCHEMA_100], explain(c.errors));
+
+  // the cancelled outcome: 1.0.0 only
+  const cancelled = withEnd({ outcome: { type: "cancelled" } });
+  const d = await validateEvents(cancelled);
+  assert.deepEqual(validatorsOf(d.errors), [V.SCHEMA_0059], explain(d.errors));
+
+  // pendingToolCallIds on the success outcome: 1.0.0 only (0.0.59's success outcome is strict)
+  const pending = withEnd({ outcome: { type: "success", pendingToolCallIds: ["call-1"] } });
+  const e = await validateEvents(pending);
+  assert.deepEqual(validatorsOf(e.errors), [V.KEYS_0059, V.SCHEMA_0059].sort(), explain(e.errors));
+
+  // usage: both; its cacheWriteInputTokens: 1.0.0 only (0.0.59 strips it)
+  const usage = { provider: "anthropic", model: "claude-sonnet-4-5", inputTokens: 3652, outputTokens: 39, totalTokens: 3691, cachedInputTokens: 1800 };
+  assert.deepEqual((await validateEvents(withEnd({ usage: [usage] }))).errors, []);
+  const f = await validateEvents(withEnd({ usage: [{ ...usage, cacheWriteInputTokens: 1800 }] }));
+  assert.deepEqual(validatorsOf(f.errors), [V.KEYS_0059], explain(f.errors));
+  const error = [...validStream().slice(0, -1), { type: "RUN_ERROR", message: "boom", usage: [usage] }];
+  assert.deepEqual((await validateEvents(error)).errors, []);
+});
+
+/** The valid stream, its RUN_FINISHED with `fields` besides. */
+function withEnd(fields) {
+  const events = validStream();
+  events[events.length - 1] = { ...events.at(-1), ...fields };
+  return events;
+}
+
+test("the 0.0.59 reports of 1.0's own fields are told from every other error", async () => {
+  const events = withEnd({
+    outcome: { type: "success", pendingToolCallIds: ["call-1"] },
+    usage: [{ inputTokens: 10, cacheWriteInputTokens: 4 }],
+  });
+  const r = idx(events, (e) => e.type === "TOOL_CALL_RESULT");
+  events[r] = { ...events[r], content: [{ type: "text", text: "sunny" }, { type: "image", source: { type: "url", value: "https://x.test/a.png" } }] };
+  const known = await validateEvents(events);
+  const split = splitVersionDifferences(events, known.errors);
+  assert.deepEqual(split.others, [], explain(split.others));
+  assert.equal(split.onlyIn10.length, 3, explain(known.errors));
+  assert.ok(split.onlyIn10.every(({ error }) => error.validator.includes("0.0.59")));
+
+  // A key 0.0.59 does not declare beside a 1.0 field's, an interrupt outcome that is
+  // malformed, a cancelled outcome on another event: still errors.
+  const bad = withEnd({ usage: [{ inputTokens: 10, cacheWriteInputTokens: 4, cost: 1 }] });
+  bad.splice(1, 0, { type: "CUSTOM", name: "x", value: 1, outcome: { type: "cancelled" } });
+  const unknown = await validateEvents(bad);
+  const rest = splitVersionDifferences(bad, unknown.errors).others;
+  assert.ok(rest.some((e) => e.validator === V.KEYS_100 && /\/usage\/0\/cost/.test(e.message)), explain(rest));
+  assert.ok(rest.some((e) => e.validator === V.KEYS_0059 && /cost/.test(e.message)), explain(rest));
+  assert.ok(rest.some((e) => e.type === "CUSTOM"), explain(rest));
+  const interrupt = withEnd({ outcome: { type: "interrupt", interrupts: [] } });
+  const i = await validateEvents(interrupt);
+  assert.ok(splitVersionDifferences(interrupt, i.errors).others.length > 0, explain(i.errors));
 });
 
 test("CLI: exit code and PASS/FAIL per file", async () => {

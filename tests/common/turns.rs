@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use webmcp_host::core::agui::{coalesce, Event, Message};
 use webmcp_host::core::native::NativeDelta;
+use webmcp_host::core::observe::StepUsage;
 use webmcp_host::core::run::*;
 use webmcp_host::core::toolset::ToolSpec;
 
@@ -20,6 +21,8 @@ pub enum Step {
     Fail(&'static str, &'static str),
     /// Some text, and the output never ends (until the run is stopped).
     Hang(&'static str),
+    /// Some text, then the step's use (as the drive reports it just before the output ends).
+    Used(&'static str, StepUsage),
 }
 
 pub struct Harness {
@@ -110,6 +113,13 @@ pub fn drive_with_hook(
                             });
                         }
                         Step::Hang(text) => chunked(text, &mut inputs),
+                        Step::Used(text, usage) => {
+                            chunked(text, &mut inputs);
+                            inputs.push_back(Input::Usage(usage));
+                            inputs.push_back(Input::ModelDone {
+                                cut_by_limit: false,
+                            });
+                        }
                     }
                 }
                 Output::CallTool(invocation) => {
@@ -246,11 +256,12 @@ pub fn customs<'a>(events: &'a [Event], name: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// The text of each tool result (what the model was given).
 pub fn results(events: &[Event]) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match e {
-            Event::ToolCallResult { content, .. } => Some(content.clone()),
+            Event::ToolCallResult { content, .. } => Some(content.text()),
             _ => None,
         })
         .collect()

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const CANARY = 'sk-canary-7f3a9c1e5b2d4680';
 
@@ -147,9 +147,12 @@ describe('agent runs in the extension', () => {
     assert.equal(await host.worker.evaluate(() => webmcpHost.stop({ runId: 'run_slow' })), true);
     const result = await running;
     assert.deepEqual(result.outcome, { type: 'stopped', reason: 'stopped by the person' });
-    const { ok, errors } = await validateEvents(result.events);
+    const { ok, errors, onlyIn10 } = await validateEvents(result.events);
     assert.ok(ok, JSON.stringify(errors, null, 2));
     assert.equal(result.events.at(-1).type, 'RUN_FINISHED');
+    // AG-UI 1.0: a stopped run is cancelled (a 0.0.x client does not know the outcome).
+    assert.deepEqual(result.events.at(-1).outcome, { type: 'cancelled' });
+    assert.deepEqual([...new Set(onlyIn10.flatMap((d) => d.fields))], ["RUN_FINISHED outcome {type: 'cancelled'} (a stopped run)"]);
   });
 
   test('a refused key is a RUN_ERROR that names the model but not the key', async () => {

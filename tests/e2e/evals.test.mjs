@@ -337,7 +337,7 @@ describe('evals', () => {
     assert.equal(await view.locator('section details.timeline[open]').count(), 4);
     assert.equal(await view.textContent('section:nth-of-type(1) .tl-answer'), 'Answer: <script>window.__xss=3</script>');
     assert.match(await view.textContent('section:nth-of-type(2) .timeline'), /Call add_to_cart[\s\S]*"qty": 3[\s\S]*\d+ in · \d+ out[\s\S]*Answer: Added\./);
-    assert.equal(await view.locator('table tr').first().textContent(), 'ModelRunsPass rateLatency median (ms)Latency p95 (ms)Tokens');
+    assert.equal(await view.locator('table tr').first().textContent(), 'ModelRunsPass ratepass^kpass@kLatency median (ms)Latency p95 (ms)TokensCost (USD)');
     await view.screenshot({ path: join(ROOT, 'test-output', 'eval-report.png'), fullPage: true });
     await view.close();
     await assert.rejects(op('evalReport', { report: agentAnswer, format: 'pdf' }), /unknown report format "pdf"/);

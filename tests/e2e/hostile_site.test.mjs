@@ -12,7 +12,7 @@ import { evaluateInContentScript, extensionQuestion, launchHost, openDeclining, 
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
 

@@ -14,7 +14,7 @@ import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 describe('MCP authorization (OAuth) in the extension', () => {
   let pages, models, server, host, page, tabId;

@@ -11,7 +11,7 @@ import { ROOT, launchHost, storeSignIn } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const until = async (what, check, ms = 10_000) => {
   const end = Date.now() + ms;

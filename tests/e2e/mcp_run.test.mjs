@@ -10,7 +10,7 @@ import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startEverything, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const MCP_KEY = 'mcp-canary-2b8e41d07c5f';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const SCENARIOS = {
   add: { steps: [{ calls: [{ name: 'add', arguments: { a: 2, b: 40 } }] }, { text: 'The sum is 42.' }], after: 'repeat' },

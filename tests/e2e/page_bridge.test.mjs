@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
 const VENDOR = { mounts: { '/vendor/': join(ROOT, 'node_modules', '@mcp-b') } };

@@ -145,6 +145,9 @@ describe('popup', () => {
       // The Tools view finds them by what they are.
       const found = await host.worker.evaluate(() => webmcpHost.inventory({ query: 'navigates' }));
       assert.deepEqual(found.tools.map((t) => t.name).sort(), ['checkout', 'open_receipt']);
+      // The form read from the DOM is no part of the tool's definition: it is called as listed.
+      const called = await host.worker.evaluate((t) => webmcpHost.callTool({ tabId: t, name: 'search_rooms', args: { city: 'Oslo' } }), kindsTab);
+      assert.deepEqual(called, { ok: true, result: '3 rooms' });
     } finally {
       await view.close();
       await kinds.close();

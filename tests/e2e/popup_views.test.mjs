@@ -15,7 +15,7 @@ import { launchHost, ROOT, stopWorker } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const CANARY = 'sk-canary-ui-5d1e9a7c3b4f2086';
 const OUT = join(ROOT, 'test-output');

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-import { validateEvents } from '../agui/validate.mjs';
+import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const SCHEMA = {
   type: 'object',

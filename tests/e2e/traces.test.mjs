@@ -200,6 +200,8 @@ describe('traces exported to Arize Phoenix', { skip: INSTALLED ? false : 'Arize 
       assert.equal(step.attributes['gen_ai.usage.input_tokens'], result.usage.perStep[i].inputTokens);
       assert.equal(step.attributes['gen_ai.usage.output_tokens'], result.usage.perStep[i].outputTokens);
       assert.equal(step.attributes['llm.token_count.prompt'], result.usage.perStep[i].inputTokens);
+      // The step's price, in OpenInference's cost attribute as Phoenix stores it.
+      assert.ok(Math.abs(step.attributes['llm.cost.total'] - result.usage.perStep[i].cost) < 1e-12, JSON.stringify(step.attributes));
     }
     assert.equal(root.attributes['gen_ai.usage.input_tokens'], result.usage.inputTokens);
     const tool = spans.find((s) => s.span_kind === 'TOOL');

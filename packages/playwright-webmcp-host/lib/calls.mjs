@@ -46,7 +46,14 @@ export function notMadeOf(subject) {
 
 const isCall = (item) => item && typeof item.name === 'string' && 'args' in item && !('role' in item) && !('type' in item);
 
-const parsed = (text) => {
+// A result with media is AG-UI content parts: the text the model got is its text parts.
+const textOf = (content) =>
+  Array.isArray(content)
+    ? content.filter((p) => p?.type === 'text').map((p) => p.text).join('')
+    : content;
+
+const parsed = (content) => {
+  const text = textOf(content);
   if (typeof text !== 'string') return text;
   try {
     return JSON.parse(text);

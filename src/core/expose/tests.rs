@@ -320,7 +320,8 @@ fn calls_parse_resolve_and_answer() {
             add,
             &CallResult::Ok {
                 text: "2 + 40 = 42".into(),
-                structured: None
+                structured: None,
+                parts: Vec::new(),
             },
             &[]
         ),
@@ -335,6 +336,7 @@ fn calls_parse_resolve_and_answer() {
     let echoed = |text: &str| CallResult::Ok {
         text: text.into(),
         structured: None,
+        parts: Vec::new(),
     };
     assert_eq!(
         call_reply(
@@ -361,6 +363,7 @@ fn calls_parse_resolve_and_answer() {
         &CallResult::Ok {
             text: "{}".into(),
             structured: Some(json!({"total": 3})),
+            parts: Vec::new(),
         },
         &[],
     );

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::auth::AuthRecord;
+use crate::core::agui::ContentPart;
 use crate::core::egress::{redact, redact_value};
 
 /// How a tool call ended.
@@ -15,6 +16,10 @@ pub enum CallResult {
         text: String,
         /// `structuredContent`, if any.
         structured: Option<Value>,
+        /// The result's images, audio and resources as AG-UI content parts (none for a
+        /// text-only result): the model gets a note of each in `text`, a run's
+        /// `TOOL_CALL_RESULT` carries them.
+        parts: Vec<ContentPart>,
     },
     /// `isError: true`, or a JSON-RPC error.
     Error(String),
@@ -28,13 +33,21 @@ pub fn secrets_of(key: Option<&str>, auth: Option<&AuthRecord>) -> Vec<String> {
 }
 
 /// An MCP call's result with every secret of `secrets` redacted ([`redact`]) from its
-/// text, its structured content and its error: what the connection sends now, a token
+/// text, its structured content, its parts and its error: what the connection sends now, a token
 /// refreshed during a run included, never comes back through a result.
 pub fn redact_result<S: AsRef<str>>(result: CallResult, secrets: &[S]) -> CallResult {
     match result {
-        CallResult::Ok { text, structured } => CallResult::Ok {
+        CallResult::Ok {
+            text,
+            structured,
+            parts,
+        } => CallResult::Ok {
             text: redact(&text, secrets),
             structured: structured.map(|value| redact_value(&value, secrets)),
+            parts: (parts.iter())
+                .filter_map(|part| serde_json::to_value(part).ok())
+                .filter_map(|part| serde_json::from_value(redact_value(&part, secrets)).ok())
+                .collect(),
         },
         CallResult::Error(error) => CallResult::Error(redact(&error, secrets)),
     }

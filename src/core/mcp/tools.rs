@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::core::agui::{ContentPart, PartSource};
 use crate::core::tool::{is_valid_name, kind};
 
 /// MCP's tool annotations (hints; absent means the spec's default).
@@ -259,11 +260,23 @@ fn parse_tool(entry: Value) -> Result<McpTool, String> {
 
 /// A `tools/call` result as the model sees it: text content joined; images, audio and
 /// resources described (their bytes are not sent to the model); `structuredContent` when there
-/// is no text; `isError` → an error.
+/// is no text; `isError` → an error. Its media go apart, as AG-UI content parts
+/// ([`media_part`]), while their bytes stay within `max_result_bytes`: those past it are left
+/// out (the model's note of them stays).
 pub fn call_result(result: &Value) -> super::CallResult {
     let mut parts: Vec<String> = Vec::new();
+    let mut media: Vec<ContentPart> = Vec::new();
+    let mut media_bytes = 0;
+    let cap = crate::core::limits::Limits::DEFAULT.max_result_bytes;
     if let Some(Value::Array(content)) = result.get("content") {
         for item in content {
+            if let Some(part) = media_part(item) {
+                let bytes = part.len();
+                if media_bytes + bytes <= cap {
+                    media_bytes += bytes;
+                    media.push(part);
+                }
+            }
             let text = |key: &str| item.get(key).and_then(Value::as_str).unwrap_or("");
             match text("type") {
                 "text" => parts.push(text("text").to_owned()),
@@ -306,7 +319,6 @@ pub fn call_result(result: &Value) -> super::CallResult {
             text = structured.to_string();
         }
     }
-    let cap = crate::core::limits::Limits::DEFAULT.max_result_bytes;
     if text.len() > cap {
         return super::CallResult::Error(format!(
             "the server's result is {} bytes, over the cap of {cap} (max_result_bytes); it was not given to the model",
@@ -320,7 +332,51 @@ pub fn call_result(result: &Value) -> super::CallResult {
             text
         });
     }
-    super::CallResult::Ok { text, structured }
+    super::CallResult::Ok {
+        text,
+        structured,
+        parts: media,
+    }
+}
+
+/// An MCP content item that is not text, as an AG-UI content part: an image or audio with
+/// its bytes, an embedded resource's blob (an image, audio, video or document by its MIME
+/// type, `application/octet-stream` when it has none), a resource link as a URL part.
+/// Text, an embedded resource's text and unknown types give none (the model's text has them).
+pub fn media_part(item: &Value) -> Option<ContentPart> {
+    let text = |value: &Value, key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    match text(item, "type")?.as_str() {
+        kind @ ("image" | "audio") => {
+            let source = PartSource::Data {
+                value: text(item, "data").filter(|d| !d.is_empty())?,
+                mime_type: text(item, "mimeType").filter(|m| !m.is_empty())?,
+            };
+            Some(match kind {
+                "image" => ContentPart::Image { source },
+                _ => ContentPart::Audio { source },
+            })
+        }
+        "resource" => {
+            let resource = item.get("resource")?;
+            let mime_type = text(resource, "mimeType").filter(|m| !m.is_empty());
+            let source = PartSource::Data {
+                value: text(resource, "blob").filter(|b| !b.is_empty())?,
+                mime_type: mime_type
+                    .clone()
+                    .unwrap_or_else(|| "application/octet-stream".into()),
+            };
+            Some(ContentPart::media(mime_type.as_deref(), source))
+        }
+        "resource_link" => {
+            let mime_type = text(item, "mimeType").filter(|m| !m.is_empty());
+            let source = PartSource::Url {
+                value: text(item, "uri").filter(|u| !u.is_empty())?,
+                mime_type: mime_type.clone(),
+            };
+            Some(ContentPart::media(mime_type.as_deref(), source))
+        }
+        _ => None,
+    }
 }
 
 /// After `notifications/tools/list_changed`: whether a tool a run was given may still be
@@ -423,7 +479,9 @@ pub fn listing_line(tool: &McpTool, namespace: Option<&str>, trusted: bool) -> V
 /// the tool's output schema; whether it is a success.
 pub fn result_line(tool: Option<&McpTool>, result: &super::CallResult) -> (bool, Value) {
     match result {
-        super::CallResult::Ok { text, structured } => {
+        super::CallResult::Ok {
+            text, structured, ..
+        } => {
             if let Some((error, errors)) =
                 tool.and_then(|t| structured_errors(t, structured.as_ref()))
             {
@@ -623,10 +681,19 @@ mod tests {
             {"type": "resource", "resource": {"uri": "file:///b.md", "text": "B body"}},
             {"type": "resource", "resource": {"uri": "file:///c.bin", "blob": "AA", "mimeType": "application/octet-stream"}}
         ]});
-        let CallResult::Ok { text, .. } = call_result(&result) else {
+        let CallResult::Ok { text, parts, .. } = call_result(&result) else {
             panic!()
         };
         assert_eq!(text, "hello\n[image image/png, 4 bytes of base64 not shown]\n[resource link file:///a.md a.md]\nB body\n[resource file:///c.bin (application/octet-stream)]");
+        // The media, apart, as AG-UI content parts: the text and the embedded text are not.
+        assert_eq!(
+            serde_json::to_value(&parts).unwrap(),
+            json!([
+                {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}},
+                {"type": "document", "source": {"type": "url", "value": "file:///a.md"}},
+                {"type": "document", "source": {"type": "data", "value": "AA", "mimeType": "application/octet-stream"}}
+            ])
+        );
         assert_eq!(
             call_result(&json!({"content": [{"type": "text", "text": "no"}], "isError": true})),
             CallResult::Error("no".into())
@@ -636,9 +703,61 @@ mod tests {
             structured,
             CallResult::Ok {
                 text: "{\"sum\":3}".into(),
-                structured: Some(json!({"sum": 3}))
+                structured: Some(json!({"sum": 3})),
+                parts: Vec::new(),
             }
         );
+    }
+
+    #[test]
+    fn media_become_parts_by_kind_within_the_result_cap() {
+        let result = json!({"content": [
+            {"type": "audio", "mimeType": "audio/wav", "data": "UklG"},
+            {"type": "resource", "resource": {"uri": "file:///v.mp4", "blob": "AAAB", "mimeType": "video/mp4"}},
+            {"type": "resource", "resource": {"uri": "file:///p.png", "blob": "iVBO", "mimeType": "image/png"}},
+            {"type": "resource_link", "uri": "https://x.test/r.pdf", "name": "r", "mimeType": "application/pdf"},
+            {"type": "image", "mimeType": "image/png"},
+            {"type": "image", "data": "AAAA"},
+            {"type": "hologram", "data": "AAAA"}
+        ]});
+        let CallResult::Ok { parts, .. } = call_result(&result) else {
+            panic!()
+        };
+        let kinds: Vec<Value> = (parts.iter())
+            .map(|p| serde_json::to_value(p).unwrap())
+            .map(|p| json!([p["type"], p["source"]["type"], p["source"]["mimeType"]]))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                json!(["audio", "data", "audio/wav"]),
+                json!(["video", "data", "video/mp4"]),
+                json!(["image", "data", "image/png"]),
+                json!(["document", "url", "application/pdf"]),
+            ],
+            "an image without bytes or a MIME type, and an unknown type, give no part"
+        );
+        // A text-only result has none.
+        let CallResult::Ok { parts, .. } =
+            call_result(&json!({"content": [{"type": "text", "text": "hi"}]}))
+        else {
+            panic!()
+        };
+        assert!(parts.is_empty());
+        // Media past max_result_bytes, all parts together, are left out; their note stays.
+        let cap = crate::core::limits::Limits::DEFAULT.max_result_bytes;
+        let big = "A".repeat(cap / 2 + 1);
+        let result = json!({"content": [
+            {"type": "image", "mimeType": "image/png", "data": big},
+            {"type": "image", "mimeType": "image/png", "data": big},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"}
+        ]});
+        let CallResult::Ok { text, parts, .. } = call_result(&result) else {
+            panic!()
+        };
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[1].len(), 4);
+        assert_eq!(text.matches("[image image/png").count(), 3);
     }
 
     #[test]

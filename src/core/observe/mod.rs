@@ -4,7 +4,8 @@
 //!   the decoders, `core::provider`); a step whose provider reported none is *unknown*, never
 //!   guessed. [`RunUsage`] sums a run's steps; each step's usage goes out as the `CUSTOM`
 //!   event [`CUSTOM_USAGE`] (with the run's total so far), and the run's answer carries the
-//!   total ([`RunUsage::to_value`]).
+//!   total ([`RunUsage::to_value`]); `RUN_FINISHED` and `RUN_ERROR` carry it per provider and
+//!   model in AG-UI's terms ([`RunUsage::token_usage`]).
 //! - [`cost`]: the person's price table and the arithmetic of a step's, a run's and a
 //!   conversation's cost.
 //! - [`trace`] and [`otlp`]: a run's log as OpenTelemetry spans and their OTLP protobuf
@@ -22,6 +23,8 @@ pub mod trace;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::core::agui::TokenUsage;
+
 /// `CUSTOM` event: one model step's tokens (and cost when priced), with the run's total so
 /// far. See [`StepUsage::event_value`].
 pub const CUSTOM_USAGE: &str = "webmcp_host.usage";
@@ -36,18 +39,31 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Of the input tokens, those read from the provider's cache; `None`: not reported.
     pub cached_input_tokens: Option<u64>,
+    /// Of the input tokens, those written to the provider's cache; `None`: not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_input_tokens: Option<u64>,
+    /// Of the output tokens, those spent on reasoning; `None`: not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_tokens: Option<u64>,
+}
+
+/// The sum of two parts, known only when both are.
+fn both(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a? + b?)
 }
 
 impl Usage {
-    /// The sum of two calls' usage (cached tokens known only when known in both).
+    /// The sum of two calls' usage (each part known only when known in both).
     pub fn plus(self, other: Usage) -> Usage {
         Usage {
             input_tokens: self.input_tokens + other.input_tokens,
             output_tokens: self.output_tokens + other.output_tokens,
-            cached_input_tokens: match (self.cached_input_tokens, other.cached_input_tokens) {
-                (Some(a), Some(b)) => Some(a + b),
-                _ => None,
-            },
+            cached_input_tokens: both(self.cached_input_tokens, other.cached_input_tokens),
+            cache_write_input_tokens: both(
+                self.cache_write_input_tokens,
+                other.cache_write_input_tokens,
+            ),
+            reasoning_tokens: both(self.reasoning_tokens, other.reasoning_tokens),
         }
     }
 }
@@ -118,6 +134,80 @@ impl RunUsage {
         value["unknownSteps"] = json!(unknown);
         value["cost"] = json!(self.total().and(self.cost()));
         value
+    }
+
+    /// The run's usage as AG-UI's `RUN_FINISHED.usage` and `RUN_ERROR.usage` carry it: one
+    /// entry per provider and model, in the order the run first used each, summed over its
+    /// steps. A count is given only when every step of that model reported it (a step whose
+    /// usage is unknown leaves out every count of its model); an entry with no count is left
+    /// out. The provider is the vendor AG-UI names (`google` for Gemini).
+    pub fn token_usage(&self) -> Vec<TokenUsage> {
+        let mut groups: Vec<(&str, &str, Vec<Option<Usage>>)> = Vec::new();
+        for step in &self.steps {
+            let vendor = match step.provider.as_str() {
+                "gemini" => "google",
+                other => other,
+            };
+            match (groups.iter_mut()).find(|(p, m, _)| *p == vendor && *m == step.model_id) {
+                Some((_, _, usages)) => usages.push(step.usage),
+                None => groups.push((vendor, &step.model_id, vec![step.usage])),
+            }
+        }
+        groups
+            .into_iter()
+            .filter_map(|(provider, model, usages)| {
+                let sum = usages
+                    .into_iter()
+                    .reduce(|a, b| Some(a?.plus(b?)))
+                    .flatten()?;
+                Some(TokenUsage {
+                    provider: Some(provider.to_owned()),
+                    model: Some(model.to_owned()).filter(|m| !m.is_empty()),
+                    input_tokens: Some(sum.input_tokens),
+                    output_tokens: Some(sum.output_tokens),
+                    total_tokens: Some(sum.input_tokens + sum.output_tokens),
+                    reasoning_tokens: sum.reasoning_tokens,
+                    cached_input_tokens: sum.cached_input_tokens,
+                    cache_write_input_tokens: sum.cache_write_input_tokens,
+                })
+            })
+            .filter(TokenUsage::has_counts)
+            .collect()
+    }
+
+    /// The steps as a run's log holds them: its `CUSTOM` [`CUSTOM_USAGE`] events read back
+    /// (what they do not carry, the reasoning and cache-write counts, is unknown).
+    pub fn from_log(events: &[Value]) -> RunUsage {
+        let steps = events
+            .iter()
+            .filter(|e| e.get("type").and_then(Value::as_str) == Some("CUSTOM"))
+            .filter(|e| e.get("name").and_then(Value::as_str) == Some(CUSTOM_USAGE))
+            .filter_map(|e| e.get("value"))
+            .map(|value| {
+                let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or("");
+                let count = |key: &str| value.get(key).and_then(Value::as_u64);
+                let usage = match (text("usage"), count("inputTokens"), count("outputTokens")) {
+                    ("reported", Some(input_tokens), Some(output_tokens)) => Some(Usage {
+                        input_tokens,
+                        output_tokens,
+                        cached_input_tokens: count("cachedInputTokens"),
+                        cache_write_input_tokens: None,
+                        reasoning_tokens: None,
+                    }),
+                    _ => None,
+                };
+                StepUsage {
+                    step: value.get("step").and_then(Value::as_u64).unwrap_or(0) as usize,
+                    model: text("model").to_owned(),
+                    model_id: text("modelId").to_owned(),
+                    provider: text("provider").to_owned(),
+                    usage,
+                    finish_reason: None,
+                    cost: value.get("cost").and_then(Value::as_f64),
+                }
+            })
+            .collect();
+        RunUsage { steps }
     }
 
     /// The run answer's `usage`: `null` when no step's usage is known, else

@@ -56,7 +56,9 @@ fn openai_usage_comes_from_the_include_usage_chunk() {
         Some(Usage {
             input_tokens: 1200,
             output_tokens: 35,
-            cached_input_tokens: Some(1024)
+            cached_input_tokens: Some(1024),
+            cache_write_input_tokens: None,
+            reasoning_tokens: Some(0),
         })
     );
     assert_eq!(finish.as_deref(), Some("stop"));
@@ -77,7 +79,7 @@ fn a_server_without_usage_reports_it_unknown() {
         Some(Usage {
             input_tokens: 9,
             output_tokens: 3,
-            cached_input_tokens: None
+            ..Usage::default()
         })
     );
 }
@@ -90,7 +92,9 @@ fn anthropic_usage_joins_message_start_and_message_delta() {
         Some(Usage {
             input_tokens: 12 + 100 + 2000,
             output_tokens: 42,
-            cached_input_tokens: Some(2000)
+            cached_input_tokens: Some(2000),
+            cache_write_input_tokens: Some(100),
+            reasoning_tokens: None,
         })
     );
     assert_eq!(finish.as_deref(), Some("end_turn"));
@@ -104,7 +108,9 @@ fn gemini_usage_is_the_last_usage_metadata_with_thoughts_as_output() {
         Some(Usage {
             input_tokens: 50,
             output_tokens: 27,
-            cached_input_tokens: Some(32)
+            cached_input_tokens: Some(32),
+            cache_write_input_tokens: None,
+            reasoning_tokens: Some(20),
         })
     );
     assert_eq!(finish.as_deref(), Some("STOP"));
@@ -124,6 +130,7 @@ fn cost_prices_cached_input_apart() {
         input_tokens: 1200,
         output_tokens: 35,
         cached_input_tokens: Some(1024),
+        ..Usage::default()
     };
     let price = prices()["gpt"];
     // 176 × 2 + 1024 × 0.5 + 35 × 8 = 352 + 512 + 280 = 1144 per million.
@@ -172,6 +179,7 @@ fn a_run_sums_its_known_steps_and_counts_the_unknown() {
         input_tokens: i,
         output_tokens: o,
         cached_input_tokens: Some(0),
+        ..Usage::default()
     };
     let first = run.add(step(1, Some(u(10, 2)), Some(0.25)));
     assert_eq!(first["usage"], "reported");
@@ -212,6 +220,7 @@ fn a_conversation_sums_its_runs() {
     assert_eq!(cost::sum_runs(&[Value::Null])["cost"], Value::Null);
 }
 
+mod token_usage;
 mod trace;
 
 #[test]

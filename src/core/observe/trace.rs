@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::otlp::{AttrValue, Span, SpanKind};
 use super::CUSTOM_USAGE;
+use crate::core::agui::ToolContent;
 use crate::core::confirm::DECLINED;
 
 const REPAIR: &str = "webmcp_host.tool_repair";
@@ -259,9 +260,9 @@ pub fn spans(log: &Value, include_text: bool) -> Vec<Span> {
                 }
             }
             "TOOL_CALL_RESULT" => {
-                let content = str_of(event, "content");
+                let content = ToolContent::text_of(&event["content"]);
                 if let Some(i) = b.close_tool(str_of(event, "toolCallId"), at) {
-                    result(&mut b.spans[i], content, include_text);
+                    result(&mut b.spans[i], &content, include_text);
                 }
             }
             "RUN_FINISHED" | "RUN_ERROR" => {

@@ -99,6 +99,8 @@ pub enum Op {
     },
     /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?, reload?})`.
     Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
+    /// `crawl({tabId, urls | sitemap, sameOrigin?, limit?, format?})`.
+    Crawl(Box<crate::core::crawl::CrawlRequest>),
     /// `evalReport({report, format})`.
     EvalReport(Value),
     /// `toEval({runId, name?, prompt?, loosen?, results?})`.
@@ -224,6 +226,9 @@ impl Op {
                 crate::core::evals::plan::EvaluateRequest::parse(request).map_err(error)?,
             )),
             OpName::EvalReport => Op::EvalReport(request.clone()),
+            OpName::Crawl => Op::Crawl(Box::new(
+                crate::core::crawl::CrawlRequest::parse(request).map_err(RequestError)?,
+            )),
             OpName::ToEval => Op::ToEval {
                 run_id: run_field(request, "toEval")?,
                 request: request.clone(),
@@ -313,6 +318,7 @@ impl Op {
             Op::Audit(_) => OpName::Audit,
             Op::Evaluate(_) => OpName::Evaluate,
             Op::EvalReport(_) => OpName::EvalReport,
+            Op::Crawl(_) => OpName::Crawl,
             Op::ToEval { .. } => OpName::ToEval,
             Op::ReplayDiff { .. } => OpName::ReplayDiff,
             Op::Pending => OpName::Pending,

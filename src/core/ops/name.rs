@@ -41,6 +41,9 @@ operations! {
     CallTool => "callTool",
     /// Audits a tab's tools.
     Audit => "audit",
+    /// Loads one origin's pages in a tab, lists and audits each one's tools, and compares them
+    /// with the previous crawl.
+    Crawl => "crawl",
     /// Checks arguments against a tool's input schema, each error at its field.
     ValidateArguments => "validateArguments",
     /// Every open tab's tools, searchable, with the definitions that changed.
@@ -77,7 +80,7 @@ operations! {
     Decline => "decline",
     /// Runs an eval suite on a tab (smoke or agent mode).
     Evaluate => "evaluate",
-    /// Writes an evaluation's answer as JSON, JUnit XML or HTML.
+    /// Writes an evaluation's answer as JSON, JUnit XML, HTML, Markdown or SARIF.
     EvalReport => "evalReport",
     /// Makes an eval case of a finished run.
     ToEval => "toEval",

@@ -16,6 +16,7 @@ use super::runs::{
     mark_interrupted, prompt_of, remember_run, EvalTag, RunSummary, MAX_STORED_EVENTS,
 };
 use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
+use crate::core::observe::RunUsage;
 use crate::core::restart::{end_interrupted, Intent};
 
 /// How long the stored record of a running run may lag behind (ms).
@@ -375,8 +376,18 @@ pub fn end_cut_run(
     now_ms: f64,
 ) -> bool {
     let before = events.events.len();
-    let Some(outcome) = end_interrupted(&run.thread_id, &run.run_id, &mut events.events, intents)
-    else {
+    // The steps' use, from their usage events: only when the log kept every event.
+    let usage = match events.dropped {
+        0 => RunUsage::from_log(&events.events).token_usage(),
+        _ => Vec::new(),
+    };
+    let Some(outcome) = end_interrupted(
+        &run.thread_id,
+        &run.run_id,
+        &mut events.events,
+        intents,
+        &usage,
+    ) else {
         run.state = "finished".into();
         return false;
     };

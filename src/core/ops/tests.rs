@@ -87,7 +87,7 @@ fn ops_parse_with_clear_errors() {
     );
     assert_eq!(
         parse_op(&json!({"op": "setKey"})).unwrap_err().0,
-        "unknown op `setKey`; known: version, listTools, callTool, audit, validateArguments, inventory, diagnose, \
+        "unknown op `setKey`; known: version, listTools, callTool, audit, crawl, validateArguments, inventory, diagnose, \
          run, startRun, events, stop, runs, bugReport, runLog, timeline, conversations, conversation, forget, pending, answer, decline, \
          evaluate, evalReport, toEval, replayDiff, configure, settings, testModel, checkServer, \
          signIn, signOut, authState, expose, exposures, exposedTools, callExposed, toolsChanged, callWanted"
@@ -229,6 +229,7 @@ fn requests_parse_into_their_operation() {
             OpName::CallExposed => json!({"name": "add"}),
             OpName::Conversation | OpName::Forget => json!({"threadId": "t"}),
             OpName::Evaluate => json!({"tabId": 1, "evals": [], "mode": "smoke"}),
+            OpName::Crawl => json!({"tabId": 1, "urls": ["/"]}),
             OpName::ToEval => json!({"runId": "r"}),
             OpName::ReplayDiff => json!({"tabId": 1, "runId": "r"}),
             OpName::Audit | OpName::Diagnose => json!({"tabId": 1}),

@@ -465,9 +465,10 @@ pub fn rebuild(base: Vec<Message>, events: &[Value]) -> (Vec<Message>, Vec<Strin
                     |m| matches!(m, Message::Tool { tool_call_id: id, .. } if *id == tool_call_id),
                 );
                 if !known {
+                    // The text the model was given (a result's media parts are not).
                     messages.push(Message::Tool {
                         id: message_id,
-                        content,
+                        content: content.text(),
                         tool_call_id,
                     });
                 }

@@ -120,17 +120,25 @@ pub enum FrameRequest {
     /// targeted), read by that document's content script once it has loaded: `{ok: true, url,
     /// title, jsonLd: [..], skipped, text}` ([`parse_page_result`]).
     ReadResult,
+    /// A crawl's sitemap, fetched by the top frame's content script on its own origin only
+    /// (a URL of another origin is refused there): `{ok: true, text, truncated}`, at most
+    /// `MAX_SITEMAP_BYTES` of text.
+    ReadSitemap {
+        /// The sitemap's URL.
+        url: String,
+    },
 }
 
 impl FrameRequest {
     /// The `op` of every request, in the order of the variants.
-    pub const OPS: [&'static str; 6] = [
+    pub const OPS: [&'static str; 7] = [
         "listTools",
         "diagnose",
         "callTool",
         "cancel",
         "watch",
         "readResult",
+        "readSitemap",
     ];
 
     /// The request's `op`.
@@ -142,6 +150,7 @@ impl FrameRequest {
             FrameRequest::Cancel { .. } => Self::OPS[3],
             FrameRequest::Watch { .. } => Self::OPS[4],
             FrameRequest::ReadResult => Self::OPS[5],
+            FrameRequest::ReadSitemap { .. } => Self::OPS[6],
         }
     }
 
@@ -183,8 +192,33 @@ impl FrameRequest {
             FrameRequest::Watch { on } => {
                 json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "on": on})
             }
+            FrameRequest::ReadSitemap { url } => {
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "url": url})
+            }
         }
     }
+}
+
+/// A `readSitemap` reply (JSON text): the sitemap's text (cut at `MAX_SITEMAP_BYTES` here
+/// too), or the frame's error as a message.
+pub fn parse_sitemap_reply(raw: &str) -> Result<String, String> {
+    let cap = crate::core::limits::MAX_SITEMAP_BYTES;
+    let value: Value =
+        serde_json::from_str(raw).map_err(|_| "the page answered no sitemap".to_owned())?;
+    if value["ok"] != Value::Bool(true) {
+        let message = value["error"]["message"]
+            .as_str()
+            .unwrap_or("the page could not read it");
+        return Err(message.chars().take(300).collect());
+    }
+    let text = value["text"]
+        .as_str()
+        .ok_or("the page answered no sitemap text")?;
+    let mut end = text.len().min(cap);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Ok(text[..end].to_owned())
 }
 
 /// What one frame reported about its tools.

@@ -141,28 +141,37 @@ pub type AnthropicDecoder = SseStream<AnthropicEvents>;
 #[derive(Debug, Default)]
 pub struct AnthropicEvents {
     stop_reason: Option<String>,
-    /// `message_start`'s input (cache reads and writes included) and cache reads.
-    input: Option<(u64, Option<u64>)>,
+    /// `message_start`'s input (cache reads and writes included), cache reads and cache
+    /// writes.
+    input: Option<(u64, Option<u64>, Option<u64>)>,
     /// The output tokens so far (`message_delta`'s count is cumulative).
     output: Option<u64>,
     done: bool,
 }
 
-/// A `usage` object's input tokens (uncached + cache writes + cache reads) and cache reads.
-fn input_of(usage: &Value) -> Option<(u64, Option<u64>)> {
+/// A `usage` object's input tokens (`input_tokens` counts neither cache reads nor cache
+/// writes: uncached + cache writes + cache reads), cache reads and cache writes.
+fn input_of(usage: &Value) -> Option<(u64, Option<u64>, Option<u64>)> {
     let uncached = tokens(usage, "/input_tokens")?;
     let read = tokens(usage, "/cache_read_input_tokens");
-    let written = tokens(usage, "/cache_creation_input_tokens").unwrap_or(0);
-    Some((uncached + written + read.unwrap_or(0), read))
+    let written = tokens(usage, "/cache_creation_input_tokens");
+    Some((
+        uncached + written.unwrap_or(0) + read.unwrap_or(0),
+        read,
+        written,
+    ))
 }
 
 impl AnthropicEvents {
     fn usage(&self) -> Option<Usage> {
-        let (input_tokens, cached_input_tokens) = self.input?;
+        let (input_tokens, cached_input_tokens, cache_write_input_tokens) = self.input?;
         Some(Usage {
             input_tokens,
             output_tokens: self.output?,
             cached_input_tokens,
+            cache_write_input_tokens,
+            // `output_tokens` counts the thinking tokens, but not apart.
+            reasoning_tokens: None,
         })
     }
 }

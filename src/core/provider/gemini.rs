@@ -131,14 +131,16 @@ pub struct GeminiEvents {
 }
 
 /// `usageMetadata`'s tokens: the prompt's (cached included), and the candidates' with the
-/// thoughts' (billed as output).
+/// thoughts' (billed as output; the reasoning tokens, when said).
 fn usage_of(value: &Value) -> Option<Usage> {
     let usage = value.get("usageMetadata")?;
+    let thoughts = tokens(usage, "/thoughtsTokenCount");
     Some(Usage {
         input_tokens: tokens(usage, "/promptTokenCount")?,
-        output_tokens: tokens(usage, "/candidatesTokenCount").unwrap_or(0)
-            + tokens(usage, "/thoughtsTokenCount").unwrap_or(0),
+        output_tokens: tokens(usage, "/candidatesTokenCount").unwrap_or(0) + thoughts.unwrap_or(0),
         cached_input_tokens: tokens(usage, "/cachedContentTokenCount"),
+        cache_write_input_tokens: None,
+        reasoning_tokens: thoughts,
     })
 }
 

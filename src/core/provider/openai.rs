@@ -100,13 +100,16 @@ pub struct OpenAiEvents {
     done: bool,
 }
 
-/// The tokens of a chunk's `usage` (`prompt_tokens` counts the cached ones).
+/// The tokens of a chunk's `usage` (`prompt_tokens` counts the cached ones,
+/// `completion_tokens` the reasoning ones).
 fn usage_of(chunk: &Value) -> Option<Usage> {
     let usage = chunk.get("usage").filter(|u| u.is_object())?;
     Some(Usage {
         input_tokens: tokens(usage, "/prompt_tokens")?,
         output_tokens: tokens(usage, "/completion_tokens")?,
         cached_input_tokens: tokens(usage, "/prompt_tokens_details/cached_tokens"),
+        cache_write_input_tokens: None,
+        reasoning_tokens: tokens(usage, "/completion_tokens_details/reasoning_tokens"),
     })
 }
 

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::core::agui::{Event, Message};
 use crate::core::native::NativeDelta;
+use crate::core::observe::StepUsage;
 use crate::core::toolset::ToolSpec;
 
 /// Everything a run starts from.
@@ -116,7 +117,11 @@ pub enum Input {
         /// The call to make instead, if any.
         call: Option<Value>,
     },
-    /// A `CUSTOM` event to emit in the run's order (the drive's news, e.g. a step's usage).
+    /// A model step's use (its tokens and cost, as the drive counted them): emitted as the
+    /// `CUSTOM` event [`webmcp_host.usage`](crate::core::observe::CUSTOM_USAGE) in the run's
+    /// order, and summed into the `usage` of `RUN_FINISHED` or `RUN_ERROR`.
+    Usage(StepUsage),
+    /// A `CUSTOM` event to emit in the run's order (the drive's news).
     Custom {
         /// The event's name.
         name: String,

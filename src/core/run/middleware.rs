@@ -73,6 +73,18 @@ impl Run {
         redact(text, &secrets)
     }
 
+    /// A result's media parts with every secret redacted from their strings (a part that no
+    /// longer reads as one is left out).
+    pub(super) fn redact_parts(
+        &self,
+        parts: Vec<crate::core::agui::ContentPart>,
+    ) -> Vec<crate::core::agui::ContentPart> {
+        (parts.iter())
+            .filter_map(|part| serde_json::to_value(part).ok())
+            .filter_map(|part| serde_json::from_value(self.redact_value(&part)).ok())
+            .collect()
+    }
+
     pub(super) fn redact_value(&self, value: &Value) -> Value {
         serde_json::from_str(&self.redact_text(&value.to_string())).unwrap_or(Value::Null)
     }

@@ -41,8 +41,9 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use super::agui::{Event, Message, ToolCall};
+use super::agui::{ContentPart, Event, Message, Outcome, ToolCall, ToolContent};
 use super::native::NativeCalls;
+use super::observe::{RunUsage, CUSTOM_USAGE};
 use super::parse::{CallParser, Piece};
 use super::stream::{Ids, ReadyCall, RejectedCall, Rejection, StepOutcome, StepStream};
 use super::toolset::{ToolSet, ToolSpec};
@@ -109,6 +110,8 @@ pub struct Run {
     /// Calls handed to the repair hook, waiting for its answer.
     hooks: Vec<RejectedCall>,
     last_text: String,
+    /// The model steps' use so far.
+    usage: RunUsage,
 }
 
 impl Run {
@@ -154,6 +157,7 @@ impl Run {
             reasked: false,
             hooks: Vec::new(),
             last_text: String::new(),
+            usage: RunUsage::default(),
         };
         run.emit(Event::RunStarted {
             thread_id: run.input.thread_id.clone(),
@@ -201,6 +205,11 @@ impl Run {
     /// The conversation as the client holds it.
     pub fn messages(&self) -> &[Message] {
         &self.visible
+    }
+
+    /// The model steps' use so far (each [`Input::Usage`]).
+    pub fn usage(&self) -> &RunUsage {
+        &self.usage
     }
 
     /// Feeds the run what the shell learnt; then drain [`Run::poll`].
@@ -287,6 +296,13 @@ impl Run {
                 }
             }
             Input::HookAnswer { call_id, call } => self.hook_answered(&call_id, call),
+            Input::Usage(step) => {
+                let value = self.usage.add(step);
+                self.emit(Event::Custom {
+                    name: CUSTOM_USAGE.into(),
+                    value,
+                });
+            }
             Input::Custom { name, value } => self.emit(Event::Custom { name, value }),
             Input::Stop { reason } => self.stop(reason),
         }
@@ -636,8 +652,13 @@ impl Run {
     fn result_message(&mut self, call_id: &str, outcome: ToolOutcome, from_tool: bool) {
         let name = self.call_name(call_id);
         let (_, data_source) = self.kind(&name);
+        let mut media = Vec::new();
         let (ok, mut content) = match outcome {
             ToolOutcome::Ok(text) => (true, self.result_text(&text)),
+            ToolOutcome::Media { text, parts } => {
+                media = self.redact_parts(parts);
+                (true, self.result_text(&text))
+            }
             ToolOutcome::Error(error) => (
                 false,
                 json!({"error": self.result_text(&error)}).to_string(),
@@ -661,10 +682,19 @@ impl Run {
             }
         }
         let message_id = self.next_id("result");
+        // The model gets the text alone; the event carries the media besides, after it.
+        let shown = if media.is_empty() {
+            ToolContent::Text(content.clone())
+        } else {
+            let text = ContentPart::Text {
+                text: content.clone(),
+            };
+            ToolContent::Parts(std::iter::once(text).chain(media).collect())
+        };
         self.emit(Event::ToolCallResult {
             message_id: message_id.clone(),
             tool_call_id: call_id.to_owned(),
-            content: content.clone(),
+            content: shown,
             role: Some(super::agui::Role::Tool),
         });
         let message = Message::Tool {
@@ -679,11 +709,15 @@ impl Run {
     fn after_tools(&mut self, had_no_rejections: bool) {
         self.end_step();
         if !self.frontend.is_empty() {
-            let calls = std::mem::take(&mut self.frontend)
-                .into_iter()
+            let frontend = std::mem::take(&mut self.frontend);
+            let pending_tool_call_ids = frontend.iter().map(|c| c.id.clone()).collect();
+            let calls = (frontend.into_iter())
                 .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
                 .collect();
-            self.finish(RunOutcome::FrontendTools { calls });
+            let outcome = Outcome::Success {
+                pending_tool_call_ids,
+            };
+            self.finish_as(RunOutcome::FrontendTools { calls }, Some(outcome));
             return;
         }
         let last_step_called = matches!(self.model.last(), Some(Message::Tool { .. }));
@@ -749,7 +783,7 @@ impl Run {
         }
         self.cancel_running(&reason);
         self.end_step();
-        self.finish(RunOutcome::Stopped { reason });
+        self.finish_as(RunOutcome::Stopped { reason }, Some(Outcome::Cancelled));
     }
 
     fn fail(&mut self, message: String) {
@@ -762,17 +796,26 @@ impl Run {
         self.emit(Event::RunError {
             message: message.clone(),
             code: Some("model_error".into()),
+            usage: self.usage.token_usage(),
         });
         self.phase = Phase::Done;
         self.out
             .push_back(Output::Finished(RunOutcome::Failed { message }));
     }
 
+    /// Ends the run: `RUN_FINISHED` with the host's outcome as `result`, AG-UI's `outcome`
+    /// (absent: success) and the run's usage.
     fn finish(&mut self, outcome: RunOutcome) {
+        self.finish_as(outcome, None);
+    }
+
+    fn finish_as(&mut self, outcome: RunOutcome, agui: Option<Outcome>) {
         self.emit(Event::RunFinished {
             thread_id: self.input.thread_id.clone(),
             run_id: self.input.run_id.clone(),
             result: Some(serde_json::to_value(&outcome).unwrap_or(Value::Null)),
+            outcome: agui,
+            usage: self.usage.token_usage(),
         });
         self.phase = Phase::Done;
         self.out.push_back(Output::Finished(outcome));

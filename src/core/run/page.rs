@@ -92,7 +92,18 @@ pub fn page_run_tools(
     (out, bindings, errors)
 }
 
-/// What `callTool` answered, as a run's tool outcome.
+/// An answer's media parts (`parts`: AG-UI content parts other than text, as an MCP call's
+/// answer carries them), when it has any that read as parts.
+fn media_parts(response: &Value) -> Option<Vec<crate::core::agui::ContentPart>> {
+    use crate::core::agui::ContentPart;
+    let parts: Vec<ContentPart> = (response.get("parts")?.as_array()?.iter())
+        .filter_map(|part| serde_json::from_value(part.clone()).ok())
+        .filter(|part| !matches!(part, ContentPart::Text { .. }))
+        .collect();
+    (!parts.is_empty()).then_some(parts)
+}
+
+/// What `callTool` answered, as a run's tool outcome (with its media parts, when it has any).
 pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
     use crate::core::run::ToolOutcome;
     match (
@@ -124,7 +135,13 @@ pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
             }
             ToolOutcome::Ok(result.to_string())
         }
-        (Some(Value::Bool(true)), Some(Value::String(text)), _) => ToolOutcome::Ok(text.clone()),
+        (Some(Value::Bool(true)), Some(Value::String(text)), _) => match media_parts(response) {
+            Some(parts) => ToolOutcome::Media {
+                text: text.clone(),
+                parts,
+            },
+            None => ToolOutcome::Ok(text.clone()),
+        },
         _ => ToolOutcome::Error(
             response
                 .get("error")

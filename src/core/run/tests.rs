@@ -313,8 +313,12 @@ fn an_mcp_result_is_redacted_of_what_its_connection_sends() {
     let result = CallResult::Ok {
         text: format!("you sent Bearer {token}"),
         structured: Some(json!({"echo": token, "n": 1})),
+        parts: Vec::new(),
     };
-    let CallResult::Ok { text, structured } = redact_result(result, &[token]) else {
+    let CallResult::Ok {
+        text, structured, ..
+    } = redact_result(result, &[token])
+    else {
         panic!("still a result")
     };
     assert!(!text.contains(token) && text.contains(REDACTED), "{text}");
@@ -406,3 +410,5 @@ fn declarative_layers_fail_block_delay_and_replace_as_declared() {
         }])
     );
 }
+
+mod ending;

@@ -79,6 +79,14 @@ pub struct ToolInvocation {
 pub enum ToolOutcome {
     /// The result as text (the shell writes non-string results as JSON).
     Ok(String),
+    /// A result with media (an MCP tool's images, audio, resources): the model gets `text`
+    /// (which notes each medium); `TOOL_CALL_RESULT` carries `text` first, then `parts`.
+    Media {
+        /// The result as the model gets it.
+        text: String,
+        /// The image, audio, video and document parts, in the tool's order.
+        parts: Vec<crate::core::agui::ContentPart>,
+    },
     /// The tool threw, timed out, or was refused.
     Error(String),
     /// A terminal tool: the turn resolves at once with `outcome`.

@@ -42,11 +42,17 @@ pub fn not_connected(server: &str) -> Value {
     json!({"ok": false, "error": format!("the MCP server {server} is not connected")})
 }
 
-/// An MCP call's answer from what the server said.
+/// An MCP call's answer from what the server said: `{ok: true, result, parts?}` (`parts`:
+/// the result's media as AG-UI content parts, when it has any) or `{ok: false, error}`.
 pub fn mcp(tool: &McpTool, result: CallResult) -> Value {
     match result {
-        CallResult::Ok { text, structured } => match structured_errors(tool, structured.as_ref()) {
-            None => json!({"ok": true, "result": text}),
+        CallResult::Ok {
+            text,
+            structured,
+            parts,
+        } => match structured_errors(tool, structured.as_ref()) {
+            None if parts.is_empty() => json!({"ok": true, "result": text}),
+            None => json!({"ok": true, "result": text, "parts": parts}),
             Some((error, errors)) => broken_output(error, errors),
         },
         CallResult::Error(error) => json!({"ok": false, "error": error}),

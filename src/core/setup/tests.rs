@@ -434,6 +434,7 @@ fn the_worker_s_own_calls_answer_like_call_tool() {
     let done = CallResult::Ok {
         text: "found".into(),
         structured: None,
+        parts: Vec::new(),
     };
     assert_eq!(
         call::mcp(&plain, done),
@@ -448,8 +449,19 @@ fn the_worker_s_own_calls_answer_like_call_tool() {
     let unshaped = CallResult::Ok {
         text: "{}".into(),
         structured: Some(json!({})),
+        parts: Vec::new(),
     };
     assert_eq!(call::mcp(&typed, unshaped)["ok"], false);
+    // A result with media answers its parts besides its text.
+    let image = crate::core::mcp::tools::call_result(&json!({"content": [
+        {"type": "text", "text": "a chart"},
+        {"type": "image", "mimeType": "image/png", "data": "AAAA"}
+    ]}));
+    assert_eq!(
+        call::mcp(&plain, image),
+        json!({"ok": true, "result": "a chart\n[image image/png, 4 bytes of base64 not shown]",
+            "parts": [{"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}}]})
+    );
 }
 
 #[test]

@@ -16,6 +16,8 @@ mod tests;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::core::agui::ToolContent;
+
 /// One tool call of a step.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -251,7 +253,7 @@ pub fn timeline(events: &[Value], times: &[f64], prompt: Option<&str>) -> Timeli
             }
             "TOOL_CALL_RESULT" => {
                 let id = text(event, "toolCallId");
-                let content = text(event, "content");
+                let content = ToolContent::text_of(&event["content"]);
                 if call_by_id(&mut out.entries, &id).is_none() {
                     // A call from an earlier run (a visitor answer) or cut from the log.
                     open_step(&mut out.entries, &mut current, at)

@@ -288,3 +288,23 @@ fn a_call_allowed_by_a_site_policy_says_so() {
         crate::core::run::CUSTOM_TOOL_CONFIRMATION
     );
 }
+
+#[test]
+fn a_result_with_media_shows_the_models_text() {
+    let events = vec![
+        json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "charts__plot"}),
+        json!({"type": "TOOL_CALL_END", "toolCallId": "c1"}),
+        json!({"type": "TOOL_CALL_RESULT", "toolCallId": "c1", "content": [
+            {"type": "text", "text": "{\"error\":\"no data\"}"},
+            {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}}]}),
+    ];
+    let t = timeline(&events, &[], None);
+    let Entry::Step(step) = &t.entries[0] else {
+        panic!()
+    };
+    assert_eq!(
+        step.calls[0].result.as_deref(),
+        Some("{\"error\":\"no data\"}")
+    );
+    assert_eq!(step.calls[0].error.as_deref(), Some("no data"));
+}

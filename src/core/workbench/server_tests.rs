@@ -253,6 +253,7 @@ fn answers_carry_no_secret() {
     let result = CallResult::Ok {
         text: "your key is sk-live-123456789 ok".into(),
         structured: None,
+        parts: Vec::new(),
     };
     let answer = call_answer(tool, result, &["sk-live-123456789"]);
     assert_eq!(answer["ok"], true);

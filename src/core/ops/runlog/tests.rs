@@ -203,6 +203,40 @@ fn a_cut_run_ends_with_a_run_error_once() {
 }
 
 #[test]
+fn a_cut_runs_run_error_carries_the_usage_its_log_kept() {
+    let summary = || -> RunSummary {
+        serde_json::from_value(json!({"runId": "r", "threadId": "t", "startedMs": 1.0,
+            "state": "interrupted", "eventCount": 2}))
+        .unwrap()
+    };
+    let step = json!({"type": "CUSTOM", "name": "webmcp_host.usage", "value": {"step": 1,
+        "model": "gpt", "modelId": "gpt-4.1", "provider": "openai", "usage": "reported",
+        "inputTokens": 120, "outputTokens": 8, "cachedInputTokens": null, "finishReason": "tool_calls",
+        "cost": null}});
+    let logged = |dropped| Events {
+        events: vec![
+            json!({"type": "RUN_STARTED", "threadId": "t", "runId": "r"}),
+            step.clone(),
+        ],
+        times: vec![1.0, 2.0],
+        dropped,
+        bytes: 0,
+    };
+    let mut events = logged(0);
+    assert!(end_cut_run(&mut summary(), &mut events, &[], 9.0));
+    let error = events.events.last().unwrap();
+    assert_eq!(error["code"], "worker_restarted");
+    assert_eq!(
+        error["usage"],
+        json!([{"provider": "openai", "model": "gpt-4.1", "inputTokens": 120, "outputTokens": 8, "totalTokens": 128}])
+    );
+    // A log that lost events may have lost usage events too: no usage is said.
+    let mut events = logged(3);
+    assert!(end_cut_run(&mut summary(), &mut events, &[], 9.0));
+    assert_eq!(events.events.last().unwrap().get("usage"), None);
+}
+
+#[test]
 fn a_large_event_is_stored_cut_and_a_run_log_stops_at_its_byte_budget() {
     use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
     let big = "x".repeat(300_000);

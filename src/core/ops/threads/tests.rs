@@ -33,7 +33,9 @@ fn a_cut_run_is_rebuilt_from_its_events_and_its_unanswered_calls_marked() {
         json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": "now."}),
         json!({"type": "TOOL_CALL_START", "toolCallId": "c1", "toolCallName": "look", "parentMessageId": "m1"}),
         json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c1", "delta": "{}"}),
-        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": "2 left"}),
+        json!({"type": "TOOL_CALL_RESULT", "messageId": "t1", "toolCallId": "c1", "content": [
+            {"type": "text", "text": "2 left [image image/png, 4 bytes of base64 not shown]"},
+            {"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}}]}),
         json!({"type": "TOOL_CALL_START", "toolCallId": "c2", "toolCallName": "buy", "parentMessageId": "m1"}),
         json!({"type": "TOOL_CALL_ARGS", "toolCallId": "c2", "delta": "{\"n\":"}),
         json!({"not": "an event"}),
@@ -48,6 +50,11 @@ fn a_cut_run_is_rebuilt_from_its_events_and_its_unanswered_calls_marked() {
         "arguments cut short are no JSON: an empty object"
     );
     assert_eq!(text[2]["toolCallId"], "c1");
+    // A result with media: the model's text, as the run gave it.
+    assert_eq!(
+        text[2]["content"],
+        "2 left [image image/png, 4 bytes of base64 not shown]"
+    );
     assert_eq!(
         (text[3]["toolCallId"].as_str(), text[3]["content"].as_str()),
         (Some("c2"), Some(MAY_HAVE_RUN))

@@ -1,12 +1,14 @@
 //! The drive's count of a run's tokens and cost: each model step's provider report becomes a
-//! [`StepUsage`] (unknown when the provider reported none), sent into the run as the `CUSTOM`
-//! event [`CUSTOM_USAGE`] just before the step's output ends, and summed for the run's answer.
+//! [`StepUsage`] (unknown when the provider reported none), priced, and sent into the run
+//! ([`Input::Usage`]) just before the step's output ends: the run emits it as the `CUSTOM`
+//! event [`CUSTOM_USAGE`](crate::core::observe::CUSTOM_USAGE) and sums it, for its answer and
+//! its last event.
 
 use serde_json::Value;
 
 use super::Drive;
 use crate::core::observe::cost::{step_cost, Prices};
-use crate::core::observe::{RunUsage, StepUsage, Usage, CUSTOM_USAGE};
+use crate::core::observe::{StepUsage, Usage};
 use crate::core::run::Input;
 
 /// What the drive keeps of the run's use.
@@ -16,7 +18,6 @@ pub(super) struct Meter {
     pub(super) step: usize,
     /// The provider's report of the call in progress (tokens, finish reason).
     pub(super) report: Option<(Option<Usage>, Option<String>)>,
-    run: RunUsage,
     prices: Prices,
 }
 
@@ -27,9 +28,9 @@ impl Drive {
     }
 
     /// The run answer's `usage` (`null` when no step's tokens are known; see
-    /// [`RunUsage::to_value`]).
+    /// [`RunUsage::to_value`](crate::core::observe::RunUsage::to_value)).
     pub fn usage(&self) -> Value {
-        self.usage.run.to_value()
+        self.run.usage().to_value()
     }
 
     /// The model step's output ended: its use goes into the run's events.
@@ -51,10 +52,6 @@ impl Drive {
                 usage.as_ref(),
             ),
         };
-        let value = self.usage.run.add(step);
-        self.run.handle(Input::Custom {
-            name: CUSTOM_USAGE.into(),
-            value,
-        });
+        self.run.handle(Input::Usage(step));
     }
 }

@@ -106,3 +106,34 @@ fn call_responses_become_outcomes() {
         }
     );
 }
+
+#[test]
+fn an_answers_media_parts_come_with_its_text() {
+    use crate::core::agui::{ContentPart, PartSource};
+    use crate::core::run::ToolOutcome;
+    let image = json!({"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}});
+    assert_eq!(
+        tool_outcome(&json!({"ok": true, "result": "a chart", "parts": [image,
+            {"type": "text", "text": "not the model's"}, {"type": "image"}, "junk"]})),
+        ToolOutcome::Media {
+            text: "a chart".into(),
+            parts: vec![ContentPart::Image {
+                source: PartSource::Data {
+                    value: "AAAA".into(),
+                    mime_type: "image/png".into()
+                }
+            }]
+        },
+        "text parts and what does not read as a part are dropped"
+    );
+    for parts in [
+        json!([]),
+        json!("AAAA"),
+        json!([{"type": "text", "text": "x"}]),
+    ] {
+        assert_eq!(
+            tool_outcome(&json!({"ok": true, "result": "plain", "parts": parts})),
+            ToolOutcome::Ok("plain".into())
+        );
+    }
+}

@@ -63,6 +63,16 @@ fn a_steps_usage_is_an_event_before_the_steps_end_and_the_runs_total() {
         (&total["inputTokens"], &total["steps"]),
         (&json!(1000), &json!(1))
     );
+    // The run's last event carries it in AG-UI's terms: by provider and model id, with only
+    // the counts the provider reported (no reasoning count in this stream).
+    let Some(Event::RunFinished { usage, .. }) = events.last() else {
+        panic!("{events:?}")
+    };
+    assert_eq!(
+        serde_json::to_value(usage).unwrap(),
+        json!([{"provider": "openai", "model": "m-1", "inputTokens": 1000, "outputTokens": 100,
+            "totalTokens": 1100, "cachedInputTokens": 0}])
+    );
 }
 
 #[test]
@@ -74,6 +84,9 @@ fn replay_usage_is_unknown_never_guessed() {
     assert_eq!(value["inputTokens"], Value::Null);
     assert_eq!(value["run"]["unknownSteps"], 1);
     assert_eq!(drive.usage(), Value::Null);
+    let end = serde_json::to_value(events(&first).last().unwrap()).unwrap();
+    assert_eq!(end["type"], "RUN_FINISHED");
+    assert_eq!(end.get("usage"), None, "nothing known: no usage");
 }
 
 const CALL_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Buying.\"}}]}\n\n\

@@ -1,0 +1,717 @@
+//! `crawl`: a site's coverage, page by page. The pages of one origin (given, or read from its
+//! sitemap) are loaded in the tab one after another; each page's tools are listed, audited
+//! (the static rules: nothing is called) and its declarative forms named; the answer is
+//! compared with the origin's previous crawl (tools added, removed, redefined), and the tab
+//! goes back to the page it showed.
+//!
+//! Sans-IO, like an evaluation: [`Crawl::poll`] says what to do next ([`Next`]), the shell does
+//! it and answers with [`Crawl::handle`] ([`Reply`]).
+//!
+//! Invariants: a crawl stays on the origin of the tab's page as Chrome names it (a URL of
+//! another origin is skipped, never loaded; a sitemap is read on that origin only); it loads at
+//! most [`MAX_CRAWL_PAGES`] pages; what it keeps for the next crawl is per origin and holds
+//! only fingerprints of tool definitions ([`fingerprint`]), no page text.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+use crate::core::evals::report::escape;
+pub use crate::core::limits::{
+    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_SITEMAP_BYTES,
+};
+use crate::core::tool::kind;
+use crate::core::url::Url;
+
+#[cfg(test)]
+mod tests;
+
+/// What `crawl` was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlRequest {
+    /// The tab the pages are loaded in.
+    pub tab_id: i64,
+    /// The pages, as given (absolute, or a path from the origin's root: `/shop`).
+    pub urls: Vec<String>,
+    /// A sitemap to read the pages from (`<loc>` entries), on the tab's origin.
+    pub sitemap: Option<String>,
+    /// At most this many pages are loaded.
+    pub limit: usize,
+    /// `html` adds `report`, the answer as one self-contained page.
+    pub html: bool,
+}
+
+impl CrawlRequest {
+    /// `{tabId, urls | sitemap, sameOrigin?, limit?, format?}`, with errors naming the field.
+    pub fn parse(value: &Value) -> Result<CrawlRequest, String> {
+        let map = value
+            .as_object()
+            .ok_or_else(|| format!("crawl: the request is {}, not an object", kind(value)))?;
+        let tab_id = map
+            .get("tabId")
+            .and_then(Value::as_i64)
+            .ok_or("crawl: `tabId` is required: the tab to load the pages in")?;
+        if let Some(same) = map.get("sameOrigin").filter(|v| !v.is_null()) {
+            if same != &Value::Bool(true) {
+                return Err(
+                    "crawl: `sameOrigin` must be true: a crawl stays on the origin of the tab's page"
+                        .into(),
+                );
+            }
+        }
+        let urls = match map.get("urls") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                if items.len() > MAX_CRAWL_URLS {
+                    return Err(format!(
+                        "crawl: {} `urls`, over the cap of {MAX_CRAWL_URLS}",
+                        items.len()
+                    ));
+                }
+                items
+                    .iter()
+                    .map(|u| u.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or("crawl: `urls` must be strings")?
+            }
+            Some(other) => return Err(format!("crawl: `urls` is {}, not an array", kind(other))),
+        };
+        let sitemap = match map.get("sitemap") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+            Some(other) => {
+                return Err(format!("crawl: `sitemap` is {}, not a URL", kind(other)));
+            }
+        };
+        match (urls.is_empty(), &sitemap) {
+            (true, None) => return Err("crawl: give `urls` or a `sitemap`".into()),
+            (false, Some(_)) => return Err("crawl: give `urls` or a `sitemap`, not both".into()),
+            _ => {}
+        }
+        let limit = match map.get("limit") {
+            None | Some(Value::Null) => DEFAULT_CRAWL_PAGES,
+            Some(v) => match v.as_u64() {
+                Some(n) if (1..=MAX_CRAWL_PAGES as u64).contains(&n) => n as usize,
+                _ => {
+                    let shown: String = v.to_string().chars().take(32).collect();
+                    return Err(format!(
+                        "crawl: `limit` must be 1 to {MAX_CRAWL_PAGES}, not {shown}"
+                    ));
+                }
+            },
+        };
+        let html = match map.get("format").and_then(Value::as_str) {
+            None | Some("json") => false,
+            Some("html") => true,
+            Some(other) => {
+                let shown: String = other.chars().take(32).collect();
+                return Err(format!(
+                    "crawl: unknown format {shown:?}; known: json, html"
+                ));
+            }
+        };
+        Ok(CrawlRequest {
+            tab_id,
+            urls,
+            sitemap,
+            limit,
+            html,
+        })
+    }
+}
+
+/// What the shell does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Read the sitemap `url` (on the tab's origin) in the tab's page: [`Reply::Sitemap`].
+    ReadSitemap {
+        /// The tab.
+        tab_id: i64,
+        /// The sitemap.
+        url: String,
+    },
+    /// Read what the origin's previous crawl kept: [`Reply::Previous`].
+    Previous {
+        /// The origin.
+        origin: String,
+    },
+    /// Load `url` in the tab (a page to crawl, or at the end the page it showed):
+    /// [`Reply::Loaded`].
+    Load {
+        /// The tab.
+        tab_id: i64,
+        /// The page.
+        url: String,
+    },
+    /// List the tab's tools (as `listTools` answers), `after_ms` from now: [`Reply::Listed`].
+    List {
+        /// The tab.
+        tab_id: i64,
+        /// The wait before listing.
+        after_ms: u32,
+    },
+    /// Keep `value` for the origin's next crawl: [`Reply::Kept`].
+    Keep {
+        /// The origin.
+        origin: String,
+        /// What to keep.
+        value: Value,
+    },
+    /// The answer.
+    Done(Value),
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The sitemap's text, or why it could not be read.
+    Sitemap(Result<String, String>),
+    /// What the origin's previous crawl kept, if any.
+    Previous(Option<Value>),
+    /// The page loaded (the URL the tab shows then), or why not.
+    Loaded(Result<String, String>),
+    /// The tab's tools as `listTools` answers them, or why they could not be listed.
+    Listed(Result<Value, String>),
+    /// Kept (or the keeping failed: the answer says so).
+    Kept(Result<(), String>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Stage {
+    Sitemap,
+    Previous,
+    Load,
+    List { tries: u32 },
+    Return,
+    Keep,
+    Done,
+}
+
+/// One crawl under way.
+#[derive(Debug)]
+pub struct Crawl {
+    request: CrawlRequest,
+    origin: String,
+    start_url: String,
+    now_ms: f64,
+    stage: Stage,
+    queue: Vec<String>,
+    skipped: Vec<Value>,
+    at: usize,
+    pages: Vec<Value>,
+    previous: Option<Value>,
+    kept_error: Option<String>,
+    sitemap_note: Option<String>,
+}
+
+impl Crawl {
+    /// A crawl of `request` from the tab's page `start_url` (as Chrome names it), at `now_ms`.
+    /// Fails when that page has no http(s) origin or the sitemap is on another origin.
+    pub fn new(request: CrawlRequest, start_url: &str, now_ms: f64) -> Result<Crawl, String> {
+        let origin = Url::parse(start_url)
+            .map(|u| u.origin())
+            .ok_or("crawl: the tab shows no http(s) page to crawl from")?;
+        let mut crawl = Crawl {
+            origin,
+            start_url: start_url.to_owned(),
+            now_ms,
+            stage: Stage::Previous,
+            queue: Vec::new(),
+            skipped: Vec::new(),
+            at: 0,
+            pages: Vec::new(),
+            previous: None,
+            kept_error: None,
+            sitemap_note: None,
+            request,
+        };
+        if let Some(sitemap) = crawl.request.sitemap.clone() {
+            let url = crawl
+                .resolve(&sitemap)
+                .map_err(|why| format!("crawl: the sitemap {why}"))?;
+            crawl.request.sitemap = Some(url);
+            crawl.stage = Stage::Sitemap;
+        } else {
+            let urls = std::mem::take(&mut crawl.request.urls);
+            crawl.enqueue(urls);
+        }
+        Ok(crawl)
+    }
+
+    /// The origin crawled.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// Pages done, and pages in all (known once the sitemap is read).
+    pub fn progress(&self) -> (usize, usize) {
+        (self.pages.len(), self.queue.len())
+    }
+
+    /// `url` made absolute on the crawl's origin, without its fragment; or why it is not crawled.
+    fn resolve(&self, url: &str) -> Result<String, String> {
+        let url = url.trim();
+        let absolute = if url.starts_with('/') && !url.starts_with("//") {
+            format!("{}{url}", self.origin)
+        } else {
+            url.to_owned()
+        };
+        let parsed = Url::parse(&absolute)
+            .ok_or_else(|| "is not an http(s) URL or a path from the site's root".to_owned())?;
+        if parsed.origin() != self.origin {
+            return Err(format!(
+                "is on another origin ({}): a crawl stays on {}",
+                parsed.origin(),
+                self.origin
+            ));
+        }
+        Ok(absolute.split('#').next().unwrap_or_default().to_owned())
+    }
+
+    fn enqueue(&mut self, urls: Vec<String>) {
+        for url in urls {
+            match self.resolve(&url) {
+                Err(why) => self.skipped.push(json!({"url": url, "why": why})),
+                Ok(url) if self.queue.contains(&url) => {}
+                Ok(url) if self.queue.len() >= self.request.limit => self.skipped.push(
+                    json!({"url": url, "why": format!("over the limit of {} pages", self.request.limit)}),
+                ),
+                Ok(url) => self.queue.push(url),
+            }
+        }
+    }
+
+    /// What to do next (the same until [`Crawl::handle`] is told what happened).
+    pub fn poll(&mut self) -> Next {
+        let tab_id = self.request.tab_id;
+        match &self.stage {
+            Stage::Sitemap => Next::ReadSitemap {
+                tab_id,
+                url: self.request.sitemap.clone().unwrap_or_default(),
+            },
+            Stage::Previous => Next::Previous {
+                origin: self.origin.clone(),
+            },
+            Stage::Load => match self.queue.get(self.at) {
+                Some(url) => Next::Load {
+                    tab_id,
+                    url: url.clone(),
+                },
+                None => {
+                    self.stage = Stage::Return;
+                    self.poll()
+                }
+            },
+            Stage::List { tries } => Next::List {
+                tab_id,
+                after_ms: if *tries == 0 { 0 } else { CRAWL_SETTLE_MS },
+            },
+            Stage::Return => Next::Load {
+                tab_id,
+                url: self.start_url.clone(),
+            },
+            Stage::Keep => Next::Keep {
+                origin: self.origin.clone(),
+                value: self.kept(),
+            },
+            Stage::Done => Next::Done(self.answer()),
+        }
+    }
+
+    /// What happened; a page's entry once it is done (for the shell to show progress).
+    pub fn handle(&mut self, reply: Reply) -> Option<Value> {
+        match (self.stage.clone(), reply) {
+            (Stage::Sitemap, Reply::Sitemap(text)) => {
+                match text {
+                    Ok(text) => {
+                        let (urls, nested) = sitemap_locs(&text);
+                        if nested > 0 {
+                            self.sitemap_note = Some(format!(
+                                "the sitemap is an index of {nested} sitemaps: give one of them"
+                            ));
+                        } else if urls.is_empty() {
+                            self.sitemap_note = Some("the sitemap lists no <loc>".into());
+                        }
+                        self.enqueue(urls);
+                    }
+                    Err(why) => {
+                        self.sitemap_note = Some(format!("the sitemap was not read: {why}"))
+                    }
+                }
+                self.stage = Stage::Previous;
+                None
+            }
+            (Stage::Previous, Reply::Previous(previous)) => {
+                self.previous = previous.filter(|p| p["pages"].is_object());
+                self.stage = Stage::Load;
+                None
+            }
+            (Stage::Load, Reply::Loaded(loaded)) => {
+                let url = self.queue[self.at].clone();
+                match loaded {
+                    Ok(_) => {
+                        self.stage = Stage::List { tries: 0 };
+                        None
+                    }
+                    Err(why) => self.page_done(json!({"url": url, "error": why})),
+                }
+            }
+            (Stage::List { tries }, Reply::Listed(listed)) => {
+                let url = self.queue[self.at].clone();
+                match listed {
+                    // A page that registers its tools a moment after loading is listed again.
+                    Ok(listing) if tools_of(&listing).is_empty() && tries == 0 => {
+                        self.stage = Stage::List { tries: 1 };
+                        None
+                    }
+                    Ok(listing) => self.page_done(page_entry(&url, &listing)),
+                    Err(why) => self.page_done(json!({"url": url, "error": why})),
+                }
+            }
+            (Stage::Return, Reply::Loaded(_)) => {
+                self.stage = Stage::Keep;
+                None
+            }
+            (Stage::Keep, Reply::Kept(kept)) => {
+                self.kept_error = kept.err();
+                self.stage = Stage::Done;
+                None
+            }
+            // A reply for another stage (a bug in the shell): ignored, the stage asks again.
+            _ => None,
+        }
+    }
+
+    fn page_done(&mut self, page: Value) -> Option<Value> {
+        self.pages.push(page.clone());
+        self.at += 1;
+        self.stage = Stage::Load;
+        Some(page)
+    }
+
+    /// What is kept for the origin's next crawl: `{at, pages: {url: {at, tools: {tool:
+    /// fingerprint}}}}`: this crawl's pages over the ones kept before (a page this crawl did not
+    /// reach keeps its last state, so a partial crawl forgets nothing), at most
+    /// [`MAX_CRAWL_URLS`] pages (those of this crawl first).
+    fn kept(&self) -> Value {
+        let mut pages: Map<String, Value> = (self.pages.iter())
+            .filter(|p| p.get("error").is_none())
+            .map(|p| {
+                (
+                    text(&p["url"]),
+                    json!({"at": self.now_ms, "tools": p["fingerprints"]}),
+                )
+            })
+            .collect();
+        let before = self.previous.as_ref().and_then(|p| p["pages"].as_object());
+        for (url, page) in before.into_iter().flatten() {
+            if pages.len() >= MAX_CRAWL_URLS {
+                break;
+            }
+            if !pages.contains_key(url) && page["tools"].is_object() {
+                pages.insert(url.clone(), page.clone());
+            }
+        }
+        json!({"at": self.now_ms, "pages": pages})
+    }
+
+    fn answer(&self) -> Value {
+        let pages: Vec<Value> = (self.pages.iter())
+            .map(|p| {
+                let mut p = p.clone();
+                if let Some(map) = p.as_object_mut() {
+                    map.remove("fingerprints");
+                }
+                p
+            })
+            .collect();
+        let ok: Vec<&Value> = pages.iter().filter(|p| p.get("error").is_none()).collect();
+        let count = |key: &str| -> usize {
+            ok.iter()
+                .map(|p| p[key].as_array().map_or(0, Vec::len))
+                .sum()
+        };
+        let scores: Vec<u64> = ok.iter().filter_map(|p| p["score"].as_u64()).collect();
+        let mut answer = json!({
+            "origin": self.origin,
+            "pages": pages,
+            "totals": {
+                "pages": self.pages.len(),
+                "failed": self.pages.len() - ok.len(),
+                "tools": count("tools"),
+                "forms": count("forms"),
+                "findings": count("findings"),
+                "lowestScore": scores.iter().min(),
+            },
+            "skipped": self.skipped,
+            "diff": self.diff(),
+        });
+        if let Some(note) = &self.sitemap_note {
+            answer["sitemapNote"] = json!(note);
+        }
+        if let Some(error) = &self.kept_error {
+            answer["keptError"] = json!(error);
+        }
+        if self.request.html {
+            answer["report"] = json!(html(&answer));
+        }
+        answer
+    }
+
+    /// This crawl against what the origin's earlier crawls kept: per page the tools added,
+    /// removed and redefined since it was last crawled (`since`); the pages never crawled
+    /// before, and those kept that this crawl did not reach. `null` for the origin's first
+    /// crawl.
+    fn diff(&self) -> Value {
+        let Some(previous) = &self.previous else {
+            return Value::Null;
+        };
+        let before = previous["pages"].as_object().cloned().unwrap_or_default();
+        let mut changed = Vec::new();
+        let mut new_pages = Vec::new();
+        for page in self.pages.iter().filter(|p| p.get("error").is_none()) {
+            let url = text(&page["url"]);
+            let now = page["fingerprints"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            let Some(kept) = before.get(&url) else {
+                new_pages.push(json!(url));
+                continue;
+            };
+            let Some(then) = kept["tools"].as_object() else {
+                new_pages.push(json!(url));
+                continue;
+            };
+            let names = |m: &Map<String, Value>, other: &Map<String, Value>| -> Vec<String> {
+                m.keys()
+                    .filter(|k| !other.contains_key(*k))
+                    .cloned()
+                    .collect()
+            };
+            let (added, removed) = (names(&now, then), names(then, &now));
+            let redefined: Vec<&String> = (now.iter())
+                .filter(|(k, v)| then.get(*k).is_some_and(|w| w != *v))
+                .map(|(k, _)| k)
+                .collect();
+            if !(added.is_empty() && removed.is_empty() && redefined.is_empty()) {
+                changed.push(json!({"url": url, "since": kept["at"], "added": added,
+                                    "removed": removed, "redefined": redefined}));
+            }
+        }
+        let crawled: Vec<String> = self.pages.iter().map(|p| text(&p["url"])).collect();
+        let missing: Vec<&String> = before.keys().filter(|u| !crawled.contains(u)).collect();
+        json!({
+            "previousAt": previous["at"],
+            "pages": changed,
+            "newPages": new_pages,
+            "missingPages": missing,
+        })
+    }
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_owned()
+}
+
+fn tools_of(listing: &Value) -> Vec<Value> {
+    listing["tools"].as_array().cloned().unwrap_or_default()
+}
+
+/// A tool's definition as one short fingerprint (64-bit FNV-1a of its description, schemas and
+/// hints, as hex): two crawls compare them to tell a redefined tool.
+pub fn fingerprint(tool: &Value) -> String {
+    let definition = json!([
+        tool["description"],
+        tool["inputSchema"],
+        tool["outputSchema"],
+        tool["annotations"],
+    ])
+    .to_string();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in definition.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// One page's entry: its tools (name, frame, description, form), its declarative forms, the
+/// audit's score and findings, what the listing skipped, and the fingerprints kept.
+fn page_entry(url: &str, listing: &Value) -> Value {
+    let tools = tools_of(listing);
+    let audit = crate::core::audit::audit_value(listing);
+    let mut fingerprints = Map::new();
+    let listed: Vec<Value> = (tools.iter())
+        .map(|t| {
+            let name = text(&t["name"]);
+            fingerprints.insert(name.clone(), json!(fingerprint(t)));
+            let mut entry =
+                json!({"name": name, "frameId": t["frameId"], "description": t["description"]});
+            if t["form"].is_object() {
+                entry["form"] = t["form"].clone();
+            }
+            entry
+        })
+        .collect();
+    let forms: Vec<Value> = (tools.iter())
+        .filter(|t| t["form"].is_object())
+        .map(|t| t["name"].clone())
+        .collect();
+    let mut page = json!({
+        "url": url,
+        "title": listing["page"]["title"],
+        "tools": listed,
+        "forms": forms,
+        "fingerprints": fingerprints,
+    });
+    if let Some(landed) = listing["page"]["url"].as_str().filter(|l| *l != url) {
+        page["landed"] = json!(landed);
+    }
+    match audit {
+        Ok(audit) => {
+            let json = audit.to_json();
+            page["score"] = json["score"].clone();
+            page["findings"] = json["findings"].clone();
+        }
+        Err(why) => page["auditError"] = json!(why),
+    }
+    if listing["problems"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty())
+    {
+        page["problems"] = listing["problems"].clone();
+    }
+    page
+}
+
+/// The `<loc>` entries of a sitemap (XML entities read back), and how many of them are nested
+/// sitemaps (a sitemap index's `<sitemap><loc>`), which are not followed.
+pub fn sitemap_locs(text: &str) -> (Vec<String>, usize) {
+    let text = &text[..text.len().min(MAX_SITEMAP_BYTES)];
+    let nested = text.matches("<sitemap>").count() + text.matches("<sitemap ").count();
+    if nested > 0 {
+        return (Vec::new(), nested);
+    }
+    let mut urls = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("<loc>") {
+        let after = &rest[start + 5..];
+        let Some(end) = after.find("</loc>") else {
+            break;
+        };
+        let loc = after[..end]
+            .trim()
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&amp;", "&");
+        urls.push(loc);
+        rest = &after[end + 6..];
+        if urls.len() >= MAX_CRAWL_URLS {
+            break;
+        }
+    }
+    (urls, 0)
+}
+
+/// The answer as one self-contained HTML page: the totals, the diff, and per page its tools,
+/// forms, score and findings (every text escaped; no script allowed).
+fn html(answer: &Value) -> String {
+    let mut out = String::from("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    out.push_str("<title>Crawl report</title><style>body{font:14px system-ui,sans-serif;margin:16px;max-width:960px}\
+table{border-collapse:collapse}td,th{border:1px solid #d0d5dd;padding:2px 6px;text-align:left}\
+.err{color:#b42318}.add{color:#067647}.rm{color:#b42318}.muted{color:#667085}</style></head><body>");
+    let t = &answer["totals"];
+    let _ = write!(
+        out,
+        "<h1>Crawl of {}</h1><p>{} pages ({} failed), {} tools, {} declarative forms, {} findings</p>",
+        escape(&text(&answer["origin"])),
+        t["pages"],
+        t["failed"],
+        t["tools"],
+        t["forms"],
+        t["findings"]
+    );
+    match answer["diff"].as_object() {
+        None => {
+            out.push_str("<p class=\"muted\">The origin's first crawl: nothing to compare.</p>")
+        }
+        Some(diff) => {
+            out.push_str("<h2>Since the previous crawl</h2><ul>");
+            let list = |v: &Value| -> String {
+                let items: Vec<String> = (v.as_array().into_iter().flatten())
+                    .map(|n| escape(n.as_str().unwrap_or_default()))
+                    .collect();
+                items.join(", ")
+            };
+            for page in diff["pages"].as_array().into_iter().flatten() {
+                let _ = write!(
+                    out,
+                    "<li>{}: <span class=\"add\">added {}</span>; <span class=\"rm\">removed {}</span>; redefined {}</li>",
+                    escape(&text(&page["url"])),
+                    list(&page["added"]),
+                    list(&page["removed"]),
+                    list(&page["redefined"])
+                );
+            }
+            let _ = write!(
+                out,
+                "<li>New pages: {}</li><li>Not reached this time: {}</li></ul>",
+                list(&diff["newPages"]),
+                list(&diff["missingPages"])
+            );
+        }
+    }
+    out.push_str("<h2>Pages</h2><table><tr><th>Page</th><th>Tools</th><th>Forms</th><th>Score</th><th>Findings</th></tr>");
+    for page in answer["pages"].as_array().into_iter().flatten() {
+        if let Some(error) = page["error"].as_str() {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td colspan=\"4\" class=\"err\">{}</td></tr>",
+                escape(&text(&page["url"])),
+                escape(error)
+            );
+            continue;
+        }
+        let names = |key: &str, field: Option<&str>| -> String {
+            let items: Vec<String> = (page[key].as_array().into_iter().flatten())
+                .map(|v| escape(&text(field.map_or(v, |f| &v[f]))))
+                .collect();
+            items.join(", ")
+        };
+        let findings: Vec<String> = (page["findings"].as_array().into_iter().flatten())
+            .map(|f| {
+                format!(
+                    "{} {} ({}): {}",
+                    escape(&text(&f["severity"])),
+                    escape(&text(&f["rule"])),
+                    escape(&text(&f["tool"])),
+                    escape(&text(&f["message"]))
+                )
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&text(&page["url"])),
+            names("tools", Some("name")),
+            names("forms", None),
+            page["score"],
+            findings.join("<br>")
+        );
+    }
+    out.push_str("</table>");
+    let mut by_why: BTreeMap<String, usize> = BTreeMap::new();
+    for s in answer["skipped"].as_array().into_iter().flatten() {
+        *by_why.entry(text(&s["why"])).or_default() += 1;
+    }
+    for (why, n) in by_why {
+        let _ = write!(out, "<p class=\"muted\">Skipped {n}: {}</p>", escape(&why));
+    }
+    out.push_str("</body></html>\n");
+    out
+}

@@ -1,0 +1,358 @@
+//! A crawl driven by hand: the pages loaded and listed in order, what is skipped and why, the
+//! sitemap read, the diff against the previous crawl, and the HTML report escaped.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+const START: &str = "https://shop.test/start";
+
+fn request(extra: Value) -> CrawlRequest {
+    let mut r = json!({"tabId": 7});
+    for (k, v) in extra.as_object().unwrap() {
+        r[k] = v.clone();
+    }
+    CrawlRequest::parse(&r).expect("parses")
+}
+
+/// A listing of `tools` (`(name, description)`), the first a declarative form.
+fn listing(url: &str, tools: &[(&str, &str)]) -> Value {
+    let tools: Vec<Value> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, (name, description))| {
+            let mut t = json!({"name": name, "description": description,
+                "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "what"}}},
+                "annotations": {"readOnlyHint": true, "consequentialHint": false, "untrustedContentHint": false},
+                "origin": "https://shop.test", "frameId": 0});
+            if i == 0 {
+                t["form"] = json!({"autoSubmit": true, "navigates": false});
+            }
+            t
+        })
+        .collect();
+    json!({"tools": tools, "problems": [], "page": {"url": url, "origin": "https://shop.test", "title": format!("Page {url}")}})
+}
+
+/// Drives a crawl to its end: `site` answers each loaded URL's listing (or an error); a URL at
+/// `/broken` does not load.
+fn drive(
+    crawl: &mut Crawl,
+    site: &dyn Fn(&str) -> Result<Value, String>,
+    previous: Option<Value>,
+) -> (Value, Vec<Next>, Value) {
+    let mut seen = Vec::new();
+    let mut kept = Value::Null;
+    let mut shown = String::new();
+    for _ in 0..1000 {
+        let next = crawl.poll();
+        seen.push(next.clone());
+        let reply = match next {
+            Next::Done(answer) => return (answer, seen, kept),
+            Next::ReadSitemap { .. } => panic!("no sitemap here"),
+            Next::Previous { .. } => Reply::Previous(previous.clone()),
+            Next::Load { url, .. } => {
+                shown = url.clone();
+                // A page at `/broken` does not load.
+                match url.ends_with("/broken") {
+                    true => Reply::Loaded(Err("the page did not load (net::ERR_FAILED)".into())),
+                    false => Reply::Loaded(Ok(url)),
+                }
+            }
+            Next::List { .. } => Reply::Listed(site(&shown)),
+            Next::Keep { value, .. } => {
+                kept = value;
+                Reply::Kept(Ok(()))
+            }
+        };
+        crawl.handle(reply);
+    }
+    panic!("the crawl did not end")
+}
+
+#[test]
+fn requests_are_checked_with_the_field_named() {
+    let r = request(json!({"urls": ["/a"], "limit": 3, "format": "html"}));
+    assert_eq!((r.limit, r.html, r.urls.len()), (3, true, 1));
+    assert_eq!(
+        request(json!({"sitemap": "/sitemap.xml"})).limit,
+        DEFAULT_CRAWL_PAGES
+    );
+    for (bad, says) in [
+        (json!({"urls": []}), "give `urls` or a `sitemap`"),
+        (json!({"urls": ["/a"], "sitemap": "/s.xml"}), "not both"),
+        (
+            json!({"urls": ["/a"], "sameOrigin": false}),
+            "stays on the origin",
+        ),
+        (
+            json!({"urls": ["/a"], "limit": 0}),
+            "`limit` must be 1 to 100",
+        ),
+        (
+            json!({"urls": ["/a"], "limit": 101}),
+            "`limit` must be 1 to 100",
+        ),
+        (json!({"urls": "/a"}), "not an array"),
+        (json!({"urls": [7]}), "must be strings"),
+        (json!({"urls": ["/a"], "format": "pdf"}), "unknown format"),
+        (
+            json!({"urls": vec!["/a"; MAX_CRAWL_URLS + 1]}),
+            "over the cap",
+        ),
+    ] {
+        let mut r = bad.clone();
+        r["tabId"] = json!(7);
+        let error = CrawlRequest::parse(&r).unwrap_err();
+        assert!(error.contains(says), "{bad}: {error}");
+    }
+    assert!(CrawlRequest::parse(&json!({"urls": ["/a"]}))
+        .unwrap_err()
+        .contains("tabId"));
+    assert!(Crawl::new(request(json!({"urls": ["/a"]})), "chrome://newtab/", 0.0).is_err());
+    assert!(Crawl::new(
+        request(json!({"sitemap": "https://other.test/s.xml"})),
+        START,
+        0.0
+    )
+    .unwrap_err()
+    .contains("another origin"));
+}
+
+#[test]
+fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back() {
+    let urls = json!([
+        "/a",
+        "https://shop.test/b#top",
+        "/a",
+        "https://evil.test/c",
+        "javascript:alert(1)",
+        "/broken",
+        "/late",
+        "/d"
+    ]);
+    let mut crawl = Crawl::new(request(json!({"urls": urls, "limit": 4})), START, 1000.0).unwrap();
+    let listed_late = std::cell::Cell::new(0);
+    let site = |url: &str| -> Result<Value, String> {
+        match url {
+            // Registers its tools a moment after loading: the first listing is empty.
+            "https://shop.test/late" => {
+                listed_late.set(listed_late.get() + 1);
+                Ok(if listed_late.get() == 1 {
+                    listing(url, &[])
+                } else {
+                    listing(url, &[("late_tool", "Lists late.")])
+                })
+            }
+            _ => Ok(listing(
+                url,
+                &[("search", "Searches the shop."), ("get", "")],
+            )),
+        }
+    };
+    let (answer, seen, kept) = drive(&mut crawl, &site, None);
+    let loads: Vec<String> = seen
+        .iter()
+        .filter_map(|n| match n {
+            Next::Load { url, .. } => Some(url.clone()),
+            _ => None,
+        })
+        .collect();
+    // Same origin only, fragments dropped, duplicates once, at most `limit`, then back.
+    assert_eq!(
+        loads,
+        [
+            "https://shop.test/a",
+            "https://shop.test/b",
+            "https://shop.test/broken",
+            "https://shop.test/late",
+            START
+        ]
+    );
+    assert!(
+        seen.contains(&Next::List {
+            tab_id: 7,
+            after_ms: CRAWL_SETTLE_MS
+        }),
+        "the late page listed again"
+    );
+    let pages = answer["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 4);
+    assert_eq!(pages[0]["forms"], json!(["search"]));
+    assert_eq!(
+        pages[0]["tools"][0]["form"],
+        json!({"autoSubmit": true, "navigates": false})
+    );
+    assert!(
+        pages[0]["score"].as_u64().unwrap() < 100,
+        "the tool without a description is found"
+    );
+    assert!(pages[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "description-missing"));
+    assert_eq!(pages[0]["title"], "Page https://shop.test/a");
+    assert!(pages[0].get("fingerprints").is_none(), "kept, not answered");
+    assert_eq!(pages[2]["error"], "the page did not load (net::ERR_FAILED)");
+    assert_eq!(pages[3]["tools"][0]["name"], "late_tool");
+    let skipped: Vec<&str> = answer["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["why"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped.len(), 3, "{skipped:?}");
+    assert!(skipped[0].contains("another origin (https://evil.test)"));
+    assert!(skipped[1].contains("not an http(s) URL"));
+    assert!(skipped[2].contains("over the limit of 4 pages"));
+    assert_eq!(
+        answer["totals"],
+        json!({"pages": 4, "failed": 1, "tools": 5, "forms": 3, "findings": answer["totals"]["findings"], "lowestScore": answer["totals"]["lowestScore"]})
+    );
+    assert_eq!(answer["diff"], Value::Null, "the origin's first crawl");
+    // Kept: fingerprints of the pages that loaded, no text of them.
+    assert_eq!(kept["at"], 1000.0);
+    assert_eq!(kept["pages"].as_object().unwrap().len(), 3);
+    assert!(!kept.to_string().contains("Searches the shop"), "{kept}");
+}
+
+#[test]
+fn a_second_crawl_names_the_tools_added_removed_and_redefined_and_the_pages_new_or_missing() {
+    let first = |url: &str| -> Result<Value, String> {
+        Ok(match url {
+            "https://shop.test/a" => {
+                listing(url, &[("search", "Searches."), ("cart", "The cart.")])
+            }
+            _ => listing(url, &[("other", "Other.")]),
+        })
+    };
+    let mut one = Crawl::new(request(json!({"urls": ["/a", "/b", "/gone"]})), START, 1.0).unwrap();
+    let (_, _, kept) = drive(&mut one, &first, None);
+    let second = |url: &str| -> Result<Value, String> {
+        Ok(match url {
+            // `search` redefined, `cart` removed, `checkout` added.
+            "https://shop.test/a" => listing(
+                url,
+                &[
+                    ("search", "Searches the whole shop."),
+                    ("checkout", "Pays."),
+                ],
+            ),
+            _ => listing(url, &[("other", "Other.")]),
+        })
+    };
+    let mut two = Crawl::new(request(json!({"urls": ["/a", "/b", "/new"]})), START, 2.0).unwrap();
+    let (answer, _, _) = drive(&mut two, &second, Some(kept));
+    assert_eq!(
+        answer["diff"],
+        json!({"previousAt": 1.0,
+               "pages": [{"url": "https://shop.test/a", "since": 1.0, "added": ["checkout"], "removed": ["cart"], "redefined": ["search"]}],
+               "newPages": ["https://shop.test/new"],
+               "missingPages": ["https://shop.test/gone"]})
+    );
+}
+
+#[test]
+fn a_partial_crawl_keeps_what_it_did_not_reach() {
+    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    let mut full = Crawl::new(request(json!({"urls": ["/a", "/b"]})), START, 1.0).unwrap();
+    let (_, _, kept) = drive(&mut full, &site, None);
+    let mut part = Crawl::new(request(json!({"urls": ["/a"]})), START, 2.0).unwrap();
+    let (answer, _, kept) = drive(&mut part, &site, Some(kept));
+    assert_eq!(
+        answer["diff"]["missingPages"],
+        json!(["https://shop.test/b"])
+    );
+    assert_eq!(kept["pages"]["https://shop.test/a"]["at"], 2.0);
+    assert_eq!(
+        kept["pages"]["https://shop.test/b"]["at"], 1.0,
+        "kept from the first crawl"
+    );
+    // A later full crawl compares /b with its state of the first crawl.
+    let changed = |url: &str| -> Result<Value, String> {
+        let description = if url.ends_with("/b") {
+            "T, changed."
+        } else {
+            "T."
+        };
+        Ok(listing(url, &[("t", description)]))
+    };
+    let mut again = Crawl::new(request(json!({"urls": ["/a", "/b"]})), START, 3.0).unwrap();
+    let (answer, _, _) = drive(&mut again, &changed, Some(kept));
+    assert_eq!(
+        answer["diff"]["pages"],
+        json!([{"url": "https://shop.test/b", "since": 1.0, "added": [], "removed": [], "redefined": ["t"]}])
+    );
+    assert_eq!(answer["diff"]["newPages"], json!([]));
+}
+
+#[test]
+fn a_sitemap_is_read_on_the_origin_and_its_locs_crawled() {
+    let sitemap = r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+        <url><loc>https://shop.test/p?a=1&amp;b=2</loc></url><url><loc> https://shop.test/q </loc></url>
+        <url><loc>https://evil.test/x</loc></url></urlset>"#;
+    let mut crawl = Crawl::new(request(json!({"sitemap": "/sitemap.xml"})), START, 0.0).unwrap();
+    assert_eq!(
+        crawl.poll(),
+        Next::ReadSitemap {
+            tab_id: 7,
+            url: "https://shop.test/sitemap.xml".into()
+        }
+    );
+    crawl.handle(Reply::Sitemap(Ok(sitemap.into())));
+    assert_eq!(crawl.progress(), (0, 2));
+    let (answer, _, _) = drive(
+        &mut crawl,
+        &|url: &str| Ok(listing(url, &[("t", "T.")])),
+        None,
+    );
+    let urls: Vec<&str> = answer["pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["url"].as_str().unwrap())
+        .collect();
+    assert_eq!(urls, ["https://shop.test/p?a=1&b=2", "https://shop.test/q"]);
+    assert_eq!(answer["skipped"][0]["url"], "https://evil.test/x");
+    // An index of sitemaps is not followed: it says so; an unreadable sitemap says why.
+    let index =
+        "<sitemapindex><sitemap><loc>https://shop.test/s1.xml</loc></sitemap></sitemapindex>";
+    assert_eq!(sitemap_locs(index), (vec![], 1));
+    let mut crawl = Crawl::new(request(json!({"sitemap": "/sitemap.xml"})), START, 0.0).unwrap();
+    crawl.handle(Reply::Sitemap(Err("404".into())));
+    let (answer, _, _) = drive(&mut crawl, &|url: &str| Ok(listing(url, &[])), None);
+    assert_eq!(answer["sitemapNote"], "the sitemap was not read: 404");
+    assert_eq!(answer["pages"], json!([]));
+}
+
+#[test]
+fn the_html_report_escapes_what_pages_wrote() {
+    let evil = "<img src=x onerror=alert(1)>";
+    let mut crawl = Crawl::new(
+        request(json!({"urls": ["/a"], "format": "html"})),
+        START,
+        0.0,
+    )
+    .unwrap();
+    let (answer, _, _) = drive(
+        &mut crawl,
+        &|url: &str| Ok(listing(url, &[("x", evil)])),
+        None,
+    );
+    let report = answer["report"].as_str().unwrap();
+    assert!(report.starts_with("<!doctype html>"));
+    assert!(!report.contains("<img"), "{report}");
+    assert!(report.contains("default-src 'none'"));
+}
+
+#[test]
+fn a_fingerprint_changes_with_the_definition_only() {
+    let a = json!({"name": "t", "description": "d", "inputSchema": {"type": "object"}});
+    let mut b = a.clone();
+    b["frameId"] = json!(3);
+    assert_eq!(fingerprint(&a), fingerprint(&b));
+    b["description"] = json!("e");
+    assert_ne!(fingerprint(&a), fingerprint(&b));
+    assert_eq!(fingerprint(&a).len(), 16);
+}

@@ -1,0 +1,70 @@
+//! `webmcpHost.crawl`: performs what the core's [`Crawl`] asks (the sitemap read by the tab's
+//! top frame, pages loaded in the tab, its tools listed as `listTools` lists them, the origin's
+//! last crawl read and kept in `chrome.storage.local`) and pushes each page to the open pages
+//! (`{webmcpHostUi: "crawlProgress", done, total, page}`).
+
+use serde_json::{json, Value};
+use wasm_bindgen_futures::JsFuture;
+
+use super::io::{now_ms, sleep};
+use super::pages::push;
+use crate::core::crawl::{Crawl, CrawlRequest, Next, Reply};
+use crate::core::limits::{CRAWL_LOAD_MS, SITEMAP_MS};
+use crate::core::page::bridge::{parse_sitemap_reply, FrameRequest, Reply as Frame, Target};
+use crate::core::storage::{Area, CRAWL_PREFIX};
+
+/// Crawls one origin's pages in a tab; resolves to the crawl's answer.
+pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
+    let start = super::evals::page_url(request.tab_id)
+        .await
+        .map_err(|e| e.replacen("evaluate:", "crawl:", 1))?;
+    let mut crawl = Crawl::new(request, &start, now_ms())?;
+    loop {
+        let reply = match crawl.poll() {
+            Next::Done(answer) => return Ok(answer),
+            Next::ReadSitemap { tab_id, url } => {
+                let message = FrameRequest::ReadSitemap { url }.to_message();
+                Reply::Sitemap(
+                    match super::ask(tab_id, Target::TOP, &message, SITEMAP_MS).await {
+                        Frame::Answered(Ok(text)) => parse_sitemap_reply(&text),
+                        Frame::Answered(Err(e)) | Frame::Failed(e) => Err(e),
+                        Frame::TimedOut => Err(format!("no answer within {SITEMAP_MS} ms")),
+                    },
+                )
+            }
+            Next::Previous { origin } => Reply::Previous(
+                super::store::read(Area::Local, &format!("{CRAWL_PREFIX}{origin}"))
+                    .await
+                    .ok()
+                    .flatten(),
+            ),
+            Next::Load { tab_id, url } => Reply::Loaded(
+                super::io::reload_tab(tab_id as f64, &url, CRAWL_LOAD_MS)
+                    .await
+                    .map(|_| url)
+                    .map_err(|e| super::convert::describe(&e)),
+            ),
+            Next::List { tab_id, after_ms } => {
+                if after_ms > 0 {
+                    let _ = JsFuture::from(sleep(after_ms)).await;
+                }
+                Reply::Listed(super::tab_tools(tab_id).await.map(|t| t.response()))
+            }
+            Next::Keep { origin, value } => Reply::Kept(
+                super::store::put(
+                    Area::Local,
+                    &format!("{CRAWL_PREFIX}{origin}"),
+                    Some(&value),
+                )
+                .await,
+            ),
+        };
+        if let Some(page) = crawl.handle(reply) {
+            let (done, total) = crawl.progress();
+            push(
+                "crawlProgress",
+                json!({"done": done, "total": total, "page": page}),
+            );
+        }
+    }
+}
