@@ -96,7 +96,7 @@ impl EvaluateRequest {
                 Some(Format::parse(name).map_err(|e| format!("evaluate: {e}"))?)
             }
             Some(_) => {
-                return Err("evaluate: `format` must be \"json\", \"junit\" or \"html\"".into())
+                return Err("evaluate: `format` must be \"json\", \"junit\", \"html\", \"markdown\" or \"sarif\"".into())
             }
         };
         let reload = match map.get("reload") {
