@@ -146,6 +146,7 @@
   const formNamed = (name) =>
     Array.from(Document.prototype.querySelectorAll.call(document, 'form[toolname]')).find((f) => attr(f, 'toolname') === name);
   const withoutHash = (url) => url.split('#')[0];
+  const baseUriOf = (node) => Object.getOwnPropertyDescriptor(Node.prototype, 'baseURI').get.call(node);
   // The declarative form behind a tool, as this frame's DOM has it (an entry's own `form`
   // field, which a polyfill's page script could write, is replaced): whether it submits by
   // itself, and whether it sends its document elsewhere (a target other than `_self`, an action
@@ -154,9 +155,12 @@
     const form = formNamed(name);
     if (form === undefined) return undefined;
     const target = (attr(form, 'target') ?? '').trim();
+    // A form without an action (or an empty one) submits to its document's URL, whatever its
+    // <base>; `baseURI` is read through Node's own getter (`<img name="baseURI">` shadows it).
+    const written = (attr(form, 'action') ?? '').trim();
     let action = location.href;
     try {
-      action = new URL(attr(form, 'action') ?? '', document.baseURI).href;
+      if (written !== '') action = new URL(written, baseUriOf(document)).href;
     } catch {
       // an action that is no URL: the form submits to this page
     }

@@ -37,7 +37,8 @@ export async function runCrawl() {
 
 /** A page pushed while the crawl runs. */
 export function onProgress(message) {
-  if (!$('crawl-run').disabled) return;
+  // This view's crawl only: its tab's, while it runs.
+  if (!$('crawl-run').disabled || message.tabId !== state.tabId) return;
   say('crawl-status', `Crawling… ${message.done} of ${message.total} pages done`);
   $('crawl-results').append(pageItem(message.page));
 }

@@ -188,18 +188,21 @@ export function renderReport(answer) {
  */
 function renderGrid(results) {
   const columns = [...new Set(results.map(columnOf))];
-  const cases = new Map(); // case name → {cells: Map(column → [result, index]), passed, total}
+  // A case is its index in the suite (two cases may share a name; older answers: the name).
+  const cases = new Map(); // case → {name, cells: Map(column → [result, index]), passed, total}
   results.forEach((r, index) => {
-    const row = cases.get(r.name) ?? { cells: new Map(), passed: 0, total: 0 };
+    const key = r.caseIndex ?? r.name;
+    const row = cases.get(key) ?? { name: r.name, cells: new Map(), passed: 0, total: 0 };
     row.cells.set(columnOf(r), [r, index]);
     row.total += 1;
     if (r.outcome === 'pass') row.passed += 1;
-    cases.set(r.name, row);
+    cases.set(key, row);
   });
   const grid = $('evals-grid');
   const head = element('tr');
   head.append(element('th', '', 'Case'), ...columns.map((c) => element('th', '', c)), element('th', '', 'Pass rate'));
-  const rows = [...cases].map(([name, row]) => {
+  const rows = [...cases.values()].map((row) => {
+    const { name } = row;
     const tr = element('tr');
     tr.dataset.case = name;
     tr.dataset.allPass = String(row.passed === row.total);

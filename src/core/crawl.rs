@@ -17,9 +17,11 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
+use crate::core::evals::messages::short as short_value;
 use crate::core::evals::report::escape;
 pub use crate::core::limits::{
-    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_SITEMAP_BYTES,
+    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS, MAX_CRAWL_PAGES,
+    MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
 use crate::core::tool::kind;
 use crate::core::url::Url;
@@ -257,6 +259,9 @@ impl Crawl {
         } else {
             url.to_owned()
         };
+        if absolute.len() > MAX_CRAWL_URL_BYTES {
+            return Err(format!("is over {MAX_CRAWL_URL_BYTES} bytes long"));
+        }
         let parsed = Url::parse(&absolute)
             .ok_or_else(|| "is not an http(s) URL or a path from the site's root".to_owned())?;
         if parsed.origin() != self.origin {
@@ -266,7 +271,7 @@ impl Crawl {
                 self.origin
             ));
         }
-        Ok(absolute.split('#').next().unwrap_or_default().to_owned())
+        Ok(normal_url(&parsed))
     }
 
     fn enqueue(&mut self, urls: Vec<String>) {
@@ -298,6 +303,11 @@ impl Crawl {
                     tab_id,
                     url: url.clone(),
                 },
+                // Nothing was loaded: the tab is where it was, and nothing new is kept.
+                None if self.pages.is_empty() => {
+                    self.stage = Stage::Done;
+                    self.poll()
+                }
                 None => {
                     self.stage = Stage::Return;
                     self.poll()
@@ -349,8 +359,8 @@ impl Crawl {
             }
             (Stage::Load, Reply::Loaded(loaded)) => {
                 let url = self.queue[self.at].clone();
-                match loaded {
-                    Ok(_) => {
+                match loaded.and_then(|landed| self.on_origin(&landed)) {
+                    Ok(()) => {
                         self.stage = Stage::List { tries: 0 };
                         None
                     }
@@ -365,7 +375,13 @@ impl Crawl {
                         self.stage = Stage::List { tries: 1 };
                         None
                     }
-                    Ok(listing) => self.page_done(page_entry(&url, &listing)),
+                    // The page may have moved on by itself since it loaded: its tools are
+                    // this origin's only while it shows a page of it.
+                    Ok(listing) => match listing["page"]["url"].as_str().map(|u| self.on_origin(u))
+                    {
+                        Some(Err(why)) => self.page_done(json!({"url": url, "error": why})),
+                        _ => self.page_done(page_entry(&url, &listing, &self.origin)),
+                    },
                     Err(why) => self.page_done(json!({"url": url, "error": why})),
                 }
             }
@@ -380,6 +396,34 @@ impl Crawl {
             }
             // A reply for another stage (a bug in the shell): ignored, the stage asks again.
             _ => None,
+        }
+    }
+
+    /// Whether the tab shows a page of the crawl's origin (`landed`: where it went).
+    fn on_origin(&self, landed: &str) -> Result<(), String> {
+        match Url::parse(landed).map(|u| u.origin()) {
+            Some(origin) if origin == self.origin => Ok(()),
+            Some(origin) => Err(format!(
+                "the page went to another origin ({origin}); its tools are not listed"
+            )),
+            None => Err(format!(
+                "the page went to {}: not a page of {}",
+                short(landed),
+                self.origin
+            )),
+        }
+    }
+
+    /// Past the crawl's time budget ([`MAX_CRAWL_MS`] from its start, `now_ms`): the pages not
+    /// loaded yet are skipped, and the crawl ends with those it has.
+    pub fn tick(&mut self, now_ms: f64) {
+        if now_ms - self.now_ms <= MAX_CRAWL_MS as f64 || self.stage != Stage::Load {
+            return;
+        }
+        let minutes = MAX_CRAWL_MS / 60_000;
+        for url in self.queue.drain(self.at..) {
+            let why = format!("over the crawl's time budget of {minutes} minutes");
+            self.skipped.push(json!({"url": url, "why": why}));
         }
     }
 
@@ -404,14 +448,25 @@ impl Crawl {
                 )
             })
             .collect();
+        // Pages kept before, within the count and the bytes kept for an origin.
+        let mut bytes: usize = pages
+            .iter()
+            .map(|(u, p)| u.len() + p.to_string().len())
+            .sum();
         let before = self.previous.as_ref().and_then(|p| p["pages"].as_object());
         for (url, page) in before.into_iter().flatten() {
-            if pages.len() >= MAX_CRAWL_URLS {
+            if pages.contains_key(url)
+                || !page["tools"].is_object()
+                || url.len() > MAX_CRAWL_URL_BYTES
+            {
+                continue;
+            }
+            let size = url.len() + page.to_string().len();
+            if pages.len() >= MAX_CRAWL_URLS || bytes + size > MAX_CRAWL_KEPT_BYTES {
                 break;
             }
-            if !pages.contains_key(url) && page["tools"].is_object() {
-                pages.insert(url.clone(), page.clone());
-            }
+            bytes += size;
+            pages.insert(url.clone(), page.clone());
         }
         json!({"at": self.now_ms, "pages": pages})
     }
@@ -511,42 +566,63 @@ impl Crawl {
     }
 }
 
+fn short(text: &str) -> String {
+    short_value(&json!(text))
+}
+
 fn text(value: &Value) -> String {
     value.as_str().unwrap_or_default().to_owned()
+}
+
+/// A URL as Chrome writes it: origin without its scheme's default port, a path (`/` at least),
+/// the query, no fragment, spaces as `%20`.
+fn normal_url(url: &Url) -> String {
+    let path = if url.path.is_empty() { "/" } else { &url.path };
+    let query = url
+        .query
+        .as_ref()
+        .map(|q| format!("?{q}"))
+        .unwrap_or_default();
+    format!("{}{path}{query}", url.origin()).replace(' ', "%20")
 }
 
 fn tools_of(listing: &Value) -> Vec<Value> {
     listing["tools"].as_array().cloned().unwrap_or_default()
 }
 
-/// A tool's definition as one short fingerprint (64-bit FNV-1a of its description, schemas and
-/// hints, as hex): two crawls compare them to tell a redefined tool.
+/// A tool's definition as one short fingerprint (the first 128 bits of the SHA-256 of its
+/// title, description, schemas and hints, as hex): two crawls compare them to tell a redefined
+/// tool, and a page cannot make two definitions collide.
 pub fn fingerprint(tool: &Value) -> String {
+    use sha2::{Digest, Sha256};
     let definition = json!([
+        tool["title"],
         tool["description"],
         tool["inputSchema"],
         tool["outputSchema"],
         tool["annotations"],
     ])
     .to_string();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in definition.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{hash:016x}")
+    let digest = Sha256::digest(definition.as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// One page's entry: its tools (name, frame, description, form), its declarative forms, the
 /// audit's score and findings, what the listing skipped, and the fingerprints kept.
-fn page_entry(url: &str, listing: &Value) -> Value {
+fn page_entry(url: &str, listing: &Value, origin: &str) -> Value {
     let tools = tools_of(listing);
     let audit = crate::core::audit::audit_value(listing);
     let mut fingerprints = Map::new();
     let listed: Vec<Value> = (tools.iter())
         .map(|t| {
             let name = text(&t["name"]);
-            fingerprints.insert(name.clone(), json!(fingerprint(t)));
+            // A frame of another origin's tool is kept under its origin too: the same name in
+            // two origins' frames is two tools.
+            let key = match t["origin"].as_str() {
+                Some(other) if other != origin => format!("{name} ({other})"),
+                _ => name.clone(),
+            };
+            fingerprints.insert(key, json!(fingerprint(t)));
             let mut entry =
                 json!({"name": name, "frameId": t["frameId"], "description": t["description"]});
             if t["form"].is_object() {
@@ -589,7 +665,11 @@ fn page_entry(url: &str, listing: &Value) -> Value {
 /// The `<loc>` entries of a sitemap (XML entities read back), and how many of them are nested
 /// sitemaps (a sitemap index's `<sitemap><loc>`), which are not followed.
 pub fn sitemap_locs(text: &str) -> (Vec<String>, usize) {
-    let text = &text[..text.len().min(MAX_SITEMAP_BYTES)];
+    let mut end = text.len().min(MAX_SITEMAP_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
     let nested = text.matches("<sitemap>").count() + text.matches("<sitemap ").count();
     if nested > 0 {
         return (Vec::new(), nested);

@@ -345,8 +345,19 @@ pub const CRAWL_SETTLE_MS: u32 = 1_000;
 pub const CRAWL_LOAD_MS: u32 = 30_000;
 /// How long the page's content script may take to read the sitemap, ms.
 pub const SITEMAP_MS: u32 = 10_000;
+/// A crawl's whole time, ms: past it, the pages not loaded yet are skipped.
+pub const MAX_CRAWL_MS: u32 = 15 * 60 * 1000;
+/// Bytes of one URL a crawl loads or keeps.
+pub const MAX_CRAWL_URL_BYTES: usize = 2_048;
+/// Bytes kept of one origin's crawls (its pages' tool fingerprints).
+pub const MAX_CRAWL_KEPT_BYTES: usize = 512 * 1024;
 
 // --- Evals, applied in the module each names -----------------------------------------------------
+
+/// The most results a Markdown summary of an evaluation lists (failures, passes with a warning).
+pub const MAX_SUMMARY_RESULTS: usize = 50;
+/// Bytes of a Markdown summary: under what a pull-request comment holds (65,536 characters).
+pub const MAX_SUMMARY_BYTES: usize = 60_000;
 
 /// How long a page may take to load again (`reload`), ms.
 /// (Used as `RELOAD_MS` in `shell/evals.rs`.)

@@ -1,7 +1,7 @@
 //! `webmcpHost.crawl`: performs what the core's [`Crawl`] asks (the sitemap read by the tab's
 //! top frame, pages loaded in the tab, its tools listed as `listTools` lists them, the origin's
 //! last crawl read and kept in `chrome.storage.local`) and pushes each page to the open pages
-//! (`{webmcpHostUi: "crawlProgress", done, total, page}`).
+//! (`{webmcpHostUi: "crawlProgress", tabId, done, total, page}`).
 
 use serde_json::{json, Value};
 use wasm_bindgen_futures::JsFuture;
@@ -18,8 +18,10 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
     let start = super::evals::page_url(request.tab_id)
         .await
         .map_err(|e| e.replacen("evaluate:", "crawl:", 1))?;
+    let tab = request.tab_id;
     let mut crawl = Crawl::new(request, &start, now_ms())?;
     loop {
+        crawl.tick(now_ms());
         let reply = match crawl.poll() {
             Next::Done(answer) => return Ok(answer),
             Next::ReadSitemap { tab_id, url } => {
@@ -39,10 +41,10 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
                     .flatten(),
             ),
             Next::Load { tab_id, url } => Reply::Loaded(
-                super::io::reload_tab(tab_id as f64, &url, CRAWL_LOAD_MS)
-                    .await
-                    .map(|_| url)
-                    .map_err(|e| super::convert::describe(&e)),
+                match super::io::load_tab(tab_id as f64, &url, CRAWL_LOAD_MS).await {
+                    Ok(landed) => Ok(landed.as_string().unwrap_or(url)),
+                    Err(e) => Err(super::convert::describe(&e)),
+                },
             ),
             Next::List { tab_id, after_ms } => {
                 if after_ms > 0 {
@@ -63,7 +65,7 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
             let (done, total) = crawl.progress();
             push(
                 "crawlProgress",
-                json!({"done": done, "total": total, "page": page}),
+                json!({"tabId": tab, "done": done, "total": total, "page": page}),
             );
         }
     }

@@ -141,6 +141,14 @@ export async function reloadTab(tabId, url, ms) {
   }
 }
 
+/**
+ * Loads `url` in the tab once (a crawl's page); resolves with the URL its top frame loaded,
+ * wherever a redirect or the page took it (the caller checks where).
+ */
+export async function loadTab(tabId, url, ms) {
+  return loadOnce(tabId, url, Date.now() + ms);
+}
+
 /** One load of `url` in the tab; resolves with the URL its top frame loaded next. */
 async function loadOnce(tabId, url, deadline) {
   const top = await topFrame(tabId);

@@ -72,6 +72,9 @@ extern "C" {
     /// The tab back on `url`, freshly loaded (`evaluate({reload: true})`).
     #[wasm_bindgen(js_name = reloadTab, catch)]
     pub(crate) async fn reload_tab(tab_id: f64, url: &str, ms: u32) -> Result<JsValue, JsValue>;
+    /// Loads `url` in the tab once; resolves to the URL its top frame landed on.
+    #[wasm_bindgen(js_name = loadTab, catch)]
+    pub(crate) async fn load_tab(tab_id: f64, url: &str, ms: u32) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = sleep)]
     pub(crate) fn sleep(ms: u32) -> Promise;
     /// The sign-in tab: `heard(event, a, b)` hears its events until it returns true.

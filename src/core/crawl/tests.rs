@@ -35,7 +35,8 @@ fn listing(url: &str, tools: &[(&str, &str)]) -> Value {
 }
 
 /// Drives a crawl to its end: `site` answers each loaded URL's listing (or an error); a URL at
-/// `/broken` does not load.
+/// `/broken` does not load, one at `/moved` redirects to `/landed`, one at `/away` lands on
+/// another origin.
 fn drive(
     crawl: &mut Crawl,
     site: &dyn Fn(&str) -> Result<Value, String>,
@@ -53,10 +54,14 @@ fn drive(
             Next::Previous { .. } => Reply::Previous(previous.clone()),
             Next::Load { url, .. } => {
                 shown = url.clone();
-                // A page at `/broken` does not load.
+                if url.ends_with("/moved") {
+                    shown = "https://shop.test/landed".into();
+                } else if url.ends_with("/away") {
+                    shown = "https://evil.test/phish".into();
+                }
                 match url.ends_with("/broken") {
                     true => Reply::Loaded(Err("the page did not load (net::ERR_FAILED)".into())),
-                    false => Reply::Loaded(Ok(url)),
+                    false => Reply::Loaded(Ok(shown.clone())),
                 }
             }
             Next::List { .. } => Reply::Listed(site(&shown)),
@@ -206,9 +211,21 @@ fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back()
     assert!(skipped[0].contains("another origin (https://evil.test)"));
     assert!(skipped[1].contains("not an http(s) URL"));
     assert!(skipped[2].contains("over the limit of 4 pages"));
+    // The totals add the pages up.
+    let ok: Vec<&Value> = pages.iter().filter(|p| p.get("error").is_none()).collect();
+    let findings: usize = ok
+        .iter()
+        .map(|p| p["findings"].as_array().unwrap().len())
+        .sum();
+    let lowest = ok
+        .iter()
+        .map(|p| p["score"].as_u64().unwrap())
+        .min()
+        .unwrap();
+    assert!(findings > 0 && lowest < 100);
     assert_eq!(
         answer["totals"],
-        json!({"pages": 4, "failed": 1, "tools": 5, "forms": 3, "findings": answer["totals"]["findings"], "lowestScore": answer["totals"]["lowestScore"]})
+        json!({"pages": 4, "failed": 1, "tools": 5, "forms": 3, "findings": findings, "lowestScore": lowest})
     );
     assert_eq!(answer["diff"], Value::Null, "the origin's first crawl");
     // Kept: fingerprints of the pages that loaded, no text of them.
@@ -337,11 +354,16 @@ fn the_html_report_escapes_what_pages_wrote() {
     .unwrap();
     let (answer, _, _) = drive(
         &mut crawl,
-        &|url: &str| Ok(listing(url, &[("x", evil)])),
+        // A name, a description and a finding's message quoting them, as a page could write.
+        &|url: &str| Ok(listing(url, &[(evil, evil)])),
         None,
     );
     let report = answer["report"].as_str().unwrap();
     assert!(report.starts_with("<!doctype html>"));
+    assert!(
+        report.contains("&lt;img src=x onerror=alert(1)&gt;"),
+        "the name is printed, escaped"
+    );
     assert!(!report.contains("<img"), "{report}");
     assert!(report.contains("default-src 'none'"));
 }
@@ -354,5 +376,123 @@ fn a_fingerprint_changes_with_the_definition_only() {
     assert_eq!(fingerprint(&a), fingerprint(&b));
     b["description"] = json!("e");
     assert_ne!(fingerprint(&a), fingerprint(&b));
-    assert_eq!(fingerprint(&a).len(), 16);
+    let mut titled = a.clone();
+    titled["title"] = json!("T");
+    assert_ne!(
+        fingerprint(&a),
+        fingerprint(&titled),
+        "the title is part of the definition"
+    );
+    assert_eq!(fingerprint(&a).len(), 32);
+}
+
+#[test]
+fn a_page_that_leaves_the_origin_is_an_error_and_a_redirect_within_it_is_followed() {
+    let site = |url: &str| -> Result<Value, String> {
+        Ok(match url {
+            // Listed after it moved itself to another origin.
+            "https://shop.test/drifts" => listing("https://evil.test/x", &[("steal", "S.")]),
+            _ => listing(url, &[("t", "T.")]),
+        })
+    };
+    let urls = json!(["/moved", "/away", "/drifts", "https://SHOP.test:443/b c"]);
+    let mut crawl = Crawl::new(request(json!({"urls": urls})), START, 0.0).unwrap();
+    let (answer, seen, kept) = drive(&mut crawl, &site, None);
+    let pages = answer["pages"].as_array().unwrap();
+    assert_eq!(pages[0]["url"], "https://shop.test/moved");
+    assert_eq!(pages[0]["landed"], "https://shop.test/landed");
+    assert!(pages[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("another origin (https://evil.test)"));
+    assert!(pages[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("another origin (https://evil.test)"));
+    assert!(
+        !kept.to_string().contains("steal"),
+        "a tool of another origin's page is not kept"
+    );
+    // Written as Chrome writes it: lowercase host, no default port, spaces encoded.
+    assert!(seen.contains(&Next::Load {
+        tab_id: 7,
+        url: "https://shop.test/b%20c".into()
+    }));
+}
+
+#[test]
+fn a_crawl_past_its_time_budget_skips_the_pages_left_and_ends_with_those_it_has() {
+    let mut crawl = Crawl::new(request(json!({"urls": ["/a", "/b", "/c"]})), START, 0.0).unwrap();
+    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    crawl.handle(Reply::Previous(None));
+    assert!(matches!(crawl.poll(), Next::Load { .. }));
+    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
+    crawl.poll();
+    crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    crawl.tick(f64::from(MAX_CRAWL_MS) + 1.0);
+    let (answer, _, _) = drive(&mut crawl, &site, None);
+    assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
+    let skipped: Vec<&str> = answer["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["why"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, ["over the crawl's time budget of 15 minutes"; 2]);
+}
+
+#[test]
+fn what_an_origin_keeps_is_bounded_and_a_long_url_is_not_loaded() {
+    let long = format!("/{}", "x".repeat(MAX_CRAWL_URL_BYTES));
+    let mut crawl = Crawl::new(request(json!({"urls": [long, "/a"]})), START, 0.0).unwrap();
+    let (answer, _, _) = drive(
+        &mut crawl,
+        &|url: &str| Ok(listing(url, &[("t", "T.")])),
+        None,
+    );
+    assert!(answer["skipped"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("bytes long"));
+    // A previous crawl far over the bytes kept: the new one keeps within them.
+    let page = json!({"at": 1.0, "tools": {"t": "0123456789abcdef0123456789abcdef"}});
+    let many: serde_json::Map<String, Value> = (0..MAX_CRAWL_URLS * 2)
+        .map(|i| {
+            (
+                format!("https://shop.test/{i}/{}", "y".repeat(1000)),
+                page.clone(),
+            )
+        })
+        .collect();
+    let previous = json!({"at": 1.0, "pages": many});
+    let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 2.0).unwrap();
+    let (_, _, kept) = drive(
+        &mut crawl,
+        &|url: &str| Ok(listing(url, &[("t", "T.")])),
+        Some(previous),
+    );
+    let bytes = kept.to_string().len();
+    assert!(bytes <= MAX_CRAWL_KEPT_BYTES + 4096, "{bytes} bytes kept");
+    assert!(
+        kept["pages"]["https://shop.test/a"].is_object(),
+        "this crawl's pages first"
+    );
+}
+
+#[test]
+fn a_crawl_with_nothing_to_load_leaves_the_tab_alone() {
+    let mut crawl = Crawl::new(
+        request(json!({"urls": ["https://evil.test/a"]})),
+        START,
+        0.0,
+    )
+    .unwrap();
+    let (answer, seen, kept) = drive(&mut crawl, &|url: &str| Ok(listing(url, &[])), None);
+    assert!(
+        !seen
+            .iter()
+            .any(|n| matches!(n, Next::Load { .. } | Next::Keep { .. })),
+        "{seen:?}"
+    );
+    assert_eq!((answer["pages"].clone(), kept), (json!([]), Value::Null));
 }

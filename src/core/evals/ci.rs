@@ -13,14 +13,22 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 
+use crate::core::limits::{
+    MAX_SUMMARY_BYTES as MARKDOWN_BYTES, MAX_SUMMARY_RESULTS as MARKDOWN_FAILURES,
+};
+
 /// Per case (and model, in agent mode), in the order the cases first appear: `{name, model?,
 /// runs, passed, passRate, "pass^k", "pass@k"}`. With `k` runs of a case, pass^k says all `k`
 /// passed (how reliable it is) and pass@k that at least one did (whether it can pass at all).
 pub fn reliability(results: &[Value]) -> Vec<Value> {
-    let mut order: Vec<(String, Option<String>)> = Vec::new();
-    let mut counts: BTreeMap<(String, Option<String>), (u64, u64)> = BTreeMap::new();
+    // A case is its index in the suite (two cases may share a name); an answer file written
+    // before results carried it falls back to the name.
+    type Key = (Option<u64>, String, Option<String>);
+    let mut order: Vec<Key> = Vec::new();
+    let mut counts: BTreeMap<Key, (u64, u64)> = BTreeMap::new();
     for r in results {
         let key = (
+            r["caseIndex"].as_u64(),
             r["name"].as_str().unwrap_or_default().to_owned(),
             r.get("model").and_then(Value::as_str).map(str::to_owned),
         );
@@ -36,14 +44,17 @@ pub fn reliability(results: &[Value]) -> Vec<Value> {
         .map(|key| {
             let (runs, passed) = counts[&key];
             let mut case = json!({
-                "name": key.0,
+                "name": key.1,
                 "runs": runs,
                 "passed": passed,
                 "passRate": passed as f64 / runs as f64,
                 "pass^k": passed == runs,
                 "pass@k": passed > 0,
             });
-            if let Some(model) = key.1 {
+            if let Some(index) = key.0 {
+                case["caseIndex"] = json!(index);
+            }
+            if let Some(model) = key.2 {
                 case["model"] = json!(model);
             }
             case
@@ -72,34 +83,70 @@ pub fn model_reliability(cases: &[Value], model: &str) -> (u64, f64, f64) {
 /// outputTokens, totalTokens, cachedInputTokens}`: a count is left out when any run did not
 /// report it), and its cost in US dollars (`null` when any run was not priced).
 pub fn model_usage(runs: &[&Value], model: &str) -> (Value, Value) {
-    let sum = |key: &str| -> Option<u64> { runs.iter().map(|r| r["usage"][key].as_u64()).sum() };
+    // Results that never ran (no run id) used no tokens; any run that did not report a count
+    // leaves it unknown. Sums saturate: a server's counts cannot wrap them.
+    let ran: Vec<&&Value> = runs.iter().filter(|r| r.get("runId").is_some()).collect();
+    if ran.is_empty() {
+        return (json!({"model": model}), Value::Null);
+    }
+    let sum = |key: &str| -> Option<u64> {
+        ran.iter()
+            .map(|r| r["usage"][key].as_u64())
+            .try_fold(0u64, |total, n| n.map(|n| total.saturating_add(n)))
+    };
     let mut usage = Map::new();
     usage.insert("model".into(), json!(model));
     let (input, output) = (sum("inputTokens"), sum("outputTokens"));
     for (key, value) in [
         ("inputTokens", input),
         ("outputTokens", output),
-        ("totalTokens", input.zip(output).map(|(i, o)| i + o)),
+        (
+            "totalTokens",
+            input.zip(output).map(|(i, o)| i.saturating_add(o)),
+        ),
         ("cachedInputTokens", sum("cachedInputTokens")),
     ] {
         if let Some(n) = value {
             usage.insert(key.into(), json!(n));
         }
     }
-    let cost: Option<f64> = runs.iter().map(|r| r["cost"].as_f64()).sum();
+    let cost: Option<f64> = ran.iter().map(|r| r["cost"].as_f64()).sum();
     (Value::Object(usage), json!(cost))
 }
 
 /// Text of an eval file, a page or a model made inert in Markdown: one line, its markup
-/// characters escaped (no link, image, emphasis, table cell or HTML), at most `max` characters.
+/// characters escaped (no link, image, emphasis, table cell or HTML), and what GitHub would
+/// make a link or a mention by itself (`https://…`, `www.…`, `@name`) broken by a zero-width
+/// space; at most `max` characters.
 pub fn md(text: &str, max: usize) -> String {
+    const ZWSP: char = '\u{200B}';
     let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
         if i == max {
             out.push('…');
             break;
         }
+        let next = |k: usize| chars.get(i + k).copied();
         match c {
+            '@' => {
+                out.push('@');
+                out.push(ZWSP);
+            }
+            ':' if next(1) == Some('/') && next(2) == Some('/') => {
+                out.push(':');
+                out.push(ZWSP);
+            }
+            'w' | 'W'
+                if chars[i..]
+                    .iter()
+                    .take(4)
+                    .collect::<String>()
+                    .eq_ignore_ascii_case("www.") =>
+            {
+                out.push(c);
+                out.push(ZWSP);
+            }
             '\n' | '\r' | '\t' => out.push(' '),
             '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '!'
             | '|' | '~' => {
@@ -127,6 +174,20 @@ fn whole(value: &Value) -> u64 {
 /// The answer as a Markdown summary: the counts, the models' table (pass rate, pass^k, pass@k,
 /// latency, tokens, cost), the cases that did not pass every run, and each failure's reason.
 pub fn markdown(answer: &Value) -> String {
+    let mut out = markdown_body(answer);
+    // Within what a pull-request comment holds.
+    if out.len() > MARKDOWN_BYTES {
+        let mut end = MARKDOWN_BYTES;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+        out.push_str("\n\n… cut here: the full report has the rest.\n");
+    }
+    out
+}
+
+fn markdown_body(answer: &Value) -> String {
     let results = answer["results"]
         .as_array()
         .map(Vec::as_slice)
@@ -206,7 +267,14 @@ pub fn markdown(answer: &Value) -> String {
             "<details><summary>{} not passed</summary>\n",
             bad.len()
         );
-        for r in bad {
+        if bad.len() > MARKDOWN_FAILURES {
+            let more = bad.len() - MARKDOWN_FAILURES;
+            let _ = writeln!(
+                out,
+                "The first {MARKDOWN_FAILURES} (and {more} more in the full report):\n"
+            );
+        }
+        for r in bad.into_iter().take(MARKDOWN_FAILURES) {
             let run = match r.get("model").and_then(Value::as_str) {
                 Some(model) => format!(" ({}, run {})", md(model, 80), whole(&r["runIndex"]) + 1),
                 None => String::new(),
@@ -227,7 +295,7 @@ pub fn markdown(answer: &Value) -> String {
         .collect();
     if !warned.is_empty() {
         let _ = writeln!(out, "\n⚠️ {} passed with a warning:\n", warned.len());
-        for r in warned {
+        for r in warned.into_iter().take(MARKDOWN_FAILURES) {
             let _ = writeln!(
                 out,
                 "- **{}**: {}",
@@ -237,6 +305,14 @@ pub fn markdown(answer: &Value) -> String {
         }
     }
     out
+}
+
+/// SARIF's plain text with its embedded-link syntax made inert (`[text](target)` is a link
+/// in a SARIF message: §3.11.6): `[` and `]` escaped.
+fn sarif_text(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
 }
 
 /// The answer as a SARIF 2.1.0 log: one run of `webmcp-host evals` with the rules `eval-fail`
@@ -289,7 +365,7 @@ pub fn sarif(answer: &Value, file: Option<&str>) -> Value {
                 "ruleId": rule_id,
                 "ruleIndex": index,
                 "level": level,
-                "message": {"text": format!("{case}: {text}")},
+                "message": {"text": sarif_text(&format!("{case}: {text}"))},
                 "locations": [location],
             }))
         })

@@ -9,7 +9,7 @@ use super::report::{eval_report, summary};
 
 /// An agent result of `case` with `model`, run `run`, passed or failed, with its tokens.
 fn result(case: &str, model: &str, run: u64, pass: bool, cost: Option<f64>) -> Value {
-    json!({"name": case, "model": model, "runIndex": run,
+    json!({"name": case, "model": model, "runIndex": run, "runId": format!("r_{case}_{run}"),
            "outcome": if pass { "pass" } else { "fail" },
            "reason": if pass { Value::Null } else { json!("missing call: add_to_cart") },
            "calls": [], "prompt": "p", "expected": null, "latencyMs": 100.0 + run as f64,
@@ -165,9 +165,10 @@ fn the_sarif_log_has_a_result_per_case_not_passed_located_at_its_case() {
         failed["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
         "evals/shop.json"
     );
+    // Brackets escaped: SARIF reads `[text](target)` in a message as a link.
     assert_eq!(
         failed["message"]["text"],
-        "adds [m #2]: missing call: add_to_cart"
+        "adds \\[m #2\\]: missing call: add_to_cart"
     );
     assert_eq!(results[0]["level"], "warning");
     // Each result's rule index points at its rule.
@@ -192,4 +193,89 @@ fn the_sarif_log_has_a_result_per_case_not_passed_located_at_its_case() {
             .is_none()
     );
     assert!(eval_report(&json!({"report": answer, "format": "sarif", "file": 7})).is_err());
+}
+
+#[test]
+fn a_result_that_never_ran_leaves_the_models_tokens_known_and_sums_never_wrap() {
+    let mut results = three_runs()["results"].as_array().unwrap().clone();
+    // A run that could not start: no run id, no usage.
+    results.push(
+        json!({"name": "late", "model": "m", "runIndex": 0, "outcome": "error",
+                        "reason": "no model named `m`", "calls": []}),
+    );
+    let m = &summary(Mode::Agent, results.clone())["models"]["m"];
+    assert_eq!(m["usage"]["inputTokens"], 180);
+    assert!(m["costUsd"].is_number());
+    // Counts near the top of u64 saturate instead of wrapping (or panicking).
+    results[0]["usage"]["inputTokens"] = json!(u64::MAX);
+    let m = &summary(Mode::Agent, results)["models"]["m"];
+    assert_eq!(m["usage"]["inputTokens"], json!(u64::MAX));
+    assert_eq!(m["usage"]["totalTokens"], json!(u64::MAX));
+    // Nothing ran: nothing is known, not zero.
+    let none = summary(
+        Mode::Agent,
+        vec![json!({"name": "x", "model": "m", "runIndex": 0, "outcome": "error", "calls": []})],
+    );
+    assert_eq!(none["models"]["m"]["usage"], json!({"model": "m"}));
+    assert_eq!(none["models"]["m"]["costUsd"], Value::Null);
+}
+
+#[test]
+fn a_bare_link_or_a_mention_in_an_eval_file_does_not_become_one_on_github() {
+    let evil = "see https://attacker.test and www.attacker.test, ask @octocat or @org/team";
+    let mut bad = result(evil, "m", 0, false, None);
+    bad["reason"] = json!(evil);
+    let text = markdown(&summary(Mode::Agent, vec![bad]));
+    for raw in ["https://attacker", "www.attacker", "@octocat", "@org"] {
+        assert!(!text.contains(raw), "{raw} in {text}");
+    }
+    assert!(text.contains("https:\u{200B}//attacker.test"));
+    // SARIF's embedded links are escaped too.
+    let mut linked = result("[click](https://attacker.test)", "m", 0, false, None);
+    linked["reason"] = json!("[here](https://attacker.test)");
+    let log = sarif(&summary(Mode::Agent, vec![linked]), None);
+    let message = log["runs"][0]["results"][0]["message"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        !message.contains("[click]") && !message.contains("[here]"),
+        "{message}"
+    );
+    assert!(
+        message.contains("\\[click\\](https://attacker.test)"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_summary_of_many_failures_fits_a_pull_request_comment() {
+    let results: Vec<Value> = (0..500)
+        .map(|i| {
+            let mut r = result(&format!("case {i}"), "m", 0, false, None);
+            r["reason"] = json!("x".repeat(400));
+            r
+        })
+        .collect();
+    let text = markdown(&summary(Mode::Agent, results));
+    assert!(
+        text.len() <= crate::core::limits::MAX_SUMMARY_BYTES + 100,
+        "{} bytes",
+        text.len()
+    );
+    assert!(text.contains("The first 50 (and 450 more in the full report)"));
+}
+
+#[test]
+fn two_cases_with_one_name_are_two_cases() {
+    let mut a = result("greets", "m", 0, true, None);
+    a["caseIndex"] = json!(0);
+    let mut b = result("greets", "m", 0, false, None);
+    b["caseIndex"] = json!(1);
+    let cases = reliability(&[a, b]);
+    assert_eq!(cases.len(), 2);
+    assert_eq!(
+        (cases[0]["pass^k"].clone(), cases[1]["pass^k"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_eq!(cases[1]["caseIndex"], 1);
 }

@@ -560,6 +560,7 @@ impl Evaluation {
         let case = &self.request.cases[self.case];
         let mut result = json!({
             "name": case_name(case, self.case),
+            "caseIndex": self.case,
             "runIndex": 0,
             "outcome": outcome,
             "calls": calls,

@@ -47,17 +47,18 @@ pub struct Usage {
     pub reasoning_tokens: Option<u64>,
 }
 
-/// The sum of two parts, known only when both are.
+/// The sum of two parts, known only when both are (saturating: a provider's counts cannot
+/// wrap it).
 fn both(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    Some(a? + b?)
+    Some(a?.saturating_add(b?))
 }
 
 impl Usage {
     /// The sum of two calls' usage (each part known only when known in both).
     pub fn plus(self, other: Usage) -> Usage {
         Usage {
-            input_tokens: self.input_tokens + other.input_tokens,
-            output_tokens: self.output_tokens + other.output_tokens,
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
             cached_input_tokens: both(self.cached_input_tokens, other.cached_input_tokens),
             cache_write_input_tokens: both(
                 self.cache_write_input_tokens,
@@ -165,7 +166,7 @@ impl RunUsage {
                     model: Some(model.to_owned()).filter(|m| !m.is_empty()),
                     input_tokens: Some(sum.input_tokens),
                     output_tokens: Some(sum.output_tokens),
-                    total_tokens: Some(sum.input_tokens + sum.output_tokens),
+                    total_tokens: Some(sum.input_tokens.saturating_add(sum.output_tokens)),
                     reasoning_tokens: sum.reasoning_tokens,
                     cached_input_tokens: sum.cached_input_tokens,
                     cache_write_input_tokens: sum.cache_write_input_tokens,

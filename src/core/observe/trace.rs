@@ -131,13 +131,6 @@ impl Builder<'_> {
     }
 }
 
-/// A priced step's cost, in US dollars: the host's own `webmcp_host.cost_usd` and
-/// OpenInference's `llm.cost.total`. An unpriced step (`cost` null) gets neither, never a 0.
-///
-/// `llm.cost.prompt` and `llm.cost.completion` are left out: the log carries a step's cost
-/// as one number, not the prices it came from, and a cost is not split back into input and
-/// output from the token counts alone (cached and uncached input tokens may have different
-/// prices).
 /// A run an evaluation made: its suite, case, run and model as attributes of its own, as
 /// OpenInference's `metadata` (a JSON text Phoenix filters on) and the tag `eval`.
 fn eval_attributes(span: &mut Span, tag: &Value) {
@@ -155,6 +148,13 @@ fn eval_attributes(span: &mut Span, tag: &Value) {
     span.set("tag.tags", AttrValue::Strs(vec!["eval".into()]));
 }
 
+/// A priced step's cost, in US dollars: the host's own `webmcp_host.cost_usd` and
+/// OpenInference's `llm.cost.total`. An unpriced step (`cost` null) gets neither, never a 0.
+///
+/// `llm.cost.prompt` and `llm.cost.completion` are left out: the log carries a step's cost
+/// as one number, not the prices it came from, and a cost is not split back into input and
+/// output from the token counts alone (cached and uncached input tokens may have different
+/// prices).
 fn set_cost(span: &mut Span, cost: f64) {
     span.set("webmcp_host.cost_usd", AttrValue::Double(cost));
     span.set("llm.cost.total", AttrValue::Double(cost));
