@@ -164,6 +164,7 @@ async function main() {
   $('audit-tools-json').addEventListener('click', exportToolsJson);
   $('evals-run').addEventListener('click', evals.runEvals);
   $('crawl-run').addEventListener('click', crawl.runCrawl);
+  $('crawl-stop').addEventListener('click', crawl.stopCrawl);
   $('crawl-download').addEventListener('click', crawl.downloadReport);
   $('evals-failures').addEventListener('change', evals.applyFailureFilter);
   $('evals-load').addEventListener('change', () => evals.loadFile().catch((e) => say('evals-status', errorText(e), true)));

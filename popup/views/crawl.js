@@ -19,6 +19,7 @@ export async function runCrawl() {
   if (urls.length) request.urls = urls;
   else request.sitemap = sitemap || '/sitemap.xml';
   $('crawl-run').disabled = true;
+  $('crawl-stop').hidden = false;
   $('crawl-results').replaceChildren();
   $('crawl-diff').replaceChildren();
   say('crawl-status', 'Crawling… the tab loads each page, then comes back here.');
@@ -27,11 +28,22 @@ export async function runCrawl() {
     render(last);
     const t = last.totals;
     const n = (count, word) => `${count} ${word}${count === 1 ? '' : 's'}`;
-    say('crawl-status', `Crawled ${n(t.pages, 'page')}${t.failed ? ` (${t.failed} failed)` : ''}: ${n(t.tools, 'tool')}, ${n(t.forms, 'form')}, ${n(t.findings, 'finding')}.`);
+    const stopped = last.skipped.some((s) => s.why === 'the crawl was stopped') ? ' (stopped)' : '';
+    say('crawl-status', `Crawled ${n(t.pages, 'page')}${stopped}${t.failed ? ` (${t.failed} failed)` : ''}: ${n(t.tools, 'tool')}, ${n(t.forms, 'form')}, ${n(t.findings, 'finding')}.`);
   } catch (error) {
     say('crawl-status', errorText(error), true);
   } finally {
     $('crawl-run').disabled = false;
+    $('crawl-stop').hidden = true;
+  }
+}
+
+/** Ends the tab's crawl under way: it answers with the pages it has. */
+export async function stopCrawl() {
+  try {
+    if (await call('crawl', { tabId: state.tabId, stop: true })) say('crawl-status', 'Stopping after this page…');
+  } catch (error) {
+    say('crawl-status', errorText(error), true);
   }
 }
 

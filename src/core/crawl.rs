@@ -42,6 +42,8 @@ pub struct CrawlRequest {
     pub limit: usize,
     /// `html` adds `report`, the answer as one self-contained page.
     pub html: bool,
+    /// `stop: true`: not a crawl, but the end of the tab's crawl under way.
+    pub stop: bool,
 }
 
 impl CrawlRequest {
@@ -54,6 +56,21 @@ impl CrawlRequest {
             .get("tabId")
             .and_then(Value::as_i64)
             .ok_or("crawl: `tabId` is required: the tab to load the pages in")?;
+        let stop = match map.get("stop") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => return Err(format!("crawl: `stop` is {}, not true", kind(other))),
+        };
+        if stop {
+            return Ok(CrawlRequest {
+                tab_id,
+                urls: Vec::new(),
+                sitemap: None,
+                limit: DEFAULT_CRAWL_PAGES,
+                html: false,
+                stop,
+            });
+        }
         if let Some(same) = map.get("sameOrigin").filter(|v| !v.is_null()) {
             if same != &Value::Bool(true) {
                 return Err(
@@ -119,6 +136,7 @@ impl CrawlRequest {
             sitemap,
             limit,
             html,
+            stop,
         })
     }
 }
@@ -417,12 +435,25 @@ impl Crawl {
     /// Past the crawl's time budget ([`MAX_CRAWL_MS`] from its start, `now_ms`): the pages not
     /// loaded yet are skipped, and the crawl ends with those it has.
     pub fn tick(&mut self, now_ms: f64) {
-        if now_ms - self.now_ms <= MAX_CRAWL_MS as f64 || self.stage != Stage::Load {
+        if now_ms - self.now_ms > MAX_CRAWL_MS as f64 {
+            let minutes = MAX_CRAWL_MS / 60_000;
+            self.skip_the_rest(&format!(
+                "over the crawl's time budget of {minutes} minutes"
+            ));
+        }
+    }
+
+    /// Stopped by the person (`crawl({tabId, stop: true})`): the pages not loaded yet are
+    /// skipped, and the crawl ends with those it has (the tab goes back, what it saw is kept).
+    pub fn stop(&mut self) {
+        self.skip_the_rest("the crawl was stopped");
+    }
+
+    fn skip_the_rest(&mut self, why: &str) {
+        if self.stage != Stage::Load {
             return;
         }
-        let minutes = MAX_CRAWL_MS / 60_000;
         for url in self.queue.drain(self.at..) {
-            let why = format!("over the crawl's time budget of {minutes} minutes");
             self.skipped.push(json!({"url": url, "why": why}));
         }
     }

@@ -13,15 +13,55 @@ use crate::core::limits::{CRAWL_LOAD_MS, SITEMAP_MS};
 use crate::core::page::bridge::{parse_sitemap_reply, FrameRequest, Reply as Frame, Target};
 use crate::core::storage::{Area, CRAWL_PREFIX};
 
-/// Crawls one origin's pages in a tab; resolves to the crawl's answer.
+use super::state::driver;
+
+/// The tab's crawl under way, marked in the driver while it runs (one a tab).
+struct Crawling(i64);
+
+impl Crawling {
+    fn begin(tab: i64) -> Result<Crawling, String> {
+        driver(|d| {
+            let mut crawls = d.crawls.borrow_mut();
+            if crawls.contains_key(&tab) {
+                return Err(format!(
+                    "crawl: tab {tab} is being crawled already (stop it with crawl({{tabId: {tab}, stop: true}}))"
+                ));
+            }
+            crawls.insert(tab, false);
+            Ok(Crawling(tab))
+        })
+    }
+
+    fn stop_asked(&self) -> bool {
+        driver(|d| d.crawls.borrow().get(&self.0).copied().unwrap_or(false))
+    }
+}
+
+impl Drop for Crawling {
+    fn drop(&mut self) {
+        driver(|d| d.crawls.borrow_mut().remove(&self.0));
+    }
+}
+
+/// Crawls one origin's pages in a tab; resolves to the crawl's answer. With `stop: true`, ends
+/// the tab's crawl under way instead (it answers with the pages it has): `true` if there was
+/// one.
 pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
-    let start = super::evals::page_url(request.tab_id)
+    let tab = request.tab_id;
+    if request.stop {
+        let stopped = driver(|d| d.crawls.borrow_mut().get_mut(&tab).map(|s| *s = true));
+        return Ok(Value::Bool(stopped.is_some()));
+    }
+    let crawling = Crawling::begin(tab)?;
+    let start = super::evals::page_url(tab)
         .await
         .map_err(|e| e.replacen("evaluate:", "crawl:", 1))?;
-    let tab = request.tab_id;
     let mut crawl = Crawl::new(request, &start, now_ms())?;
     loop {
         crawl.tick(now_ms());
+        if crawling.stop_asked() {
+            crawl.stop();
+        }
         let reply = match crawl.poll() {
             Next::Done(answer) => return Ok(answer),
             Next::ReadSitemap { tab_id, url } => {

@@ -40,6 +40,8 @@ pub(crate) struct Driver {
     /// Per server called by hand: its uses under way, and how many there were (to close its
     /// connection once unused).
     pub(crate) by_hand_uses: RefCell<HashMap<String, (u32, u64)>>,
+    /// The tabs being crawled, and whether the person asked to stop each crawl.
+    pub(crate) crawls: RefCell<HashMap<i64, bool>>,
 }
 
 impl Default for Driver {
@@ -50,6 +52,7 @@ impl Default for Driver {
             exposures: Pool::listening(),
             by_hand: Pool::quiet(),
             by_hand_uses: RefCell::default(),
+            crawls: RefCell::default(),
         }
     }
 }

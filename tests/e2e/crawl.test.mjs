@@ -12,7 +12,7 @@ const PAGES = 20;
 
 /** The site: /p/1 … /p/20 and /sitemap.xml; `site.version = 2` redefines page 7's tools. */
 async function startSite() {
-  const site = { version: 1, hits: [] };
+  const site = { version: 1, hits: [], delayMs: 0 };
   const tool = (name, description) =>
     `document.modelContext.registerTool({name: ${JSON.stringify(name)}, description: ${JSON.stringify(description)}, ` +
     `inputSchema: {type: 'object', properties: {q: {type: 'string', description: 'What to look for'}}}, ` +
@@ -29,8 +29,9 @@ async function startSite() {
       : '';
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Page ${n}</title></head><body><h1>Page ${n}</h1>${form}<script>${tools.join('\n')}</script></body></html>`;
   };
-  const server = createServer((req, res) => {
+  const server = createServer(async (req, res) => {
     site.hits.push(req.url);
+    if (site.delayMs) await new Promise((resolve) => setTimeout(resolve, site.delayMs));
     const n = /^\/p\/(\d+)$/.exec(req.url)?.[1];
     if (n && Number(n) >= 1 && Number(n) <= PAGES) {
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -151,6 +152,25 @@ describe('crawl', () => {
       await mkdir(join(ROOT, 'test-output'), { recursive: true });
       await popup.screenshot({ path: join(ROOT, 'test-output', 'popup-crawl.png'), fullPage: true });
       assert.equal(await popup.isVisible('#crawl-download'), true);
+      assert.equal(await popup.isVisible('#crawl-stop'), false);
+
+      // A long crawl (each page answers after 300 ms): one a tab (a second is refused), stopped
+      // from the popup after a page or two, it answers with the pages it has and the tab goes
+      // back.
+      site.delayMs = 300;
+      await popup.fill('#crawl-urls', Array.from({ length: PAGES }, (_, i) => `/p/${i + 1}`).join('\n'));
+      await popup.click('#crawl-run');
+      await popup.waitForFunction(() => /^Crawling… \d+ of 20 pages done$/.test(document.getElementById('crawl-status').textContent));
+      const second = await crawl({ tabId, urls: ['/p/1'] }).catch((e) => e.message);
+      assert.match(second, /is being crawled already/);
+      await popup.click('#crawl-stop');
+      await popup.waitForFunction(() => document.getElementById('crawl-status').textContent.startsWith('Crawled'));
+      const status = await popup.textContent('#crawl-status');
+      const crawled = Number(/^Crawled (\d+) pages? \(stopped\)/.exec(status)?.[1]);
+      assert.ok(crawled >= 1 && crawled < PAGES, status);
+      assert.equal(page.url(), `${site.url}/p/1`, 'the tab is back');
+      assert.equal(await crawl({ tabId, stop: true }), false, 'no crawl to stop');
+      site.delayMs = 0;
     } finally {
       await popup.close();
     }

@@ -496,3 +496,33 @@ fn a_crawl_with_nothing_to_load_leaves_the_tab_alone() {
     );
     assert_eq!((answer["pages"].clone(), kept), (json!([]), Value::Null));
 }
+
+#[test]
+fn a_stopped_crawl_ends_with_the_pages_it_has() {
+    let stop = CrawlRequest::parse(&json!({"tabId": 7, "stop": true})).unwrap();
+    assert!(stop.stop, "a stop needs no pages");
+    assert!(CrawlRequest::parse(&json!({"tabId": 7, "stop": "yes"})).is_err());
+    let mut crawl = Crawl::new(request(json!({"urls": ["/a", "/b", "/c"]})), START, 0.0).unwrap();
+    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    crawl.handle(Reply::Previous(None));
+    crawl.poll();
+    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
+    crawl.poll();
+    crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    crawl.stop();
+    let (answer, seen, kept) = drive(&mut crawl, &site, None);
+    assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
+    assert_eq!(answer["skipped"].as_array().unwrap().len(), 2);
+    assert_eq!(answer["skipped"][0]["why"], "the crawl was stopped");
+    assert!(
+        seen.contains(&Next::Load {
+            tab_id: 7,
+            url: START.into()
+        }),
+        "the tab goes back"
+    );
+    assert!(
+        kept["pages"]["https://shop.test/a"].is_object(),
+        "what it saw is kept"
+    );
+}
