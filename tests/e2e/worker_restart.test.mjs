@@ -61,7 +61,10 @@ describe('a worker stopped by Chrome mid-run', () => {
       await view.waitForSelector('body[data-state="ready"]');
       assert.equal(await view.$eval('#run-select', (s) => s.value), runId, `${surface} shows the run`);
       await view.waitForFunction(() => document.body.dataset.run === 'interrupted');
-      lines.push(await view.textContent('#run-status'));
+      // The status line's text, and the names the host wrote as code.
+      const text = await view.textContent('#run-status');
+      const code = await view.$$eval('#run-status code', (nodes) => nodes.map((n) => n.textContent));
+      lines.push({ text, code });
       await view.close();
     }
     return lines;
@@ -77,7 +80,7 @@ describe('a worker stopped by Chrome mid-run', () => {
     assert.ok(await interrupted(ask, runId), 'the run is listed');
     const log = (await ask({ op: 'runLog', runId })).value;
     assert.deepEqual([log.events.at(-1).type, log.events.at(-1).code], ['RUN_ERROR', 'worker_restarted']);
-    for (const line of await shownStatus(runId)) {
+    for (const { text: line } of await shownStatus(runId)) {
       assert.equal(line, "Failed: The host's service worker stopped during this run (Chrome ended it), so the run cannot go on; start it again.");
     }
     await popup.close();
@@ -95,9 +98,9 @@ describe('a worker stopped by Chrome mid-run', () => {
     assert.equal(last.code, 'worker_restarted');
     const result = log.events.find((e) => e.type === 'TOOL_CALL_RESULT');
     assert.ok(result || last.message.includes('delete_everything'), `the call is in the log or named: ${last.message}`);
-    for (const line of await shownStatus(runId)) {
+    for (const { text: line, code } of await shownStatus(runId)) {
       assert.ok(line.startsWith("Failed: The host's service worker stopped during this run"), line);
-      assert.ok(result || line.includes('`delete_everything`'), `what may have run is shown: ${line}`);
+      assert.ok(result || code.includes('delete_everything'), `what may have run is shown: ${line}`);
     }
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await deletions(), 1, 'the consequential tool ran once');
