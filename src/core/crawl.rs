@@ -20,8 +20,8 @@ use serde_json::{json, Map, Value};
 use crate::core::evals::messages::short as short_value;
 use crate::core::evals::report::escape;
 pub use crate::core::limits::{
-    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS, MAX_CRAWL_PAGES,
-    MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
+    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
+    MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
 use crate::core::tool::kind;
 use crate::core::url::Url;
@@ -619,6 +619,22 @@ fn normal_url(url: &Url) -> String {
 
 fn tools_of(listing: &Value) -> Vec<Value> {
     listing["tools"].as_array().cloned().unwrap_or_default()
+}
+
+/// The index of the origins whose crawls are kept (the stored list, most recently crawled
+/// first) once `origin` was crawled: `origin` first, then the others, at most
+/// [`MAX_CRAWLED_ORIGINS`]; and the origins it drops, whose kept crawls are to be removed.
+pub fn index(stored: Option<&Value>, origin: &str) -> (Value, Vec<String>) {
+    let mut origins: Vec<String> = vec![origin.to_owned()];
+    for other in stored.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(other) = other.as_str().filter(|o| *o != origin) {
+            if !origins.iter().any(|o| o == other) {
+                origins.push(other.to_owned());
+            }
+        }
+    }
+    let dropped = origins.split_off(origins.len().min(MAX_CRAWLED_ORIGINS));
+    (json!(origins), dropped)
 }
 
 /// A tool's definition as one short fingerprint (the first 128 bits of the SHA-256 of its

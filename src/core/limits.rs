@@ -351,6 +351,8 @@ pub const MAX_CRAWL_MS: u32 = 15 * 60 * 1000;
 pub const MAX_CRAWL_URL_BYTES: usize = 2_048;
 /// Bytes kept of one origin's crawls (its pages' tool fingerprints).
 pub const MAX_CRAWL_KEPT_BYTES: usize = 512 * 1024;
+/// Origins whose crawls are kept: past it, the least recently crawled is forgotten.
+pub const MAX_CRAWLED_ORIGINS: usize = 50;
 
 // --- Evals, applied in the module each names -----------------------------------------------------
 

@@ -63,6 +63,8 @@ pub const MANUAL_CALLS_PREFIX: &str = "webmcpHost.ui.manualCalls.";
 /// An origin's last crawl: the fingerprints of each page's tools (`core::crawl`), by origin
 /// after the prefix.
 pub const CRAWL_PREFIX: &str = "webmcpHost.crawl.";
+/// The origins whose crawls are kept, most recently crawled first (`core::crawl::index`).
+pub const CRAWLED: &str = "webmcpHost.crawled";
 
 /// One storage key: its name, its area and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +133,11 @@ pub const TABLE: &[StorageKey] = &[
         CRAWL_PREFIX,
         Area::Local,
         "an origin's last crawl: its pages' tool fingerprints, by origin",
+    ),
+    key(
+        CRAWLED,
+        Area::Local,
+        "the origins whose crawls are kept, most recently crawled first",
     ),
 ];
 

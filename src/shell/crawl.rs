@@ -11,9 +11,24 @@ use super::pages::push;
 use crate::core::crawl::{Crawl, CrawlRequest, Next, Reply};
 use crate::core::limits::{CRAWL_LOAD_MS, SITEMAP_MS};
 use crate::core::page::bridge::{parse_sitemap_reply, FrameRequest, Reply as Frame, Target};
-use crate::core::storage::{Area, CRAWL_PREFIX};
+use crate::core::storage::{Area, CRAWLED, CRAWL_PREFIX};
 
 use super::state::driver;
+
+/// Keeps an origin's crawl, and the index of the origins kept: the least recently crawled
+/// past [`crate::core::limits::MAX_CRAWLED_ORIGINS`] is forgotten.
+async fn keep(origin: &str, value: &Value) -> Result<(), String> {
+    let stored = super::store::read(Area::Local, CRAWLED)
+        .await
+        .ok()
+        .flatten();
+    let (origins, dropped) = crate::core::crawl::index(stored.as_ref(), origin);
+    for old in dropped {
+        super::store::put(Area::Local, &format!("{CRAWL_PREFIX}{old}"), None).await?;
+    }
+    super::store::put(Area::Local, CRAWLED, Some(&origins)).await?;
+    super::store::put(Area::Local, &format!("{CRAWL_PREFIX}{origin}"), Some(value)).await
+}
 
 /// The tab's crawl under way, marked in the driver while it runs (one a tab).
 struct Crawling(i64);
@@ -92,14 +107,7 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
                 }
                 Reply::Listed(super::tab_tools(tab_id).await.map(|t| t.response()))
             }
-            Next::Keep { origin, value } => Reply::Kept(
-                super::store::put(
-                    Area::Local,
-                    &format!("{CRAWL_PREFIX}{origin}"),
-                    Some(&value),
-                )
-                .await,
-            ),
+            Next::Keep { origin, value } => Reply::Kept(keep(&origin, &value).await),
         };
         if let Some(page) = crawl.handle(reply) {
             let (done, total) = crawl.progress();

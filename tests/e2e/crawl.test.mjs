@@ -89,6 +89,11 @@ describe('crawl', () => {
     const lowest = Math.min(...first.pages.map((p) => p.score));
     assert.deepEqual(first.totals, { pages: 20, failed: 0, tools: 22, forms: 1, findings, lowestScore: lowest });
     assert.equal(first.diff, null, "the site's first crawl");
+    // Kept per origin, in the index of the origins kept (fingerprints only, no page text).
+    const stored = await host.worker.evaluate((o) => chrome.storage.local.get(['webmcpHost.crawled', `webmcpHost.crawl.${o}`]), site.url);
+    assert.deepEqual(stored['webmcpHost.crawled'], [site.url]);
+    assert.equal(Object.keys(stored[`webmcpHost.crawl.${site.url}`].pages).length, PAGES);
+    assert.ok(!JSON.stringify(stored).includes('Finds things'), 'no page text is kept');
     // The other origin's entry is skipped and never loaded; the tab is back on its page.
     assert.deepEqual(first.skipped.map((s) => s.url), [`${site.url.replace('127.0.0.1', 'localhost')}/p/3`]);
     assert.equal(page.url(), `${site.url}/p/1`);

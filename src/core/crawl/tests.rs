@@ -526,3 +526,33 @@ fn a_stopped_crawl_ends_with_the_pages_it_has() {
         "what it saw is kept"
     );
 }
+
+#[test]
+fn the_origins_kept_are_bounded_the_least_recently_crawled_forgotten() {
+    let (first, dropped) = index(None, "https://a.test");
+    assert_eq!(
+        (first.clone(), dropped),
+        (json!(["https://a.test"]), vec![])
+    );
+    // Crawled again: first, once.
+    let (again, _) = index(
+        Some(&json!(["https://b.test", "https://a.test"])),
+        "https://a.test",
+    );
+    assert_eq!(again, json!(["https://a.test", "https://b.test"]));
+    // Full: the least recently crawled is dropped (its crawl is removed by the shell).
+    let full: Vec<String> = (0..MAX_CRAWLED_ORIGINS)
+        .map(|i| format!("https://{i}.test"))
+        .collect();
+    let (kept, dropped) = index(Some(&json!(full)), "https://new.test");
+    assert_eq!(kept.as_array().unwrap().len(), MAX_CRAWLED_ORIGINS);
+    assert_eq!(
+        dropped,
+        [format!("https://{}.test", MAX_CRAWLED_ORIGINS - 1)]
+    );
+    // A stored index that is not a list of origins is read as empty.
+    assert_eq!(
+        index(Some(&json!({"x": 1})), "https://a.test").0,
+        json!(["https://a.test"])
+    );
+}
