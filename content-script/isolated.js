@@ -143,17 +143,23 @@
   // form (`<input name="getAttribute">`), and a document's named elements of the document.
   const attr = (element, name) => Element.prototype.getAttribute.call(element, name);
   const hasAttr = (element, name) => Element.prototype.hasAttribute.call(element, name);
-  const formNamed = (name) =>
-    Array.from(Document.prototype.querySelectorAll.call(document, 'form[toolname]')).find((f) => attr(f, 'toolname') === name);
+  // This frame's declarative forms by tool name (the first form of each name), read once.
+  const toolForms = () => {
+    const forms = new Map();
+    for (const form of Document.prototype.querySelectorAll.call(document, 'form[toolname]')) {
+      const name = attr(form, 'toolname');
+      if (!forms.has(name)) forms.set(name, form);
+    }
+    return forms;
+  };
+  const formNamed = (name) => toolForms().get(name);
   const withoutHash = (url) => url.split('#')[0];
   const baseUriOf = (node) => Object.getOwnPropertyDescriptor(Node.prototype, 'baseURI').get.call(node);
   // The declarative form behind a tool, as this frame's DOM has it (an entry's own `form`
   // field, which a polyfill's page script could write, is replaced): whether it submits by
   // itself, and whether it sends its document elsewhere (a target other than `_self`, an action
   // other than this page).
-  const formOf = (name) => {
-    const form = formNamed(name);
-    if (form === undefined) return undefined;
+  const formOf = (form) => {
     const target = (attr(form, 'target') ?? '').trim();
     // A form without an action (or an empty one) submits to its document's URL, whatever its
     // <base>; `baseURI` is read through Node's own getter (`<img name="baseURI">` shadows it).
@@ -167,13 +173,15 @@
     const elsewhere = (target !== '' && target.toLowerCase() !== '_self') || withoutHash(action) !== withoutHash(location.href);
     return { autoSubmit: hasAttr(form, 'toolautosubmit'), navigates: elsewhere, action: action.slice(0, 2048), target: target.slice(0, 64) };
   };
-  const withForms = (tools) =>
-    tools.map((tool) => {
+  const withForms = (tools) => {
+    const forms = toolForms();
+    return tools.map((tool) => {
       if (tool === null || typeof tool !== 'object') return tool;
-      const { form: _, ...rest } = tool;
-      const form = typeof rest.name === 'string' ? formOf(rest.name) : undefined;
+      const rest = definitionOf(tool);
+      const form = typeof rest.name === 'string' && forms.has(rest.name) ? formOf(forms.get(rest.name)) : undefined;
       return form ? { ...rest, form } : rest;
     });
+  };
 
   // The frame's URL and origin are this world's own, never the page's word: a tool names no
   // origin, and the companion's answer (a page's own modelContext, a polyfill that takes

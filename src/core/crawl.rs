@@ -12,13 +12,9 @@
 //! most [`MAX_CRAWL_PAGES`] pages; what it keeps for the next crawl is per origin and holds
 //! only fingerprints of tool definitions ([`fingerprint`]), no page text.
 
-use std::collections::BTreeMap;
-use std::fmt::Write as _;
-
 use serde_json::{json, Map, Value};
 
 use crate::core::evals::messages::short as short_value;
-use crate::core::evals::report::escape;
 pub use crate::core::limits::{
     CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
     MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
@@ -26,6 +22,7 @@ pub use crate::core::limits::{
 use crate::core::tool::kind;
 use crate::core::url::Url;
 
+mod report;
 #[cfg(test)]
 mod tests;
 
@@ -540,7 +537,7 @@ impl Crawl {
             answer["keptError"] = json!(error);
         }
         if self.request.html {
-            answer["report"] = json!(html(&answer));
+            answer["report"] = json!(report::html(&answer));
         }
         answer
     }
@@ -712,11 +709,7 @@ fn page_entry(url: &str, listing: &Value, origin: &str) -> Value {
 /// The `<loc>` entries of a sitemap (XML entities read back), and how many of them are nested
 /// sitemaps (a sitemap index's `<sitemap><loc>`), which are not followed.
 pub fn sitemap_locs(text: &str) -> (Vec<String>, usize) {
-    let mut end = text.len().min(MAX_SITEMAP_BYTES);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let text = &text[..end];
+    let text = crate::core::limits::cut_to(text, MAX_SITEMAP_BYTES);
     let nested = text.matches("<sitemap>").count() + text.matches("<sitemap ").count();
     if nested > 0 {
         return (Vec::new(), nested);
@@ -742,103 +735,4 @@ pub fn sitemap_locs(text: &str) -> (Vec<String>, usize) {
         }
     }
     (urls, 0)
-}
-
-/// The answer as one self-contained HTML page: the totals, the diff, and per page its tools,
-/// forms, score and findings (every text escaped; no script allowed).
-fn html(answer: &Value) -> String {
-    let mut out = String::from("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
-    out.push_str("<title>Crawl report</title><style>body{font:14px system-ui,sans-serif;margin:16px;max-width:960px}\
-table{border-collapse:collapse}td,th{border:1px solid #d0d5dd;padding:2px 6px;text-align:left}\
-.err{color:#b42318}.add{color:#067647}.rm{color:#b42318}.muted{color:#667085}</style></head><body>");
-    let t = &answer["totals"];
-    let _ = write!(
-        out,
-        "<h1>Crawl of {}</h1><p>{} pages ({} failed), {} tools, {} declarative forms, {} findings</p>",
-        escape(&text(&answer["origin"])),
-        t["pages"],
-        t["failed"],
-        t["tools"],
-        t["forms"],
-        t["findings"]
-    );
-    match answer["diff"].as_object() {
-        None => {
-            out.push_str("<p class=\"muted\">The origin's first crawl: nothing to compare.</p>")
-        }
-        Some(diff) => {
-            out.push_str("<h2>Since the previous crawl</h2><ul>");
-            let list = |v: &Value| -> String {
-                let items: Vec<String> = (v.as_array().into_iter().flatten())
-                    .map(|n| escape(n.as_str().unwrap_or_default()))
-                    .collect();
-                items.join(", ")
-            };
-            for page in diff["pages"].as_array().into_iter().flatten() {
-                let _ = write!(
-                    out,
-                    "<li>{}: <span class=\"add\">added {}</span>; <span class=\"rm\">removed {}</span>; redefined {}</li>",
-                    escape(&text(&page["url"])),
-                    list(&page["added"]),
-                    list(&page["removed"]),
-                    list(&page["redefined"])
-                );
-            }
-            let _ = write!(
-                out,
-                "<li>New pages: {}</li><li>Not reached this time: {}</li></ul>",
-                list(&diff["newPages"]),
-                list(&diff["missingPages"])
-            );
-        }
-    }
-    out.push_str("<h2>Pages</h2><table><tr><th>Page</th><th>Tools</th><th>Forms</th><th>Score</th><th>Findings</th></tr>");
-    for page in answer["pages"].as_array().into_iter().flatten() {
-        if let Some(error) = page["error"].as_str() {
-            let _ = write!(
-                out,
-                "<tr><td>{}</td><td colspan=\"4\" class=\"err\">{}</td></tr>",
-                escape(&text(&page["url"])),
-                escape(error)
-            );
-            continue;
-        }
-        let names = |key: &str, field: Option<&str>| -> String {
-            let items: Vec<String> = (page[key].as_array().into_iter().flatten())
-                .map(|v| escape(&text(field.map_or(v, |f| &v[f]))))
-                .collect();
-            items.join(", ")
-        };
-        let findings: Vec<String> = (page["findings"].as_array().into_iter().flatten())
-            .map(|f| {
-                format!(
-                    "{} {} ({}): {}",
-                    escape(&text(&f["severity"])),
-                    escape(&text(&f["rule"])),
-                    escape(&text(&f["tool"])),
-                    escape(&text(&f["message"]))
-                )
-            })
-            .collect();
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&text(&page["url"])),
-            names("tools", Some("name")),
-            names("forms", None),
-            page["score"],
-            findings.join("<br>")
-        );
-    }
-    out.push_str("</table>");
-    let mut by_why: BTreeMap<String, usize> = BTreeMap::new();
-    for s in answer["skipped"].as_array().into_iter().flatten() {
-        *by_why.entry(text(&s["why"])).or_default() += 1;
-    }
-    for (why, n) in by_why {
-        let _ = write!(out, "<p class=\"muted\">Skipped {n}: {}</p>", escape(&why));
-    }
-    out.push_str("</body></html>\n");
-    out
 }

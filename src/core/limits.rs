@@ -415,6 +415,16 @@ pub fn json_size(value: &serde_json::Value) -> usize {
     }
 }
 
+/// The longest start of `text` of at most `bytes` bytes that ends between two characters: a
+/// text cut at a byte cap.
+pub fn cut_to(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Depth of a JSON value: a scalar is 0, `[]` and `{}` are 1, `[[1]]` is 2.
 pub fn json_depth(value: &serde_json::Value) -> usize {
     // Iterative, so a hostile value cannot exhaust the stack here.
@@ -451,6 +461,16 @@ pub const MAX_BARE_CALL_BYTES: usize = 64 * 1024;
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_text_is_cut_at_its_cap_between_two_characters() {
+        assert_eq!(cut_to("abc", 10), "abc");
+        assert_eq!(cut_to("abc", 2), "ab");
+        // "é" is 2 bytes: a cap inside it keeps the text before it.
+        assert_eq!(cut_to("aé", 2), "a");
+        assert_eq!(cut_to("aé", 3), "aé");
+        assert_eq!(cut_to("é", 0), "");
+    }
 
     #[test]
     fn depth_counts_containers() {

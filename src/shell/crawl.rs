@@ -68,9 +68,7 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
         return Ok(Value::Bool(stopped.is_some()));
     }
     let crawling = Crawling::begin(tab)?;
-    let start = super::evals::page_url(tab)
-        .await
-        .map_err(|e| e.replacen("evaluate:", "crawl:", 1))?;
+    let start = super::evals::page_url("crawl", tab).await?;
     let mut crawl = Crawl::new(request, &start, now_ms())?;
     loop {
         crawl.tick(now_ms());

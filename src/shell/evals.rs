@@ -26,7 +26,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
     };
     // `reload`: the page each case starts on is the one the suite started on.
     let first_page = match request.reload {
-        true => Some(page_url(request.tab_id).await?),
+        true => Some(page_url("evaluate", request.tab_id).await?),
         false => None,
     };
     let suite = format!("eval_{}", super::io::random_id());
@@ -83,13 +83,13 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
 /// How long a page may take to load again (`reload`), ms.
 pub(crate) const RELOAD_MS: u32 = crate::core::limits::EVAL_RELOAD_MS;
 
-/// The URL of the tab's top frame, or why there is none.
-pub(crate) async fn page_url(tab_id: i64) -> Result<String, String> {
+/// The URL of the tab's top frame, or why there is none (said for the operation `op`).
+pub(crate) async fn page_url(op: &str, tab_id: i64) -> Result<String, String> {
     let top = super::chrome::frame_state(tab_id, 0).await;
-    let top = top.ok_or_else(|| format!("evaluate: tab {tab_id}: no such tab"))?;
+    let top = top.ok_or_else(|| format!("{op}: tab {tab_id}: no such tab"))?;
     Some(top.url)
         .filter(|u| !u.is_empty())
-        .ok_or_else(|| format!("evaluate: tab {tab_id} shows no page"))
+        .ok_or_else(|| format!("{op}: tab {tab_id} shows no page"))
 }
 
 /// `toEval({runId, ...})`: an eval case made of a kept run's log.

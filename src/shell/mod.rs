@@ -221,7 +221,7 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
     if request.probe {
         let page = match &tools.page {
             Some(page) => Ok(page.url.clone()),
-            None => evals::page_url(request.tab_id).await,
+            None => evals::page_url("audit", request.tab_id).await,
         };
         let plan = match &request.tools {
             Some(only) => probe::plan_only(&tools, request.allow_acting, only)?,

@@ -177,11 +177,7 @@ pub fn markdown(answer: &Value) -> String {
     let mut out = markdown_body(answer);
     // Within what a pull-request comment holds.
     if out.len() > MARKDOWN_BYTES {
-        let mut end = MARKDOWN_BYTES;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
+        out.truncate(crate::core::limits::cut_to(&out, MARKDOWN_BYTES).len());
         out.push_str("\n\n… cut here: the full report has the rest.\n");
     }
     out

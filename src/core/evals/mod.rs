@@ -20,6 +20,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod request;
+pub mod said;
 pub mod wait;
 
 use serde::{Deserialize, Serialize};

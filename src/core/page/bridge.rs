@@ -29,7 +29,7 @@ use super::tool::{kind, parse_owned_tools, FrameTools};
 use crate::core::limits::Limits;
 
 mod result;
-pub use result::{parse_page_result, PageResult};
+pub use result::{parse_page_result, parse_sitemap_reply, PageResult};
 
 /// The key that marks a message as ours, with the protocol version as its value.
 pub const PROTOCOL_KEY: &str = "webmcpHost";
@@ -197,28 +197,6 @@ impl FrameRequest {
             }
         }
     }
-}
-
-/// A `readSitemap` reply (JSON text): the sitemap's text (cut at `MAX_SITEMAP_BYTES` here
-/// too), or the frame's error as a message.
-pub fn parse_sitemap_reply(raw: &str) -> Result<String, String> {
-    let cap = crate::core::limits::MAX_SITEMAP_BYTES;
-    let value: Value =
-        serde_json::from_str(raw).map_err(|_| "the page answered no sitemap".to_owned())?;
-    if value["ok"] != Value::Bool(true) {
-        let message = value["error"]["message"]
-            .as_str()
-            .unwrap_or("the page could not read it");
-        return Err(message.chars().take(300).collect());
-    }
-    let text = value["text"]
-        .as_str()
-        .ok_or("the page answered no sitemap text")?;
-    let mut end = text.len().min(cap);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Ok(text[..end].to_owned())
 }
 
 /// What one frame reported about its tools.

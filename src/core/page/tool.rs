@@ -13,7 +13,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::core::limits::{json_depth, Limits, MAX_FORM_ACTION_BYTES, MAX_FORM_TARGET_BYTES};
+use crate::core::limits::{
+    cut_to, json_depth, Limits, MAX_FORM_ACTION_BYTES, MAX_FORM_TARGET_BYTES,
+};
 
 /// A tool offered by one frame of a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,11 +79,7 @@ impl DeclarativeForm {
         let flag = |key: &str| map.get(key) == Some(&Value::Bool(true));
         let text = |key: &str, cap: usize| -> String {
             let s = map.get(key).and_then(Value::as_str).unwrap_or_default();
-            let mut end = s.len().min(cap);
-            while !s.is_char_boundary(end) {
-                end -= 1;
-            }
-            s[..end].to_owned()
+            cut_to(s, cap).to_owned()
         };
         Some(DeclarativeForm {
             auto_submit: flag("autoSubmit"),

@@ -148,11 +148,7 @@ impl SseDecoder {
         if text.len() <= room {
             self.line.push_str(text);
         } else {
-            let mut cut = room;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            self.line.push_str(&text[..cut]);
+            self.line.push_str(crate::core::limits::cut_to(text, room));
             self.truncated = true;
             // Found by fuzzing (tests/golden/fuzz-regressions/sse): without this, a character
             // that did not fit was dropped but a shorter one in a later chunk was kept.

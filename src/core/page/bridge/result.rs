@@ -1,6 +1,7 @@
-//! The result of a document a call loaded (a navigation's destination, a frame a form
-//! targeted), as its content script read it: [`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)'s answer, capped here
-//! whatever the frame sent.
+//! What a document's content script read of it, capped here whatever the frame sent: the
+//! result of a document a call loaded (a navigation's destination, a frame a form targeted),
+//! [`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)'s answer; and a crawl's
+//! sitemap, [`FrameRequest::ReadSitemap`](super::FrameRequest::ReadSitemap)'s.
 
 use serde_json::Value;
 
@@ -75,6 +76,24 @@ pub fn parse_page_result(raw: &str, limits: &Limits) -> Result<PageResult, Strin
     })
 }
 
+/// A `readSitemap` reply (JSON text): the sitemap's text (cut at `MAX_SITEMAP_BYTES` here
+/// too), or the frame's error as a message.
+pub fn parse_sitemap_reply(raw: &str) -> Result<String, String> {
+    let cap = crate::core::limits::MAX_SITEMAP_BYTES;
+    let value: Value =
+        serde_json::from_str(raw).map_err(|_| "the page answered no sitemap".to_owned())?;
+    if value["ok"] != Value::Bool(true) {
+        let message = value["error"]["message"]
+            .as_str()
+            .unwrap_or("the page could not read it");
+        return Err(message.chars().take(300).collect());
+    }
+    let text = value["text"]
+        .as_str()
+        .ok_or("the page answered no sitemap text")?;
+    Ok(crate::core::limits::cut_to(text, cap).to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -118,5 +137,26 @@ mod tests {
             Err("E: m".into())
         );
         assert!(parse_page_result("not json", &limits).is_err());
+    }
+
+    #[test]
+    fn a_sitemap_reply_is_its_text_capped_or_the_frames_error() {
+        use crate::core::limits::MAX_SITEMAP_BYTES;
+        let ok = serde_json::json!({"ok": true, "text": "é".repeat(MAX_SITEMAP_BYTES)}).to_string();
+        let text = parse_sitemap_reply(&ok).unwrap();
+        assert_eq!(
+            text.len(),
+            MAX_SITEMAP_BYTES,
+            "cut at the cap, between characters"
+        );
+        let refused = r#"{"ok": false, "error": {"name": "SecurityError", "message": "the sitemap is not on https://a.test"}}"#;
+        assert_eq!(
+            parse_sitemap_reply(refused).unwrap_err(),
+            "the sitemap is not on https://a.test"
+        );
+        assert!(parse_sitemap_reply("nope").is_err());
+        assert!(parse_sitemap_reply(r#"{"ok": true}"#)
+            .unwrap_err()
+            .contains("no sitemap text"));
     }
 }
