@@ -21,6 +21,7 @@ pub mod record;
 pub mod report;
 pub mod request;
 pub mod said;
+pub mod simulate;
 pub mod wait;
 
 use serde::{Deserialize, Serialize};

@@ -146,7 +146,7 @@ pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
         })
         .collect();
     json!({
-        "mode": match mode { Mode::Smoke => "smoke", Mode::Agent => "agent" },
+        "mode": match mode { Mode::Smoke => "smoke", Mode::Agent => "agent", Mode::Simulate => "simulate" },
         "results": results,
         "testCount": results.len(),
         "passCount": pass,
