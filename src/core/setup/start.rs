@@ -467,6 +467,7 @@ impl Start {
             settled,
             hook,
             global,
+            origin,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -503,19 +504,12 @@ impl Start {
         if !secrets.is_empty() {
             input.middleware.push(Middleware::Redact { secrets });
         }
-        input.own_names = (bindings.iter())
-            .filter_map(|(run_name, binding)| {
-                let own = match binding {
-                    Binding::Page(listed) => &listed.tool.name,
-                    Binding::Mcp { tool, .. } => &tool.name,
-                };
-                (own != run_name).then(|| (run_name.clone(), own.clone()))
-            })
-            .collect();
+        input.own_names = crate::core::run::drive::own_names(&bindings);
         let setup = Setup {
             model,
             key,
             tab_id: request.tab_id,
+            origin,
             bindings,
             hook,
         };
