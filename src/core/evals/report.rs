@@ -324,6 +324,14 @@ fn html(answer: &Value) -> String {
         number(&answer["failCount"]),
         number(&answer["errorCount"])
     );
+    if let Some(note) = super::simulate::report::judge_note(answer) {
+        let class = if answer["judgeIsAgent"] == true {
+            "warning"
+        } else {
+            "muted"
+        };
+        let _ = write!(out, "<p class=\"{class}\">{}</p>", escape(&note));
+    }
     if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
         out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>pass^k</th><th>pass@k</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th><th>Cost (USD)</th></tr>");
         for (name, m) in models {
@@ -366,6 +374,11 @@ fn html(answer: &Value) -> String {
         }
         if let Some(warning) = r["warning"].as_str() {
             let _ = write!(out, "<p class=\"warning\">{}</p>", escape(warning));
+        }
+        if r.get("conversation").is_some_and(Value::is_object) {
+            super::simulate::report::result_html(r, &mut out);
+            out.push_str("</section>");
+            continue;
         }
         let _ = write!(
             out,

@@ -25,6 +25,7 @@
 
 mod file;
 pub mod prompts;
+pub mod report;
 #[cfg(test)]
 mod tests;
 

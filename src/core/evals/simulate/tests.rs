@@ -701,3 +701,49 @@ fn a_run_request_with_no_tools_or_a_replay_is_checked() {
         assert!(error.contains(want), "{bad}: {error}");
     }
 }
+
+#[test]
+fn the_reports_show_the_verdict_the_dom_and_the_turns_escaped_and_say_when_the_judge_is_an_agent() {
+    let case = json!([{"name": "c", "userMessage": "<b>Two</b> mugs", "successCriteria": CART,
+        "assertions": [{"type": "dom", "selector": ".cart", "expect": {"text": "2"}}]}]);
+    let calls = [(
+        "add_to_cart",
+        json!({"qty": 2}),
+        json!("<script>alert(1)</script>"),
+    )];
+    let mut sim = Simulate::new(
+        request(case, json!({"models": ["judge"]})),
+        None,
+        "s".into(),
+    );
+    let (answer, _) = play(
+        &mut sim,
+        world(
+            &calls,
+            "2",
+            judge_answer(true, &["add_to_cart: <img src=x>"]),
+        ),
+    );
+    let html = crate::core::evals::report::Format::parse("html")
+        .unwrap()
+        .render(&answer);
+    for want in [
+        "Judge's reasoning",
+        "Evidence the judge cited",
+        "add_to_cart: &lt;img src=x&gt;",
+        "DOM assertions",
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&lt;b&gt;Two&lt;/b&gt; mugs",
+        "grades its own runs",
+    ] {
+        assert!(html.contains(want), "{want}");
+    }
+    assert!(!html.contains("<script>") && !html.contains("<img src=x>"));
+    let markdown = crate::core::evals::report::Format::parse("markdown")
+        .unwrap()
+        .render(&answer);
+    assert!(
+        markdown.contains("⚠️") && markdown.contains("grades its own runs"),
+        "{markdown}"
+    );
+}
