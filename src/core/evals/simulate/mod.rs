@@ -383,6 +383,9 @@ struct Attempt {
     recording: Recording,
     tokens: Option<u64>,
     replay: Option<Value>,
+    /// The origin the tab showed at the first agent turn, and the turn last checked.
+    origin: Option<String>,
+    checked: usize,
 }
 
 /// The outputs of an attempt's runs, per role, as replay transcripts.
@@ -425,6 +428,8 @@ impl Attempt {
             recording: Recording::default(),
             tokens: None,
             replay,
+            origin: None,
+            checked: 0,
         }
     }
 
@@ -634,6 +639,14 @@ impl Simulate {
                         }
                     }
                 }
+                // Before each agent turn, the tab's origin: the conversation goes on only where
+                // it began.
+                Stage::Agent(_) if a.checked <= a.turns.len() => {
+                    return Some(Next::ListTools {
+                        tab_id,
+                        after_ms: 0,
+                    })
+                }
                 Stage::Agent(message) => {
                     let started = a.started_ms.unwrap_or(now_ms);
                     let left =
@@ -839,6 +852,25 @@ impl Simulate {
                             a.stage = Stage::Agent(message);
                         }
                     }
+                }
+            }
+            (Stage::Agent(message), Reply::Listed(tools)) => {
+                a.stage = Stage::Agent(message);
+                a.checked = a.turns.len() + 1;
+                let now = (tools.ok()).and_then(|t| {
+                    t.pointer("/page/origin")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+                match (&a.origin, now) {
+                    (_, None) => a.fail("the tab shows no page to talk about".into()),
+                    (None, Some(origin)) => a.origin = Some(origin),
+                    (Some(began), Some(now)) if *began != now => {
+                        let why = format!("the tab now shows {now}, not {began} where the conversation began: the conversation is not carried to another origin");
+                        a.error = Some(why);
+                        a.end(EndedBy::Error, now_ms, &case);
+                    }
+                    _ => {}
                 }
             }
             (Stage::Agent(message), Reply::Ran(answer)) => {

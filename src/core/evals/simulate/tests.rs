@@ -167,7 +167,9 @@ fn listed(names: &[&str]) -> Reply {
         .iter()
         .map(|n| json!({"name": n, "description": "", "inputSchema": {"type": "object"}}))
         .collect();
-    Reply::Listed(Ok(json!({"tools": tools})))
+    Reply::Listed(Ok(
+        json!({"tools": tools, "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "Shop"}}),
+    ))
 }
 
 fn seen(count: u64, text: &str) -> DomObserved {
@@ -746,4 +748,53 @@ fn the_reports_show_the_verdict_the_dom_and_the_turns_escaped_and_say_when_the_j
         markdown.contains("⚠️") && markdown.contains("grades its own runs"),
         "{markdown}"
     );
+}
+
+#[test]
+fn a_conversation_is_not_carried_to_another_origin() {
+    let calls = [("add_to_cart", json!({"qty": 1}), json!({"cart": 1}))];
+    let case =
+        json!([{"name": "c", "userScenario": "two mugs", "maxTurns": 3, "successCriteria": CART}]);
+    let mut sim = Simulate::new(request(case, json!({})), None, "s".into());
+    let mut listings = 0;
+    let mut user = 0;
+    let mut scripted = world(&calls, "", judge_answer(true, &["cart 1"]));
+    let (answer, asked) = play(&mut sim, |next| match next {
+        Next::ListTools { .. } => {
+            listings += 1;
+            // The agent's first call took the tab to another site.
+            let origin = if listings == 1 {
+                "https://shop.test"
+            } else {
+                "https://evil.test"
+            };
+            Reply::Listed(Ok(
+                json!({"tools": [], "page": {"url": format!("{origin}/"), "origin": origin, "title": ""}}),
+            ))
+        }
+        Next::Run {
+            role: Role::User,
+            request,
+            ..
+        } => {
+            user += 1;
+            Reply::Ran(Ok(agent_answer(request, &format!("line {user}"), &[])))
+        }
+        other => scripted(other),
+    });
+    let result = &answer["results"][0];
+    assert_eq!(result["outcome"], "error");
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("now shows https://evil.test, not https://shop.test"),
+        "{result}"
+    );
+    assert_eq!(
+        runs(&asked, Role::Agent).len(),
+        1,
+        "no turn on the other origin"
+    );
+    assert!(runs(&asked, Role::Judge).is_empty());
 }
