@@ -120,7 +120,8 @@ const SCENARIOS = {
     ],
   },
   claim: { steps: [say('Done! The jacket is in your bag.')], after: 'repeat' },
-  lenient: { steps: [verdict(true, 'The assistant says the jacket is in the bag.', ['The assistant said it added the jacket'])] },
+  lenient: { steps: [verdict(true, 'The assistant says the jacket is in the bag.', ['The assistant said it added the jacket'])], after: 'repeat' },
+  popupAgent: { steps: JACKET_B },
 };
 
 describe('simulate', () => {
@@ -152,6 +153,7 @@ describe('simulate', () => {
         model('hotelJudge', 'hotelJudge'),
         model('claim', 'claim'),
         model('lenient', 'lenient'),
+        model('popupAgent', 'popupAgent'),
       ],
       default: 'seqAB',
     });
@@ -299,6 +301,31 @@ describe('simulate', () => {
     const simulations = [{ name: 'lying page', userMessage: 'Hi', assertions: [{ type: 'dom', selector: '.cart-badge', expect: { text: '7' } }] }];
     const answer = await op('evaluate', { tabId, simulations, mode: 'simulate', models: ['claim'] });
     assert.equal(answer.results[0].outcome, 'pass', JSON.stringify(answer.results[0].assertionResults));
+  });
+
+  test("the popup's Evals view runs a simulations.json in simulate mode and shows the verdict, the DOM and the turns", async () => {
+    const tabId = await open('shopping');
+    const popup = await host.context.newPage();
+    await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}&view=evals`);
+    await popup.waitForSelector('body[data-state="ready"]');
+    const simulations = [
+      { name: 'one <b>jacket</b>', userMessage: 'A leather jacket in my bag, please.', successCriteria: 'A leather jacket is in the bag.', assertions: [{ type: 'dom', selector: '.cart-badge', expect: { text: '1' } }] },
+    ];
+    await popup.fill('#evals-file', JSON.stringify(simulations));
+    await popup.selectOption('#evals-mode', 'simulate');
+    await popup.selectOption('#evals-models', 'popupAgent');
+    await popup.selectOption('#evals-judge-model', 'lenient');
+    await popup.check('#evals-reload');
+    await popup.click('#evals-run');
+    await popup.waitForSelector('#evals-results li.eval-result');
+    assert.equal(await popup.getAttribute('#evals-results li.eval-result', 'data-outcome'), 'pass');
+    const text = await popup.textContent('#evals-results');
+    assert.match(text, /Judge: passed: The assistant says the jacket is in the bag\./);
+    assert.match(text, /DOM \.cart-badge text: expected "1", got "1"/);
+    assert.match(text, /view_product\(\{"slug":"biker-leather-jacket"\}\)/);
+    assert.match(text, /1 turns, ended by singleTurn/);
+    assert.equal(await popup.locator('#evals-results b').count(), 0, 'names stay text');
+    await popup.close();
   });
 
   test('a bad simulations file is refused with the case and the field named', async () => {
