@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod ci;
+pub mod html;
 pub mod matcher;
 pub mod messages;
 pub mod plan;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::core::evals::report::escape;
+use crate::core::evals::html::escape;
 
 /// A value as text: strings as they are, others as JSON.
 fn text(value: &Value) -> String {
