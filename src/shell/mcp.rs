@@ -290,7 +290,7 @@ async fn listen(client: &Shared) {
         abort_fetch(&previous);
     }
     let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
-    machine.listen(&client.borrow().session);
+    machine.listen(&mut client.borrow_mut().session);
     let Some(Output::Send { stream, request }) = machine.poll() else {
         return;
     };

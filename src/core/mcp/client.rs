@@ -12,6 +12,7 @@ use std::rc::Rc;
 use serde_json::json;
 
 use super::exchange::{Deadline, Elicitation, Exchange, Head, Settings};
+use super::modern::Protocols;
 use super::source::McpServerConfig;
 use super::tools::{still_same, McpTool};
 use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
@@ -30,6 +31,7 @@ impl Settings {
             timeout_ms: config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
             deadline: Deadline::ExtendedByProgress,
             elicitation: Elicitation::Decline,
+            protocols: Protocols::Legacy,
         }
     }
 }

@@ -453,6 +453,7 @@ impl Flow {
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
+            "application_type": application_type(&self.config.redirect_uri),
         });
         if let Some(scope) = &self.scope {
             body["scope"] = json!(scope);
@@ -579,4 +580,21 @@ pub(super) fn parse_registration(
         client_secret,
         auth_method: Some(auth_method),
     })
+}
+
+/// The `application_type` a registration names (RFC 7591 / OpenID registration, required by
+/// MCP 2026-07-28): `native` for a loopback redirect (the CLI), `web` for an https one (the
+/// extension's `chromiumapp.org` redirect, which is not on the device's loopback).
+pub fn application_type(redirect_uri: &str) -> &'static str {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
+    let is_loopback = loopback.iter().any(|l| {
+        redirect_uri
+            .strip_prefix(l)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+    });
+    if is_loopback {
+        "native"
+    } else {
+        "web"
+    }
 }

@@ -382,6 +382,7 @@ fn a_whole_flow_with_dynamic_registration() {
         json!(["http://127.0.0.1:9999/callback"])
     );
     assert_eq!(body["token_endpoint_auth_method"], "none");
+    assert_eq!(body["application_type"], "native");
     flow.response(201, r#"{"client_id":"dyn-1"}"#, 0.0);
     let Step::Authorize { url } = flow.step() else {
         panic!("{:?}", flow.step())
@@ -714,4 +715,18 @@ fn an_answer_without_the_issuer_it_promised_is_refused() {
     assert!(matches!(silent.step(), Step::Failed(m) if m.contains("does not name its issuer")));
     flow.redirected("http://127.0.0.1:9999/callback?code=c&state=state-0123456789&iss=http://localhost:4000/tenant1");
     assert!(matches!(flow.step(), Step::Fetch(r) if r.url.ends_with("/token")));
+}
+
+#[test]
+fn registration_names_the_application_type_by_redirect() {
+    use crate::core::mcp::auth::application_type;
+    assert_eq!(application_type("http://127.0.0.1:9999/callback"), "native");
+    assert_eq!(application_type("http://localhost:8080/cb"), "native");
+    assert_eq!(application_type("http://[::1]/cb"), "native");
+    assert_eq!(
+        application_type("https://abcdef.chromiumapp.org/mcp"),
+        "web"
+    );
+    assert_eq!(application_type("http://127.0.0.1.evil.example/cb"), "web");
+    assert_eq!(application_type("http://localhost.evil.example/cb"), "web");
 }
