@@ -144,8 +144,10 @@ impl Driver {
         self.session.redact(text)
     }
 
-    /// `initialize` and `notifications/initialized`, then the GET stream for server messages,
-    /// open before anything else is asked (servers may answer 405: then there is none).
+    /// `server/discover` (2026-07-28), else `initialize` and `notifications/initialized` (as
+    /// `--protocol` says), then the stream for server messages, open before anything else is
+    /// asked: `subscriptions/listen` in 2026-07-28 (when the server announces tool changes),
+    /// else the GET stream (servers may answer 405: then there is none).
     pub fn connect(&mut self) -> Result<(), String> {
         self.machine.connect(&mut self.session, now_ms());
         self.run(None)?;
@@ -234,6 +236,10 @@ impl Driver {
                     Output::Event(event) => {
                         if let Some(line) = event.progress_text() {
                             eprintln!("webmcp-host: {line}");
+                        }
+                        if event == McpEvent::ToolsChanged {
+                            self.log
+                                .push("the server's tools changed (tools/list_changed)".into());
                         }
                     }
                     Output::Log(line) => self.log.push(line),

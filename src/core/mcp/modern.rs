@@ -154,10 +154,12 @@ fn walk(
         check_header_name(name)?;
         match object.get("type").and_then(Value::as_str) {
             Some("string" | "integer" | "boolean") => {}
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "x-mcp-header `{name}` is on a property of type {}, not string, integer or boolean",
                 other.unwrap_or("(none)")
-            )),
+            ))
+            }
         }
         found.push(ParamHeader {
             path: path.clone(),
