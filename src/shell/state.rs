@@ -111,6 +111,8 @@ pub struct McpClient {
     pub(crate) key: Option<String>,
     /// What the client knows of the server's tools since a `tools/list_changed`.
     pub(crate) tools: ToolWatch,
+    /// The last listing, while its `ttlMs` (2026-07-28) says it is fresh.
+    pub(crate) listing: crate::core::mcp::client::ListingCache,
     /// The listing after the last change, which every call waits on.
     pub(crate) relisting: Option<Promise>,
     /// The GET stream for server messages while it is open (its fetch handle, to abort).

@@ -1,7 +1,8 @@
 //! The extension's MCP client between its requests, as values: the [`Settings`] its exchange
 //! machines run with, whether it is [`Connection::Closed`], and [`ToolWatch`], what it knows
-//! of the server's tools after `notifications/tools/list_changed`. The worker holds these
-//! beside its fetch handles and only performs what they say.
+//! of the server's tools after `notifications/tools/list_changed`, and [`ListingCache`], a
+//! listing kept while its `ttlMs` says. The worker holds these beside its fetch handles and
+//! only performs what they say.
 //!
 //! Invariants: after a change the tools are listed again before the next call, once for every
 //! call waiting on it; a call of a tool whose definition changed (or that is gone) is refused;
@@ -21,8 +22,9 @@ use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
 pub const NO_DEADLINE_MS: u32 = crate::core::limits::NO_DEADLINE_MS;
 
 impl Settings {
-    /// The extension's client: elicitation declined, deadlines extended by progress, the
-    /// server's own timeout or [`DEFAULT_TIMEOUT_MS`].
+    /// The extension's client: 2026-07-28 where the server offers it, else 2025-11-25 and
+    /// older; elicitation (and 2026-07-28's `input_required`) declined, deadlines extended by
+    /// progress, the server's own timeout or [`DEFAULT_TIMEOUT_MS`].
     pub fn extension(config: &McpServerConfig) -> Settings {
         Settings {
             client_name: "webmcp-host".into(),
@@ -31,7 +33,7 @@ impl Settings {
             timeout_ms: config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
             deadline: Deadline::ExtendedByProgress,
             elicitation: Elicitation::Decline,
-            protocols: Protocols::Legacy,
+            protocols: Protocols::Auto,
         }
     }
 }
@@ -126,6 +128,35 @@ impl ToolWatch {
             Some(Err(error)) => Err(format!(
                 "the server changed its tools, and listing them again failed ({error}); the call was not sent"
             )),
+        }
+    }
+}
+
+/// A server's tool listing kept while its `ttlMs` (2026-07-28) says it is fresh: a listing
+/// asked for again within that time is this one, without a request. A listing without
+/// `ttlMs` (every earlier revision) is never kept; `tools/list_changed` drops it. One cache
+/// belongs to one connection, so to one sign-in (a `private` listing is never shared).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListingCache {
+    kept: Option<(Rc<Vec<McpTool>>, f64)>,
+}
+
+impl ListingCache {
+    /// The kept listing, while `now` is before its end.
+    pub fn fresh(&self, now: f64) -> Option<Rc<Vec<McpTool>>> {
+        let (tools, until) = self.kept.as_ref()?;
+        (now < *until).then(|| tools.clone())
+    }
+
+    /// Keeps a listing made at `now` for `ttl_ms` (0: not kept).
+    pub fn keep(&mut self, tools: Rc<Vec<McpTool>>, ttl_ms: u64, now: f64) {
+        self.kept = (ttl_ms > 0).then_some((tools, now + ttl_ms as f64));
+    }
+
+    /// Takes an event the server sent: a change of its tools drops the listing.
+    pub fn event(&mut self, event: &McpEvent) {
+        if *event == McpEvent::ToolsChanged {
+            self.kept = None;
         }
     }
 }

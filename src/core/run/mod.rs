@@ -57,6 +57,9 @@ pub const VISITOR_DECLINED: &str = "The visitor declined.";
 /// `CUSTOM` event: what became of the run's conversation (`forked`: a new one carrying the
 /// history, since the tools changed; `resumed`: a cut run's calls that may have run).
 pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
+/// `CUSTOM` event: an MCP server opened as a tool source: `{source, protocol, tools}` (the
+/// protocol revision it speaks, the tools it listed).
+pub const CUSTOM_TOOL_SOURCE: &str = "webmcp_host.tool_source";
 /// `CUSTOM` event: a tool source failed or a tool was left out.
 pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
 /// `CUSTOM` event: a visitor call waits for the person.
@@ -166,6 +169,12 @@ impl Run {
         for value in std::mem::take(&mut run.input.notices) {
             run.emit(Event::Custom {
                 name: CUSTOM_CONVERSATION.into(),
+                value,
+            });
+        }
+        for value in run.input.sources.clone() {
+            run.emit(Event::Custom {
+                name: CUSTOM_TOOL_SOURCE.into(),
                 value,
             });
         }
