@@ -397,9 +397,9 @@ impl Flow {
             previous_scope.as_deref(),
         );
         let methods = metadata.token_endpoint_auth_methods_supported.clone();
-        let same_issuer = |r: &AuthRecord| {
-            r.issuer.trim_end_matches('/') == metadata.issuer.trim_end_matches('/')
-        };
+        // A registered client belongs to the authorization server that issued it, by its
+        // exact issuer identifier (no normalization): another one registers anew.
+        let same_issuer = |r: &AuthRecord| r.issuer == metadata.issuer;
         let state = if let Some(mut client) = self.config.preregistered.clone() {
             if client.auth_method.is_none() {
                 client.auth_method =

@@ -532,6 +532,15 @@ fn discovery_falls_back_and_refuses() {
         0.0,
     );
     assert!(matches!(flow.step(), Step::Failed(m) if m.contains("issuer")));
+    // Identical, not normalized: a trailing slash the identifier did not have is another issuer.
+    let mut flow = Flow::new(config("Bearer"), secrets());
+    flow.response(200, PRM, 0.0);
+    flow.response(
+        200,
+        &as_metadata(json!({"issuer": "http://localhost:4000/tenant1/"})),
+        0.0,
+    );
+    assert!(matches!(flow.step(), Step::Failed(m) if m.contains("issuer")));
 
     // No registration endpoint and no client id: a clear message.
     let mut flow = Flow::new(config("Bearer"), secrets());
@@ -661,6 +670,24 @@ fn clients_in_order_and_token_auth_methods() {
         query_param(&url, "scope").as_deref(),
         Some("mcp:basic mcp:write")
     );
+
+    // A client registered with another issuer (even one that differs by a trailing slash) is
+    // not reused: the client registers anew with this one.
+    let elsewhere = AuthRecord {
+        issuer: "http://localhost:4000/tenant1/".into(),
+        ..record_with(Tokens {
+            access_token: "old".into(),
+            refresh_token: None,
+            expires_at_ms: None,
+            scope: None,
+        })
+    };
+    let mut c = config("Bearer");
+    c.previous = Some(elsewhere);
+    let mut flow = Flow::new(c, secrets());
+    flow.response(200, PRM, 0.0);
+    flow.response(200, &as_metadata(json!({})), 0.0);
+    assert_eq!(fetch(&flow).url, "http://localhost:4000/tenant1/register");
 }
 
 #[test]
