@@ -204,6 +204,8 @@ pub const MAX_MCP_INPUT_REQUESTS: usize = 16;
 pub const MAX_MCP_REQUEST_STATE_BYTES: usize = 64 * 1024;
 /// How deep a tool's input schema is searched for `x-mcp-header` annotations.
 pub const MAX_MCP_HEADER_SCHEMA_DEPTH: usize = 64;
+/// MCP servers (by URL) the worker remembers as speaking only the revisions up to 2025-11-25.
+pub const MAX_KEPT_ERAS: usize = 64;
 /// The longest a listing's `ttlMs` (MCP 2026-07-28) is honoured: one hour.
 pub const MAX_MCP_TTL_MS: u64 = 60 * 60 * 1000;
 /// How long progress notifications can keep one MCP request going, from when it was sent.

@@ -90,10 +90,20 @@ async fn open_with(
     Err(failure)
 }
 
+/// Connects: `server/discover` first, unless the server was found to speak only the
+/// revisions up to 2025-11-25 earlier in the worker's life (then `initialize` at once).
 async fn connect(client: &Shared) -> Result<(), String> {
-    let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
+    let url = client.borrow().session.url().to_owned();
+    let mut settings = Settings::extension(&client.borrow().config);
+    settings.protocols = super::state::driver(|d| d.eras.borrow().protocols(&url));
+    let mut machine = Exchange::new(settings);
     machine.connect(&mut client.borrow_mut().session, now_ms());
-    drive(client, machine).await?;
+    if let Err(error) = drive(client, machine).await {
+        super::state::driver(|d| d.eras.borrow_mut().forget(&url));
+        return Err(error);
+    }
+    let modern = client.borrow().session.is_modern();
+    super::state::driver(|d| d.eras.borrow_mut().spoke(&url, modern));
     listen(client).await;
     Ok(())
 }

@@ -195,6 +195,10 @@ describe('MCP tools in runs', () => {
     const route = got.find((q) => q.method === 'tools/call' && q.headers['mcp-name'] === 'route');
     assert.equal(route.headers['mcp-param-region'], 'eu-west');
     assert.equal(got.filter((q) => q.headers['mcp-name'] === 'confirm').length, 2, 'the call, then its retry with the answers');
+    // server-everything was opened by the first run too: probed with server/discover once, the
+    // worker then remembers it speaks 2025-11-25.
+    const discovers = requests.filter((r) => r.url() === everything.url && (r.postData() ?? '').includes('"server/discover"'));
+    assert.equal(discovers.length, 1, 'one probe of server-everything');
   });
 
   test('the key header went on every request to the server, and nowhere else', async () => {

@@ -161,6 +161,41 @@ impl ListingCache {
     }
 }
 
+/// The servers (by URL) found to speak only the revisions up to 2025-11-25, for as long as the
+/// worker lives: they are not asked `server/discover` again before `initialize` (2026-07-28
+/// asks a client to keep a server's era rather than probe it each time). At most
+/// `MAX_KEPT_ERAS`, the oldest forgotten first; a server seen speaking 2026-07-28 is forgotten.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Eras {
+    legacy: Vec<String>,
+}
+
+impl Eras {
+    /// Which revisions to try with the server at `url`.
+    pub fn protocols(&self, url: &str) -> Protocols {
+        match self.legacy.iter().any(|u| u == url) {
+            true => Protocols::Legacy,
+            false => Protocols::Auto,
+        }
+    }
+
+    /// The server at `url` could not be connected to: it is probed afresh next time.
+    pub fn forget(&mut self, url: &str) {
+        self.legacy.retain(|u| u != url);
+    }
+
+    /// The server at `url` connected, speaking 2026-07-28 (`modern`) or not.
+    pub fn spoke(&mut self, url: &str, modern: bool) {
+        self.legacy.retain(|u| u != url);
+        if !modern {
+            if self.legacy.len() >= crate::core::limits::MAX_KEPT_ERAS {
+                self.legacy.remove(0);
+            }
+            self.legacy.push(url.to_owned());
+        }
+    }
+}
+
 /// `tools/call` `name`'s result from its exchange.
 pub fn call_result(exchange: Result<Vec<McpEvent>, String>, name: &str) -> CallResult {
     match exchange.map(|events| McpEvent::call_outcome(events, name)) {

@@ -120,6 +120,29 @@ fn a_call_result_comes_from_its_exchange() {
 }
 
 #[test]
+fn a_server_that_spoke_only_older_revisions_is_not_probed_again() {
+    let mut eras = Eras::default();
+    let (a, b) = ("http://a.example/mcp", "http://b.example/mcp");
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    eras.spoke(a, false);
+    eras.spoke(b, true);
+    assert_eq!(eras.protocols(a), Protocols::Legacy);
+    assert_eq!(eras.protocols(b), Protocols::Auto);
+    // Upgraded (seen speaking 2026-07-28 after all), or failing: probed again.
+    eras.spoke(a, true);
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    eras.spoke(a, false);
+    eras.forget(a);
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    // Bounded: the oldest is forgotten first.
+    for i in 0..=crate::core::limits::MAX_KEPT_ERAS {
+        eras.spoke(&format!("http://s{i}.example/mcp"), false);
+    }
+    assert_eq!(eras.protocols("http://s0.example/mcp"), Protocols::Auto);
+    assert_eq!(eras.protocols("http://s1.example/mcp"), Protocols::Legacy);
+}
+
+#[test]
 fn a_listing_is_kept_while_its_ttl_says() {
     let tools = Rc::new(tools("a"));
     let mut cache = ListingCache::default();
