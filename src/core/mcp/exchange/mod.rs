@@ -282,6 +282,8 @@ impl Exchange {
         }
         job.stage = match session_purpose(&job.outgoing) {
             Purpose::Discover => Stage::Discovering,
+            // Connecting: its answer is followed by `notifications/initialized`.
+            Purpose::Initialize if job.kind == Kind::Connect => Stage::Initializing,
             _ => Stage::Awaiting,
         };
         job.deadline = now + f64::from(self.settings.timeout_ms);

@@ -198,6 +198,41 @@ fn a_server_without_discover_is_spoken_to_with_initialize() {
 }
 
 #[test]
+fn a_sign_in_while_connecting_resumes_where_it_stood() {
+    // 401 on initialize (Legacy): after the sign-in, initialize again, then initialized.
+    let mut h = with(Protocols::Legacy);
+    h.machine.connect(&mut h.session, h.now);
+    let stream = h.last_stream();
+    h.head(stream, head(401, ""));
+    assert_eq!(h.authorize.len(), 1);
+    h.machine.authorized(&mut h.session, h.now);
+    assert!(h.last_request().body.contains("\"initialize\""));
+    let stream = h.last_stream();
+    h.json(
+        stream,
+        &result(
+            1,
+            json!({"protocolVersion": "2025-11-25", "serverInfo": {"name": "old"}}),
+        ),
+    );
+    assert!(h.last_request().body.contains("notifications/initialized"));
+    let stream = h.last_stream();
+    h.empty(stream, 202);
+    assert!(matches!(h.take_done(), Some(Ok(_))));
+
+    // 401 on server/discover (Auto): after the sign-in, discover again, and its fallback.
+    let mut h = with(Protocols::Auto);
+    h.machine.connect(&mut h.session, h.now);
+    let stream = h.last_stream();
+    h.head(stream, head(401, ""));
+    h.machine.authorized(&mut h.session, h.now);
+    assert!(h.last_request().body.contains("server/discover"));
+    let stream = h.last_stream();
+    h.empty(stream, 400);
+    assert!(h.last_request().body.contains("\"initialize\""));
+}
+
+#[test]
 fn modern_only_fails_on_an_older_server_and_legacy_never_discovers() {
     let mut h = with(Protocols::Modern);
     h.machine.connect(&mut h.session, h.now);
