@@ -12,7 +12,8 @@ function serverState(server) {
   const known = state.settings.serverStates?.[server.name];
   if (!known) return 'not checked yet';
   const when = new Date(known.checkedMs).toLocaleTimeString();
-  return known.ok ? `connected · ${known.tools} tools · checked ${when}` : `error: ${known.error} · checked ${when}`;
+  const protocol = known.protocol ? ` · MCP ${known.protocol}` : '';
+  return known.ok ? `connected · ${known.tools} tools${protocol} · checked ${when}` : `error: ${known.error} · checked ${when}`;
 }
 
 export function renderServers() {

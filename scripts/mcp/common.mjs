@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PRELOAD = join(ROOT, 'scripts', 'mcp', 'loopback-preload.cjs');
 export const CONFORMANCE_CLI = join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+// The 2026-07-28 scenarios live only in the 0.2.0 pre-releases (installed under an alias).
+export const CONFORMANCE_CLI_2026 = join(ROOT, 'node_modules', 'conformance-2026', 'dist', 'index.js');
+export const MODERN_SPEC = '2026-07-28';
 export const EVERYTHING_CLI = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 export const SDK_EXAMPLE_SERVER = join(ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'examples', 'server', 'simpleStreamableHttp.js');
 

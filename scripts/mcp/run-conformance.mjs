@@ -4,11 +4,19 @@
 // servers forced onto 127.0.0.1 (scripts/mcp/loopback-preload.cjs).
 //
 //   node scripts/mcp/run-conformance.mjs --command "<client command>" [--scenario NAME ...]
-//        [--suite NAME ...] [--timeout MS] [--output-dir DIR] [--verbose] [--list]
+//        [--suite NAME ...] [--spec-version 2026-07-28] [--timeout MS] [--output-dir DIR]
+//        [--verbose] [--list]
 //
-// Without --scenario or --suite it runs every client scenario that the installed suite lists
-// except the auth/ ones, one at a time, then the suite `auth` (the suite's own `--suite auth`:
-// its scenarios in parallel, each with its mock resource server and authorization server).
+// Two generations of the suite are installed: @modelcontextprotocol/conformance (0.1.16: the
+// revisions up to 2025-11-25) and `conformance-2026` (0.2.0-alpha.12, an alias: the 2026-07-28
+// scenarios, run with `--spec-version 2026-07-28`, which the client reads from
+// MCP_CONFORMANCE_PROTOCOL_VERSION).
+// Without --scenario or --suite it runs every client scenario that 0.1.16 lists except the
+// auth/ ones, one at a time, then its suite `auth` (the suite's own `--suite auth`: its
+// scenarios in parallel, each with its mock resource server and authorization server), then
+// every client scenario that 0.2.0-alpha.12 lists for 2026-07-28 (auth/ ones too), one at a
+// time, at 2026-07-28 (named NAME@2026-07-28 in the table). --scenario and --suite run on
+// 0.1.16, or on 0.2.0-alpha.12 at 2026-07-28 with --spec-version 2026-07-28.
 // --scenario runs the named scenarios one at a time (auth/ ones too); --suite runs a suite of
 // the conformance CLI (auth, core, metadata, backcompat, ...). The suite appends the mock server's URL as the client's last argument, runs the
 // command through /bin/sh (so prefer `exec <client> ...`), and sets MCP_CONFORMANCE_SCENARIO.
@@ -21,12 +29,12 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } f
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFORMANCE_CLI, PRELOAD, killGroup, node22 } from './common.mjs';
+import { CONFORMANCE_CLI, CONFORMANCE_CLI_2026, MODERN_SPEC, PRELOAD, killGroup, node22 } from './common.mjs';
 
 function usage(message) {
   if (message) console.error(`run-conformance: ${message}`);
   console.error('usage: node scripts/mcp/run-conformance.mjs --command "<client command>" [--scenario NAME ...] '
-    + '[--suite NAME ...] [--timeout MS] [--output-dir DIR] [--verbose] [--list]');
+    + `[--suite NAME ...] [--spec-version ${MODERN_SPEC}] [--timeout MS] [--output-dir DIR] [--verbose] [--list]`);
   process.exit(2);
 }
 
@@ -38,6 +46,7 @@ function parseArgs(argv) {
     if (arg === '--command') opts.command = value();
     else if (arg === '--scenario') opts.scenarios.push(value());
     else if (arg === '--suite') opts.suites.push(value());
+    else if (arg === '--spec-version') opts.specVersion = value();
     else if (arg === '--timeout') opts.timeout = Number(value());
     else if (arg === '--output-dir' || arg === '-o') opts.outputDir = resolve(value());
     else if (arg === '--verbose') opts.verbose = true;
@@ -46,12 +55,17 @@ function parseArgs(argv) {
     else usage(`unknown argument ${arg}`);
   }
   if (!Number.isFinite(opts.timeout) || opts.timeout <= 0) usage('--timeout must be a positive number of ms');
+  if (opts.specVersion !== undefined && opts.specVersion !== MODERN_SPEC) usage(`--spec-version takes ${MODERN_SPEC} (the earlier revisions are 0.1.16's)`);
   return opts;
 }
 
-/** The client scenarios the installed suite knows, from `conformance list --client`. */
-export function listClientScenarios() {
-  const out = spawnSync(node22(), [CONFORMANCE_CLI, 'list', '--client'], { encoding: 'utf8' });
+/**
+ * The client scenarios the installed suite knows, from `conformance list --client`; with
+ * `specVersion` (2026-07-28), those the 0.2.0 pre-release lists for it.
+ */
+export function listClientScenarios(specVersion) {
+  const args = specVersion ? [CONFORMANCE_CLI_2026, 'list', '--client', '--spec-version', specVersion] : [CONFORMANCE_CLI, 'list', '--client'];
+  const out = spawnSync(node22(), args, { encoding: 'utf8' });
   if (out.status !== 0) throw new Error(`conformance list failed: ${out.stderr}`);
   return out.stdout.split('\n')
     .map((line) => /^\s+- (\S+)(?: \[([^\]]*)\])?/.exec(line))
@@ -79,12 +93,14 @@ process.on('exit', () => { for (const child of running) killGroup(child, 'SIGKIL
  * client through /bin/sh and on timeout kills only the shell, so a hung client would keep the
  * suite waiting; the whole group goes at `deadlineMs`, and whatever is left when it ends.
  */
-function runCli({ command, selection, timeout, resultsRoot, deadlineMs, verbose }) {
+function runCli({ command, selection, timeout, resultsRoot, deadlineMs, verbose, specVersion }) {
   const env = { ...process.env };
   // The suite copies its environment into the client's: don't let a stale context leak in.
   delete env.MCP_CONFORMANCE_SCENARIO;
   delete env.MCP_CONFORMANCE_CONTEXT;
-  const args = ['--require', PRELOAD, CONFORMANCE_CLI, 'client',
+  delete env.MCP_CONFORMANCE_PROTOCOL_VERSION;
+  const cli = specVersion ? [CONFORMANCE_CLI_2026, 'client', '--spec-version', specVersion] : [CONFORMANCE_CLI, 'client'];
+  const args = ['--require', PRELOAD, ...cli,
     '--command', command, ...selection, '--timeout', String(timeout), '--output-dir', resultsRoot];
   return new Promise((resolvePromise) => {
     const child = spawn(node22(), args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -105,11 +121,11 @@ function runCli({ command, selection, timeout, resultsRoot, deadlineMs, verbose 
 }
 
 /** Runs one scenario; resolves to { scenario, exitCode, checks, stdout, stderr, resultDir, error }. */
-export async function runScenario({ command, scenario, timeout = 30000, outputDir, verbose = false }) {
+export async function runScenario({ command, scenario, timeout = 30000, outputDir, verbose = false, specVersion }) {
   const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), 'mcp-conformance-'));
   const deadlineMs = timeout + 15000;
   const { code, signal, stdout, stderr, killedAtDeadline } = await runCli({
-    command, selection: ['--scenario', scenario], timeout, resultsRoot, deadlineMs, verbose,
+    command, selection: ['--scenario', scenario], timeout, resultsRoot, deadlineMs, verbose, specVersion,
   });
   const files = findChecksFiles(resultsRoot);
   let checks = null;
@@ -122,7 +138,7 @@ export async function runScenario({ command, scenario, timeout = 30000, outputDi
   }
   if (!outputDir) rmSync(resultsRoot, { recursive: true, force: true });
   return {
-    scenario, exitCode: code ?? 128, signal, checks, stdout, stderr, error,
+    scenario: specVersion ? `${scenario}@${specVersion}` : scenario, exitCode: code ?? 128, signal, checks, stdout, stderr, error,
     resultDir: outputDir && files[0] ? files[0].slice(0, -'/checks.json'.length) : undefined,
     timedOut: /CLIENT TIMED OUT/.test(stderr),
     clientExitedWithError: /CLIENT EXITED WITH ERROR/.test(stderr),
@@ -133,16 +149,17 @@ export async function runScenario({ command, scenario, timeout = 30000, outputDi
  * Runs a whole suite of the conformance CLI (`client --suite NAME`, its scenarios in parallel);
  * resolves to one result per scenario, as runScenario's (from each scenario's checks.json).
  */
-export async function runSuite({ command, suite, timeout = 30000, outputDir, verbose = false }) {
+export async function runSuite({ command, suite, timeout = 30000, outputDir, verbose = false, specVersion }) {
   const resultsRoot = mkdtempSync(join(outputDir ?? tmpdir(), `mcp-conformance-${suite}-`));
   // The scenarios run at once: the whole suite has a scenario's time, and some slack.
   const deadlineMs = timeout + 30000;
   const { code, signal, stdout, stderr, killedAtDeadline } = await runCli({
-    command, selection: ['--suite', suite], timeout, resultsRoot, deadlineMs, verbose,
+    command, selection: ['--suite', suite], timeout, resultsRoot, deadlineMs, verbose, specVersion,
   });
   const results = findChecksFiles(resultsRoot).map((file) => {
     const dir = dirname(file);
-    const scenario = relative(resultsRoot, dir).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
+    const name = relative(resultsRoot, dir).replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '');
+    const scenario = specVersion ? `${name}@${specVersion}` : name;
     const read = (name) => { try { return readFileSync(join(dir, name), 'utf8'); } catch { return ''; } };
     return {
       scenario, exitCode: 0, checks: JSON.parse(readFileSync(file, 'utf8')),
@@ -209,17 +226,23 @@ function printProblems(result) {
 async function main() {
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
   const opts = parseArgs(process.argv.slice(2));
-  const known = listClientScenarios();
+  const known = listClientScenarios(opts.specVersion);
+  const modern = listClientScenarios(MODERN_SPEC);
   if (opts.list) {
-    for (const s of known) console.log(`${s.name}${s.name.startsWith('auth/') ? '' : '  (default, one by one)'}`);
-    console.log('suite auth  (default, in parallel)');
+    if (!opts.specVersion) {
+      for (const s of known) console.log(`${s.name}${s.name.startsWith('auth/') ? '' : '  (default, one by one)'}`);
+      console.log('suite auth  (default, in parallel)');
+    }
+    for (const s of modern) console.log(`${s.name}@${MODERN_SPEC}  (default, one by one)`);
     return 0;
   }
   if (!opts.command) usage('--command is required');
   const names = new Set(known.map((s) => s.name));
   const chosen = opts.scenarios.length || opts.suites.length;
-  const scenarios = chosen ? opts.scenarios : known.map((s) => s.name).filter((n) => !n.startsWith('auth/'));
-  const suites = chosen ? opts.suites : ['auth'];
+  const scenarios = chosen ? opts.scenarios : known.map((s) => s.name).filter((n) => opts.specVersion || !n.startsWith('auth/'));
+  const suites = chosen || opts.specVersion ? opts.suites : ['auth'];
+  // The default run ends with the 2026-07-28 generation.
+  const later = chosen || opts.specVersion ? [] : modern.map((s) => s.name);
   for (const s of scenarios) if (!names.has(s)) usage(`unknown scenario ${s}; known: ${[...names].join(', ')}`);
   if (opts.outputDir) mkdirSync(opts.outputDir, { recursive: true });
 
@@ -236,6 +259,10 @@ async function main() {
   for (const suite of suites) {
     console.log(`conformance: suite ${suite} ...`);
     for (const result of await runSuite({ ...opts, suite })) report(result);
+  }
+  for (const scenario of later) {
+    console.log(`conformance: ${scenario}@${MODERN_SPEC} ...`);
+    report(await runScenario({ ...opts, scenario, specVersion: MODERN_SPEC }));
   }
   console.log('');
   const rows = results.map(summarize);

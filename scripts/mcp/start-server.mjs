@@ -10,14 +10,18 @@
 // - startSimpleStreamableHttp: the TypeScript SDK's example server
 //   dist/esm/examples/server/simpleStreamableHttp.js (env MCP_PORT); with { oauth: true } behind
 //   its demo OAuth authorization server (env MCP_AUTH_PORT), at http://localhost:PORT/mcp.
+// - startModern: scripts/mcp/modern-server.mjs, a server of the TypeScript SDK v2
+//   (@modelcontextprotocol/server 2.4.0): 2026-07-28, and 2025-11-25 unless { legacy: 'reject' };
+//   `requests()` are the requests it got ({http, method, headers: the mcp-* ones}).
 // Without `port` a free one is picked. stop() sends SIGTERM (SIGKILL after 3 s) and resolves once
 // the child has exited; children still running when this process exits are killed then.
 //
-// Run directly to keep one up by hand: node scripts/mcp/start-server.mjs everything|simple [PORT]
+// Run directly to keep one up by hand: node scripts/mcp/start-server.mjs everything|simple|modern [PORT]
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { EVERYTHING_CLI, PRELOAD, ROOT, SDK_EXAMPLE_SERVER, node22 } from './common.mjs';
 
 const live = new Set();
@@ -128,6 +132,19 @@ export async function startSimpleStreamableHttp({ port, oauth = false, authPort,
   return { ...server, url: `http://localhost:${port}/mcp`, authPort, authUrl: `http://localhost:${authPort}` };
 }
 
+/** The SDK v2 server of scripts/mcp/modern-server.mjs at http://127.0.0.1:PORT/mcp. */
+export async function startModern({ port, legacy = 'stateless' } = {}) {
+  port ??= await freePort();
+  const server = await startNodeServer({
+    name: `sdk v2 server (legacy: ${legacy})`,
+    args: [join(ROOT, 'scripts', 'mcp', 'modern-server.mjs')],
+    env: { PORT: String(port), LEGACY: legacy },
+    port,
+  });
+  const requests = () => server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  return { ...server, requests };
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const which = process.argv[2];
   const port = process.argv[3] ? Number(process.argv[3]) : undefined;
@@ -135,9 +152,10 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     everything: startEverything,
     simple: startSimpleStreamableHttp,
     'simple-oauth': (o) => startSimpleStreamableHttp({ ...o, oauth: true }),
+    modern: startModern,
   }[which];
   if (!start) {
-    console.error('usage: node scripts/mcp/start-server.mjs everything|simple|simple-oauth [PORT]');
+    console.error('usage: node scripts/mcp/start-server.mjs everything|simple|simple-oauth|modern [PORT]');
     process.exit(2);
   }
   const server = await start({ port });

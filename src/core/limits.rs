@@ -195,6 +195,19 @@ pub const NOTIFY_WAIT_MS: u64 = 3_000;
 /// The wait before resuming an MCP stream when the server named none (`retry`), and the
 /// longest wait accepted when it did.
 pub const MCP_RESUME_WAIT_MS: (u64, u64) = (1000, 30_000);
+/// Rounds of `input_required` (MCP 2026-07-28) one request may take before it fails: each
+/// round answers the server's input requests and sends the request again.
+pub const MAX_MCP_INPUT_ROUNDS: u32 = 8;
+/// Input requests one `input_required` result may carry.
+pub const MAX_MCP_INPUT_REQUESTS: usize = 16;
+/// Bytes of the `requestState` an MCP server may ask the client to echo.
+pub const MAX_MCP_REQUEST_STATE_BYTES: usize = 64 * 1024;
+/// How deep a tool's input schema is searched for `x-mcp-header` annotations.
+pub const MAX_MCP_HEADER_SCHEMA_DEPTH: usize = 64;
+/// MCP servers (by URL) the worker remembers as speaking only the revisions up to 2025-11-25.
+pub const MAX_KEPT_ERAS: usize = 64;
+/// The longest a listing's `ttlMs` (MCP 2026-07-28) is honoured: one hour.
+pub const MAX_MCP_TTL_MS: u64 = 60 * 60 * 1000;
 /// How long progress notifications can keep one MCP request going, from when it was sent.
 pub const MAX_EXTENDED_MS: f64 = 10.0 * 60.0 * 1000.0;
 

@@ -183,8 +183,9 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
                 match super::mcp::open(server.clone(), key, within_ms).await {
                     Ok((client, listed)) => {
                         let auth = client.borrow().session.auth().cloned().map(Box::new);
+                        let protocol = super::mcp::protocol(&client);
                         clients.insert(server.name, client);
-                        Ok((listed, auth))
+                        Ok((listed, auth, protocol))
                     }
                     Err(message) => Err(message),
                 },

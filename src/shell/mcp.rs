@@ -22,7 +22,9 @@ use super::io::{abort_fetch, call_method, fetch, head, now_ms, random_id, sleep}
 pub use super::state::{McpClient, Shared};
 use super::timer;
 use crate::core::gate::{McpCall, Permit};
-use crate::core::mcp::client::{call_result, BeforeCall, Connection, OpenMiss, ToolWatch};
+use crate::core::mcp::client::{
+    call_result, BeforeCall, Connection, ListingCache, OpenMiss, ToolWatch,
+};
 use crate::core::mcp::exchange::{
     Exchange, Listening, Output, Recourse, Refusal, Settings, StreamId,
 };
@@ -32,7 +34,7 @@ use crate::core::mcp::{redact_result, secrets_of};
 use crate::core::mcp::{CallResult, McpEvent, Outgoing, Session, ToolListing};
 use crate::core::provider::redact;
 
-/// Connects (initialize + initialized) and lists every tool, within `within_ms` in all. A
+/// Connects (`server/discover`, else initialize + initialized) and lists every tool, within `within_ms` in all. A
 /// server that fails or runs out of time is closed (its session ended, its GET stream
 /// aborted), so nothing of it outlives the error.
 pub async fn open(
@@ -68,6 +70,7 @@ async fn open_with(
         config,
         key,
         tools: ToolWatch::default(),
+        listing: ListingCache::default(),
         relisting: None,
         listening: None,
         listens,
@@ -87,10 +90,20 @@ async fn open_with(
     Err(failure)
 }
 
+/// Connects: `server/discover` first, unless the server was found to speak only the
+/// revisions up to 2025-11-25 earlier in the worker's life (then `initialize` at once).
 async fn connect(client: &Shared) -> Result<(), String> {
-    let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
+    let url = client.borrow().session.url().to_owned();
+    let mut settings = Settings::extension(&client.borrow().config);
+    settings.protocols = super::state::driver(|d| d.eras.borrow().protocols(&url));
+    let mut machine = Exchange::new(settings);
     machine.connect(&mut client.borrow_mut().session, now_ms());
-    drive(client, machine).await?;
+    if let Err(error) = drive(client, machine).await {
+        super::state::driver(|d| d.eras.borrow_mut().forget(&url));
+        return Err(error);
+    }
+    let modern = client.borrow().session.is_modern();
+    super::state::driver(|d| d.eras.borrow_mut().spoke(&url, modern));
     listen(client).await;
     Ok(())
 }
@@ -100,14 +113,22 @@ async fn list_tools(client: &Shared) -> Result<Vec<McpTool>, String> {
     loop {
         let request = listing.request(&mut client.borrow_mut().session)?;
         if listing.absorb(exchange(client, request).await?)? {
+            let tools = Rc::new(listing.tools.clone());
+            let ttl = listing.ttl_ms.unwrap_or(0);
+            client.borrow_mut().listing.keep(tools, ttl, now_ms());
             return Ok(listing.tools);
         }
     }
 }
 
-/// Lists the tools again on an open connection (a call by hand, the Call view's listing); a
-/// listing that came is the latest the calls are checked against.
+/// Lists the tools again on an open connection (a call by hand, the Call view's listing),
+/// unless the last listing is still fresh (its `ttlMs`, 2026-07-28); a listing that came is
+/// the latest the calls are checked against.
 pub async fn relist(client: &Shared) -> Result<Vec<McpTool>, String> {
+    let fresh = client.borrow().listing.fresh(now_ms());
+    if let Some(fresh) = fresh {
+        return Ok(Rc::unwrap_or_clone(fresh));
+    }
     let listed = list_tools(client).await?;
     client.borrow_mut().tools.listed(Ok(listed.clone()));
     Ok(listed)
@@ -141,6 +162,16 @@ pub async fn call(client: Shared, permit: Permit<McpCall>) -> CallResult {
     let result = call_result(exchange(&client, request).await, &name);
     let c = client.borrow(); // what the session sends now: a token refreshed meanwhile too
     redact_result(result, &secrets_of(c.key.as_deref(), c.session.auth()))
+}
+
+/// The MCP revision the connection speaks (`2026-07-28`, `2025-11-25`, …).
+pub fn protocol(client: &Shared) -> String {
+    client
+        .borrow()
+        .session
+        .protocol()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// Ends the session (`DELETE`), without waiting for long.
@@ -274,13 +305,18 @@ async fn authorize(client: &Shared, machine: &mut Exchange, refusal: Refusal, at
 fn perform(client: &Shared, output: Output) {
     match output {
         Output::Post(request) => drop(fetch(request)),
-        Output::Event(event) => client.borrow_mut().tools.event(&event),
+        Output::Event(event) => {
+            let mut client = client.borrow_mut();
+            client.tools.event(&event);
+            client.listing.event(&event);
+        }
         _ => {}
     }
 }
 
-/// Opens the GET stream for server messages (`notifications/tools/list_changed` above all) and
-/// reads it in the background until the session ends. A server without one (405, or any other
+/// Opens the stream for server messages (`notifications/tools/list_changed` above all): the GET
+/// stream, or `subscriptions/listen` in 2026-07-28, and reads it in the background until the
+/// session ends. A server without one (405, or any other
 /// refusal) is fine: messages then come only on the answers to requests.
 async fn listen(client: &Shared) {
     if !client.borrow().listens {
@@ -290,7 +326,7 @@ async fn listen(client: &Shared) {
         abort_fetch(&previous);
     }
     let mut machine = Exchange::new(Settings::extension(&client.borrow().config));
-    machine.listen(&client.borrow().session);
+    machine.listen(&mut client.borrow_mut().session);
     let Some(Output::Send { stream, request }) = machine.poll() else {
         return;
     };
@@ -320,6 +356,8 @@ async fn listen(client: &Shared) {
                 perform(&client, output);
             }
         }
+        // Its end: a `subscriptions/listen` is no longer waited for.
+        machine.handle_end(&mut client.borrow_mut().session, stream, None, now_ms());
         let mut client = client.borrow_mut();
         if client
             .listening

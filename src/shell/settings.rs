@@ -83,8 +83,9 @@ pub(crate) async fn test_model(request: &Value) -> Result<Value, String> {
     ))
 }
 
-/// `checkServer({name} | {server})` → `{ok, tools, names, error?, checkedMs}`: connects to
-/// the MCP server, lists its tools (as the run will name them) and closes. The state is kept
+/// `checkServer({name} | {server})` → `{ok, tools, names, protocol?, error?, checkedMs}`:
+/// connects to the MCP server, lists its tools (as the run will name them), names the MCP
+/// revision it speaks and closes. The state is kept
 /// per server for the popup.
 pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
     let server: McpServerConfig = match subject(request, OpName::CheckServer.as_str(), "server")? {
@@ -107,8 +108,9 @@ pub(crate) async fn check_server(request: &Value) -> Result<Value, String> {
             timer::limit(server.timeout_ms.unwrap_or(CHECK_MS), async move {
                 let within = config.timeout_ms.unwrap_or(CHECK_MS);
                 let (client, listed) = mcp::open(config.clone(), key, within).await?;
+                let protocol = mcp::protocol(&client);
                 mcp::close(&client).await;
-                Ok(listed_server(&config, &listed))
+                Ok(listed_server(&config, &listed, &protocol))
             })
             .await
         }

@@ -42,6 +42,8 @@ pub(crate) struct Driver {
     pub(crate) by_hand_uses: RefCell<HashMap<String, (u32, u64)>>,
     /// The tabs being crawled, and whether the person asked to stop each crawl.
     pub(crate) crawls: RefCell<HashMap<i64, bool>>,
+    /// The MCP servers found to speak only the revisions up to 2025-11-25.
+    pub(crate) eras: RefCell<crate::core::mcp::client::Eras>,
 }
 
 impl Default for Driver {
@@ -53,6 +55,7 @@ impl Default for Driver {
             by_hand: Pool::quiet(),
             by_hand_uses: RefCell::default(),
             crawls: RefCell::default(),
+            eras: RefCell::default(),
         }
     }
 }
@@ -111,6 +114,8 @@ pub struct McpClient {
     pub(crate) key: Option<String>,
     /// What the client knows of the server's tools since a `tools/list_changed`.
     pub(crate) tools: ToolWatch,
+    /// The last listing, while its `ttlMs` (2026-07-28) says it is fresh.
+    pub(crate) listing: crate::core::mcp::client::ListingCache,
     /// The listing after the last change, which every call waits on.
     pub(crate) relisting: Option<Promise>,
     /// The GET stream for server messages while it is open (its fetch handle, to abort).

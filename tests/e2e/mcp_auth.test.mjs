@@ -85,7 +85,7 @@ describe('MCP authorization (OAuth) in the extension', () => {
     assert.deepEqual(await op(() => webmcpHost.authState()), [{ signedIn: false, server: 'sdk', url: server.url }]);
     const result = await run('Greet Ann.', 'before');
     assert.deepEqual(result.outcome, { type: 'completed', text: 'No server today.' });
-    assert.deepEqual(sourceErrors(result), ['initialize: the server requires authorization (401): sign in to sdk first']);
+    assert.deepEqual(sourceErrors(result), ['server/discover: the server requires authorization (401): sign in to sdk first']);
   });
 
   test('signIn: discovery, registration, PKCE, token; the answer and authState carry no token', async () => {
@@ -164,7 +164,7 @@ describe('MCP authorization (OAuth) in the extension', () => {
     assert.match(checked.error, /requires authorization \(401\): sign in to sdk first/);
     const result = await run('Greet Ann.', 'after');
     assert.deepEqual(result.outcome, { type: 'completed', text: 'No server today.' });
-    assert.deepEqual(sourceErrors(result), ['initialize: the server requires authorization (401): sign in to sdk first']);
+    assert.deepEqual(sourceErrors(result), ['server/discover: the server requires authorization (401): sign in to sdk first']);
   });
 
   test('the popup shows the sign-in state and signs in and out', async () => {

@@ -141,8 +141,8 @@ describe('misbehaving MCP servers in runs', () => {
       'MCP server malformed': /tools\/list: the server sent JSON-RPC that is not JSON/,
       'MCP server wrongId': /tools\/list: the server ended its answer without a response \(a response for an id we never sent \(\d+\)/,
       'MCP server oddSessionId': /invalid Mcp-Session-Id/,
-      'MCP server redirect': /initialize: .+/,
-      'MCP server unauthorized': /^initialize: the server requires authorization \(401\): sign in to unauthorized first$/,
+      'MCP server redirect': /server\/discover: .+/,
+      'MCP server unauthorized': /^server\/discover: the server requires authorization \(401\): sign in to unauthorized first$/,
     };
     assert.deepEqual(Object.keys(sourceErrors).sort(), Object.keys(expected).sort(), JSON.stringify(sourceErrors, null, 2));
     for (const [source, pattern] of Object.entries(expected)) assert.match(sourceErrors[source], pattern, source);

@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { extensionQuestion, launchHost, ROOT } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
-import { startEverything, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
+import { startEverything, startModern, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const MCP_KEY = 'mcp-canary-2b8e41d07c5f';
 
 describe('MCP tools in runs', () => {
-  let pages, models, everything, own, simple, host, page, tabId;
+  let pages, models, everything, own, simple, modern, host, page, tabId;
   const requests = [];
   const run = (request) => host.worker.evaluate((r) => webmcpHost.run(r), { tabId, ...request });
   const configure = (config) => host.worker.evaluate((c) => webmcpHost.configure(c), config);
@@ -25,6 +25,7 @@ describe('MCP tools in runs', () => {
     everything = await startEverything();
     own = await startMcpServer();
     simple = await startSimpleStreamableHttp();
+    modern = await startModern();
     models = await startModelServer({
       scenarios: {
         sum: {
@@ -41,6 +42,12 @@ describe('MCP tools in runs', () => {
         },
         delete: {
           steps: [{ calls: [{ name: 'own__delete_record', arguments: { id: 'r-17' } }] }, { text: 'Done.' }],
+        },
+        modern: {
+          steps: [
+            { calls: [{ name: 'v2__route', arguments: { region: 'eu-west' } }, { name: 'v2__confirm', arguments: {} }] },
+            { text: 'Routed.' },
+          ],
         },
       },
     });
@@ -65,6 +72,7 @@ describe('MCP tools in runs', () => {
     await everything?.stop();
     own?.close();
     await simple?.stop();
+    await modern?.stop();
     await models?.close();
     await pages?.close();
   });
@@ -149,6 +157,48 @@ describe('MCP tools in runs', () => {
     assert.match(toolResult.content, /Hello, Ann!/);
     const inits = requests.filter((r) => r.url() === simple.url && (r.postData() ?? '').includes('"initialize"'));
     assert.equal(inits.length, 2, 'a second initialize after the 404');
+  });
+
+  test('a 2026-07-28 server (TypeScript SDK v2): its revision in tool_source, Mcp-Param-* headers, input_required declined', async () => {
+    await configure({
+      models: [{ name: 'v', provider: 'openai', baseUrl: `${models.url}/s/modern/v1`, model: 'x', nativeTools: true }],
+      default: 'v',
+      servers: [
+        { name: 'v2', url: modern.url, namespace: 'v2', trusted: true, filter: ['route', 'confirm'] },
+        { name: 'everything', url: everything.url, namespace: 'ev', keyRef: 'mcp', filter: ['echo'] },
+      ],
+    });
+    const seen = modern.requests().length;
+    const result = await run({ prompt: 'Route to eu-west and confirm.' });
+    const { ok, errors } = await validateEvents(result.events);
+    assert.ok(ok, JSON.stringify(errors, null, 2));
+    assert.deepEqual(result.outcome, { type: 'completed', text: 'Routed.' });
+    const sources = Object.fromEntries(result.events
+      .filter((e) => e.type === 'CUSTOM' && e.name === 'webmcp_host.tool_source')
+      .map((e) => [e.value.source, e.value]));
+    // `tools`: what the server listed (before the configuration's filter).
+    assert.equal(sources['MCP server v2'].protocol, '2026-07-28');
+    assert.ok(sources['MCP server v2'].tools >= 4, JSON.stringify(sources));
+    assert.equal(sources['MCP server everything'].protocol, '2025-11-25');
+    assert.ok(sources['MCP server everything'].tools > 1, JSON.stringify(sources));
+    const content = (name) => {
+      const start = result.events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === name);
+      return result.events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === start.toolCallId).content;
+    };
+    assert.match(content('v2__route'), /region eu-west/);
+    // The extension declines every input request: the server then answers "declined".
+    assert.match(content('v2__confirm'), /declined/);
+    const got = modern.requests().slice(seen);
+    assert.equal(got[0].method, 'server/discover');
+    assert.ok(!got.some((q) => q.method === 'initialize' || q.http !== 'POST'), JSON.stringify(got));
+    assert.ok(got.every((q) => q.headers['mcp-protocol-version'] === '2026-07-28' && q.headers['mcp-method'] === q.method));
+    const route = got.find((q) => q.method === 'tools/call' && q.headers['mcp-name'] === 'route');
+    assert.equal(route.headers['mcp-param-region'], 'eu-west');
+    assert.equal(got.filter((q) => q.headers['mcp-name'] === 'confirm').length, 2, 'the call, then its retry with the answers');
+    // server-everything was opened by the first run too: probed with server/discover once, the
+    // worker then remembers it speaks 2025-11-25.
+    const discovers = requests.filter((r) => r.url() === everything.url && (r.postData() ?? '').includes('"server/discover"'));
+    assert.equal(discovers.length, 1, 'one probe of server-everything');
   });
 
   test('the key header went on every request to the server, and nowhere else', async () => {

@@ -203,7 +203,7 @@ describe('popup and side panel', () => {
     await row.locator('.server-access').filter({ hasText: 'not granted' }).waitFor();
     await row.locator('button:has-text("Check")').click();
     await popup.locator('#servers li[data-server="project"] .server-state').filter({ hasText: 'connected' }).waitFor();
-    assert.match(await popup.textContent('#servers li[data-server="project"] .server-state'), /^connected · \d+ tools/);
+    assert.match(await popup.textContent('#servers li[data-server="project"] .server-state'), /^connected · \d+ tools · MCP 2025-11-25 · checked /);
 
     await popup.check('#context7');
     await popup.waitForSelector('#servers li[data-server="Context7"]');

@@ -113,7 +113,7 @@ describe('webmcp-host mcp against the project server', () => {
     ['oddSessionId', /invalid Mcp-Session-Id/],
     ['redirect', /redirect/],
     ['huge', /tools\/call: the server's answer passed 16777216 bytes \(max_answer_bytes\)/],
-    ['unauthorized', /initialize: the server requires authorization \(401\), and signing in failed: no authorization server metadata was found \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server: 404/],
+    ['unauthorized', /server\/discover: the server requires authorization \(401\), and signing in failed: no authorization server metadata was found \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-authorization-server: 404/],
   ];
   for (const [name, message] of misbehaviours) {
     test(`${name} is a clear error`, async () => {
@@ -212,6 +212,6 @@ describe('webmcp-host mcp signs in (MCP authorization)', () => {
   test('with --no-sign-in the 401 is a clean error', async () => {
     const r = await cli(['mcp', server.url, 'tools', '--no-sign-in']);
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /initialize: the server requires authorization \(401\): sign in to it/);
+    assert.match(r.stderr, /server\/discover: the server requires authorization \(401\): sign in to it/);
   });
 });

@@ -51,3 +51,16 @@ test('the auth suite runs in parallel, and a client that does not sign in fails 
   const failed = Number(/^conformance: 0 passed, (\d+) failed$/m.exec(out)?.[1]);
   assert.ok(failed >= 14, out);
 });
+
+test('the 2026-07-28 generation: the pre-release lists its scenarios, and a client that does nothing fails them', { timeout: 120000 }, async () => {
+  const names = listClientScenarios('2026-07-28').map((s) => s.name);
+  for (const name of ['tools_call', 'request-metadata', 'sep-2322-client-request-state', 'http-standard-headers', 'http-custom-headers', 'http-invalid-tool-headers', 'json-schema-ref-no-deref', 'auth/iss-supported']) {
+    assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+  }
+  assert.ok(!names.includes('initialize'), 'initialize was removed in 2026-07-28');
+  const { code, out } = await runHarness(['--command', 'true', '--spec-version', '2026-07-28', '--scenario', 'request-metadata', '--scenario', 'tools_call']);
+  assert.equal(code, 1, out);
+  assert.match(out, /^request-metadata@2026-07-28 +0 +[1-9]\d* +\d+  FAIL/m, out);
+  assert.match(out, /^tools_call@2026-07-28 +0 +/m, out);
+  assert.match(out, /^conformance: 0 passed, 2 failed$/m);
+});

@@ -42,6 +42,10 @@ USAGE:
                                server that approves at once is followed without a browser;
                                otherwise the URL to open is printed and the redirect comes
                                back to a loopback port (5 minutes at most)
+    webmcp-host mcp … [--protocol auto|legacy|modern|REVISION]
+                               the MCP revisions tried: auto (server/discover for
+                               2026-07-28, else initialize for 2025-11-25 and older),
+                               legacy (initialize only) or modern (2026-07-28 only)
     webmcp-host mcp --conformance URL
                                the client of the MCP conformance suite (the scenario comes
                                from MCP_CONFORMANCE_SCENARIO)

@@ -28,6 +28,7 @@ use webmcp_host::core::mcp::auth::{
 use webmcp_host::core::mcp::exchange::{
     Deadline, Elicitation, Exchange, Failure, Head, Listening, Output, Refusal, Settings, StreamId,
 };
+use webmcp_host::core::mcp::modern::Protocols;
 use webmcp_host::core::mcp::tools::{self, McpTool};
 use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, ToolListing};
 use webmcp_host::core::provider::HttpRequest;
@@ -84,6 +85,7 @@ impl Driver {
         headers: Vec<(String, String)>,
         timeout_ms: u32,
         auth: Option<(FlowConfig, Duration)>,
+        protocols: Protocols,
     ) -> Self {
         let agent = |total: Option<Duration>| -> ureq::Agent {
             ureq::Agent::config_builder()
@@ -104,6 +106,7 @@ impl Driver {
                 timeout_ms,
                 deadline: Deadline::Fixed,
                 elicitation: Elicitation::Defaults,
+                protocols,
             }),
             agent: agent(None),
             auth_agent: agent(Some(Duration::from_millis(u64::from(timeout_ms)))),
@@ -141,12 +144,14 @@ impl Driver {
         self.session.redact(text)
     }
 
-    /// `initialize` and `notifications/initialized`, then the GET stream for server messages,
-    /// open before anything else is asked (servers may answer 405: then there is none).
+    /// `server/discover` (2026-07-28), else `initialize` and `notifications/initialized` (as
+    /// `--protocol` says), then the stream for server messages, open before anything else is
+    /// asked: `subscriptions/listen` in 2026-07-28 (when the server announces tool changes),
+    /// else the GET stream (servers may answer 405: then there is none).
     pub fn connect(&mut self) -> Result<(), String> {
         self.machine.connect(&mut self.session, now_ms());
         self.run(None)?;
-        self.machine.listen(&self.session);
+        self.machine.listen(&mut self.session);
         let _ = self.drive(Some(Instant::now() + Duration::from_secs(5)));
         Ok(())
     }
@@ -232,10 +237,14 @@ impl Driver {
                         if let Some(line) = event.progress_text() {
                             eprintln!("webmcp-host: {line}");
                         }
+                        if event == McpEvent::ToolsChanged {
+                            self.log
+                                .push("the server's tools changed (tools/list_changed)".into());
+                        }
                     }
                     Output::Log(line) => self.log.push(line),
                     Output::Authorize { refusal, .. } => self.authorize(refusal),
-                    Output::Reconnected => self.machine.listen(&self.session),
+                    Output::Reconnected => self.machine.listen(&mut self.session),
                     Output::Done(outcome) => return Some(outcome),
                 }
             }
@@ -467,6 +476,7 @@ pub fn command(args: &[&str]) -> ExitCode {
     let (mut headers, mut namespace, mut trusted, mut sign_in) = (Vec::new(), None, false, true);
     let (mut client_id, mut metadata_document) = (None, None);
     let mut timeout_ms = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
+    let mut protocols = Protocols::Auto;
     let mut positional: Vec<&str> = Vec::new();
     let mut rest = args.iter().copied();
     while let Some(arg) = rest.next() {
@@ -481,6 +491,13 @@ pub fn command(args: &[&str]) -> ExitCode {
                 .filter(|u| u.starts_with("https://"))
                 .map(|u| metadata_document = Some(u.to_owned()))
                 .ok_or("--client-metadata-url needs an https URL".to_owned()),
+            "--protocol" => (value("auto, legacy, modern or a revision").ok())
+                .and_then(Protocols::named)
+                .map(|p| protocols = p)
+                .ok_or(
+                    "--protocol takes auto, legacy (2025-11-25), modern (2026-07-28) or a revision"
+                        .to_owned(),
+                ),
             "--timeout" => (value("milliseconds").ok())
                 .and_then(|t| t.parse::<u32>().ok().filter(|t| *t > 0))
                 .map(|t| timeout_ms = t)
@@ -516,7 +533,7 @@ pub fn command(args: &[&str]) -> ExitCode {
     }
     let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();
     let setup = sign_in.then(|| sign_in_setup(client_id, secret, metadata_document, 300));
-    let mut driver = Driver::new(url, headers, timeout_ms, setup);
+    let mut driver = Driver::new(url, headers, timeout_ms, setup, protocols);
     let outcome = run_mcp(&mut driver, action, namespace, trusted);
     driver.finish(outcome, url, ExitCode::from(2))
 }
@@ -659,14 +676,51 @@ fn conformance(url: &str) -> ExitCode {
     let metadata = Some("https://conformance-test.local/client-metadata.json".to_owned());
     let setup = sign_in_setup(text("client_id"), text("client_secret"), metadata, 10);
     let timeout = webmcp_host::core::mcp::DEFAULT_TIMEOUT_MS;
-    let mut driver = Driver::new(url, Vec::new(), timeout, Some(setup));
+    // The suite names the revision to speak: 2026-07-28 statelessly, the others with
+    // `initialize` (its mocks speak only that one).
+    let protocols = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION")
+        .ok()
+        .and_then(|v| Protocols::named(&v))
+        .unwrap_or(Protocols::Legacy);
+    let mut driver = Driver::new(url, Vec::new(), timeout, Some(setup), protocols);
+    // The calls the scenario asks for (`toolCalls`: each name with its arguments), else
+    // every listed tool with example arguments.
+    let asked: Option<Vec<(String, Map<String, Value>)>> = context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            (calls.iter())
+                .filter_map(|c| {
+                    let name = c.get("name")?.as_str()?.to_owned();
+                    let arguments = c.get("arguments").and_then(Value::as_object).cloned();
+                    Some((name, arguments.unwrap_or_default()))
+                })
+                .collect()
+        });
     let outcome = (|| -> Result<ExitCode, String> {
         driver.connect()?;
         if scenario != "initialize" {
-            for tool in &driver.tools()?.0 {
-                let result =
-                    driver.call(&tool.name, &tools::example_arguments(&tool.input_schema))?;
-                println!("{}", tools::result_line(Some(tool), &result).1);
+            let listed = driver.tools()?.0;
+            let mut calls: Vec<(String, Map<String, Value>)> = match &asked {
+                Some(asked) => asked.clone(),
+                None => (listed.iter())
+                    .map(|t| (t.name.clone(), tools::example_arguments(&t.input_schema)))
+                    .collect(),
+            };
+            // This scenario reads what the client kept of a tool's schema: its echo tool is
+            // given that schema as listed.
+            if scenario == "json-schema-2020-12-preservation" {
+                let kept = listed.iter().find(|t| t.name == "json_schema_2020_12_tool");
+                for (name, arguments) in &mut calls {
+                    if let (true, Some(tool)) = (name == "json_schema_echo", kept) {
+                        arguments.insert("schema".into(), tool.input_schema.to_value());
+                    }
+                }
+            }
+            for (name, arguments) in calls {
+                let tool = listed.iter().find(|t| t.name == name);
+                let result = driver.call(&name, &arguments)?;
+                println!("{}", tools::result_line(tool, &result).1);
             }
         }
         Ok(ExitCode::SUCCESS)
@@ -729,7 +783,11 @@ fn read_exchange(agent: &ureq::Agent, request: &HttpRequest, stream: StreamId, t
         www_authenticate: header(&response, "www-authenticate"),
         location: header(&response, "location"),
     };
-    if tx.send(Frame::Head(stream, head)).is_err() || !(200..300).contains(&status) {
+    // A 4xx with a JSON body is read too: 2026-07-28 servers say why in a JSON-RPC error.
+    let json = (head.content_type.as_deref())
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with("application/json"));
+    let read = (200..300).contains(&status) || (400..500).contains(&status) && json;
+    if tx.send(Frame::Head(stream, head)).is_err() || !read {
         let _ = tx.send(Frame::End(stream, None));
         return;
     }

@@ -1,7 +1,8 @@
 //! The extension's MCP client between its requests, as values: the [`Settings`] its exchange
 //! machines run with, whether it is [`Connection::Closed`], and [`ToolWatch`], what it knows
-//! of the server's tools after `notifications/tools/list_changed`. The worker holds these
-//! beside its fetch handles and only performs what they say.
+//! of the server's tools after `notifications/tools/list_changed`, and [`ListingCache`], a
+//! listing kept while its `ttlMs` says. The worker holds these beside its fetch handles and
+//! only performs what they say.
 //!
 //! Invariants: after a change the tools are listed again before the next call, once for every
 //! call waiting on it; a call of a tool whose definition changed (or that is gone) is refused;
@@ -12,6 +13,7 @@ use std::rc::Rc;
 use serde_json::json;
 
 use super::exchange::{Deadline, Elicitation, Exchange, Head, Settings};
+use super::modern::Protocols;
 use super::source::McpServerConfig;
 use super::tools::{still_same, McpTool};
 use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
@@ -20,8 +22,9 @@ use super::{CallResult, McpEvent, DEFAULT_TIMEOUT_MS};
 pub const NO_DEADLINE_MS: u32 = crate::core::limits::NO_DEADLINE_MS;
 
 impl Settings {
-    /// The extension's client: elicitation declined, deadlines extended by progress, the
-    /// server's own timeout or [`DEFAULT_TIMEOUT_MS`].
+    /// The extension's client: 2026-07-28 where the server offers it, else 2025-11-25 and
+    /// older; elicitation (and 2026-07-28's `input_required`) declined, deadlines extended by
+    /// progress, the server's own timeout or [`DEFAULT_TIMEOUT_MS`].
     pub fn extension(config: &McpServerConfig) -> Settings {
         Settings {
             client_name: "webmcp-host".into(),
@@ -30,6 +33,7 @@ impl Settings {
             timeout_ms: config.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
             deadline: Deadline::ExtendedByProgress,
             elicitation: Elicitation::Decline,
+            protocols: Protocols::Auto,
         }
     }
 }
@@ -124,6 +128,70 @@ impl ToolWatch {
             Some(Err(error)) => Err(format!(
                 "the server changed its tools, and listing them again failed ({error}); the call was not sent"
             )),
+        }
+    }
+}
+
+/// A server's tool listing kept while its `ttlMs` (2026-07-28) says it is fresh: a listing
+/// asked for again within that time is this one, without a request. A listing without
+/// `ttlMs` (every earlier revision) is never kept; `tools/list_changed` drops it. One cache
+/// belongs to one connection, so to one sign-in (a `private` listing is never shared).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListingCache {
+    kept: Option<(Rc<Vec<McpTool>>, f64)>,
+}
+
+impl ListingCache {
+    /// The kept listing, while `now` is before its end.
+    pub fn fresh(&self, now: f64) -> Option<Rc<Vec<McpTool>>> {
+        let (tools, until) = self.kept.as_ref()?;
+        (now < *until).then(|| tools.clone())
+    }
+
+    /// Keeps a listing made at `now` for `ttl_ms` (0: not kept).
+    pub fn keep(&mut self, tools: Rc<Vec<McpTool>>, ttl_ms: u64, now: f64) {
+        self.kept = (ttl_ms > 0).then_some((tools, now + ttl_ms as f64));
+    }
+
+    /// Takes an event the server sent: a change of its tools drops the listing.
+    pub fn event(&mut self, event: &McpEvent) {
+        if *event == McpEvent::ToolsChanged {
+            self.kept = None;
+        }
+    }
+}
+
+/// The servers (by URL) found to speak only the revisions up to 2025-11-25, for as long as the
+/// worker lives: they are not asked `server/discover` again before `initialize` (2026-07-28
+/// asks a client to keep a server's era rather than probe it each time). At most
+/// `MAX_KEPT_ERAS`, the oldest forgotten first; a server seen speaking 2026-07-28 is forgotten.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Eras {
+    legacy: Vec<String>,
+}
+
+impl Eras {
+    /// Which revisions to try with the server at `url`.
+    pub fn protocols(&self, url: &str) -> Protocols {
+        match self.legacy.iter().any(|u| u == url) {
+            true => Protocols::Legacy,
+            false => Protocols::Auto,
+        }
+    }
+
+    /// The server at `url` could not be connected to: it is probed afresh next time.
+    pub fn forget(&mut self, url: &str) {
+        self.legacy.retain(|u| u != url);
+    }
+
+    /// The server at `url` connected, speaking 2026-07-28 (`modern`) or not.
+    pub fn spoke(&mut self, url: &str, modern: bool) {
+        self.legacy.retain(|u| u != url);
+        if !modern {
+            if self.legacy.len() >= crate::core::limits::MAX_KEPT_ERAS {
+                self.legacy.remove(0);
+            }
+            self.legacy.push(url.to_owned());
         }
     }
 }

@@ -24,6 +24,7 @@ fn the_extension_settings_come_from_the_server_config() {
     assert_eq!(settings.deadline, Deadline::ExtendedByProgress);
     assert_eq!(settings.elicitation, Elicitation::Decline);
     assert_eq!(settings.capabilities, json!({"elicitation": {}}));
+    assert_eq!(settings.protocols, Protocols::Auto);
 }
 
 #[test]
@@ -116,4 +117,52 @@ fn a_call_result_comes_from_its_exchange() {
         OpenMiss::Timeout { within_ms: 9 }.to_string(),
         "no answer in time (9 ms)"
     );
+}
+
+#[test]
+fn a_server_that_spoke_only_older_revisions_is_not_probed_again() {
+    let mut eras = Eras::default();
+    let (a, b) = ("http://a.example/mcp", "http://b.example/mcp");
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    eras.spoke(a, false);
+    eras.spoke(b, true);
+    assert_eq!(eras.protocols(a), Protocols::Legacy);
+    assert_eq!(eras.protocols(b), Protocols::Auto);
+    // Upgraded (seen speaking 2026-07-28 after all), or failing: probed again.
+    eras.spoke(a, true);
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    eras.spoke(a, false);
+    eras.forget(a);
+    assert_eq!(eras.protocols(a), Protocols::Auto);
+    // Bounded: the oldest is forgotten first.
+    for i in 0..=crate::core::limits::MAX_KEPT_ERAS {
+        eras.spoke(&format!("http://s{i}.example/mcp"), false);
+    }
+    assert_eq!(eras.protocols("http://s0.example/mcp"), Protocols::Auto);
+    assert_eq!(eras.protocols("http://s1.example/mcp"), Protocols::Legacy);
+}
+
+#[test]
+fn a_listing_is_kept_while_its_ttl_says() {
+    let tools = Rc::new(tools("a"));
+    let mut cache = ListingCache::default();
+    assert_eq!(cache.fresh(0.0), None);
+    // ttlMs 0 (or none: every earlier revision): never kept.
+    cache.keep(tools.clone(), 0, 1000.0);
+    assert_eq!(cache.fresh(1000.0), None);
+    cache.keep(tools.clone(), 5000, 1000.0);
+    assert_eq!(cache.fresh(1000.0), Some(tools.clone()));
+    assert_eq!(cache.fresh(5999.0), Some(tools.clone()));
+    assert_eq!(cache.fresh(6000.0), None, "stale at its end");
+    // A change of the server's tools drops it at once.
+    cache.keep(tools.clone(), 5000, 1000.0);
+    cache.event(&McpEvent::Progress {
+        token: json!(1),
+        progress: 1.0,
+        total: None,
+        message: None,
+    });
+    assert!(cache.fresh(2000.0).is_some());
+    cache.event(&McpEvent::ToolsChanged);
+    assert_eq!(cache.fresh(2000.0), None);
 }

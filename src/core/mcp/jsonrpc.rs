@@ -56,6 +56,21 @@ impl RpcError {
     pub const METHOD_NOT_FOUND: i64 = -32601;
     /// The parameters are wrong.
     pub const INVALID_PARAMS: i64 = -32602;
+    /// MCP up to 2025-11-25: the resource is not found (2026-07-28 uses -32602; still read).
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// MCP 2026-07-28: the HTTP headers disagree with the body (`HeaderMismatch`).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the request needs a client capability it did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// MCP 2026-07-28: the protocol version asked for is not one the server speaks; `data`
+    /// names `supported` and `requested`.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+    /// Whether the code is one the MCP specification defines from 2026-07-28 on (-32020 to
+    /// -32099): an answer carrying it comes from a server of that revision or later.
+    pub fn is_modern(code: i64) -> bool {
+        (-32099..=-32020).contains(&code)
+    }
 }
 
 /// One message.

@@ -1,11 +1,18 @@
 //! The MCP client over Streamable HTTP, sans-IO.
 //!
-//! [`Session`] builds every HTTP request of a session (initialize, the initialized
-//! notification, `tools/list` with pagination, `tools/call`, cancellation, answers to server
-//! requests, the optional GET stream with `Last-Event-ID`, `DELETE` at the end) with
-//! `Mcp-Session-Id` and `MCP-Protocol-Version` once known, and turns what the server answers
-//! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. The shells perform the
-//! requests: the worker's fetch, and the CLI's blocking HTTP driver.
+//! [`Session`] builds every HTTP request of a session and turns what the server answers
+//! (status, headers, JSON bodies or SSE events) into [`McpEvent`]s. Two generations:
+//!
+//! - up to 2025-11-25 (2025-03-26, 2025-06-18, 2025-11-25): initialize, the initialized
+//!   notification, `Mcp-Session-Id` and `MCP-Protocol-Version` once known, cancellation,
+//!   answers to server requests, the optional GET stream with `Last-Event-ID`, `DELETE` at
+//!   the end;
+//! - 2026-07-28 ([`modern`]), chosen by `server/discover`: no session; every request carries
+//!   `_meta` (protocol version, client capabilities, client info) and the headers
+//!   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`; results carry
+//!   `resultType` (`input_required` is answered and the request sent again with a new id).
+//!
+//! The shells perform the requests: the worker's fetch, and the CLI's blocking HTTP driver.
 
 #![warn(missing_docs)]
 
@@ -13,14 +20,18 @@ pub mod auth;
 pub mod client;
 pub mod exchange;
 pub mod jsonrpc;
+pub mod modern;
 mod result;
 pub mod source;
 pub mod tools;
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Map, Value};
 
 use self::auth::AuthRecord;
-use self::jsonrpc::{Id, Message};
+use self::jsonrpc::{Id, Message, RpcError};
+use self::modern::{ParamHeader, MODERN_PROTOCOL, MODERN_PROTOCOLS};
 use self::tools::{parse_tools_owned, McpTool};
 use super::provider::HttpRequest;
 
@@ -36,6 +47,8 @@ pub use result::{redact_result, secrets_of, CallResult};
 pub enum Purpose {
     /// `initialize`.
     Initialize,
+    /// `server/discover` (2026-07-28).
+    Discover,
     /// `tools/list`.
     ListTools,
     /// `tools/call`.
@@ -83,7 +96,8 @@ pub enum McpError {
         /// The `WWW-Authenticate` header, if any.
         www_authenticate: Option<String>,
     },
-    /// Any other refusal: its status and what the server said.
+    /// Any other refusal: its status and what the server said (read from a JSON-RPC error
+    /// in its body, when it had one).
     Http {
         /// The HTTP status.
         status: u16,
@@ -128,7 +142,7 @@ impl std::fmt::Display for McpError {
 /// What the server's messages mean to the client.
 #[derive(Debug, Clone, PartialEq)]
 pub enum McpEvent {
-    /// The initialize answer was read.
+    /// The initialize answer was read, or `server/discover` chose 2026-07-28.
     Initialized {
         /// The protocol revision agreed.
         protocol: String,
@@ -143,6 +157,8 @@ pub enum McpEvent {
         problems: Vec<String>,
         /// The cursor of the next page, if any.
         next_cursor: Option<String>,
+        /// How long the page may be reused, in ms (`ttlMs` of 2026-07-28; 0 when absent).
+        ttl_ms: u64,
     },
     /// `notifications/tools/list_changed`.
     ToolsChanged,
@@ -174,6 +190,28 @@ pub enum McpEvent {
         method: String,
         /// Its parameters.
         params: Option<Value>,
+    },
+    /// A 2026-07-28 request needs input first (`resultType: "input_required"`): answer
+    /// `requests` and send it again with a new id ([`Session::retry_with_inputs`]).
+    InputRequired {
+        /// The request's id.
+        id: i64,
+        /// What it was for.
+        purpose: Purpose,
+        /// The input requests by key (`{method, params}` each).
+        requests: Map<String, Value>,
+        /// The `requestState` to echo exactly, if the server gave one.
+        state: Option<Value>,
+    },
+    /// The server does not speak the protocol version asked (-32022): send the request again
+    /// with one of `supported`.
+    VersionRejected {
+        /// The request's id.
+        id: i64,
+        /// What it was for.
+        purpose: Purpose,
+        /// The versions the server named.
+        supported: Vec<String>,
     },
     /// A request of ours failed.
     Failed {
@@ -230,6 +268,8 @@ pub struct ToolListing {
     pub tools: Vec<McpTool>,
     /// Why some tools were left out.
     pub problems: Vec<String>,
+    /// How long the listing may be reused, in ms: the shortest `ttlMs` of its pages.
+    pub ttl_ms: Option<u64>,
 }
 
 impl ToolListing {
@@ -260,7 +300,9 @@ impl ToolListing {
                     tools,
                     problems,
                     next_cursor,
+                    ttl_ms,
                 } => {
+                    self.ttl_ms = Some(self.ttl_ms.map_or(ttl_ms, |t| t.min(ttl_ms)));
                     self.tools.extend(tools);
                     self.problems.extend(problems);
                     if self.tools.len() > Self::MAX_TOOLS {
@@ -305,6 +347,15 @@ pub struct Session {
     extra: Vec<(String, String)>,
     /// The sign-in whose Bearer token every request carries.
     auth: Option<AuthRecord>,
+    /// 2026-07-28 was chosen: every request carries `_meta` and the standard headers.
+    modern: bool,
+    /// The server said it announces changes of its tools (`capabilities.tools.listChanged`
+    /// of `server/discover`).
+    tools_change: bool,
+    /// The client's `_meta` of 2026-07-28: its capabilities and info.
+    client: (Value, Value),
+    /// The `Mcp-Param-*` headers of each listed tool that designates some (2026-07-28).
+    param_headers: BTreeMap<String, Vec<ParamHeader>>,
 }
 
 impl Session {
@@ -319,7 +370,30 @@ impl Session {
             server: String::new(),
             extra: Vec::new(),
             auth: None,
+            modern: false,
+            tools_change: false,
+            client: (
+                json!({}),
+                json!({"name": "webmcp-host", "version": crate::VERSION}),
+            ),
+            param_headers: BTreeMap::new(),
         }
+    }
+
+    /// The client as 2026-07-28 requests name it in `_meta`: its name, version and
+    /// capabilities.
+    pub fn set_client(&mut self, name: &str, version: &str, capabilities: Value) {
+        self.client = (capabilities, json!({"name": name, "version": version}));
+    }
+
+    /// Whether 2026-07-28 was chosen (no session; `_meta` on every request).
+    pub fn is_modern(&self) -> bool {
+        self.modern
+    }
+
+    /// The server's name as it gave it (`serverInfo`), once connected.
+    pub fn server(&self) -> &str {
+        &self.server
     }
 
     /// Headers every request carries from now on (an API key header, the CLI's `--header`).
@@ -412,7 +486,17 @@ impl Session {
     pub fn reset(&mut self) {
         self.protocol = None;
         self.session_id = None;
+        self.modern = false;
         self.pending.clear();
+    }
+
+    /// The `_meta` a 2026-07-28 request carries for `version`.
+    fn meta(&self, version: &str) -> Value {
+        json!({
+            modern::META_PROTOCOL_VERSION: version,
+            modern::META_CLIENT_CAPABILITIES: self.client.0,
+            modern::META_CLIENT_INFO: self.client.1,
+        })
     }
 
     fn headers(&self, accept: &str) -> Vec<(String, String)> {
@@ -448,8 +532,137 @@ impl Session {
 
     fn request(&mut self, method: &str, params: Option<Value>, purpose: Purpose) -> Outgoing {
         self.next_id += 1;
-        let body = Message::request(Id::Number(self.next_id), method, params);
-        self.post(body, Some(purpose))
+        let version = match (&purpose, self.modern) {
+            (_, true) => self.protocol.clone(),
+            (Purpose::Discover, false) => Some(MODERN_PROTOCOL.to_owned()),
+            _ => None,
+        };
+        let Some(version) = version else {
+            let body = Message::request(Id::Number(self.next_id), method, params);
+            return self.post(body, Some(purpose));
+        };
+        // 2026-07-28: `_meta` in every request's params, beside the caller's own keys.
+        let mut params = match params {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        let mut meta = self.meta(&version);
+        if let (Some(Value::Object(given)), Some(all)) =
+            (params.remove("_meta"), meta.as_object_mut())
+        {
+            all.extend(given);
+        }
+        params.insert("_meta".into(), meta);
+        let params = Value::Object(params);
+        let mut headers = vec![("mcp-method".to_owned(), modern::encode_header_value(method))];
+        if let Some(name) = modern::mcp_name(method, Some(&params)) {
+            headers.push(("mcp-name".to_owned(), modern::encode_header_value(name)));
+        }
+        if let (Purpose::CallTool { name }, Some(arguments)) =
+            (&purpose, params.get("arguments").and_then(Value::as_object))
+        {
+            if let Some(designated) = self.param_headers.get(name) {
+                headers.extend(modern::param_header_values(designated, arguments));
+            }
+        }
+        let body = Message::request(Id::Number(self.next_id), method, Some(params));
+        let mut outgoing = self.post(body, Some(purpose));
+        let request = &mut outgoing.request;
+        request
+            .headers
+            .retain(|(k, _)| k != "mcp-protocol-version" && k != "mcp-session-id");
+        request
+            .headers
+            .insert(1, ("mcp-protocol-version".to_owned(), version));
+        request.headers.extend(headers);
+        outgoing
+    }
+
+    /// `subscriptions/listen` for changes of the server's tools (2026-07-28, in place of the
+    /// GET stream), when the server said it announces them.
+    pub fn subscribe(&mut self) -> Option<Outgoing> {
+        if !(self.modern && self.tools_change) {
+            return None;
+        }
+        let params = json!({"notifications": {"toolsListChanged": true}});
+        Some(self.request(
+            "subscriptions/listen",
+            Some(params),
+            Purpose::Other("subscriptions/listen".into()),
+        ))
+    }
+
+    /// Stops waiting for the answer to request `id` (its stream was closed).
+    pub fn forget(&mut self, id: i64) {
+        self.pending.retain(|(p, _)| *p != id);
+    }
+
+    /// `server/discover` (2026-07-28): which versions and capabilities the server has. A
+    /// server that offers 2026-07-28 makes the session speak it ([`McpEvent::Initialized`]);
+    /// one that does not answer it is an older server, for `initialize`.
+    pub fn discover(&mut self) -> Outgoing {
+        self.reset();
+        self.request("server/discover", None, Purpose::Discover)
+    }
+
+    /// The same request again under a new id (2026-07-28: after a broken stream, or with
+    /// another protocol version): its params and headers kept, `_meta`'s version and the
+    /// header set to the session's.
+    pub fn reissue(&mut self, previous: &HttpRequest, purpose: Purpose) -> Outgoing {
+        self.rebuild(previous, purpose, |_| {})
+    }
+
+    /// A request answered `input_required`, sent again with a new id, `inputResponses` and
+    /// the server's `requestState` echoed exactly (left out when it gave none).
+    pub fn retry_with_inputs(
+        &mut self,
+        previous: &HttpRequest,
+        purpose: Purpose,
+        responses: Map<String, Value>,
+        state: Option<Value>,
+    ) -> Outgoing {
+        self.rebuild(previous, purpose, |params| {
+            params.insert("inputResponses".into(), Value::Object(responses));
+            match state {
+                Some(state) => params.insert("requestState".into(), state),
+                None => params.remove("requestState"),
+            };
+        })
+    }
+
+    fn rebuild(
+        &mut self,
+        previous: &HttpRequest,
+        purpose: Purpose,
+        change: impl FnOnce(&mut Map<String, Value>),
+    ) -> Outgoing {
+        let mut body: Value = serde_json::from_str(&previous.body).unwrap_or(Value::Null);
+        let mut params = match body.get_mut("params").map(Value::take) {
+            Some(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        change(&mut params);
+        let version = self.protocol.clone().filter(|_| self.modern);
+        if let (Some(version), Some(meta)) = (&version, params.get_mut("_meta")) {
+            meta[modern::META_PROTOCOL_VERSION] = json!(version);
+        }
+        self.next_id += 1;
+        body["id"] = json!(self.next_id);
+        body["params"] = Value::Object(params);
+        self.pending.push((self.next_id, purpose));
+        let mut request = self.restamp(previous.clone());
+        request.body = body.to_string();
+        if let Some(version) = version {
+            for (name, value) in request.headers.iter_mut() {
+                if name == "mcp-protocol-version" {
+                    value.clone_from(&version);
+                }
+            }
+        }
+        Outgoing {
+            id: Some(self.next_id),
+            request,
+        }
     }
 
     /// `initialize`; `capabilities` are the client's (e.g. `{"elicitation": {}}`).
@@ -478,6 +691,9 @@ impl Session {
 
     /// `tools/list`, from `cursor` when given.
     pub fn list_tools(&mut self, cursor: Option<&str>) -> Outgoing {
+        if cursor.is_none() {
+            self.param_headers.clear();
+        }
         let params = cursor.map(|c| json!({"cursor": c}));
         self.request("tools/list", params, Purpose::ListTools)
     }
@@ -589,8 +805,21 @@ impl Session {
         had_session: bool,
         www_authenticate: Option<&str>,
     ) -> Result<Body, McpError> {
+        let stateless = self.modern || self.pending.iter().any(|(_, p)| *p == Purpose::Discover);
+        let json = content_type.is_some_and(|c| {
+            c.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
         match status {
             200..=299 => {}
+            // 2026-07-28 refuses with a JSON-RPC error in the body (400: a version, header or
+            // capability problem; 404: an unknown method): read it.
+            400..=499 if stateless && json && status != 401 && status != 403 => {
+                return Ok(Body::Json)
+            }
             404 if had_session => return Err(McpError::SessionExpired),
             401 => {
                 return Err(McpError::Unauthorized {
@@ -616,7 +845,7 @@ impl Session {
                     "the server sent an invalid Mcp-Session-Id".into(),
                 ));
             }
-            if self.session_id.is_none() {
+            if self.session_id.is_none() && !stateless {
                 self.session_id = Some(id.to_owned());
             }
         }
@@ -657,6 +886,26 @@ impl Session {
                 id: Some(Id::Number(id)),
                 error,
             } => match self.take(id) {
+                Some(purpose)
+                    if error.code == RpcError::UNSUPPORTED_PROTOCOL_VERSION
+                        && (self.modern || purpose == Purpose::Discover) =>
+                {
+                    let supported = (error.data.as_ref())
+                        .and_then(|d| d.get("supported"))
+                        .and_then(Value::as_array)
+                        .map(|v| {
+                            v.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    vec![McpEvent::VersionRejected {
+                        id,
+                        purpose,
+                        supported,
+                    }]
+                }
                 Some(purpose) => {
                     let error = format!(
                         "{} failed: {} ({})",
@@ -718,7 +967,64 @@ impl Session {
                 "a response for an id we never sent ({id}) or already gave up on"
             ))];
         };
+        if self.modern || purpose == Purpose::Discover {
+            // 2026-07-28: a result without `resultType` is complete; one the client does not
+            // know is invalid.
+            match result.get("resultType") {
+                None => {}
+                Some(Value::String(kind)) if kind == "complete" => {}
+                Some(Value::String(kind))
+                    if kind == "input_required" && may_need_input(&purpose) =>
+                {
+                    return self.input_required(id, purpose, result)
+                }
+                Some(other) => {
+                    let error = format!(
+                        "{} answered an invalid resultType {other}",
+                        describe(&purpose)
+                    );
+                    return vec![failure(id, purpose, error)];
+                }
+            }
+        }
         match purpose {
+            Purpose::Discover => {
+                let versions: Vec<String> = (result.get("supportedVersions"))
+                    .and_then(Value::as_array)
+                    .map(|v| {
+                        v.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let Some(version) = MODERN_PROTOCOLS
+                    .iter()
+                    .find(|v| versions.iter().any(|s| s == *v))
+                else {
+                    return vec![McpEvent::Failed {
+                        id,
+                        error: format!(
+                            "server/discover offers {versions:?}; this client speaks {} statelessly",
+                            MODERN_PROTOCOLS.join(", ")
+                        ),
+                    }];
+                };
+                self.modern = true;
+                self.tools_change =
+                    result.pointer("/capabilities/tools/listChanged") == Some(&json!(true));
+                self.protocol = Some((*version).to_owned());
+                self.session_id = None;
+                self.server = (result.pointer("/_meta/io.modelcontextprotocol~1serverInfo/name"))
+                    .or_else(|| result.pointer("/serverInfo/name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                vec![McpEvent::Initialized {
+                    protocol: (*version).to_owned(),
+                    server: self.server.clone(),
+                }]
+            }
             Purpose::Initialize => {
                 let version = result
                     .get("protocolVersion")
@@ -746,12 +1052,13 @@ impl Session {
             }
             Purpose::ListTools => {
                 let (tools, problems) = match result.get_mut("tools").map(Value::take) {
-                    Some(Value::Array(entries)) => parse_tools_owned(entries),
+                    Some(Value::Array(entries)) => self.parse_tools(entries),
                     _ => (
                         Vec::new(),
                         vec!["tools/list answered without a `tools` array".to_owned()],
                     ),
                 };
+                let ttl_ms = modern::ttl_ms(&result);
                 let next_cursor = result
                     .get("nextCursor")
                     .and_then(Value::as_str)
@@ -761,6 +1068,7 @@ impl Session {
                     tools,
                     problems,
                     next_cursor,
+                    ttl_ms,
                 }]
             }
             Purpose::CallTool { name } => vec![McpEvent::CallDone {
@@ -773,9 +1081,93 @@ impl Session {
     }
 }
 
+impl Session {
+    /// A page of tools; in 2026-07-28, a tool whose `x-mcp-header` annotations break the
+    /// rules is left out (and said why), and the others' designated headers are kept for
+    /// their calls.
+    fn parse_tools(&mut self, mut entries: Vec<Value>) -> (Vec<McpTool>, Vec<String>) {
+        let mut problems = Vec::new();
+        if self.modern {
+            entries.retain(|entry| {
+                let name = entry.get("name").and_then(Value::as_str).unwrap_or("");
+                let schema = entry.get("inputSchema").unwrap_or(&Value::Null);
+                match modern::param_headers(schema) {
+                    Ok(headers) if headers.is_empty() => true,
+                    Ok(headers) => {
+                        self.param_headers.insert(name.to_owned(), headers);
+                        true
+                    }
+                    Err(why) => {
+                        problems.push(format!("tool `{}` left out: {why}", name.escape_default()));
+                        false
+                    }
+                }
+            });
+        }
+        let (tools, more) = parse_tools_owned(entries);
+        problems.extend(more);
+        (tools, problems)
+    }
+
+    /// An `input_required` result: its requests and state, within their caps
+    /// (`MAX_MCP_INPUT_REQUESTS`, `MAX_MCP_REQUEST_STATE_BYTES`).
+    fn input_required(&mut self, id: i64, purpose: Purpose, mut result: Value) -> Vec<McpEvent> {
+        use crate::core::limits::{MAX_MCP_INPUT_REQUESTS, MAX_MCP_REQUEST_STATE_BYTES};
+        let requests = match result.get_mut("inputRequests").map(Value::take) {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => {
+                let error = format!(
+                    "{} answered input_required with inputRequests that are not an object",
+                    describe(&purpose)
+                );
+                return vec![failure(id, purpose, error)];
+            }
+        };
+        let state = result.get_mut("requestState").map(Value::take);
+        let state_bytes = state.as_ref().map_or(0, |s| s.to_string().len());
+        if requests.len() > MAX_MCP_INPUT_REQUESTS || state_bytes > MAX_MCP_REQUEST_STATE_BYTES {
+            let error = format!(
+                "{} asked for {} inputs with a state of {state_bytes} bytes, over the caps of {MAX_MCP_INPUT_REQUESTS} and {MAX_MCP_REQUEST_STATE_BYTES}",
+                describe(&purpose),
+                requests.len()
+            );
+            return vec![failure(id, purpose, error)];
+        }
+        vec![McpEvent::InputRequired {
+            id,
+            purpose,
+            requests,
+            state,
+        }]
+    }
+}
+
+/// Whether a request may be answered `input_required` (2026-07-28).
+fn may_need_input(purpose: &Purpose) -> bool {
+    match purpose {
+        Purpose::CallTool { .. } => true,
+        Purpose::Other(method) => method == "prompts/get" || method == "resources/read",
+        _ => false,
+    }
+}
+
+/// A request's failure as its event: a call's is its error result.
+fn failure(id: i64, purpose: Purpose, error: String) -> McpEvent {
+    match purpose {
+        Purpose::CallTool { name } => McpEvent::CallDone {
+            id,
+            name,
+            result: CallResult::Error(error),
+        },
+        _ => McpEvent::Failed { id, error },
+    }
+}
+
 fn describe(purpose: &Purpose) -> String {
     match purpose {
         Purpose::Initialize => "initialize".into(),
+        Purpose::Discover => "server/discover".into(),
         Purpose::ListTools => "tools/list".into(),
         Purpose::CallTool { name } => format!("tools/call `{name}`"),
         Purpose::Other(method) => method.clone(),

@@ -82,6 +82,7 @@ fn listing_pages_to_the_end_and_refusing_a_loop() {
         tools: Vec::new(),
         problems: vec!["p".into()],
         next_cursor: cursor.map(str::to_owned),
+        ttl_ms: 0,
     };
     listing.request(&mut session).unwrap();
     assert_eq!(listing.absorb(vec![page(Some("c1"))]), Ok(false));
@@ -110,6 +111,7 @@ fn listing_pages_to_the_end_and_refusing_a_loop() {
         tools: many.clone(),
         problems: Vec::new(),
         next_cursor: Some(cursor.to_owned()),
+        ttl_ms: 0,
     };
     assert_eq!(big.absorb(vec![full("a")]), Ok(false));
     assert_eq!(big.absorb(vec![full("b")]), Ok(false), "exactly at the cap");

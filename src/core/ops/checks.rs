@@ -138,8 +138,9 @@ pub fn model_report(
     value
 }
 
-/// A server that answered: `{ok: true, tools, names}`, its tools as a run names them.
-pub fn listed_server(server: &McpServerConfig, listed: &[McpTool]) -> Value {
+/// A server that answered: `{ok: true, tools, names, protocol}`, its tools as a run names
+/// them and the MCP revision it speaks.
+pub fn listed_server(server: &McpServerConfig, listed: &[McpTool], protocol: &str) -> Value {
     let (tools, map) = run_tools(server, listed);
     let names: Vec<Value> = tools
         .iter()
@@ -155,10 +156,10 @@ pub fn listed_server(server: &McpServerConfig, listed: &[McpTool]) -> Value {
             json!({"name": tool.spec.name, "description": description, "confirm": entry.needs_confirmation})
         })
         .collect();
-    json!({"ok": true, "tools": tools.len(), "names": names})
+    json!({"ok": true, "tools": tools.len(), "names": names, "protocol": protocol})
 }
 
-/// `checkServer`'s answer `{ok, tools, names, error?, checkedMs}`: what the check found
+/// `checkServer`'s answer `{ok, tools, names, protocol?, error?, checkedMs}`: what the check found
 /// ([`listed_server`]), `None` when it ran out of time, or why it failed.
 pub fn server_state(checked: Result<Option<Value>, String>, now_ms: f64) -> Value {
     let failed = |error: &str| json!({"ok": false, "tools": 0, "names": [], "error": error});

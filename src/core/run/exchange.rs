@@ -45,6 +45,9 @@ pub struct RunInput {
     /// `CUSTOM` [`webmcp_host.conversation`](super::CUSTOM_CONVERSATION)
     /// values emitted after `RUN_STARTED`: what became of the run's conversation.
     pub notices: Vec<Value>,
+    /// `CUSTOM` [`webmcp_host.tool_source`](super::CUSTOM_TOOL_SOURCE) values emitted after
+    /// `RUN_STARTED`: each MCP server opened, with the protocol revision it speaks.
+    pub sources: Vec<Value>,
 }
 
 impl RunInput {
@@ -68,6 +71,7 @@ impl RunInput {
             reask: true,
             hook: false,
             notices: Vec::new(),
+            sources: Vec::new(),
         }
     }
 }

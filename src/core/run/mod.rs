@@ -60,6 +60,9 @@ pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
 /// `CUSTOM` event: the page's tools changed during the run, listed again after a page call:
 /// `{added: [names], removed: [names]}` (the next model step has the new tools).
 pub const CUSTOM_TOOLS_CHANGED: &str = "webmcp_host.tools_changed";
+/// `CUSTOM` event: an MCP server opened as a tool source: `{source, protocol, tools}` (the
+/// protocol revision it speaks, the tools it listed).
+pub const CUSTOM_TOOL_SOURCE: &str = "webmcp_host.tool_source";
 /// `CUSTOM` event: a tool source failed or a tool was left out.
 pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
 /// `CUSTOM` event: a visitor call waits for the person.
@@ -179,6 +182,12 @@ impl Run {
         for value in std::mem::take(&mut run.input.notices) {
             run.emit(Event::Custom {
                 name: CUSTOM_CONVERSATION.into(),
+                value,
+            });
+        }
+        for value in run.input.sources.clone() {
+            run.emit(Event::Custom {
+                name: CUSTOM_TOOL_SOURCE.into(),
                 value,
             });
         }

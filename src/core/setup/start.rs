@@ -92,10 +92,14 @@ pub enum Got {
     Servers(Result<Vec<McpServerConfig>, String>),
     /// The key asked for, or why it could not be read.
     Key(Result<Option<String>, String>),
-    /// The server's tools and the sign-in the connection uses (if any), or why it could not
-    /// be opened.
-    Opened(Result<(Vec<McpTool>, Option<Box<AuthRecord>>), String>),
+    /// The server's tools, the sign-in the connection uses (if any) and the protocol
+    /// revision it speaks, or why it could not be opened.
+    Opened(Result<ServerOpened, String>),
 }
+
+/// An MCP server opened: its tools, the sign-in the connection uses (if any) and the protocol
+/// revision it speaks.
+pub type ServerOpened = (Vec<McpTool>, Option<Box<AuthRecord>>, String);
 
 /// Where the start stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +132,8 @@ pub struct Start {
     servers: VecDeque<McpServerConfig>,
     tools: Vec<RunTool>,
     errors: Vec<SourceError>,
+    /// The MCP servers opened: `webmcp_host.tool_source` values.
+    sources: Vec<Value>,
     bindings: Vec<(String, Binding)>,
     key: Result<Option<String>, String>,
     /// Every secret the run's connections send, redacted from tool results and errors.
@@ -207,6 +213,7 @@ impl Start {
             servers: VecDeque::new(),
             tools,
             errors: Vec::new(),
+            sources: Vec::new(),
             bindings: Vec::new(),
             key: Ok(None),
             secrets: Vec::new(),
@@ -354,8 +361,13 @@ impl Start {
             },
             (Phase::Open(server, _), Got::Opened(listed)) => {
                 match listed {
-                    Ok((listed, auth)) => {
+                    Ok((listed, auth, protocol)) => {
                         self.secrets.extend(secrets_of(None, auth.as_deref()));
+                        self.sources.push(json!({
+                            "source": format!("MCP server {}", server.name),
+                            "protocol": protocol,
+                            "tools": listed.len(),
+                        }));
                         self.listed(&server, &listed)
                     }
                     Err(message) => self.server_failed(&server, message),
@@ -461,6 +473,7 @@ impl Start {
             thread_id,
             mut tools,
             mut errors,
+            sources,
             bindings,
             key,
             secrets,
@@ -495,6 +508,7 @@ impl Start {
         input.notices = notices;
         input.tools = tools;
         input.source_errors = errors;
+        input.sources = sources;
         input.max_steps = request.max_steps;
         input.context = request.context;
         input.output_schema = request.output_schema;

@@ -267,7 +267,7 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
     start.handle(Got::Servers(Ok(servers)));
     assert_eq!(start.poll(), Need::Key("docs-key".into()));
     // A stale answer is ignored.
-    start.handle(Got::Opened(Ok((Vec::new(), None))));
+    start.handle(Got::Opened(Ok((Vec::new(), None, "2025-11-25".into()))));
     assert_eq!(start.poll(), Need::Key("docs-key".into()));
     start.handle(Got::Key(Err("no key docs-key".into())));
     let Need::Open {
@@ -282,6 +282,7 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
     start.handle(Got::Opened(Ok((
         vec![mcp_tool("search", true), mcp_tool("delete", false)],
         None,
+        "2026-07-28".into(),
     ))));
     assert!(matches!(start.poll(), Need::Open { server, .. } if server.name == "down"));
     start.handle(Got::Opened(Err("refused".into())));
@@ -296,6 +297,11 @@ fn a_run_without_a_tab_reads_servers_then_keys_then_is_ready() {
     }
     assert!(asked.contains("MCP server docs") && asked.contains("no key docs-key"));
     assert!(asked.contains("MCP server down") && asked.contains("refused"));
+    // The server opened is a tool source event naming its protocol revision.
+    assert!(
+        asked.contains(r#""name":"webmcp_host.tool_source","value":{"source":"MCP server open","protocol":"2026-07-28","tools":2}"#),
+        "{asked}"
+    );
 }
 
 #[test]
@@ -307,7 +313,7 @@ fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
         server("echo", None, true),
     ])));
     start.handle(Got::Key(Ok(Some("server-key-0123456789".into()))));
-    start.handle(Got::Opened(Ok((Vec::new(), None))));
+    start.handle(Got::Opened(Ok((Vec::new(), None, "2025-11-25".into()))));
     let auth: AuthRecord = serde_json::from_value(json!({
         "serverUrl": "https://signed.test/mcp", "resource": "https://signed.test/mcp",
         "issuer": "https://as.test", "tokenEndpoint": "https://as.test/token",
@@ -316,7 +322,11 @@ fn every_secret_the_run_sends_is_redacted_from_what_its_sources_say() {
         "obtainedMs": 0.0,
     }))
     .expect("a record");
-    start.handle(Got::Opened(Ok((Vec::new(), Some(Box::new(auth))))));
+    start.handle(Got::Opened(Ok((
+        Vec::new(),
+        Some(Box::new(auth)),
+        "2025-11-25".into(),
+    ))));
     // A server that says every secret of the run back (here in its error).
     start.handle(Got::Opened(Err(
         "initialize: you sent model-key-0123456789, server-key-0123456789, \
@@ -342,7 +352,7 @@ fn a_server_time_limit_is_its_own_when_given() {
     slow.timeout_ms = Some(5);
     start.handle(Got::Servers(Ok(vec![slow])));
     assert!(matches!(start.poll(), Need::Open { within_ms: 5, .. }));
-    start.handle(Got::Opened(Ok((Vec::new(), None))));
+    start.handle(Got::Opened(Ok((Vec::new(), None, "2025-11-25".into()))));
     saved(&mut start);
     assert_eq!(start.poll(), Need::Ready);
 }

@@ -397,9 +397,9 @@ impl Flow {
             previous_scope.as_deref(),
         );
         let methods = metadata.token_endpoint_auth_methods_supported.clone();
-        let same_issuer = |r: &AuthRecord| {
-            r.issuer.trim_end_matches('/') == metadata.issuer.trim_end_matches('/')
-        };
+        // A registered client belongs to the authorization server that issued it, by its
+        // exact issuer identifier (no normalization): another one registers anew.
+        let same_issuer = |r: &AuthRecord| r.issuer == metadata.issuer;
         let state = if let Some(mut client) = self.config.preregistered.clone() {
             if client.auth_method.is_none() {
                 client.auth_method =
@@ -453,6 +453,7 @@ impl Flow {
             "grant_types": ["authorization_code", "refresh_token"],
             "response_types": ["code"],
             "token_endpoint_auth_method": method,
+            "application_type": application_type(&self.config.redirect_uri),
         });
         if let Some(scope) = &self.scope {
             body["scope"] = json!(scope);
@@ -579,4 +580,21 @@ pub(super) fn parse_registration(
         client_secret,
         auth_method: Some(auth_method),
     })
+}
+
+/// The `application_type` a registration names (RFC 7591 / OpenID registration, required by
+/// MCP 2026-07-28): `native` for a loopback redirect (the CLI), `web` for an https one (the
+/// extension's `chromiumapp.org` redirect, which is not on the device's loopback).
+pub fn application_type(redirect_uri: &str) -> &'static str {
+    let loopback = ["http://127.0.0.1", "http://localhost", "http://[::1]"];
+    let is_loopback = loopback.iter().any(|l| {
+        redirect_uri
+            .strip_prefix(l)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/']))
+    });
+    if is_loopback {
+        "native"
+    } else {
+        "web"
+    }
 }

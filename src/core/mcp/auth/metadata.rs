@@ -97,7 +97,8 @@ pub fn parse_server_metadata(
     };
     let issuer = text("issuer").unwrap_or_default();
     if let Some(expected) = expected_issuer {
-        if issuer.trim_end_matches('/') != expected.trim_end_matches('/') {
+        // Identical, as RFC 8414 and MCP 2026-07-28 say: no trailing-slash or case folding.
+        if issuer != expected {
             return Err(format!(
                 "the authorization server metadata is for issuer `{}`, not `{}`",
                 strip_query(&issuer),

@@ -382,6 +382,7 @@ fn a_whole_flow_with_dynamic_registration() {
         json!(["http://127.0.0.1:9999/callback"])
     );
     assert_eq!(body["token_endpoint_auth_method"], "none");
+    assert_eq!(body["application_type"], "native");
     flow.response(201, r#"{"client_id":"dyn-1"}"#, 0.0);
     let Step::Authorize { url } = flow.step() else {
         panic!("{:?}", flow.step())
@@ -531,6 +532,15 @@ fn discovery_falls_back_and_refuses() {
         0.0,
     );
     assert!(matches!(flow.step(), Step::Failed(m) if m.contains("issuer")));
+    // Identical, not normalized: a trailing slash the identifier did not have is another issuer.
+    let mut flow = Flow::new(config("Bearer"), secrets());
+    flow.response(200, PRM, 0.0);
+    flow.response(
+        200,
+        &as_metadata(json!({"issuer": "http://localhost:4000/tenant1/"})),
+        0.0,
+    );
+    assert!(matches!(flow.step(), Step::Failed(m) if m.contains("issuer")));
 
     // No registration endpoint and no client id: a clear message.
     let mut flow = Flow::new(config("Bearer"), secrets());
@@ -660,6 +670,24 @@ fn clients_in_order_and_token_auth_methods() {
         query_param(&url, "scope").as_deref(),
         Some("mcp:basic mcp:write")
     );
+
+    // A client registered with another issuer (even one that differs by a trailing slash) is
+    // not reused: the client registers anew with this one.
+    let elsewhere = AuthRecord {
+        issuer: "http://localhost:4000/tenant1/".into(),
+        ..record_with(Tokens {
+            access_token: "old".into(),
+            refresh_token: None,
+            expires_at_ms: None,
+            scope: None,
+        })
+    };
+    let mut c = config("Bearer");
+    c.previous = Some(elsewhere);
+    let mut flow = Flow::new(c, secrets());
+    flow.response(200, PRM, 0.0);
+    flow.response(200, &as_metadata(json!({})), 0.0);
+    assert_eq!(fetch(&flow).url, "http://localhost:4000/tenant1/register");
 }
 
 #[test]
@@ -714,4 +742,18 @@ fn an_answer_without_the_issuer_it_promised_is_refused() {
     assert!(matches!(silent.step(), Step::Failed(m) if m.contains("does not name its issuer")));
     flow.redirected("http://127.0.0.1:9999/callback?code=c&state=state-0123456789&iss=http://localhost:4000/tenant1");
     assert!(matches!(flow.step(), Step::Fetch(r) if r.url.ends_with("/token")));
+}
+
+#[test]
+fn registration_names_the_application_type_by_redirect() {
+    use crate::core::mcp::auth::application_type;
+    assert_eq!(application_type("http://127.0.0.1:9999/callback"), "native");
+    assert_eq!(application_type("http://localhost:8080/cb"), "native");
+    assert_eq!(application_type("http://[::1]/cb"), "native");
+    assert_eq!(
+        application_type("https://abcdef.chromiumapp.org/mcp"),
+        "web"
+    );
+    assert_eq!(application_type("http://127.0.0.1.evil.example/cb"), "web");
+    assert_eq!(application_type("http://localhost.evil.example/cb"), "web");
 }

@@ -8,6 +8,16 @@
 //! [`Exchange::poll_timeout`] ([`Exchange::handle_timeout`]). Time is a value the shell passes
 //! in; the machine never reads a clock.
 //!
+//! Connecting tries `server/discover` first (unless [`Settings::protocols`] says
+//! [`Protocols::Legacy`]): a server that offers 2026-07-28 is spoken to statelessly from then
+//! on; one that answers otherwise (an error without a 2026-07-28 code, a 4xx without a JSON-RPC
+//! error, no answer) is an older server, and `initialize` follows. In 2026-07-28 a request
+//! refused for its version (-32022) is sent again once with a new id, one answered
+//! `input_required` is answered as [`Settings::elicitation`] says and sent again with a new id
+//! (at most [`MAX_MCP_INPUT_ROUNDS`] rounds), a broken stream re-issues the request with a new
+//! id (no `Last-Event-ID`), a timeout only closes the stream, and server requests are noted,
+//! never answered.
+//!
 //! Invariants: at most one job at a time, and it ends in exactly one [`Output::Done`]; a
 //! job's request is resumed at most [`MAX_RESUMES`] times, re-initialised at most once (404),
 //! authorized at most [`MAX_AUTHORIZATIONS`] times; a JSON answer stops at
@@ -20,12 +30,15 @@ use serde_json::Value;
 
 use super::auth::MAX_AUTHORIZATIONS;
 use super::jsonrpc::parse_messages;
-use super::{Body, McpError, McpEvent, Outgoing, Session};
+use super::modern::{Protocols, MODERN_PROTOCOLS};
+use super::{Body, McpError, McpEvent, Outgoing, Purpose, Session};
 use crate::core::provider::sse::{SseDecoder, MAX_SSE_EVENT_BYTES};
 use crate::core::provider::HttpRequest;
 
 use crate::core::limits::MCP_RESUME_WAIT_MS as RETRY_MS;
-pub use crate::core::limits::{MAX_ANSWER_BYTES, MAX_EXTENDED_MS, MAX_RESUMES};
+pub use crate::core::limits::{
+    MAX_ANSWER_BYTES, MAX_EXTENDED_MS, MAX_MCP_INPUT_ROUNDS, MAX_RESUMES,
+};
 
 mod output;
 mod reply;
@@ -55,8 +68,11 @@ pub struct Settings {
     pub timeout_ms: u32,
     /// Whether progress extends the deadline.
     pub deadline: Deadline,
-    /// How the server's `elicitation/create` is answered.
+    /// How the server's `elicitation/create` is answered (a server request up to
+    /// 2025-11-25, an input request of `input_required` in 2026-07-28).
     pub elicitation: Elicitation,
+    /// Which protocol generations connecting tries.
+    pub protocols: Protocols,
 }
 
 /// What a job is for.
@@ -77,6 +93,8 @@ enum Renewal {
 /// Where a job stands.
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
+    /// `server/discover` sent (connecting).
+    Discovering,
     /// `initialize` sent (connecting, or after a 404).
     Initializing,
     /// `notifications/initialized` sent.
@@ -106,6 +124,10 @@ struct Job {
     deadline: f64,
     resumes: u32,
     authorizations: u32,
+    /// The request was sent again for another protocol version (-32022), at most once.
+    version_retried: bool,
+    /// Rounds of `input_required` answered.
+    input_rounds: u32,
     events: Vec<McpEvent>,
 }
 
@@ -142,6 +164,10 @@ enum Role {
 struct Stream {
     id: StreamId,
     role: Role,
+    /// The JSON-RPC id of the request it answers (a `subscriptions/listen`).
+    request_id: Option<i64>,
+    /// The answer's HTTP status, once known.
+    status: u16,
     /// The request carried a session id (a 404 then means the session ended).
     had_session: bool,
     reader: Reader,
@@ -201,10 +227,24 @@ impl Exchange {
         })
     }
 
-    /// Starts `initialize` and `notifications/initialized`.
+    /// Connects: `server/discover` (2026-07-28), else (or with [`Protocols::Legacy`])
+    /// `initialize` and `notifications/initialized`.
     pub fn connect(&mut self, session: &mut Session, now: f64) {
-        let init = self.initialize(session);
-        self.start(Kind::Connect, init, now);
+        let settings = &self.settings;
+        session.set_client(
+            &settings.client_name,
+            &settings.client_version,
+            settings.capabilities.clone(),
+        );
+        if self.settings.protocols == Protocols::Legacy {
+            let init = self.initialize(session);
+            return self.start(Kind::Connect, init, now);
+        }
+        let discover = session.discover();
+        self.start(Kind::Connect, discover, now);
+        if let Some(job) = self.job.as_mut() {
+            job.stage = Stage::Discovering;
+        }
     }
 
     /// Starts one request (or notification) built by the session; a 404 on a live session
@@ -213,11 +253,22 @@ impl Exchange {
         self.start(Kind::Request(Renewal::Renewable), outgoing, now);
     }
 
-    /// Opens the GET stream for server messages (its messages are handled like any other).
-    pub fn listen(&mut self, session: &Session) {
+    /// Opens the GET stream for server messages (its messages are handled like any other);
+    /// in 2026-07-28, `subscriptions/listen` for tool changes, when the server announces them.
+    pub fn listen(&mut self, session: &mut Session) {
         if let Some(previous) = self.streams.iter().find(|s| s.role == Role::Listen) {
             let id = previous.id;
             self.drop_stream(id);
+        }
+        if session.is_modern() {
+            if let Some(subscribe) = session.subscribe() {
+                let stream = self.open(Role::Listen, subscribe.request);
+                if let Some(at) = self.streams.iter().position(|s| s.id == stream) {
+                    self.streams[at].request_id = subscribe.id;
+                }
+                self.listening = Listening::Opening;
+            }
+            return;
         }
         self.open(Role::Listen, session.listen(None));
         self.listening = Listening::Opening;
@@ -229,7 +280,12 @@ impl Exchange {
         if job.stage != Stage::Authorizing {
             return;
         }
-        job.stage = Stage::Awaiting;
+        job.stage = match session_purpose(&job.outgoing) {
+            Purpose::Discover => Stage::Discovering,
+            // Connecting: its answer is followed by `notifications/initialized`.
+            Purpose::Initialize if job.kind == Kind::Connect => Stage::Initializing,
+            _ => Stage::Awaiting,
+        };
         job.deadline = now + f64::from(self.settings.timeout_ms);
         let request = session.restamp(job.outgoing.request.clone());
         self.send_job(request);
@@ -248,6 +304,7 @@ impl Exchange {
             return;
         };
         let (role, had_session) = (self.streams[at].role, self.streams[at].had_session);
+        self.streams[at].status = head.status;
         if role == Role::Listen {
             let answer = session.answer(
                 head.status,
@@ -294,6 +351,13 @@ impl Exchange {
         };
         self.drop_stream(stream);
         let job = self.job.as_mut().expect("a job stream belongs to a job");
+        let refused = matches!(
+            error,
+            McpError::Unauthorized { .. } | McpError::InsufficientScope { .. }
+        );
+        if job.stage == Stage::Discovering && !refused {
+            return self.not_discovered(session, format!("{error}"), now);
+        }
         match error {
             McpError::SessionExpired if job.kind == Kind::Request(Renewal::Renewable) => {
                 job.kind = Kind::Request(Renewal::Renewed);
@@ -415,6 +479,9 @@ impl Exchange {
         let finished = self.streams.remove(at);
         if finished.role == Role::Listen {
             self.listening = Listening::Off;
+            if let Some(id) = finished.request_id {
+                session.forget(id);
+            }
             if let Some(error) = error {
                 self.log(format!("a stream broke: {error}"));
             }
@@ -463,7 +530,23 @@ impl Exchange {
         }
         let Some(job) = self.job.as_mut() else { return };
         job.reading = None;
+        let status = finished.status;
         match job.stage {
+            Stage::Discovering => {
+                let why = match status {
+                    200..=299 => "no answer to server/discover".to_owned(),
+                    status => format!("server/discover was answered {status}"),
+                };
+                return self.not_discovered(session, why, now);
+            }
+            _ if !(200..300).contains(&status) && status != 0 => {
+                // A 2026-07-28 refusal whose body held no answer to the request.
+                let error = McpError::Http {
+                    status,
+                    message: String::new(),
+                };
+                return self.fail(Failure::Refused { method, error });
+            }
             Stage::Initializing => {
                 let error = "the server did not answer initialize".to_owned();
                 return self.fail(Failure::Rejected(error));
@@ -473,6 +556,24 @@ impl Exchange {
         }
         // The answer's stream ended without the response.
         job.resumes += 1;
+        if session.is_modern() {
+            // 2026-07-28 resumes nothing: the request is sent again with a new id.
+            if job.resumes > MAX_RESUMES || json {
+                return self.fail(Failure::NoResponse {
+                    method,
+                    notes: Vec::new(),
+                });
+            }
+            let purpose = session_purpose(&job.outgoing);
+            if let Some(id) = job.outgoing.id {
+                session.forget(id);
+            }
+            let again = session.reissue(&job.outgoing.request, purpose);
+            self.log(format!(
+                "the stream broke; {method} sent again with a new id"
+            ));
+            return self.resend(again, now);
+        }
         let listening = self.listening == Listening::Open;
         if job.resumes > MAX_RESUMES || json && !listening {
             let notes = job
@@ -510,8 +611,13 @@ impl Exchange {
                 self.drop_stream(stream);
             }
             if let Some(id) = id.filter(|id| session.pending().any(|(p, _)| p == *id)) {
-                let cancel = session.cancel(id, "timed out");
-                self.outputs.push_back(Output::Post(cancel.request));
+                if session.is_modern() {
+                    // 2026-07-28 over HTTP: closing the stream is the cancellation.
+                    session.forget(id);
+                } else {
+                    let cancel = session.cancel(id, "timed out");
+                    self.outputs.push_back(Output::Post(cancel.request));
+                }
             }
             let ms = self.settings.timeout_ms;
             return self.fail(Failure::Timeout { method, ms });
@@ -532,6 +638,125 @@ impl Exchange {
                 self.send_job(request);
             }
         }
+    }
+
+    /// `server/discover` was not answered with a version this client speaks statelessly:
+    /// an older server, for `initialize` ([`Protocols::Auto`]), or the end ([`Protocols::Modern`]).
+    fn not_discovered(&mut self, session: &mut Session, why: String, now: f64) {
+        if let Some(stream) = self.job.as_ref().and_then(|j| j.reading) {
+            self.drop_stream(stream);
+        }
+        if self.settings.protocols == Protocols::Modern {
+            let why = format!(
+                "the server does not speak MCP {} ({why})",
+                MODERN_PROTOCOLS.join(", ")
+            );
+            return self.fail(Failure::Rejected(why));
+        }
+        self.log(format!(
+            "server/discover: {why}; connecting with initialize (MCP up to 2025-11-25)"
+        ));
+        let init = self.initialize(session);
+        let Some(job) = self.job.as_mut() else { return };
+        job.events.clear();
+        job.stage = Stage::Initializing;
+        job.outgoing = init.clone();
+        job.method = "initialize".into();
+        job.deadline = now + f64::from(self.settings.timeout_ms);
+        self.send_job(init.request);
+    }
+
+    /// The server refused the request's protocol version (-32022): sent again once with a
+    /// new id when it names a version this client speaks statelessly; otherwise an older
+    /// server when connecting, or the job's failure.
+    fn version_rejected(&mut self, session: &mut Session, supported: Vec<String>, now: f64) {
+        let Some(job) = self.job.as_mut() else { return };
+        let ours = MODERN_PROTOCOLS
+            .iter()
+            .any(|v| supported.iter().any(|s| s == v));
+        let discovering = job.stage == Stage::Discovering;
+        if ours && !job.version_retried {
+            job.version_retried = true;
+            let purpose = session_purpose(&job.outgoing);
+            let again = session.reissue(&job.outgoing.request, purpose);
+            self.log(format!(
+                "the server asked for a version of {supported:?}; sent again"
+            ));
+            return self.resend(again, now);
+        }
+        if discovering && !ours {
+            let why = format!("the server speaks {supported:?}");
+            return self.not_discovered(session, why, now);
+        }
+        let method = job.method.clone();
+        self.fail(Failure::Rejected(format!(
+            "{method}: the server refused the protocol version, and names {supported:?} (this client speaks {} and {})",
+            MODERN_PROTOCOLS.join(", "),
+            super::SUPPORTED_PROTOCOLS.join(", ")
+        )))
+    }
+
+    /// `input_required`: each input request answered as [`Settings::elicitation`] says (an
+    /// input the client never declared fails the job), the request sent again with a new id.
+    fn input_required(
+        &mut self,
+        session: &mut Session,
+        purpose: Purpose,
+        requests: serde_json::Map<String, Value>,
+        state: Option<Value>,
+        now: f64,
+    ) {
+        let Some(job) = self.job.as_mut() else { return };
+        let method = job.method.clone();
+        job.input_rounds += 1;
+        if job.input_rounds > MAX_MCP_INPUT_ROUNDS {
+            return self.fail(Failure::Rejected(format!(
+                "{method}: the server still asked for input after {MAX_MCP_INPUT_ROUNDS} rounds"
+            )));
+        }
+        let mut responses = serde_json::Map::new();
+        for (key, request) in requests {
+            let asked = request.get("method").and_then(Value::as_str).unwrap_or("");
+            if asked != "elicitation/create" {
+                return self.fail(Failure::Rejected(format!(
+                    "{method}: the server asked for {asked:?} input, which this client did not declare"
+                )));
+            }
+            match answer(self.settings.elicitation, asked, request.get("params")) {
+                Ok(response) => responses.insert(key, response),
+                Err((_, why)) => return self.fail(Failure::Rejected(format!("{method}: {why}"))),
+            };
+        }
+        let Some(job) = self.job.as_ref() else { return };
+        let again = session.retry_with_inputs(&job.outgoing.request, purpose, responses, state);
+        self.log(format!(
+            "{method}: answered the server's input requests; sent again"
+        ));
+        self.resend(again, now);
+    }
+
+    /// The job's request replaced by `again` (a new id), sent on a new stream.
+    fn resend(&mut self, again: Outgoing, now: f64) {
+        let Some(job) = self.job.as_mut() else { return };
+        if let Some(stream) = job.reading {
+            self.drop_stream(stream);
+        }
+        let Some(job) = self.job.as_mut() else { return };
+        let discovering = job.stage == Stage::Discovering;
+        job.events.retain(|e| {
+            !matches!(
+                e,
+                McpEvent::InputRequired { .. } | McpEvent::VersionRejected { .. }
+            )
+        });
+        job.outgoing = again.clone();
+        job.stage = if discovering {
+            Stage::Discovering
+        } else {
+            Stage::Awaiting
+        };
+        job.deadline = job.deadline.max(now);
+        self.send_job(again.request);
     }
 
     fn initialize(&self, session: &mut Session) -> Outgoing {
@@ -562,6 +787,8 @@ impl Exchange {
             deadline: now + f64::from(self.settings.timeout_ms),
             resumes: 0,
             authorizations: 0,
+            version_retried: false,
+            input_rounds: 0,
             events: Vec::new(),
         });
         self.send_job(request);
@@ -581,6 +808,8 @@ impl Exchange {
         self.streams.push(Stream {
             id,
             role,
+            request_id: None,
+            status: 0,
             had_session,
             reader: Reader::Head,
         });
@@ -663,6 +892,29 @@ impl Exchange {
             return false;
         };
         match job.stage {
+            Stage::Discovering => {
+                let ended = job.events.iter().find_map(|e| match e {
+                    McpEvent::Initialized { .. } => Some(Ok(())),
+                    McpEvent::VersionRejected { supported, .. } => {
+                        Some(Err(Some(supported.clone())))
+                    }
+                    McpEvent::Failed { .. } => Some(Err(None)),
+                    _ => None,
+                });
+                match ended {
+                    Some(Ok(())) => self.finish(),
+                    Some(Err(Some(supported))) => self.version_rejected(session, supported, now),
+                    Some(Err(None)) => {
+                        let error = job.events.iter().rev().find_map(|e| match e {
+                            McpEvent::Failed { error, .. } => Some(error.clone()),
+                            _ => None,
+                        });
+                        self.not_discovered(session, error.unwrap_or_default(), now)
+                    }
+                    None => return false,
+                }
+                true
+            }
             Stage::Initializing => {
                 let ended = job.events.iter().find_map(|e| match e {
                     McpEvent::Initialized { .. } => Some(Ok(())),
@@ -683,7 +935,29 @@ impl Exchange {
             }
             Stage::Awaiting | Stage::Resting { .. } => match job.outgoing.id {
                 Some(id) if !session.pending().any(|(p, _)| p == id) => {
-                    self.finish();
+                    let follow = job.events.iter().rev().find_map(|e| match e {
+                        McpEvent::InputRequired {
+                            id: asked,
+                            purpose,
+                            requests,
+                            state,
+                        } if *asked == id => {
+                            Some(Err((purpose.clone(), requests.clone(), state.clone())))
+                        }
+                        McpEvent::VersionRejected {
+                            id: asked,
+                            supported,
+                            ..
+                        } if *asked == id => Some(Ok(supported.clone())),
+                        _ => None,
+                    });
+                    match follow {
+                        None => self.finish(),
+                        Some(Ok(supported)) => self.version_rejected(session, supported, now),
+                        Some(Err((purpose, requests, state))) => {
+                            self.input_required(session, purpose, requests, state, now)
+                        }
+                    }
                     true
                 }
                 _ => false,
@@ -705,6 +979,10 @@ impl Exchange {
         for message in messages {
             for event in session.receive(message) {
                 match &event {
+                    McpEvent::ServerRequest { method, .. } if session.is_modern() => {
+                        // 2026-07-28 servers send no requests; the client sends no responses.
+                        self.log(format!("ignored a request from the server ({method}): servers send none in this revision"));
+                    }
                     McpEvent::ServerRequest { id, method, params } => {
                         let answer = answer(self.settings.elicitation, method, params.as_ref());
                         let reply = session.reply(id, answer);
@@ -734,6 +1012,24 @@ impl Exchange {
         if let Some(job) = self.job.as_mut() {
             job.events.push(event);
         }
+    }
+}
+
+/// What a job's request was for, read from its body (to send it again).
+fn session_purpose(outgoing: &Outgoing) -> Purpose {
+    let body: Value = serde_json::from_str(&outgoing.request.body).unwrap_or(Value::Null);
+    match body["method"].as_str().unwrap_or("") {
+        "server/discover" => Purpose::Discover,
+        "initialize" => Purpose::Initialize,
+        "tools/list" => Purpose::ListTools,
+        "tools/call" => Purpose::CallTool {
+            name: body
+                .pointer("/params/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned(),
+        },
+        other => Purpose::Other(other.to_owned()),
     }
 }
 

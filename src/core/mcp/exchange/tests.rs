@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::*;
 use crate::core::mcp::auth::{AuthRecord, ClientCredentials, Tokens};
+use crate::core::mcp::modern::Protocols;
 use crate::core::mcp::CallResult;
 use crate::core::provider::sse::MAX_SSE_EVENT_BYTES;
 
@@ -33,6 +34,7 @@ fn settings(deadline: Deadline) -> Settings {
         timeout_ms: 1000,
         deadline,
         elicitation: Elicitation::Decline,
+        protocols: Protocols::Legacy,
     }
 }
 
@@ -516,7 +518,7 @@ fn a_response_for_an_id_we_never_sent() {
     );
     // With one, the answer may still come there: the deadline decides.
     let mut h = Harness::connected(Deadline::Fixed);
-    h.machine.listen(&h.session);
+    h.machine.listen(&mut h.session);
     let listen = h.last_stream();
     h.head(listen, head(200, "text/event-stream"));
     assert_eq!(h.machine.listening(), Listening::Open);
@@ -559,7 +561,7 @@ fn redirects_and_odd_answers_are_clear_errors() {
 #[test]
 fn the_get_stream_passes_list_changed_on() {
     let mut h = Harness::connected(Deadline::Fixed);
-    h.machine.listen(&h.session);
+    h.machine.listen(&mut h.session);
     let listen = h.last_stream();
     assert_eq!(h.machine.listening(), Listening::Opening);
     h.head(listen, head(200, "text/event-stream"));
@@ -574,7 +576,7 @@ fn the_get_stream_passes_list_changed_on() {
     h.end(listen, None);
     assert_eq!(h.machine.listening(), Listening::Off);
     let mut refused = Harness::connected(Deadline::Fixed);
-    refused.machine.listen(&refused.session);
+    refused.machine.listen(&mut refused.session);
     let listen = refused.last_stream();
     refused.empty(listen, 405);
     assert_eq!(refused.machine.listening(), Listening::Off);
@@ -622,3 +624,6 @@ fn the_recourse_of_a_client_that_never_opens_a_sign_in() {
         Recourse::GiveUp("the server needs more scope (scope \"a b\") (403 insufficient_scope): sign in to sdk again to grant it".into())
     );
 }
+
+#[path = "modern_tests.rs"]
+mod modern;

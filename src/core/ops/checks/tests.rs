@@ -105,8 +105,9 @@ fn server_states_say_what_the_check_found() {
     let (tools, _) = crate::core::mcp::tools::parse_tools(&[json!({
         "name": "search", "description": "x".repeat(400), "inputSchema": {"type": "object"}
     })]);
-    let listed = listed_server(&server, &tools);
+    let listed = listed_server(&server, &tools, "2026-07-28");
     assert_eq!(listed["ok"], true);
+    assert_eq!(listed["protocol"], "2026-07-28");
     assert_eq!(listed["tools"], 1);
     assert_eq!(
         listed["names"][0]["description"].as_str().unwrap().len(),
