@@ -1,14 +1,15 @@
 // A small OpenAI-compatible chat server on 127.0.0.1 over node-llama-cpp (its prebuilt
 // llama.cpp binaries), for `make demo-local`, `make eval-local` and `scripts/record-corpus.mjs`.
 //
-//   node scripts/local-model/server.mjs --model FILE.gguf [--port N] [--context N] [--threads N]
+//   node scripts/local-model/server.mjs --model FILE.gguf [--port N] [--context N] [--threads N] [--temperature T]
 //
 // It speaks what the host's OpenAI-compatible provider sends in the text call format:
 // `POST /v1/chat/completions` with `system`, `user` and `assistant` messages (the tools are in
 // the system text), streamed (`stream: true`, SSE chunks, `[DONE]`, the usage in the last
 // chunk) or not; `GET /v1/models`. Native `tools` and `tool` messages are refused with a 400
 // that says so (the host's model must have `nativeTools: false`). Decoding is greedy
-// (temperature 0) unless the request sets `temperature`; one request is served at a time, and
+// (temperature 0) unless the request sets `temperature` or the server was started with
+// `--temperature` (then each answer is sampled afresh); one request is served at a time, and
 // a request that shares the previous one's start reuses what was evaluated of it.
 //
 // Threads: one fewer than the machine's cores (at least one). llama.cpp's threads wait for each
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     port: { type: 'string', default: '0' },
     context: { type: 'string', default: '4096' },
     threads: { type: 'string' },
+    temperature: { type: 'string', default: '0' },
   },
 });
 if (!values.model) {
@@ -80,7 +82,7 @@ async function complete(body, onText) {
   let output = 0;
   const result = await chat.generateResponse(items, {
     maxTokens: Number.isInteger(body.max_tokens) ? body.max_tokens : 512,
-    temperature: typeof body.temperature === 'number' ? body.temperature : 0,
+    temperature: typeof body.temperature === 'number' ? body.temperature : Number(values.temperature),
     ...(Number.isInteger(body.seed) ? { seed: body.seed } : {}),
     onTextChunk: onText,
     onToken: (tokens) => {

@@ -8,10 +8,10 @@ import { installLlama, modelPath } from './install.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-export async function startLocalModel({ context = 4096, log = (line) => process.stderr.write(`  [model server] ${line}\n`) } = {}) {
+export async function startLocalModel({ context = 4096, temperature = 0, log = (line) => process.stderr.write(`  [model server] ${line}\n`) } = {}) {
   await installLlama();
   const model = await modelPath();
-  const args = [join(HERE, 'server.mjs'), '--model', model.path, '--context', String(context)];
+  const args = [join(HERE, 'server.mjs'), '--model', model.path, '--context', String(context), '--temperature', String(temperature)];
   const niced = process.platform === 'linux';
   const child = spawn(niced ? 'nice' : process.execPath, niced ? ['-n', '19', process.execPath, ...args] : args,
     { stdio: ['ignore', 'pipe', 'pipe'] });
