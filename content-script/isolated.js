@@ -372,6 +372,45 @@
     }
   };
 
+  // The final state of this document for an eval's DOM assertions, read here (never by page
+  // script) through the prototypes' own methods, as `attr` does: a page can shadow
+  // `document.querySelectorAll` with a named element, and an element's methods and
+  // `textContent` with a form control's name. Each result: how many elements matched and, of
+  // the first, its text (trimmed, as webmcp-evals reads it, cut at 2000 characters) and the attribute asked.
+  const DOM_QUERIES = 64;
+  const SELECTOR_CHARS = 1000;
+  const DOM_TEXT_CHARS = 2000;
+  const textContent = Object.getOwnPropertyDescriptor(Node.prototype, 'textContent').get;
+  const queryOne = (query) => {
+    const selector = query?.selector;
+    if (typeof selector !== 'string' || selector.length > SELECTOR_CHARS) {
+      return { error: `the selector is not a string of at most ${SELECTOR_CHARS} characters` };
+    }
+    let matches;
+    try {
+      matches = Document.prototype.querySelectorAll.call(document, selector);
+    } catch (error) {
+      return { error: `invalid selector: ${String(error?.message ?? error)}`.slice(0, 300) };
+    }
+    const count = matches.length;
+    if (count === 0) return { count };
+    const first = matches[0];
+    const text = String(textContent.call(first) ?? '').trim().slice(0, DOM_TEXT_CHARS);
+    const result = { count, text };
+    const name = query.attribute;
+    if (typeof name === 'string') {
+      const value = attr(first, name);
+      if (value !== null) result.attribute = value.slice(0, DOM_TEXT_CHARS);
+    }
+    return result;
+  };
+  const queryDom = (queries) => {
+    if (!Array.isArray(queries) || queries.length > DOM_QUERIES) {
+      return failure('TypeError', `queryDom needs an array of at most ${DOM_QUERIES} queries`);
+    }
+    return { ok: true, results: queries.map(queryOne) };
+  };
+
   const readResult = async () => {
     if (document.readyState !== 'complete') {
       await new Promise((resolve) => {
@@ -459,6 +498,8 @@
         return readResult();
       case 'readSitemap':
         return readSitemap(message.url);
+      case 'queryDom':
+        return queryDom(message.queries);
       case 'watch':
         // The page's requests during an audit probe: only the MAIN-world companion sees them.
         if (!main.paired) return failure('NotSupportedError', 'this frame cannot watch its requests');

@@ -109,13 +109,13 @@ fn both_content_scripts_answer_exactly_the_frame_requests() {
         "the page bridge (isolated world) answers every frame request and no other"
     );
     // The MAIN-world companion runs what touches the page's own `document.modelContext`; the
-    // top frame's facts for `diagnose` and a loaded document's result are the isolated
-    // world's alone (read from the DOM, never by page script).
+    // top frame's facts for `diagnose`, a loaded document's result and the DOM an eval asserts
+    // on are the isolated world's alone (read from the DOM, never by page script).
     let main = cases(&read("content-script/main.js"));
     let relayed = FrameRequest::OPS
         .iter()
         .copied()
-        .filter(|op| !["diagnose", "readResult", "readSitemap"].contains(op));
+        .filter(|op| !["diagnose", "readResult", "readSitemap", "queryDom"].contains(op));
     assert_eq!(main, set(relayed), "the companion (MAIN world)");
 }
 

@@ -1,6 +1,7 @@
 // The Evals view: the tab's eval suite (a webmcp-evals file, loaded from disk or pasted, kept in
 // this extension's localStorage, one per site: the origin of the tab's top frame), run in smoke
-// or agent mode (`evaluate`), its report (counts, the per-model table, a case × run grid with
+// or agent mode, or as a simulations.json in simulate mode with a user model and a judge
+// (`evaluate`), its report (counts, the per-model table, a case × run grid with
 // each case's pass rate, each result with its reason, calls and run, failures only on demand)
 // and the report downloaded as
 // HTML or JUnit XML (`evalReport`). "Save as test" in the Run view brings the shown run here
@@ -57,6 +58,20 @@ export async function renderEvals() {
       return option;
     }),
   );
+  // Simulate mode: the user model (the agent's by default) and the judge (never the agent's
+  // unless chosen).
+  for (const [id, none] of [['evals-user-model', "the agent's model"], ['evals-judge-model', 'none']]) {
+    const pick = $(id);
+    const was = pick.value;
+    const empty = element('option', '', none);
+    empty.value = '';
+    pick.replaceChildren(empty, ...models.map((m) => {
+      const option = element('option', '', m.name);
+      option.value = m.name;
+      option.selected = m.name === was;
+      return option;
+    }));
+  }
 }
 
 /** Keeps the suite as edited, for the site it was shown for. */
@@ -78,10 +93,15 @@ export async function loadFile() {
 export async function runEvals() {
   if (typeof state.tabId !== 'number') return say('evals-status', 'No tab to run on.', true);
   const mode = $('evals-mode').value;
-  const request = { tabId: state.tabId, evals: $('evals-file').value, mode, reload: $('evals-reload').checked };
-  if (mode === 'agent') {
+  const cases = mode === 'simulate' ? { simulations: $('evals-file').value } : { evals: $('evals-file').value };
+  const request = { tabId: state.tabId, ...cases, mode, reload: $('evals-reload').checked };
+  if (mode !== 'smoke') {
     request.models = [...$('evals-models').selectedOptions].map((o) => o.value);
     request.runs = Number($('evals-runs').value) || 1;
+  }
+  if (mode === 'simulate') {
+    if ($('evals-user-model').value) request.userModel = $('evals-user-model').value;
+    if ($('evals-judge-model').value) request.judgeModel = $('evals-judge-model').value;
   }
   keepSuite();
   $('evals-run').disabled = true;
@@ -148,7 +168,33 @@ async function openRun(runId) {
   await renderTimeline();
 }
 
+/** A simulate result: the verdict and its evidence, the DOM checks, the turns with their calls. */
+function simulatedBody(item, r) {
+  const v = r.verdict;
+  if (v) {
+    item.append(element('p', '', `Judge: ${v.passed ? 'passed' : 'not passed'}: ${v.reasoning}`));
+    if (v.overruled) item.append(element('p', 'error', `Overruled: ${v.overruled}`));
+    const evidence = element('ul', 'eval-evidence');
+    evidence.append(...(v.evidence ?? []).map((e) => element('li', 'muted', e)));
+    item.append(evidence);
+  }
+  for (const a of r.assertionResults ?? []) {
+    const seen = a.error !== undefined ? `error: ${a.error}` : JSON.stringify(a.actual);
+    item.append(element('div', a.outcome === 'pass' ? 'muted' : 'error', `DOM ${a.assertion?.selector} ${a.kind}: expected ${JSON.stringify(a.expected)}, got ${seen}`));
+  }
+  const turns = element('ol', 'eval-calls');
+  for (const t of r.conversation?.turns ?? []) {
+    const turn = element('li', 'eval-call');
+    turn.append(element('div', '', `User: ${t.userMessage}`));
+    turn.append(...(t.toolCalls ?? []).map((c) => element('code', '', `${c.functionName}(${JSON.stringify(c.args)}) → ${c.result === undefined ? '(no result)' : JSON.stringify(c.result)}`)));
+    turn.append(element('div', 'muted', `Agent: ${t.agentText}`));
+    turns.append(turn);
+  }
+  item.append(element('div', 'muted', `${r.conversation?.turnsUsed ?? 0} turns, ended by ${r.conversation?.endedBy ?? 'nothing'}`), turns);
+}
+
 function resultBody(item, r) {
+  if (r.conversation) return simulatedBody(item, r);
   if (r.prompt) item.append(element('p', 'muted', `Prompt: ${r.prompt}`));
   item.append(element('div', 'muted', `Expected: ${r.expected === null ? 'no call' : JSON.stringify(r.expected)}`));
   const calls = element('ol', 'eval-calls');

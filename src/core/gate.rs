@@ -39,6 +39,8 @@ pub enum Asker {
     Smoke,
     /// `replayDiff`: a recorded call played again.
     Replay,
+    /// `evaluate({mode: "simulate"})`: a case's setup call.
+    Simulate,
     /// `audit({probe: true})`: a probe call.
     Probe,
     /// A page called an MCP tool exposed to its origin (`callExposed`).
@@ -47,12 +49,13 @@ pub enum Asker {
 
 impl Asker {
     /// Every asker, for the tests that prove each reaches the gate.
-    pub const ALL: [Asker; 7] = [
+    pub const ALL: [Asker; 8] = [
         Asker::Run,
         Asker::CallTool,
         Asker::ByHand,
         Asker::Smoke,
         Asker::Replay,
+        Asker::Simulate,
         Asker::Probe,
         Asker::Exposure,
     ];
@@ -65,6 +68,7 @@ impl Asker {
             Asker::ByHand => "callTool (MCP)",
             Asker::Smoke => "evaluate (smoke)",
             Asker::Replay => "replayDiff",
+            Asker::Simulate => "evaluate (simulate setup)",
             Asker::Probe => "audit probe",
             Asker::Exposure => "exposed tool",
         }

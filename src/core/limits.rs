@@ -329,6 +329,17 @@ pub const PROBE_MS: u32 = 5_000;
 /// (Used as `OVERSIZED_BYTES` in `core/audit/probe.rs`.)
 pub const PROBE_OVERSIZED_BYTES: usize = 100_000;
 
+// --- DOM assertions (queryDom) -------------------------------------------------------------------
+
+/// The most queries one `queryDom` request carries.
+pub const MAX_DOM_QUERIES: usize = 64;
+/// Bytes of one `queryDom` selector.
+pub const MAX_SELECTOR_BYTES: usize = 1_000;
+/// Characters of an element's text or attribute kept (the content script cuts them there too).
+pub const DOM_TEXT_CHARS: usize = 2_000;
+/// How long the frame may take to answer `queryDom`, ms.
+pub const DOM_QUERY_MS: u32 = 3_000;
+
 // --- Crawls (`core/crawl.rs`, `shell/crawl.rs`) ---------------------------------------------------
 
 /// The pages a crawl loads when it names no `limit`.
@@ -388,6 +399,28 @@ pub const MAX_EVAL_MODELS: usize = 10;
 /// The most results (cases × models × runs) of one evaluation.
 /// (Used as `MAX_RESULTS` in `core/evals/request.rs`.)
 pub const MAX_EVAL_RESULTS: usize = 2_000;
+
+// --- Simulations (`evaluate({mode: "simulate"})`), in `core/evals/simulate/` -----------------------
+
+/// The most turns a simulation case may ask for (`maxTurns`).
+pub const MAX_SIM_TURNS: u32 = 30;
+/// A conversation's wall-clock budget when the case states none (`maxDurationMs`), ms.
+pub const SIM_DURATION_MS: u64 = 300_000;
+/// The longest budget a case may state (`maxDurationMs`), ms.
+pub const MAX_SIM_DURATION_MS: u64 = 1_800_000;
+/// The most setup calls of one case.
+pub const MAX_SIM_SETUP: usize = 50;
+/// The agent's tool calls within one turn when the request names no `maxSteps`.
+pub const SIM_AGENT_STEPS: usize = 6;
+/// Characters of one value (a tool result, an argument list, a message) in the judge's
+/// transcript; longer ones are cut and say so.
+pub const SIM_JUDGE_VALUE_CHARS: usize = 2_000;
+/// Bytes of the judge's whole transcript: past it, the earliest turns' values are cut first.
+pub const MAX_SIM_TRANSCRIPT_BYTES: usize = 200_000;
+/// Evidence items of a verdict kept, and characters of each.
+pub const MAX_SIM_EVIDENCE: usize = 20;
+/// Characters of a verdict's evidence item or reasoning kept.
+pub const SIM_VERDICT_CHARS: usize = 4_000;
 
 // --- Observability, applied in the module each names ---------------------------------------------
 

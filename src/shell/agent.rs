@@ -321,6 +321,9 @@ async fn perform(
                         Answer::ToolDone { call_id, response }
                     });
                 }
+                Action::ListTabTools { tab_id } => inbox.spawn(async move {
+                    Answer::TabTools(super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone))
+                }),
                 Action::CancelInFrame {
                     tab_id,
                     frame_id,

@@ -10,8 +10,11 @@ use super::io::{now_ms, sleep};
 use super::pages::push;
 use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
 use crate::core::evals::record::{DiffNext, ReplayDiff};
+use crate::core::evals::simulate::SimulateRequest;
 use crate::core::gate::Asker;
+use crate::core::limits::DOM_QUERY_MS;
 use crate::core::ops::ReplaySource;
+use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame, Target};
 use crate::core::page::call::CallRequest;
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
@@ -72,6 +75,79 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
         };
         if let Some(result) = evaluation.handle(reply) {
             let (done, total) = evaluation.progress();
+            push(
+                "evalProgress",
+                json!({"done": done, "total": total, "result": result}),
+            );
+        }
+    }
+}
+
+/// Plays a simulations suite on a tab (`evaluate({mode: "simulate"})`); resolves to its answer.
+pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
+    use crate::core::evals::simulate::{Next, Reply, Simulate};
+    let default_model = match request.models.is_empty() {
+        true => super::store::load_registry()
+            .await?
+            .resolve(None)
+            .ok()
+            .map(|m| m.name.clone()),
+        false => None,
+    };
+    let first_page = match request.reload {
+        true => Some(page_url("evaluate", request.tab_id).await?),
+        false => None,
+    };
+    let suite = format!("sim_{}", super::io::random_id());
+    let mut simulation = Simulate::new(request, default_model, suite);
+    loop {
+        let reply = match simulation.poll(now_ms()) {
+            Next::Done(answer) => return Ok(answer),
+            Next::Reload { tab_id } => {
+                let url = first_page.as_deref().unwrap_or_default();
+                let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
+                Reply::Reloaded(reloaded.map(drop).map_err(|e| super::convert::describe(&e)))
+            }
+            Next::ListTools { tab_id, after_ms } => {
+                if after_ms > 0 {
+                    let _ = JsFuture::from(sleep(after_ms)).await;
+                }
+                Reply::Listed(super::tab_tools(tab_id).await.map(|t| t.response()))
+            }
+            Next::Call {
+                tab_id,
+                name,
+                args,
+                timeout_ms,
+            } => Reply::Called(page(Asker::Simulate, tab_id, name, args, timeout_ms).await),
+            Next::Run {
+                request, within_ms, ..
+            } => {
+                // The conversation's deadline stops the run where it is.
+                let run_id = request["runId"].as_str().unwrap_or_default().to_owned();
+                let ms = within_ms.min(u64::from(u32::MAX)) as u32;
+                wasm_bindgen_futures::spawn_local(async move {
+                    let _ = JsFuture::from(sleep(ms)).await;
+                    let stop =
+                        json!({"runId": run_id, "reason": "the simulation's time budget ran out"});
+                    let _ = super::agent::stop(&stop);
+                });
+                Reply::Ran(super::agent::run(request, None).await)
+            }
+            Next::QueryDom { tab_id, queries } => {
+                let asked = queries.len();
+                let message = FrameRequest::QueryDom { queries }.to_message();
+                Reply::Queried(
+                    match super::ask(tab_id, Target::TOP, &message, DOM_QUERY_MS).await {
+                        Frame::Answered(Ok(text)) => parse_dom_reply(&text, asked),
+                        Frame::Answered(Err(e)) | Frame::Failed(e) => Err(e),
+                        Frame::TimedOut => Err(format!("no answer within {DOM_QUERY_MS} ms")),
+                    },
+                )
+            }
+        };
+        if let Some(result) = simulation.handle(reply, now_ms()) {
+            let (done, total) = simulation.progress();
             push(
                 "evalProgress",
                 json!({"done": done, "total": total, "result": result}),

@@ -103,6 +103,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Audit(request) => super::audit(request).await,
         Op::BugReport { run_id } => super::bugreport::bug_report(&run_id).await,
         Op::Evaluate(request) => super::evals::evaluate(*request).await,
+        Op::Simulate(request) => super::evals::simulate(*request).await,
         Op::Crawl(request) => super::crawl::crawl(*request).await,
         Op::EvalReport(request) => crate::core::evals::report::eval_report(&request),
         Op::ToEval { run_id, request } => super::evals::to_eval(&run_id, &request).await,

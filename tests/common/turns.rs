@@ -132,6 +132,11 @@ pub fn drive_with_hook(
                     h.invocations.push(invocation);
                 }
                 Output::CancelTool { call_id } => h.cancels.push(call_id),
+                // The page listed again after a page call: it offers what it offered.
+                Output::ListPageTools => inputs.push_back(Input::PageTools {
+                    tools: None,
+                    own_names: Vec::new(),
+                }),
                 Output::RepairHook(request) => {
                     let call = hook(&request);
                     h.hooks.push(request);

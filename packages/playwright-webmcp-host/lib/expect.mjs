@@ -46,10 +46,26 @@ export function toHaveCalledTool(received, name, argsMatcher) {
   };
 }
 
+/** A simulate result that did not pass: why, the judge's evidence, the DOM seen, the calls made. */
+function simulated(r, label, green, red) {
+  const lines = [`✗ ${label}: ${r.outcome}${r.reason ? `: ${r.reason}` : ''}`];
+  if (r.verdict?.overruled) lines.push(`  Overruled:      ${red(r.verdict.overruled)}`);
+  for (const e of r.verdict?.evidence ?? []) lines.push(`  Evidence:       ${e}`);
+  for (const a of r.assertionResults ?? []) {
+    if (a.outcome === 'pass') continue;
+    lines.push(`  DOM ${a.assertion?.selector} ${a.kind}: expected ${green(json(a.expected))}, got ${red(a.error ?? json(a.actual))}`);
+  }
+  const calls = (r.conversation?.turns ?? []).flatMap((t) => t.toolCalls ?? []);
+  lines.push(`  Calls made:     ${calls.length ? calls.map((c) => red(`${c.functionName}(${json(c.args)})`)).join('\n                  ') : red('(none)')}`);
+  lines.push(`  Ended by:       ${r.conversation?.endedBy ?? '–'} after ${r.conversation?.turnsUsed ?? 0} turns`);
+  return lines.join('\n');
+}
+
 /**
  * `await expect(page).toPassEvals(file, {mode?, models?, runs?, cases?, timeoutMs?, reload?})`: runs the
  * cases of `file` (a path, or the cases themselves; `cases` picks some, by index or name) with
- * `host.evaluate` on the page's tab (mode `smoke` by default) and passes when every result
+ * `host.evaluate` on the page's tab (mode `smoke` by default; `simulate`: `file` is a
+ * simulations.json, with `userModel` and `judgeModel` as `evaluate` takes them) and passes when every result
  * passed. The receiver is a page of the fixture's browser, or the host with `page` or `tabId`
  * in the options. The evaluation's answer is attached to the test as `evals.json`.
  */
@@ -61,7 +77,9 @@ export async function toPassEvals(received, file, options = {}) {
   const page = host === received ? optionPage : received;
   const tabId = optionTab ?? (await host.tabIdOf(page));
   const evals = pickCases(file, only);
-  const answer = await host.evaluate({ tabId, evals, mode, ...rest });
+  // Simulate mode plays a simulations.json (outcomes judged); the others an eval file.
+  const cases = mode === 'simulate' ? { simulations: evals } : { evals };
+  const answer = await host.evaluate({ tabId, ...cases, mode, ...rest });
   // The answer, its HTML report and its Markdown summary, attached to the test's results (the
   // HTML reporter shows them; a CI job can post the summary).
   const reports = [
@@ -87,6 +105,7 @@ export async function toPassEvals(received, file, options = {}) {
   const report = bad
     .map((r) => {
       const label = [r.name, r.model && `model ${r.model}`, `run ${r.runIndex + 1}`].filter(Boolean).join(', ');
+      if (mode === 'simulate') return simulated(r, label, green, red);
       const expected = caseOf(r.name)?.expectedCall;
       const made = (r.calls ?? []).filter((c) => c.made !== false).map(callText);
       // A step whose tool the tab lacks was never called: said apart, with what the tab offers.

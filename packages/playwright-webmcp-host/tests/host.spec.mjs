@@ -24,6 +24,17 @@ const SCENARIOS = {
       { text: 'Sencha is in stock.' },
     ],
   },
+  // Simulate mode: the agent buys two Sencha; the judge grades.
+  buyer: {
+    steps: [
+      { calls: [{ name: 'search_teas', arguments: { query: 'green', max_price: 15 } }] },
+      { calls: [{ name: 'add_to_cart', arguments: { sku: 'sencha-50', quantity: 2 } }] },
+      { text: 'Two Sencha are in your cart.' },
+    ],
+    after: 'repeat',
+  },
+  grader: { steps: [{ calls: [{ name: 'submit_result', arguments: { reasoning: 'add_to_cart put two Sencha in the cart.', evidence: ['add_to_cart → 2 × sencha-50'], passed: true } }] }], after: 'repeat' },
+  claimer: { steps: [{ text: 'Done, two Sencha are in your cart.' }], after: 'repeat' },
 };
 
 // Auto worker fixtures are set up before the browser, so they close after it (no open connections).
@@ -161,4 +172,22 @@ test('toPassEvals in agent mode with the scripted model: a pass, and a missing c
   const answer = JSON.parse(test.info().attachments.find((a) => a.name === 'evals.json').body.toString());
   expect(answer.results[0]).toHaveCalledTool('search_teas', { query: { $pattern: '(?i)GREEN' } });
   expect(answer.results[1]).not.toHaveCalledTool('add_to_cart');
+});
+
+test('toPassEvals in simulate mode: the outcome judged, and a bare claim named as not passing', async ({ host, page, shop, models }) => {
+  await page.goto(shop);
+  await host.configure({ models: [model(models, 'add~pw'), model(models, 'buyer~pw'), model(models, 'grader~pw'), model(models, 'claimer~pw')], default: 'add~pw' });
+  const simulations = [{ name: 'two sencha', userMessage: 'Put two Sencha in my cart.', successCriteria: 'Two Sencha (sencha-50) are in the cart.' }];
+  await expect(page).toPassEvals(simulations, { mode: 'simulate', models: ['buyer~pw'], judgeModel: 'grader~pw' });
+  let message;
+  try {
+    await expect(page).toPassEvals(simulations, { mode: 'simulate', models: ['claimer~pw'], judgeModel: 'grader~pw' });
+  } catch (error) {
+    message = error.message.replace(/\u001b\[\d+m/g, '');
+  }
+  expect(message).toMatch(/✗ two sencha, model claimer~pw, run 1: fail/);
+  expect(message).toContain('Overruled:      the judge passed the case, but the agent made no call with a result');
+  expect(message).toContain('Calls made:     (none)');
+  const html = test.info().attachments.find((a) => a.name === 'evals.html').body.toString();
+  expect(html).toContain('Evidence the judge cited');
 });

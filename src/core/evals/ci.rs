@@ -202,6 +202,14 @@ fn markdown_body(answer: &Value) -> String {
         "**{} results**: {pass} passed, {fail} failed, {error} errors.\n",
         whole(&answer["testCount"])
     );
+    if let Some(note) = super::simulate::report::judge_note(answer) {
+        let mark = if answer["judgeIsAgent"] == true {
+            "⚠️ "
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{mark}{}\n", md(&note, 300));
+    }
     if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
         out.push_str(
             "| Model | Pass rate | pass^k | pass@k | k | Median | p95 | Tokens | Cost |\n",

@@ -144,6 +144,9 @@ pub enum Mode {
     Smoke,
     /// Each case run by each model, its calls judged.
     Agent,
+    /// Each simulation played with each model, its outcome judged (DOM assertions, a judge
+    /// model): [`super::simulate`].
+    Simulate,
 }
 
 /// A value as short JSON text (at most 200 characters).

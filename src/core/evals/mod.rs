@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod ci;
+pub mod html;
 pub mod matcher;
 pub mod messages;
 pub mod plan;
@@ -21,6 +22,7 @@ pub mod record;
 pub mod report;
 pub mod request;
 pub mod said;
+pub mod simulate;
 pub mod wait;
 
 use serde::{Deserialize, Serialize};

@@ -187,7 +187,7 @@ impl Evaluation {
     pub fn progress(&self) -> (usize, usize) {
         let per_case = match self.request.mode {
             Mode::Smoke => 1,
-            Mode::Agent => self.models.len() * self.request.runs as usize,
+            Mode::Agent | Mode::Simulate => self.models.len() * self.request.runs as usize,
         };
         (self.results.len(), self.request.cases.len() * per_case)
     }
@@ -224,7 +224,7 @@ impl Evaluation {
                 };
             }
             match self.request.mode {
-                Mode::Agent => {
+                Mode::Agent | Mode::Simulate => {
                     if let Some(name) = self.settling.first() {
                         return Next::ListTools {
                             tab_id: self.request.tab_id,
@@ -303,7 +303,7 @@ impl Evaluation {
                     self.heard_at(now_ms);
                     self.listed(tools, now_ms)
                 }
-                Mode::Agent => self.settled(&tools, now_ms),
+                Mode::Agent | Mode::Simulate => self.settled(&tools, now_ms),
             },
             Reply::Reloaded(Ok(())) => {
                 self.fresh = true;
@@ -316,7 +316,7 @@ impl Evaluation {
                 let why = format!("the tab could not be reloaded: {why}");
                 match self.request.mode {
                     Mode::Smoke => self.finish_case("error", Some(why)),
-                    Mode::Agent => self.ran(Err(why), 0.0),
+                    Mode::Agent | Mode::Simulate => self.ran(Err(why), 0.0),
                 }
             }
         }

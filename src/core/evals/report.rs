@@ -146,7 +146,7 @@ pub fn summary(mode: Mode, results: Vec<Value>) -> Value {
         })
         .collect();
     json!({
-        "mode": match mode { Mode::Smoke => "smoke", Mode::Agent => "agent" },
+        "mode": match mode { Mode::Smoke => "smoke", Mode::Agent => "agent", Mode::Simulate => "simulate" },
         "results": results,
         "testCount": results.len(),
         "passCount": pass,
@@ -166,24 +166,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> Value {
     json!(sorted[rank.min(sorted.len()) - 1])
 }
 
-/// Text escaped for XML and HTML (text and attribute values alike); characters XML 1.0
-/// cannot carry become U+FFFD.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use super::html::escape;
 
 fn text(value: &Value) -> String {
     match value {
@@ -324,6 +307,14 @@ fn html(answer: &Value) -> String {
         number(&answer["failCount"]),
         number(&answer["errorCount"])
     );
+    if let Some(note) = super::simulate::report::judge_note(answer) {
+        let class = if answer["judgeIsAgent"] == true {
+            "warning"
+        } else {
+            "muted"
+        };
+        let _ = write!(out, "<p class=\"{class}\">{}</p>", escape(&note));
+    }
     if let Some(models) = answer["models"].as_object().filter(|m| !m.is_empty()) {
         out.push_str("<h2>Models</h2><table><tr><th>Model</th><th>Runs</th><th>Pass rate</th><th>pass^k</th><th>pass@k</th><th>Latency median (ms)</th><th>Latency p95 (ms)</th><th>Tokens</th><th>Cost (USD)</th></tr>");
         for (name, m) in models {
@@ -366,6 +357,11 @@ fn html(answer: &Value) -> String {
         }
         if let Some(warning) = r["warning"].as_str() {
             let _ = write!(out, "<p class=\"warning\">{}</p>", escape(warning));
+        }
+        if r.get("conversation").is_some_and(Value::is_object) {
+            super::simulate::report::result_html(r, &mut out);
+            out.push_str("</section>");
+            continue;
         }
         let _ = write!(
             out,

@@ -59,7 +59,9 @@ impl EvaluateRequest {
         let mode = match map.get("mode").and_then(Value::as_str) {
             Some("smoke") => Mode::Smoke,
             Some("agent") => Mode::Agent,
-            _ => return Err("evaluate: `mode` must be \"smoke\" or \"agent\"".into()),
+            _ => {
+                return Err("evaluate: `mode` must be \"smoke\", \"agent\" or \"simulate\"".into())
+            }
         };
         let models = match map.get("models") {
             None | Some(Value::Null) => Vec::new(),
@@ -106,7 +108,7 @@ impl EvaluateRequest {
         };
         let per_case = match mode {
             Mode::Smoke => 1,
-            Mode::Agent => models.len().max(1) * runs as usize,
+            Mode::Agent | Mode::Simulate => models.len().max(1) * runs as usize,
         };
         if cases.len().saturating_mul(per_case) > MAX_RESULTS {
             return Err(format!(

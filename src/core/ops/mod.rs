@@ -99,6 +99,9 @@ pub enum Op {
     },
     /// `evaluate({tabId, evals, mode, models?, runs?, timeoutMs?, format?, reload?})`.
     Evaluate(Box<crate::core::evals::plan::EvaluateRequest>),
+    /// `evaluate({tabId, simulations, mode: "simulate", models?, userModel?, judgeModel?,
+    /// runs?, timeoutMs?, maxSteps?, format?, reload?, replay?})`.
+    Simulate(Box<crate::core::evals::simulate::SimulateRequest>),
     /// `crawl({tabId, urls | sitemap, sameOrigin?, limit?, format?})`.
     Crawl(Box<crate::core::crawl::CrawlRequest>),
     /// `evalReport({report, format})`.
@@ -222,6 +225,11 @@ impl Op {
             OpName::BugReport => Op::BugReport {
                 run_id: crate::core::observe::bundle::run_id(request).map_err(RequestError)?,
             },
+            OpName::Evaluate if request.get("mode") == Some(&Value::from("simulate")) => {
+                Op::Simulate(Box::new(
+                    crate::core::evals::simulate::SimulateRequest::parse(request).map_err(error)?,
+                ))
+            }
             OpName::Evaluate => Op::Evaluate(Box::new(
                 crate::core::evals::plan::EvaluateRequest::parse(request).map_err(error)?,
             )),
@@ -316,7 +324,7 @@ impl Op {
             Op::Conversation { .. } => OpName::Conversation,
             Op::Forget { .. } => OpName::Forget,
             Op::Audit(_) => OpName::Audit,
-            Op::Evaluate(_) => OpName::Evaluate,
+            Op::Evaluate(_) | Op::Simulate(_) => OpName::Evaluate,
             Op::EvalReport(_) => OpName::EvalReport,
             Op::Crawl(_) => OpName::Crawl,
             Op::ToEval { .. } => OpName::ToEval,

@@ -252,6 +252,13 @@ pub struct RunRequest {
     /// Whether `threadId`'s conversation goes on here even when it was made on another
     /// origin (`carryOver: true`); otherwise such a run starts a new conversation.
     pub carry_over: bool,
+    /// `noTools: true`: the model is offered no tool at all (no page, server or host tool; an
+    /// `outputSchema`'s `submit_result` only): a plain exchange, as `simulate`'s user and judge
+    /// models have.
+    pub no_tools: bool,
+    /// `replay`: a replay transcript whose outputs stand in for the model's (the run keeps the
+    /// model's name): a recorded run played again with no model call.
+    pub replay: Option<String>,
 }
 
 pub use crate::core::limits::MAX_MAX_STEPS;
@@ -328,6 +335,35 @@ impl RunRequest {
                 )))
             }
         };
+        let no_tools = match map.get("noTools") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `noTools` must be true or false, not {}",
+                    kind(other)
+                )))
+            }
+        };
+        if no_tools && (tab_id.is_some() || !frontend_tools.is_empty()) {
+            return Err(bad(
+                "run: `noTools` offers no tool: give no `tabId` and no `tools` with it",
+            ));
+        }
+        let replay = match map.get("replay") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(text)) => {
+                crate::core::provider::replay::parse_transcript(text)
+                    .map_err(|e| bad(format!("run: `replay`: {e}")))?;
+                Some(text.clone())
+            }
+            Some(other) => {
+                return Err(bad(format!(
+                    "run: `replay` must be a replay transcript (JSONL text), not {}",
+                    kind(other)
+                )))
+            }
+        };
         Ok(RunRequest {
             tab_id,
             messages,
@@ -353,6 +389,8 @@ impl RunRequest {
                     )))
                 }
             },
+            no_tools,
+            replay,
         })
     }
 }

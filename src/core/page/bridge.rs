@@ -29,7 +29,7 @@ use super::tool::{kind, parse_owned_tools, FrameTools};
 use crate::core::limits::Limits;
 
 mod result;
-pub use result::{parse_page_result, parse_sitemap_reply, PageResult};
+pub use result::{parse_dom_reply, parse_page_result, parse_sitemap_reply, PageResult};
 
 /// The key that marks a message as ours, with the protocol version as its value.
 pub const PROTOCOL_KEY: &str = "webmcpHost";
@@ -127,11 +127,43 @@ pub enum FrameRequest {
         /// The sitemap's URL.
         url: String,
     },
+    /// The final state of the top frame's DOM, for an eval's DOM assertions, read by its
+    /// content script in the isolated world (never by page script): `{ok: true, results:
+    /// [{count, text?, attribute?} | {error}]}`, one per query ([`parse_dom_reply`]).
+    QueryDom {
+        /// What to read, at most `MAX_DOM_QUERIES`.
+        queries: Vec<DomQuery>,
+    },
+}
+
+/// One read of a [`FrameRequest::QueryDom`]: the elements a CSS selector matches and, of the
+/// first, its text and (when named) an attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomQuery {
+    /// The CSS selector (at most `MAX_SELECTOR_BYTES`).
+    pub selector: String,
+    /// The attribute of the first match to read, if any.
+    pub attribute: Option<String>,
+}
+
+/// What the page answered to one [`DomQuery`] (page text, capped; shown or compared as text
+/// only).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DomObserved {
+    /// How many elements the selector matched.
+    pub count: u64,
+    /// The first match's `textContent`, trimmed, at most `DOM_TEXT_CHARS` characters.
+    pub text: Option<String>,
+    /// The first match's attribute, when asked and present, at most `DOM_TEXT_CHARS`
+    /// characters.
+    pub attribute: Option<String>,
+    /// Why the query could not be run (an invalid selector, …), at most 300 characters.
+    pub error: Option<String>,
 }
 
 impl FrameRequest {
     /// The `op` of every request, in the order of the variants.
-    pub const OPS: [&'static str; 7] = [
+    pub const OPS: [&'static str; 8] = [
         "listTools",
         "diagnose",
         "callTool",
@@ -139,6 +171,7 @@ impl FrameRequest {
         "watch",
         "readResult",
         "readSitemap",
+        "queryDom",
     ];
 
     /// The request's `op`.
@@ -151,6 +184,7 @@ impl FrameRequest {
             FrameRequest::Watch { .. } => Self::OPS[4],
             FrameRequest::ReadResult => Self::OPS[5],
             FrameRequest::ReadSitemap { .. } => Self::OPS[6],
+            FrameRequest::QueryDom { .. } => Self::OPS[7],
         }
     }
 
@@ -194,6 +228,18 @@ impl FrameRequest {
             }
             FrameRequest::ReadSitemap { url } => {
                 json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "url": url})
+            }
+            FrameRequest::QueryDom { queries } => {
+                let queries: Vec<Value> = (queries.iter())
+                    .map(|query| {
+                        let mut entry = json!({"selector": query.selector});
+                        if let Some(attribute) = &query.attribute {
+                            entry["attribute"] = json!(attribute);
+                        }
+                        entry
+                    })
+                    .collect();
+                json!({PROTOCOL_KEY: PROTOCOL_VERSION, "op": op, "queries": queries})
             }
         }
     }
@@ -574,6 +620,161 @@ mod tests {
             FrameRequest::ListTools.to_message(),
             json!({"webmcpHost": 1, "op": "listTools"})
         );
+    }
+
+    #[test]
+    fn a_dom_query_asks_each_selector_and_attribute() {
+        let asked = FrameRequest::QueryDom {
+            queries: vec![
+                DomQuery {
+                    selector: "#total".into(),
+                    attribute: None,
+                },
+                DomQuery {
+                    selector: "a.next".into(),
+                    attribute: Some("href".into()),
+                },
+            ],
+        };
+        assert_eq!(asked.op(), "queryDom");
+        assert_eq!(
+            asked.to_message(),
+            json!({"webmcpHost": 1, "op": "queryDom", "queries": [
+                {"selector": "#total"},
+                {"selector": "a.next", "attribute": "href"},
+            ]})
+        );
+    }
+
+    #[test]
+    fn a_dom_reply_is_read_one_result_per_query() {
+        let raw = json!({"ok": true, "results": [
+            {"count": 2, "text": "Total: 3", "attribute": "/next"},
+            {"count": 0},
+            {"error": "invalid selector: 'a[' is not a valid selector"},
+        ]})
+        .to_string();
+        assert_eq!(
+            parse_dom_reply(&raw, 3),
+            Ok(vec![
+                DomObserved {
+                    count: 2,
+                    text: Some("Total: 3".into()),
+                    attribute: Some("/next".into()),
+                    error: None,
+                },
+                DomObserved {
+                    count: 0,
+                    text: None,
+                    attribute: None,
+                    error: None,
+                },
+                DomObserved {
+                    count: 0,
+                    text: None,
+                    attribute: None,
+                    error: Some("invalid selector: 'a[' is not a valid selector".into()),
+                },
+            ])
+        );
+        assert_eq!(
+            parse_dom_reply(r#"{"ok":true,"results":[]}"#, 0),
+            Ok(vec![])
+        );
+    }
+
+    #[test]
+    fn a_malformed_dom_reply_is_refused() {
+        let refused = |raw: &str, asked: usize| parse_dom_reply(raw, asked).unwrap_err();
+        assert_eq!(
+            refused("{", 1),
+            "the page's answer to the DOM queries is not JSON"
+        );
+        assert_eq!(
+            refused("[]", 1),
+            "the page's answer to the DOM queries is an array, not an object"
+        );
+        // Not ok: the frame's own message, capped.
+        let long = "e".repeat(1_000);
+        let failed = json!({"ok": false, "error": {"name": "TypeError", "message": long}});
+        assert_eq!(refused(&failed.to_string(), 1).chars().count(), 300);
+        assert_eq!(
+            refused(r#"{"ok":false}"#, 1),
+            "the page could not run the DOM queries"
+        );
+        assert_eq!(
+            refused(r#"{"ok":"yes","results":[]}"#, 0),
+            "the page could not run the DOM queries"
+        );
+        assert_eq!(
+            refused(r#"{"ok":true}"#, 1),
+            "the page's `results` is null, not an array"
+        );
+        assert_eq!(
+            refused(r#"{"ok":true,"results":{}}"#, 1),
+            "the page's `results` is an object, not an array"
+        );
+        assert_eq!(
+            refused(r#"{"ok":true,"results":[{"count":1}]}"#, 2),
+            "the page answered 1 DOM queries of the 2 asked"
+        );
+        assert_eq!(
+            refused(r#"{"ok":true,"results":[{"count":1},{"count":1}]}"#, 1),
+            "the page answered 2 DOM queries of the 1 asked"
+        );
+        for (entry, why) in [
+            ("7", "the page's result 0 is a number, not an object"),
+            (
+                "{}",
+                "the page's result 0 has no `count` (a whole number at least 0)",
+            ),
+            (
+                r#"{"count":-1}"#,
+                "the page's result 0 has no `count` (a whole number at least 0)",
+            ),
+            (
+                r#"{"count":1.5}"#,
+                "the page's result 0 has no `count` (a whole number at least 0)",
+            ),
+            (
+                r#"{"count":"3"}"#,
+                "the page's result 0 has no `count` (a whole number at least 0)",
+            ),
+            (
+                r#"{"count":1,"text":7}"#,
+                "the page's result 0: `text` is a number, not a string",
+            ),
+            (
+                r#"{"count":1,"attribute":{}}"#,
+                "the page's result 0: `attribute` is an object, not a string",
+            ),
+            (
+                r#"{"error":true}"#,
+                "the page's result 0: `error` is a boolean, not a string",
+            ),
+        ] {
+            assert_eq!(
+                refused(&format!(r#"{{"ok":true,"results":[{entry}]}}"#), 1),
+                why,
+                "{entry}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_dom_reply_is_capped() {
+        let cap = crate::core::limits::DOM_TEXT_CHARS;
+        let long = "é".repeat(cap + 50);
+        let raw = json!({"ok": true, "results": [
+            {"count": 1, "text": long, "attribute": long},
+            {"error": long},
+        ]})
+        .to_string();
+        let observed = parse_dom_reply(&raw, 2).unwrap();
+        let chars = |s: &Option<String>| s.as_deref().map(|s| s.chars().count());
+        assert_eq!(chars(&observed[0].text), Some(cap));
+        assert_eq!(chars(&observed[0].attribute), Some(cap));
+        assert_eq!(chars(&observed[1].error), Some(300));
     }
 
     #[test]

@@ -35,7 +35,7 @@ mod tools;
 mod usage;
 
 pub use actions::{
-    Action, Answer, Binding, Confirmation, FetchId, Gated, Setup, TimerId, ToolCall,
+    own_names, Action, Answer, Binding, Confirmation, FetchId, Gated, Setup, TimerId, ToolCall,
 };
 
 /// A model call in progress.
@@ -113,6 +113,9 @@ pub struct Drive {
     /// The tokens and cost of each step (see `usage`).
     usage: usage::Meter,
 }
+
+/// The id under which a listing of the tab's tools is under way (no call id has it).
+const RELISTING: &str = "\u{0}relisting";
 
 enum Own {
     ToolDone { call_id: String, response: Value },
@@ -227,6 +230,7 @@ impl Drive {
                 }
             }
             Answer::Confirmed { call_id, allowed } => self.confirmed(call_id, allowed),
+            Answer::TabTools(found) => self.relisted(found),
             Answer::Stop { reason } => {
                 self.drop_model();
                 self.running.clear();
@@ -273,6 +277,39 @@ impl Drive {
         }
     }
 
+    /// The tab's tools listed again: its page tools (and their bindings) replace the run's,
+    /// when the tab still shows the origin the run began on; otherwise the run keeps its own.
+    fn relisted(&mut self, found: Result<crate::core::page::tabs::TabTools, String>) {
+        let Some(at) = self.running.iter().position(|(id, _)| id == RELISTING) else {
+            return;
+        };
+        self.running.remove(at);
+        let same_origin = |found: &crate::core::page::tabs::TabTools| {
+            let origin = found.page.as_ref().map(|p| &p.origin);
+            origin.is_some() && origin == self.setup.origin.as_ref()
+        };
+        let tools = match found {
+            Ok(found) if same_origin(&found) => {
+                let (tools, bindings, _) = crate::core::run::page::page_run_tools(&found);
+                let bound = bindings.into_iter().map(|b| {
+                    let listed = crate::core::page::call::Listed {
+                        tool: b.tool,
+                        document_id: b.document_id,
+                    };
+                    (b.run_name, Binding::Page(listed))
+                });
+                self.setup
+                    .bindings
+                    .retain(|(_, b)| !matches!(b, Binding::Page(_)));
+                self.setup.bindings.extend(bound);
+                Some(tools)
+            }
+            _ => None,
+        };
+        let own_names = actions::own_names(&self.setup.bindings);
+        self.feed(Input::PageTools { tools, own_names });
+    }
+
     fn feed(&mut self, input: Input) {
         self.own.push_back(Own::Run(input));
     }
@@ -304,6 +341,17 @@ impl Drive {
                     }
                 }
             }
+            Output::ListPageTools => match self.setup.tab_id {
+                Some(tab_id) => {
+                    // Under way until the listing comes, like a tool call.
+                    self.running.push((RELISTING.into(), false));
+                    self.out.push_back(Action::ListTabTools { tab_id });
+                }
+                None => self.feed(Input::PageTools {
+                    tools: None,
+                    own_names: Vec::new(),
+                }),
+            },
             Output::RepairHook(request) if self.setup.hook => {
                 let tools: Vec<Value> = (request.tools.iter())
                     .map(|t| json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema}))

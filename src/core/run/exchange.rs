@@ -96,6 +96,15 @@ pub enum Input {
         /// How it ended.
         outcome: ToolOutcome,
     },
+    /// The page's tools now ([`Output::ListPageTools`]'s answer): `None` keeps the run's (the
+    /// tab could not be listed, or it shows another origin now); `own_names` are the run's
+    /// names of every tool whose own name differs.
+    PageTools {
+        /// The page's tools, as run tools.
+        tools: Option<Vec<super::RunTool>>,
+        /// Run names and own names that differ, of every bound tool.
+        own_names: Vec<(String, String)>,
+    },
     /// The person answered a visitor tool.
     SubmitToolResult {
         /// The call.
@@ -199,6 +208,9 @@ pub enum Output {
     },
     /// Ask the configured repair hook about a call: `({raw, error, tools})`.
     RepairHook(HookRequest),
+    /// Page tools ran in this step: list the tab's tools again before the next model step
+    /// (a page may register tools per view), then [`Input::PageTools`].
+    ListPageTools,
     /// The run ended so.
     Finished(RunOutcome),
 }

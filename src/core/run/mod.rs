@@ -57,6 +57,9 @@ pub const VISITOR_DECLINED: &str = "The visitor declined.";
 /// `CUSTOM` event: what became of the run's conversation (`forked`: a new one carrying the
 /// history, since the tools changed; `resumed`: a cut run's calls that may have run).
 pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
+/// `CUSTOM` event: the page's tools changed during the run, listed again after a page call:
+/// `{added: [names], removed: [names]}` (the next model step has the new tools).
+pub const CUSTOM_TOOLS_CHANGED: &str = "webmcp_host.tools_changed";
 /// `CUSTOM` event: a tool source failed or a tool was left out.
 pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
 /// `CUSTOM` event: a visitor call waits for the person.
@@ -89,6 +92,12 @@ pub struct Run {
     input: RunInput,
     tools: Rc<ToolSet>,
     kinds: Vec<(String, ToolKind, Option<String>)>,
+    /// The run's tools (names distinct), for a new page listing to replace the page's.
+    run_tools: Vec<RunTool>,
+    /// Whether a page tool ran in this step: the tab is listed again before the next.
+    page_called: bool,
+    /// Waiting for that listing ([`Input::PageTools`]).
+    relisting: bool,
     ids: Option<Ids>,
     phase: Phase,
     out: VecDeque<Output>,
@@ -138,6 +147,7 @@ impl Run {
             .iter()
             .map(|t| (t.spec.name.clone(), t.kind, t.data_source.clone()))
             .collect();
+        let run_tools = tools.clone();
         let (set, problems) = ToolSet::new(tools.into_iter().map(|t| t.spec));
         let mut run = Run {
             step_bytes: 0,
@@ -147,6 +157,9 @@ impl Run {
             input,
             tools: Rc::new(set),
             kinds,
+            run_tools,
+            page_called: false,
+            relisting: false,
             phase: Phase::Tools,
             out: VecDeque::new(),
             model_steps: 0,
@@ -274,6 +287,14 @@ impl Run {
                 if let Some(at) = self.running.iter().position(|id| *id == call_id) {
                     self.running.remove(at);
                     self.tool_finished(&call_id, outcome);
+                }
+            }
+            Input::PageTools { tools, own_names } => {
+                if std::mem::take(&mut self.relisting) {
+                    if let Some(page) = tools {
+                        self.replace_page_tools(page, own_names);
+                    }
+                    self.begin_step();
                 }
             }
             Input::SubmitToolResult { call_id, value } => {
@@ -585,6 +606,9 @@ impl Run {
             Ok(pass) => pass,
             Err(error) => return self.finish_call_message(&call.id, ToolOutcome::Error(error)),
         };
+        if kind == ToolKind::Page {
+            self.page_called = true;
+        }
         match kind {
             ToolKind::Visitor => {
                 let pending = PendingInput {
@@ -738,7 +762,42 @@ impl Run {
             self.finish(RunOutcome::BudgetSpent { text });
             return;
         }
+        // A page may register other tools once one of its tools ran (a view of its own).
+        if std::mem::take(&mut self.page_called) {
+            self.relisting = true;
+            self.out.push_back(Output::ListPageTools);
+            return;
+        }
         self.begin_step();
+    }
+
+    /// The page's tools listed again: they replace the page's tools of the run (the others
+    /// stay); what was added or removed is said (`webmcp_host.tools_changed`).
+    fn replace_page_tools(&mut self, page: Vec<RunTool>, own_names: Vec<(String, String)>) {
+        let mut errors = Vec::new();
+        let Some((tools, added, removed)) =
+            tools::with_page_tools(&self.run_tools, page, &mut errors)
+        else {
+            return;
+        };
+        self.kinds = (tools.iter())
+            .map(|t| (t.spec.name.clone(), t.kind, t.data_source.clone()))
+            .collect();
+        let (set, _) = ToolSet::new(tools.iter().map(|t| t.spec.clone()));
+        self.tools = Rc::new(set);
+        self.run_tools = tools;
+        self.input.own_names = own_names;
+        self.emit(Event::Custom {
+            name: CUSTOM_TOOLS_CHANGED.into(),
+            value: json!({"added": added, "removed": removed}),
+        });
+        for error in errors {
+            let message = self.redact_text(&error.message);
+            self.emit(Event::Custom {
+                name: CUSTOM_TOOL_SOURCE_ERROR.into(),
+                value: json!({"source": error.source, "message": message}),
+            });
+        }
     }
 
     fn end_step(&mut self) {

@@ -169,3 +169,33 @@ pub(super) fn distinct(given: Vec<RunTool>, errors: &mut Vec<SourceError>) -> Ve
         .filter_map(|(tool, keep)| keep.then_some(tool))
         .collect()
 }
+
+/// The run's tools with the page's replaced by `page` (a new listing): the tools, and the
+/// names added and removed; `None` when nothing changed. Names stay distinct as at the start
+/// (a page tool never takes a name another source has).
+pub(super) fn with_page_tools(
+    current: &[RunTool],
+    page: Vec<RunTool>,
+    errors: &mut Vec<SourceError>,
+) -> Option<(Vec<RunTool>, Vec<String>, Vec<String>)> {
+    let before: Vec<&RunTool> = current
+        .iter()
+        .filter(|t| t.kind == ToolKind::Page)
+        .collect();
+    let mut tools: Vec<RunTool> = current
+        .iter()
+        .filter(|t| t.kind != ToolKind::Page)
+        .cloned()
+        .collect();
+    tools.extend(page);
+    let tools = distinct(tools, errors);
+    let after: Vec<&RunTool> = tools.iter().filter(|t| t.kind == ToolKind::Page).collect();
+    if before == after {
+        return None;
+    }
+    let names = |of: &[&RunTool]| of.iter().map(|t| t.spec.name.clone()).collect::<Vec<_>>();
+    let (was, now) = (names(&before), names(&after));
+    let added = now.iter().filter(|n| !was.contains(n)).cloned().collect();
+    let removed = was.iter().filter(|n| !now.contains(n)).cloned().collect();
+    Some((tools, added, removed))
+}

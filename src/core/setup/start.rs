@@ -157,10 +157,28 @@ impl Start {
         let request = RunRequest::parse(raw).map_err(|e| e.0)?;
         // Visitor tools (answered by the person in the popup or side panel).
         let visitor = visitor_tools(raw)?;
-        let model = registry
-            .resolve(request.model.as_deref())
-            .map_err(|e| format!("run: {e}"))?
-            .clone();
+        let model = match &request.replay {
+            // A replayed run: the recorded outputs stand in for the model (which need not be
+            // configured any more): no key, no request.
+            Some(transcript) => crate::core::provider::ModelConfig {
+                name: (request.model.clone()).unwrap_or_else(|| "replay".into()),
+                provider: crate::core::provider::Provider::Replay,
+                base_url: String::new(),
+                model: String::new(),
+                native_tools: true,
+                key_ref: None,
+                max_tokens: None,
+                transcript: Some(transcript.clone()),
+                idle_timeout_ms: None,
+            },
+            None => registry
+                .resolve(request.model.as_deref())
+                .map_err(|e| format!("run: {e}"))?
+                .clone(),
+        };
+        if request.no_tools && !visitor.is_empty() {
+            return Err("run: `noTools` offers no tool: give no `visitorTools` with it".into());
+        }
         let run_id = request
             .run_id
             .clone()
@@ -174,6 +192,10 @@ impl Start {
             Some(thread_id) => Phase::Thread(thread_id.clone()),
             None => Phase::Middleware,
         };
+        let tools = match request.no_tools {
+            true => Vec::new(),
+            false => local_tools(),
+        };
         Ok(Start {
             request,
             visitor,
@@ -183,7 +205,7 @@ impl Start {
             phase,
             origin: None,
             servers: VecDeque::new(),
-            tools: local_tools(),
+            tools,
             errors: Vec::new(),
             bindings: Vec::new(),
             key: Ok(None),
@@ -279,6 +301,9 @@ impl Start {
             }
             (Phase::Record, Got::Recorded(now_ms)) => {
                 self.now_ms = now_ms;
+                if self.request.no_tools {
+                    return self.next_server();
+                }
                 self.phase = self.request.tab_id.map_or(Phase::Servers, Phase::Tab);
             }
             (Phase::SaveThread(_), Got::ConversationSaved) => self.phase = Phase::Ready,
@@ -442,6 +467,7 @@ impl Start {
             settled,
             hook,
             global,
+            origin,
             ..
         } = self;
         let tool = |kind: ToolKind| {
@@ -478,19 +504,12 @@ impl Start {
         if !secrets.is_empty() {
             input.middleware.push(Middleware::Redact { secrets });
         }
-        input.own_names = (bindings.iter())
-            .filter_map(|(run_name, binding)| {
-                let own = match binding {
-                    Binding::Page(listed) => &listed.tool.name,
-                    Binding::Mcp { tool, .. } => &tool.name,
-                };
-                (own != run_name).then(|| (run_name.clone(), own.clone()))
-            })
-            .collect();
+        input.own_names = crate::core::run::drive::own_names(&bindings);
         let setup = Setup {
             model,
             key,
             tab_id: request.tab_id,
+            origin,
             bindings,
             hook,
         };

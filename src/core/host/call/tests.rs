@@ -167,7 +167,13 @@ fn a_failed_read_is_not_kept() {
 #[test]
 fn a_stored_block_layer_refuses_every_asker_before_the_page() {
     let block = json!([{"kind": "block", "tool": "search", "reason": "not today"}]);
-    for asker in [Asker::CallTool, Asker::Smoke, Asker::Replay, Asker::Probe] {
+    for asker in [
+        Asker::CallTool,
+        Asker::Smoke,
+        Asker::Replay,
+        Asker::Simulate,
+        Asker::Probe,
+    ] {
         let host = Host::default();
         host.keep_listing(7, NOW, listing(&["search"]), 0);
         let call = HostCall::asked(asker, request("search"), "c1".into());

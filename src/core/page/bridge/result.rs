@@ -1,12 +1,14 @@
 //! What a document's content script read of it, capped here whatever the frame sent: the
 //! result of a document a call loaded (a navigation's destination, a frame a form targeted),
 //! [`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)'s answer; and a crawl's
-//! sitemap, [`FrameRequest::ReadSitemap`](super::FrameRequest::ReadSitemap)'s.
+//! sitemap, [`FrameRequest::ReadSitemap`](super::FrameRequest::ReadSitemap)'s; and the final DOM state an eval asserts on,
+//! [`FrameRequest::QueryDom`](super::FrameRequest::QueryDom)'s.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::parse_reply;
+use super::{parse_reply, DomObserved};
 use crate::core::limits::{Limits, MAX_PAGE_RESULT_BYTES, PAGE_TEXT_CHARS};
+use crate::core::page::tool::kind;
 
 /// What a document a call loaded says of the call ([`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)): page text,
 /// capped, shown as text only.
@@ -92,6 +94,81 @@ pub fn parse_sitemap_reply(raw: &str) -> Result<String, String> {
         .as_str()
         .ok_or("the page answered no sitemap text")?;
     Ok(crate::core::limits::cut_to(text, cap).to_owned())
+}
+
+/// The characters of a frame's error message kept.
+const ERROR_CHARS: usize = 300;
+
+/// A `queryDom` reply (JSON text): one [`DomObserved`] per query of the `asked`, in order, each
+/// text and attribute cut at `DOM_TEXT_CHARS` characters here too; or why the reply cannot be
+/// read (the frame's own error message, when it answered one).
+pub fn parse_dom_reply(raw: &str, asked: usize) -> Result<Vec<DomObserved>, String> {
+    let cap = crate::core::limits::DOM_TEXT_CHARS;
+    let value: Value = serde_json::from_str(raw)
+        .map_err(|_| "the page's answer to the DOM queries is not JSON".to_owned())?;
+    if !value.is_object() {
+        return Err(format!(
+            "the page's answer to the DOM queries is {}, not an object",
+            kind(&value)
+        ));
+    }
+    if value["ok"] != Value::Bool(true) {
+        let message = value["error"]["message"]
+            .as_str()
+            .unwrap_or("the page could not run the DOM queries");
+        return Err(message.chars().take(ERROR_CHARS).collect());
+    }
+    let results = match &value["results"] {
+        Value::Array(results) => results,
+        other => {
+            return Err(format!(
+                "the page's `results` is {}, not an array",
+                kind(other)
+            ))
+        }
+    };
+    if results.len() != asked {
+        return Err(format!(
+            "the page answered {} DOM queries of the {asked} asked",
+            results.len()
+        ));
+    }
+    let text = |entry: &Map<String, Value>, key: &str, i: usize, chars: usize| match entry.get(key)
+    {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.chars().take(chars).collect::<String>())),
+        Some(other) => Err(format!(
+            "the page's result {i}: `{key}` is {}, not a string",
+            kind(other)
+        )),
+    };
+    (results.iter().enumerate())
+        .map(|(i, entry)| {
+            let Value::Object(entry) = entry else {
+                return Err(format!(
+                    "the page's result {i} is {}, not an object",
+                    kind(entry)
+                ));
+            };
+            if let Some(error) = text(entry, "error", i, ERROR_CHARS)? {
+                return Ok(DomObserved {
+                    count: 0,
+                    text: None,
+                    attribute: None,
+                    error: Some(error),
+                });
+            }
+            let count = (entry.get("count").and_then(Value::as_u64)).ok_or_else(|| {
+                format!("the page's result {i} has no `count` (a whole number at least 0)")
+            })?;
+            Ok(DomObserved {
+                count,
+                text: text(entry, "text", i, cap)?,
+                attribute: text(entry, "attribute", i, cap)?,
+                error: None,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -48,6 +48,9 @@ pub struct Setup {
     pub key: Result<Option<String>, String>,
     /// The run's tab, if any.
     pub tab_id: Option<i64>,
+    /// The origin of the tab's top page when the run began: the tab's tools are listed again
+    /// during the run only while it shows that origin.
+    pub origin: Option<String>,
     /// Page and MCP tools by the name the run gives them.
     pub bindings: Vec<(String, Binding)>,
     /// Whether a repair hook is set: calls repair could not make valid are handed to it.
@@ -220,6 +223,12 @@ pub enum Action {
         /// What the hook is given.
         request: Value,
     },
+    /// List the tab's tools again (a page tool ran: the page may offer others now), then
+    /// [`Answer::TabTools`].
+    ListTabTools {
+        /// The run's tab.
+        tab_id: i64,
+    },
     /// Keep the worker from idling out (`true`) or let it idle (`false`).
     KeepAlive(bool),
     /// The run ended.
@@ -304,4 +313,19 @@ pub enum Answer {
         /// Why.
         reason: String,
     },
+    /// The tab's tools ([`Action::ListTabTools`]), or why they could not be listed.
+    TabTools(Result<crate::core::page::tabs::TabTools, String>),
+}
+
+/// The run names of bound tools whose own name differs, with that own name.
+pub fn own_names(bindings: &[(String, Binding)]) -> Vec<(String, String)> {
+    (bindings.iter())
+        .filter_map(|(run_name, binding)| {
+            let own = match binding {
+                Binding::Page(listed) => &listed.tool.name,
+                Binding::Mcp { tool, .. } => &tool.name,
+            };
+            (own != run_name).then(|| (run_name.clone(), own.clone()))
+        })
+        .collect()
 }

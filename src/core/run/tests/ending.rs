@@ -56,6 +56,11 @@ fn drain(run: &mut Run) -> (Vec<Event>, Vec<String>) {
         match output {
             Output::Event(event) => events.push(event),
             Output::CallTool(call) => calls.push(call.call_id),
+            // The page is listed again after a page call: it offers what it offered.
+            Output::ListPageTools => run.handle(Input::PageTools {
+                tools: None,
+                own_names: Vec::new(),
+            }),
             _ => {}
         }
     }

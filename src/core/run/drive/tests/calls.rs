@@ -203,6 +203,7 @@ fn an_mcp_call_that_acts_is_confirmed_in_the_page() {
             model: model(Provider::Replay, Some(transcript)),
             key: Ok(None),
             tab_id: Some(7),
+            origin: None,
             hook: false,
             // A page tool of the same name (left out of the run) does not take the call.
             bindings: vec![
@@ -282,6 +283,7 @@ fn a_declined_mcp_call_never_starts_and_a_late_answer_is_ignored() {
             model: model(Provider::Replay, Some(transcript)),
             key: Ok(None),
             tab_id: None,
+            origin: None,
             hook: false,
             bindings: vec![("own__delete".into(), own_delete())],
         },
@@ -338,6 +340,7 @@ fn an_mcp_call_that_cannot_be_shown_is_refused_unasked() {
                 model: model(Provider::Replay, Some(&transcript)),
                 key: Ok(None),
                 tab_id,
+                origin: None,
                 hook: false,
                 bindings: vec![("delete".into(), own_delete())],
             },
@@ -370,6 +373,7 @@ fn a_call_repair_cannot_fix_goes_to_the_repair_hook_when_one_is_set() {
                 model: model(Provider::Replay, Some(transcript)),
                 key: Ok(None),
                 tab_id: Some(7),
+                origin: None,
                 bindings: vec![("buy".into(), Binding::Page(listed(page_tool("buy", false))))],
                 hook,
             },

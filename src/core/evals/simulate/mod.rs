@@ -1,0 +1,1347 @@
+//! `evaluate({mode: "simulate"})`: outcomes judged on the live tab, in the way of
+//! webmcp-evals' `simulate` mode.
+//!
+//! Per case, agent model and run ([`Simulate`], a sans-IO machine: [`Simulate::poll`] says what
+//! to do, [`Simulate::handle`] takes what happened, the time always given as a value):
+//!
+//! 1. the tab reloaded first when asked (`reload`);
+//! 2. `setup`: each call made as `callTool` makes it, through the gate (consequential calls
+//!    confirmed as in every mode), after the tool is listed; a failed call ends the case as
+//!    `error`, unjudged;
+//! 3. the conversation: the user's line (the case's `userMessage`, or the user model's, from
+//!    its brief and the text of the conversation so far), then the agent's turn (a run on the
+//!    tab with the conversation so far), until the user ends it, `maxTurns`, the
+//!    `maxDurationMs` deadline or an error (`endedBy`);
+//! 4. the DOM assertions on the final page, read by the content script: a mismatch fails the
+//!    case and no judge can overrule it;
+//! 5. the judge model's verdict on the success criteria (a run that offers it only
+//!    `submit_result`), where tool results are the only evidence: a verdict that cites nothing
+//!    is an error, and a pass with no tool result of the agent in the transcript is overruled.
+//!
+//! The user model's and the judge's runs offer no tool (`noTools`). Every run's outputs are
+//! kept in the result's `recording` (replay transcripts, per role and turn); `replay` plays
+//! them again in place of the models: the same verdict with no model call, and a judge asked
+//! again only when its transcript changed.
+
+mod file;
+pub mod prompts;
+pub mod report;
+#[cfg(test)]
+mod tests;
+
+pub use file::{parse, parse_value, write, DomAssertion, Expect, SetupCall, Simulation, UserSide};
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::messages::{calls_made, run_tokens, Mode};
+use super::report::{summary, Format};
+use super::wait::{Seen, ToolWait};
+use crate::core::limits::{
+    DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS, MAX_EVAL_MODELS, MAX_EVAL_RESULTS, MAX_EVAL_RUNS,
+    MAX_MAX_STEPS, MAX_SIM_EVIDENCE, SIM_AGENT_STEPS, SIM_DURATION_MS, SIM_VERDICT_CHARS,
+};
+use crate::core::page::bridge::{DomObserved, DomQuery};
+
+/// Why a conversation stopped (reported beside the verdict, never in place of one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndedBy {
+    /// The user model wrote the end marker.
+    User,
+    /// A `userMessage` case: one turn, answered.
+    SingleTurn,
+    /// The turn budget ran out.
+    MaxTurns,
+    /// The time budget ran out.
+    Timeout,
+    /// A model, the page or the host failed.
+    Error,
+}
+
+impl EndedBy {
+    /// Its name in results (`user`, `singleTurn`, `maxTurns`, `timeout`, `error`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EndedBy::User => "user",
+            EndedBy::SingleTurn => "singleTurn",
+            EndedBy::MaxTurns => "maxTurns",
+            EndedBy::Timeout => "timeout",
+            EndedBy::Error => "error",
+        }
+    }
+
+    /// How the judge is told the conversation ended.
+    pub fn describe(self, turns: usize) -> String {
+        match self {
+            EndedBy::User => "The user ended the conversation, taking the matter as settled.".into(),
+            EndedBy::SingleTurn => "The single-turn exchange ended once the assistant answered.".into(),
+            EndedBy::MaxTurns => format!("The conversation was cut off after {turns} turns, when the turn budget ran out; it did not come to a natural end."),
+            EndedBy::Timeout => format!("The conversation was cut off after {turns} turns, when the time budget ran out; it did not come to a natural end."),
+            EndedBy::Error => "The conversation was cut short by a failure of the assistant or the page.".into(),
+        }
+    }
+}
+
+/// A setup call and how it went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetupOutcome {
+    /// The tool.
+    pub function_name: String,
+    /// Its arguments.
+    pub arguments: Map<String, Value>,
+    /// Its result, when it succeeded.
+    pub result: Option<Value>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// A call the agent made in a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnCall {
+    /// The tool.
+    pub function_name: String,
+    /// Its arguments.
+    pub args: Value,
+    /// Its result, when it ran.
+    pub result: Option<Value>,
+}
+
+/// One turn: the user's line and the agent's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// From 1.
+    pub index: usize,
+    /// What the user said.
+    pub user_message: String,
+    /// What the agent answered.
+    pub agent_text: String,
+    /// The calls it made.
+    pub tool_calls: Vec<TurnCall>,
+    /// Its run.
+    pub run_id: Option<String>,
+}
+
+/// Who a run speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The simulated user (no tool).
+    User,
+    /// The agent under test (the tab's tools).
+    Agent,
+    /// The judge (`submit_result` only).
+    Judge,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Agent => "agent",
+            Role::Judge => "judge",
+        }
+    }
+}
+
+/// `evaluate({tabId, simulations, mode: "simulate", models?, userModel?, judgeModel?, runs?,
+/// timeoutMs?, maxSteps?, format?, reload?, replay?})`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimulateRequest {
+    /// The tab.
+    pub tab_id: i64,
+    /// The cases.
+    pub cases: Vec<Simulation>,
+    /// The agent models (empty: the configured default).
+    pub models: Vec<String>,
+    /// The user model (default: the agent's).
+    pub user_model: Option<String>,
+    /// The judge model.
+    pub judge_model: Option<String>,
+    /// Runs of each case with each model.
+    pub runs: u32,
+    /// Each setup call's timeout, ms.
+    pub timeout_ms: u32,
+    /// The agent's tool calls within one turn.
+    pub max_steps: usize,
+    /// A report to add.
+    pub format: Option<Format>,
+    /// Each case's run on the first page, freshly loaded.
+    pub reload: bool,
+    /// Recorded results to play again (`replay`).
+    pub replay: Vec<Value>,
+}
+
+impl SimulateRequest {
+    /// Parses the request (its `mode` is `simulate`).
+    pub fn parse(value: &Value) -> Result<Self, String> {
+        const E: &str = "evaluate";
+        let map = value
+            .as_object()
+            .ok_or("evaluate: the request must be an object")?;
+        let tab_id = (map.get("tabId").and_then(Value::as_i64))
+            .filter(|id| *id >= 0)
+            .ok_or("evaluate: `tabId` is required (a whole number ≥ 0)")?;
+        let cases = match map.get("simulations") {
+            Some(Value::String(text)) => parse(text),
+            Some(array @ Value::Array(_)) => parse_value(array),
+            _ => Err("evaluate: `simulations` is required in simulate mode: a simulations.json array or its text".into()),
+        }
+        .map_err(|e| format!("{E}: {e}"))?;
+        let name = |key: &str| -> Result<Option<String>, String> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+                Some(_) => Err(format!("{E}: `{key}` must be a model's name")),
+            }
+        };
+        let models = match map.get("models") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|m| m.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("evaluate: `models` must be an array of model names")?,
+            Some(_) => return Err("evaluate: `models` must be an array of model names".into()),
+        };
+        if models.len() > MAX_EVAL_MODELS {
+            return Err(format!("{E}: at most {MAX_EVAL_MODELS} models"));
+        }
+        let number = |key: &str, max: u64, default: u64| -> Result<u64, String> {
+            match map.get(key) {
+                None | Some(Value::Null) => Ok(default),
+                Some(n) => (n.as_u64())
+                    .filter(|n| (1..=max).contains(n))
+                    .ok_or(format!("{E}: `{key}` must be 1 to {max}")),
+            }
+        };
+        let runs = number("runs", u64::from(MAX_EVAL_RUNS), 1)? as u32;
+        let timeout_ms = number(
+            "timeoutMs",
+            u64::from(MAX_CALL_TIMEOUT_MS),
+            u64::from(DEFAULT_CALL_TIMEOUT_MS),
+        )? as u32;
+        let max_steps = number("maxSteps", MAX_MAX_STEPS as u64, SIM_AGENT_STEPS as u64)? as usize;
+        let format = match map.get("format") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(name)) => {
+                Some(Format::parse(name).map_err(|e| format!("{E}: {e}"))?)
+            }
+            Some(_) => return Err(format!("{E}: `format` must be a report format's name")),
+        };
+        let reload = match map.get("reload") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(format!("{E}: `reload` must be true or false")),
+        };
+        let replay = match map.get("replay") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(results)) => results.clone(),
+            Some(Value::Object(answer)) => match answer.get("results") {
+                Some(Value::Array(results)) => results.clone(),
+                _ => {
+                    return Err(format!(
+                        "{E}: `replay` must be a simulate answer or its `results`"
+                    ))
+                }
+            },
+            Some(_) => {
+                return Err(format!(
+                    "{E}: `replay` must be a simulate answer or its `results`"
+                ))
+            }
+        };
+        let judge_model = name("judgeModel")?;
+        if judge_model.is_none() && replay.is_empty() {
+            if let Some(case) = cases.iter().find(|c| c.success_criteria.is_some()) {
+                return Err(format!(
+                    "{E}: `judgeModel` is required: case \"{}\" has `successCriteria` (the judge is never the agent's model unless you name it)",
+                    case.name
+                ));
+            }
+        }
+        let total = cases.len() * models.len().max(1) * runs as usize;
+        if total > MAX_EVAL_RESULTS {
+            return Err(format!(
+                "{E}: {} cases × {} runs is over {MAX_EVAL_RESULTS} results",
+                cases.len(),
+                total / cases.len()
+            ));
+        }
+        Ok(SimulateRequest {
+            tab_id,
+            cases,
+            models,
+            user_model: name("userModel")?,
+            judge_model,
+            runs,
+            timeout_ms,
+            max_steps,
+            format,
+            reload,
+            replay,
+        })
+    }
+}
+
+/// What the worker does next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Load the suite's first page again and wait for it, then [`Reply::Reloaded`].
+    Reload {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// List the tab's tools after `after_ms`, then [`Reply::Listed`].
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+        /// How long to wait first, ms.
+        after_ms: u32,
+    },
+    /// A setup call, as `callTool` makes it (through the gate), then [`Reply::Called`].
+    Call {
+        /// The tab.
+        tab_id: i64,
+        /// The tool.
+        name: String,
+        /// Its arguments.
+        args: Map<String, Value>,
+        /// Its timeout, ms.
+        timeout_ms: u32,
+    },
+    /// Start this run (a `run` request) and stop it (`stop({runId})`) if it has not ended
+    /// within `within_ms`, then [`Reply::Ran`].
+    Run {
+        /// For whom.
+        role: Role,
+        /// The `run` request (with its `runId`).
+        request: Value,
+        /// The conversation's time left, ms.
+        within_ms: u64,
+    },
+    /// Read the final page for the DOM assertions, then [`Reply::Queried`].
+    QueryDom {
+        /// The tab.
+        tab_id: i64,
+        /// The reads.
+        queries: Vec<DomQuery>,
+    },
+    /// The answer.
+    Done(Value),
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The tab loaded its first page again, or why not.
+    Reloaded(Result<(), String>),
+    /// `listTools`' answer, or why it failed.
+    Listed(Result<Value, String>),
+    /// `callTool`'s answer.
+    Called(Value),
+    /// The run's answer (as `run` answers) or why it did not run.
+    Ran(Result<Value, String>),
+    /// The page's answers to the DOM reads, or why there are none.
+    Queried(Result<Vec<DomObserved>, String>),
+}
+
+/// Where a case's run is.
+#[derive(Debug, Clone, PartialEq)]
+enum Stage {
+    Reload,
+    Setup {
+        index: usize,
+        wait: ToolWait,
+        listed: bool,
+        after_ms: u32,
+    },
+    /// The user's next line is wanted.
+    User,
+    /// The agent answers this line.
+    Agent(String),
+    Dom,
+    Judge,
+    Over,
+}
+
+/// One case × model × run under way.
+#[derive(Debug)]
+struct Attempt {
+    stage: Stage,
+    /// What was asked and not yet answered.
+    asked: Option<Next>,
+    started_ms: Option<f64>,
+    ended_ms: Option<f64>,
+    setup: Vec<SetupOutcome>,
+    turns: Vec<Turn>,
+    history: Vec<Value>,
+    closing: Option<String>,
+    ended: Option<EndedBy>,
+    error: Option<String>,
+    assertions: Vec<Value>,
+    verdict: Option<Value>,
+    judge_input: Option<String>,
+    recording: Recording,
+    tokens: Option<u64>,
+    replay: Option<Value>,
+    /// The origin the tab showed at the first agent turn, and the turn last checked.
+    origin: Option<String>,
+    checked: usize,
+}
+
+/// The outputs of an attempt's runs, per role, as replay transcripts.
+#[derive(Debug, Default)]
+struct Recording {
+    user: Vec<String>,
+    agent: Vec<String>,
+    judge: Option<(String, String)>,
+}
+
+impl Recording {
+    fn to_value(&self) -> Value {
+        let mut value = json!({"user": self.user, "agent": self.agent});
+        if let Some((input, transcript)) = &self.judge {
+            value["judge"] = json!({"input": input, "transcript": transcript});
+        }
+        value
+    }
+}
+
+impl Attempt {
+    fn new(reload: bool, replay: Option<Value>) -> Attempt {
+        Attempt {
+            stage: match reload {
+                true => Stage::Reload,
+                false => setup_at(0),
+            },
+            asked: None,
+            started_ms: None,
+            ended_ms: None,
+            setup: Vec::new(),
+            turns: Vec::new(),
+            history: Vec::new(),
+            closing: None,
+            ended: None,
+            error: None,
+            assertions: Vec::new(),
+            verdict: None,
+            judge_input: None,
+            recording: Recording::default(),
+            tokens: None,
+            replay,
+            origin: None,
+            checked: 0,
+        }
+    }
+
+    /// The recorded transcript of `role`'s `n`th run (from 0), when replaying.
+    fn recorded(&self, role: Role, n: usize) -> Option<Result<String, String>> {
+        let replay = self.replay.as_ref()?;
+        let at = replay.pointer(&format!("/recording/{}/{n}", role.name()));
+        Some(match at.and_then(Value::as_str) {
+            Some(text) => Ok(text.to_owned()),
+            None => Err(format!(
+                "the recording has no {} output for turn {}: the conversation went otherwise",
+                role.name(),
+                n + 1
+            )),
+        })
+    }
+
+    /// The conversation ended so, at `now_ms`: on to the DOM, the judge, or the end.
+    fn end(&mut self, how: EndedBy, now_ms: f64, case: &Simulation) {
+        self.ended = Some(how);
+        self.ended_ms = Some(now_ms);
+        self.stage = match how {
+            EndedBy::Error => Stage::Over,
+            _ if !case.assertions.is_empty() => Stage::Dom,
+            _ if case.success_criteria.is_some() => Stage::Judge,
+            _ => Stage::Over,
+        };
+    }
+
+    fn fail(&mut self, why: String) {
+        self.error = Some(why);
+        self.stage = Stage::Over;
+    }
+}
+
+fn setup_at(index: usize) -> Stage {
+    Stage::Setup {
+        index,
+        wait: ToolWait::default(),
+        listed: false,
+        after_ms: 0,
+    }
+}
+
+/// An evaluation in simulate mode under way.
+#[derive(Debug)]
+pub struct Simulate {
+    request: SimulateRequest,
+    models: Vec<String>,
+    suite: String,
+    case: usize,
+    model: usize,
+    run: u32,
+    runs_started: u64,
+    attempt: Option<Attempt>,
+    results: Vec<Value>,
+}
+
+impl Simulate {
+    /// An evaluation; `default_model` names the registry's default when the request names
+    /// no model; `suite` is the evaluation's id (the runs' `eval.suite`, unique).
+    pub fn new(request: SimulateRequest, default_model: Option<String>, suite: String) -> Simulate {
+        let models = match request.models.is_empty() {
+            true => vec![default_model.unwrap_or_else(|| "default".into())],
+            false => request.models.clone(),
+        };
+        Simulate {
+            request,
+            models,
+            suite,
+            case: 0,
+            model: 0,
+            run: 0,
+            runs_started: 0,
+            attempt: None,
+            results: Vec::new(),
+        }
+    }
+
+    /// Results done and results in all.
+    pub fn progress(&self) -> (usize, usize) {
+        let total = self.request.cases.len() * self.models.len() * self.request.runs as usize;
+        (self.results.len(), total)
+    }
+
+    /// The results so far.
+    pub fn results(&self) -> &[Value] {
+        &self.results
+    }
+
+    /// What to do next, at `now_ms` (the worker's clock); the same until [`Simulate::handle`].
+    pub fn poll(&mut self, now_ms: f64) -> Next {
+        loop {
+            if self.case >= self.request.cases.len() {
+                return Next::Done(self.answer());
+            }
+            if self.attempt.is_none() {
+                let replay = self.replay_of();
+                let mut attempt = Attempt::new(self.request.reload, replay.clone());
+                if !self.request.replay.is_empty() && replay.is_none() {
+                    attempt.fail(
+                        "the replayed results hold no recording of this case, model and run".into(),
+                    );
+                }
+                self.attempt = Some(attempt);
+            }
+            if let Some(asked) = self.attempt.as_ref().and_then(|a| a.asked.clone()) {
+                return asked;
+            }
+            match self.step(now_ms) {
+                Some(next) => {
+                    self.attempt.as_mut().expect("an attempt").asked = Some(next.clone());
+                    return next;
+                }
+                None => self.finish(now_ms),
+            }
+        }
+    }
+
+    fn agent_model(&self) -> &str {
+        &self.models[self.model]
+    }
+
+    /// The recorded result of the case, model and run under way, when replaying.
+    fn replay_of(&self) -> Option<Value> {
+        let name = &self.request.cases[self.case].name;
+        let model = self.agent_model();
+        let named = !self.request.models.is_empty();
+        (self.request.replay.iter())
+            .find(|r| {
+                r["name"].as_str() == Some(name)
+                    && r["runIndex"].as_u64() == Some(u64::from(self.run))
+                    && (!named || r["model"].as_str() == Some(model))
+            })
+            .cloned()
+    }
+
+    /// The next request of the attempt under way; `None` once it is over.
+    fn step(&mut self, now_ms: f64) -> Option<Next> {
+        let tab_id = self.request.tab_id;
+        let case = self.request.cases[self.case].clone();
+        loop {
+            let a = self.attempt.as_mut().expect("an attempt");
+            match &a.stage {
+                Stage::Over => return None,
+                Stage::Reload => return Some(Next::Reload { tab_id }),
+                Stage::Setup {
+                    index,
+                    listed,
+                    after_ms,
+                    ..
+                } => match case.setup.get(*index) {
+                    Some(_) if !*listed => {
+                        return Some(Next::ListTools {
+                            tab_id,
+                            after_ms: *after_ms,
+                        })
+                    }
+                    Some(call) => {
+                        return Some(Next::Call {
+                            tab_id,
+                            name: call.function_name.clone(),
+                            args: call.arguments.clone(),
+                            timeout_ms: self.request.timeout_ms,
+                        })
+                    }
+                    None => {
+                        a.started_ms = Some(now_ms);
+                        a.stage = Stage::User;
+                    }
+                },
+                Stage::User => {
+                    let started = *a.started_ms.get_or_insert(now_ms);
+                    let left =
+                        case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64 - (now_ms - started);
+                    if a.turns.len() >= case.user.max_turns() as usize {
+                        a.end(EndedBy::MaxTurns, now_ms, &case);
+                        continue;
+                    }
+                    if left <= 0.0 {
+                        a.end(EndedBy::Timeout, now_ms, &case);
+                        continue;
+                    }
+                    match &case.user {
+                        UserSide::Message(message) => a.stage = Stage::Agent(message.clone()),
+                        UserSide::Scenario { scenario, .. } => {
+                            let replay = match a.recorded(Role::User, a.recording.user.len()) {
+                                Some(Err(why)) => {
+                                    a.fail(why);
+                                    continue;
+                                }
+                                other => other.and_then(Result::ok),
+                            };
+                            let body = json!({
+                                "noTools": true,
+                                "messages": prompts::user_messages(scenario, &a.turns),
+                                "maxSteps": 1,
+                            });
+                            let model = (self.request.user_model.clone())
+                                .unwrap_or_else(|| self.agent_model().to_owned());
+                            let request = self.run_request(Role::User, &model, body, replay);
+                            return Some(Next::Run {
+                                role: Role::User,
+                                request,
+                                within_ms: left.max(1.0) as u64,
+                            });
+                        }
+                    }
+                }
+                // Before each agent turn, the tab's origin: the conversation goes on only where
+                // it began.
+                Stage::Agent(_) if a.checked <= a.turns.len() => {
+                    return Some(Next::ListTools {
+                        tab_id,
+                        after_ms: 0,
+                    })
+                }
+                Stage::Agent(message) => {
+                    let started = a.started_ms.unwrap_or(now_ms);
+                    let left =
+                        case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64 - (now_ms - started);
+                    let replay = match a.recorded(Role::Agent, a.recording.agent.len()) {
+                        Some(Err(why)) => {
+                            a.fail(why);
+                            continue;
+                        }
+                        other => other.and_then(Result::ok),
+                    };
+                    let mut messages = a.history.clone();
+                    let id = format!("sim-user-{}", a.turns.len() + 1);
+                    messages.push(json!({"id": id, "role": "user", "content": message}));
+                    let mut body = json!({
+                        "tabId": tab_id,
+                        "messages": messages,
+                        "maxSteps": self.request.max_steps,
+                    });
+                    let model = self.agent_model().to_owned();
+                    if !self.request.models.is_empty() {
+                        body["model"] = json!(model);
+                    }
+                    let request = self.run_request(Role::Agent, &model, body, replay);
+                    return Some(Next::Run {
+                        role: Role::Agent,
+                        request,
+                        within_ms: left.max(1.0) as u64,
+                    });
+                }
+                Stage::Dom => {
+                    let queries = (case.assertions.iter())
+                        .map(|assertion| DomQuery {
+                            selector: assertion.selector.clone(),
+                            attribute: match &assertion.expect {
+                                Expect::Attribute { name, .. } => Some(name.clone()),
+                                _ => None,
+                            },
+                        })
+                        .collect();
+                    return Some(Next::QueryDom { tab_id, queries });
+                }
+                Stage::Judge => {
+                    let Some(criteria) = case.success_criteria.as_deref() else {
+                        a.stage = Stage::Over;
+                        continue;
+                    };
+                    let ended = a.ended.unwrap_or(EndedBy::MaxTurns);
+                    let prompt = prompts::judge_prompt(
+                        criteria,
+                        &a.setup,
+                        &a.turns,
+                        a.closing.as_deref(),
+                        ended,
+                    );
+                    let input = hex(&Sha256::digest(prompt.as_bytes()));
+                    // A replayed judge whose transcript is unchanged answers as it did; one
+                    // whose transcript changed is asked again, when a judge is named.
+                    let recorded = (a.replay.as_ref())
+                        .filter(|r| {
+                            r.pointer("/recording/judge/input").and_then(Value::as_str)
+                                == Some(input.as_str())
+                        })
+                        .and_then(|r| {
+                            r.pointer("/recording/judge/transcript")?
+                                .as_str()
+                                .map(str::to_owned)
+                        });
+                    let model = match (&recorded, &self.request.judge_model) {
+                        (_, Some(model)) => model.clone(),
+                        (Some(_), None) => "judge".into(),
+                        (None, None) => {
+                            a.fail("the judge's transcript is not the recorded one, and no `judgeModel` is named to judge it again".into());
+                            continue;
+                        }
+                    };
+                    a.judge_input = Some(input);
+                    let body = json!({
+                        "noTools": true,
+                        "messages": [
+                            {"id": "judge-system", "role": "system", "content": prompts::JUDGE_SYSTEM},
+                            {"id": "judge-transcript", "role": "user", "content": prompt},
+                        ],
+                        "outputSchema": prompts::verdict_schema(),
+                        "maxSteps": 2,
+                    });
+                    let request = self.run_request(Role::Judge, &model, body, recorded);
+                    return Some(Next::Run {
+                        role: Role::Judge,
+                        request,
+                        within_ms: u64::from(self.request.timeout_ms).max(1),
+                    });
+                }
+            }
+        }
+    }
+
+    /// A run request with its id, its eval tag and, when replaying, its transcript.
+    fn run_request(
+        &mut self,
+        role: Role,
+        model: &str,
+        mut body: Value,
+        replay: Option<String>,
+    ) -> Value {
+        self.runs_started += 1;
+        body["runId"] = json!(format!("{}-{}", self.suite, self.runs_started));
+        if role != Role::Agent {
+            body["model"] = json!(model);
+        }
+        body["eval"] = json!({
+            "suite": self.suite,
+            "case": self.request.cases[self.case].name,
+            "run": self.run,
+            "model": model,
+        });
+        if let Some(transcript) = replay {
+            body["replay"] = json!(transcript);
+        }
+        body
+    }
+
+    /// What happened to the last [`Next`], at `now_ms`; the result it completed, if any.
+    pub fn handle(&mut self, reply: Reply, now_ms: f64) -> Option<Value> {
+        let before = self.results.len();
+        let timeout_ms = self.request.timeout_ms;
+        let case = self.request.cases.get(self.case)?.clone();
+        let a = self.attempt.as_mut()?;
+        a.asked = None;
+        match (a.stage.clone(), reply) {
+            (Stage::Reload, Reply::Reloaded(Ok(()))) => a.stage = setup_at(0),
+            (Stage::Reload, Reply::Reloaded(Err(why))) => {
+                a.fail(format!("the tab could not be reloaded: {why}"))
+            }
+            (
+                Stage::Setup {
+                    index, mut wait, ..
+                },
+                Reply::Listed(tools),
+            ) => {
+                let name = &case.setup[index].function_name;
+                match wait.listed(name, &tools, now_ms, timeout_ms) {
+                    Seen::Call => {
+                        a.stage = Stage::Setup {
+                            index,
+                            wait,
+                            listed: true,
+                            after_ms: 0,
+                        }
+                    }
+                    Seen::ListAgain(ms) => {
+                        a.stage = Stage::Setup {
+                            index,
+                            wait,
+                            listed: false,
+                            after_ms: ms,
+                        }
+                    }
+                    Seen::Missing(why) => {
+                        a.fail(format!("setup call {} ({name}): {why}", index + 1))
+                    }
+                }
+            }
+            (Stage::Setup { index, .. }, Reply::Called(answer)) => {
+                let call = &case.setup[index];
+                let failure = setup_failure(&answer);
+                a.setup.push(SetupOutcome {
+                    function_name: call.function_name.clone(),
+                    arguments: call.arguments.clone(),
+                    result: answer.get("result").cloned().filter(|_| failure.is_none()),
+                    error: failure.clone(),
+                });
+                a.stage = setup_at(index + 1);
+                if let Some(why) = failure {
+                    a.fail(format!(
+                        "setup call {} ({}) failed: {why}",
+                        index + 1,
+                        call.function_name
+                    ));
+                }
+            }
+            (Stage::User, Reply::Ran(answer)) => {
+                let over = past(a.started_ms, now_ms, &case);
+                match ran(&answer) {
+                    Err(_) if over => a.end(EndedBy::Timeout, now_ms, &case),
+                    Err(why) => {
+                        a.error = Some(format!("the simulated user: {why}"));
+                        a.end(EndedBy::Error, now_ms, &case);
+                    }
+                    Ok(done) => {
+                        a.recording.user.push(done.transcript);
+                        add(&mut a.tokens, done.tokens);
+                        let (message, finished) = prompts::user_reply(&done.text);
+                        if finished {
+                            a.closing = Some(message).filter(|m| !m.is_empty());
+                            a.end(EndedBy::User, now_ms, &case);
+                        } else if message.is_empty() {
+                            a.error = Some("the simulated user wrote nothing".into());
+                            a.end(EndedBy::Error, now_ms, &case);
+                        } else if over {
+                            a.end(EndedBy::Timeout, now_ms, &case);
+                        } else {
+                            a.stage = Stage::Agent(message);
+                        }
+                    }
+                }
+            }
+            (Stage::Agent(message), Reply::Listed(tools)) => {
+                a.stage = Stage::Agent(message);
+                a.checked = a.turns.len() + 1;
+                let now = (tools.ok()).and_then(|t| {
+                    t.pointer("/page/origin")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                });
+                match (&a.origin, now) {
+                    (_, None) => a.fail("the tab shows no page to talk about".into()),
+                    (None, Some(origin)) => a.origin = Some(origin),
+                    (Some(began), Some(now)) if *began != now => {
+                        let why = format!("the tab now shows {now}, not {began} where the conversation began: the conversation is not carried to another origin");
+                        a.error = Some(why);
+                        a.end(EndedBy::Error, now_ms, &case);
+                    }
+                    _ => {}
+                }
+            }
+            (Stage::Agent(message), Reply::Ran(answer)) => {
+                let over = past(a.started_ms, now_ms, &case);
+                let index = a.turns.len() + 1;
+                let run_id = answer
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v["runId"].as_str())
+                    .map(str::to_owned);
+                let mut turn = Turn {
+                    index,
+                    user_message: message,
+                    agent_text: String::new(),
+                    tool_calls: Vec::new(),
+                    run_id,
+                };
+                match ran(&answer) {
+                    Err(why) => {
+                        if let Ok(answer) = &answer {
+                            turn.tool_calls = turn_calls(answer, a.history.len());
+                        }
+                        a.turns.push(turn);
+                        match over {
+                            true => a.end(EndedBy::Timeout, now_ms, &case),
+                            false => {
+                                a.error = Some(format!("the agent's turn {index}: {why}"));
+                                a.end(EndedBy::Error, now_ms, &case);
+                            }
+                        }
+                    }
+                    Ok(done) => {
+                        let answer = answer.unwrap_or_default();
+                        turn.tool_calls = turn_calls(&answer, a.history.len());
+                        turn.agent_text = done.text;
+                        a.recording.agent.push(done.transcript);
+                        add(&mut a.tokens, done.tokens);
+                        if let Some(messages) = answer["messages"].as_array() {
+                            a.history = messages.clone();
+                        }
+                        a.turns.push(turn);
+                        if matches!(case.user, UserSide::Message(_)) {
+                            a.end(EndedBy::SingleTurn, now_ms, &case);
+                        } else if over {
+                            a.end(EndedBy::Timeout, now_ms, &case);
+                        } else {
+                            a.stage = Stage::User;
+                        }
+                    }
+                }
+            }
+            (Stage::Dom, Reply::Queried(observed)) => {
+                a.assertions = judge_dom(&case.assertions, observed);
+                if let Some(bad) = a.assertions.iter().find(|r| r["outcome"] == "error") {
+                    let why = format!(
+                        "the DOM assertion on \"{}\" could not be evaluated: {}",
+                        bad["assertion"]["selector"].as_str().unwrap_or_default(),
+                        bad["error"].as_str().unwrap_or("no answer")
+                    );
+                    a.fail(why);
+                } else if a.assertions.iter().any(|r| r["outcome"] == "fail") {
+                    // A measured mismatch is final: no judge may overrule it.
+                    a.stage = Stage::Over;
+                } else {
+                    a.stage = match case.success_criteria {
+                        Some(_) => Stage::Judge,
+                        None => Stage::Over,
+                    };
+                }
+            }
+            (Stage::Judge, Reply::Ran(answer)) => match ran_outcome(&answer) {
+                Err(why) => a.fail(format!("the judge: {why}")),
+                Ok((outcome, transcript, tokens)) => {
+                    let input = a.judge_input.clone().unwrap_or_default();
+                    a.recording.judge = Some((input, transcript));
+                    add(&mut a.tokens, tokens);
+                    match verdict(&outcome) {
+                        Ok(verdict) => {
+                            a.verdict = Some(verdict);
+                            a.stage = Stage::Over;
+                        }
+                        Err(why) => a.fail(format!("the judge: {why}")),
+                    }
+                }
+            },
+            (_, _) => a.fail("the host answered out of turn".into()),
+        }
+        if a.stage == Stage::Over {
+            self.finish(now_ms);
+        }
+        (self.results.len() > before).then(|| self.results.last().cloned())?
+    }
+
+    /// The attempt under way is over: its result, and on to the next.
+    fn finish(&mut self, now_ms: f64) {
+        let Some(a) = self.attempt.take() else { return };
+        let case = &self.request.cases[self.case];
+        let model = self.agent_model().to_owned();
+        let ended = a.ended;
+        let duration = match (a.started_ms, a.ended_ms.or(Some(now_ms))) {
+            (Some(start), Some(end)) => (end - start).max(0.0).round(),
+            _ => 0.0,
+        };
+        let agent_evidence = a
+            .turns
+            .iter()
+            .flat_map(|t| &t.tool_calls)
+            .any(|c| c.result.is_some());
+        let mut verdict = a.verdict.clone();
+        if let Some(v) = verdict.as_mut() {
+            v["turnsUsed"] = json!(a.turns.len());
+            v["durationMs"] = json!(duration);
+            v["endedBy"] = json!(ended.unwrap_or(EndedBy::MaxTurns).name());
+            // A pass with no tool result of the agent rests on claims alone.
+            if v["passed"] == true && !agent_evidence {
+                v["passed"] = json!(false);
+                v["overruled"] = json!("the judge passed the case, but the agent made no call with a result: its claims alone are not evidence");
+            }
+        }
+        let dom_failed = a.assertions.iter().find(|r| r["outcome"] == "fail");
+        let (outcome, reason) = if let Some(error) = &a.error {
+            ("error", error.clone())
+        } else if let Some(failed) = dom_failed {
+            (
+                "fail",
+                format!(
+                    "DOM {} {}: expected {}, got {}",
+                    failed["assertion"]["selector"].as_str().unwrap_or_default(),
+                    failed["kind"].as_str().unwrap_or_default(),
+                    super::messages::short(&failed["expected"]),
+                    super::messages::short(&failed["actual"]),
+                ),
+            )
+        } else if let Some(v) = &verdict {
+            let reasoning = v["reasoning"].as_str().unwrap_or_default();
+            let first = reasoning.lines().next().unwrap_or_default().to_owned();
+            match v["passed"] == true {
+                true => ("pass", first),
+                false => ("fail", v["overruled"].as_str().map_or(first, str::to_owned)),
+            }
+        } else if !a.assertions.is_empty() {
+            (
+                "pass",
+                format!("{} DOM assertions passed", a.assertions.len()),
+            )
+        } else {
+            ("error", "the case was not judged".into())
+        };
+        let user_model = match case.user {
+            UserSide::Scenario { .. } => Some(
+                self.request
+                    .user_model
+                    .clone()
+                    .unwrap_or_else(|| model.clone()),
+            ),
+            UserSide::Message(_) => None,
+        };
+        let mut result = json!({
+            "name": case.name,
+            "caseIndex": self.case,
+            "runIndex": self.run,
+            "model": model,
+            "outcome": outcome,
+            "reason": reason,
+            "setupCalls": a.setup.iter().enumerate().map(|(i, s)| {
+                let mut call = json!({"index": i + 1, "functionName": s.function_name, "arguments": s.arguments, "outcome": if s.error.is_some() { "error" } else { "pass" }});
+                if let Some(r) = &s.result { call["result"] = r.clone(); }
+                if let Some(e) = &s.error { call["error"] = json!(e); }
+                call
+            }).collect::<Vec<_>>(),
+            "conversation": {
+                "turns": a.turns.iter().map(turn_value).collect::<Vec<_>>(),
+                "turnsUsed": a.turns.len(),
+                "durationMs": duration,
+                "endedBy": ended.map(EndedBy::name),
+            },
+            "assertionResults": a.assertions,
+            "latencyMs": duration,
+            "tokens": a.tokens,
+            "recording": a.recording.to_value(),
+            "simulation": Value::Object(case.raw.clone()),
+        });
+        if let Some(closing) = &a.closing {
+            result["conversation"]["closingMessage"] = json!(closing);
+        }
+        if let Some(v) = verdict {
+            result["verdict"] = v;
+        }
+        if let Some(error) = &a.error {
+            result["error"] = json!(error);
+        }
+        if let Some(user) = user_model {
+            result["userModel"] = json!(user);
+        }
+        if case.success_criteria.is_some() {
+            if let Some(judge) = &self.request.judge_model {
+                result["judgeModel"] = json!(judge);
+                if *judge == model {
+                    result["judgeIsAgent"] = json!(true);
+                }
+            }
+        }
+        if a.replay.is_some() {
+            result["replayed"] = json!(true);
+        }
+        self.results.push(result);
+        // Run by run, then model by model, then case by case.
+        self.run += 1;
+        if self.run >= self.request.runs {
+            self.run = 0;
+            self.model += 1;
+            if self.model >= self.models.len() {
+                self.model = 0;
+                self.case += 1;
+            }
+        }
+    }
+
+    fn answer(&self) -> Value {
+        let mut answer = summary(Mode::Simulate, self.results.clone());
+        answer["suite"] = json!(self.suite);
+        answer["simulations"] = json!(write(&self.request.cases));
+        if let Some(judge) = &self.request.judge_model {
+            answer["judgeModel"] = json!(judge);
+            if self.models.contains(judge) {
+                answer["judgeIsAgent"] = json!(true);
+            }
+        }
+        match self.request.format {
+            Some(format) if format != Format::Json => {
+                answer["report"] = json!(format.render(&answer));
+                answer
+            }
+            _ => answer,
+        }
+    }
+}
+
+/// Whether the case's time budget is spent at `now_ms`.
+fn past(started: Option<f64>, now_ms: f64, case: &Simulation) -> bool {
+    let budget = case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64;
+    started.is_some_and(|s| now_ms - s >= budget)
+}
+
+/// What a run gave: its text, its transcript, its tokens.
+struct Ran {
+    text: String,
+    transcript: String,
+    tokens: Option<u64>,
+}
+
+/// A run that answered in text (completed, or its budget spent), or why not.
+fn ran(answer: &Result<Value, String>) -> Result<Ran, String> {
+    let (outcome, transcript, tokens) = ran_outcome(answer)?;
+    match outcome["type"].as_str() {
+        Some("completed") | Some("budgetSpent") => Ok(Ran {
+            text: outcome["text"].as_str().unwrap_or_default().to_owned(),
+            transcript,
+            tokens,
+        }),
+        Some(other) => Err(format!("the run ended {other}")),
+        None => Err("the run gave no outcome".into()),
+    }
+}
+
+/// A run's outcome, transcript and tokens; an error for a failed or stopped run.
+fn ran_outcome(answer: &Result<Value, String>) -> Result<(Value, String, Option<u64>), String> {
+    let answer = answer.as_ref().map_err(Clone::clone)?;
+    let outcome = answer.get("outcome").cloned().unwrap_or_default();
+    match outcome["type"].as_str() {
+        Some("failed") | Some("stopped") => Err(format!(
+            "the run {}: {}",
+            outcome["type"].as_str().unwrap_or_default(),
+            outcome["message"]
+                .as_str()
+                .or(outcome["reason"].as_str())
+                .unwrap_or("no message")
+        )),
+        _ => Ok((
+            outcome,
+            answer["transcript"].as_str().unwrap_or_default().to_owned(),
+            run_tokens(answer),
+        )),
+    }
+}
+
+/// The calls of a turn: those of the run's messages past the `before` it was given.
+fn turn_calls(answer: &Value, before: usize) -> Vec<TurnCall> {
+    let messages = answer["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let new = json!({"messages": messages.get(before..).unwrap_or_default()});
+    calls_made(&new)
+        .into_iter()
+        .map(|c| TurnCall {
+            function_name: c.name,
+            args: c.args,
+            result: c.result,
+        })
+        .collect()
+}
+
+fn turn_value(turn: &Turn) -> Value {
+    let calls: Vec<Value> = (turn.tool_calls.iter())
+        .map(|c| {
+            let mut call = json!({"functionName": c.function_name, "args": c.args});
+            if let Some(r) = &c.result {
+                call["result"] = r.clone();
+            }
+            call
+        })
+        .collect();
+    let mut value = json!({
+        "index": turn.index,
+        "userMessage": turn.user_message,
+        "agentText": turn.agent_text,
+        "toolCalls": calls,
+    });
+    if let Some(id) = &turn.run_id {
+        value["runId"] = json!(id);
+    }
+    value
+}
+
+/// Why a setup call failed, when it did: the call's error, or a result that says so (an
+/// `error:` text, `{success: false}`, `{isError: true}`, a non-empty `error`).
+fn setup_failure(answer: &Value) -> Option<String> {
+    if answer.get("ok") != Some(&Value::Bool(true)) {
+        return Some(
+            answer["error"]
+                .as_str()
+                .unwrap_or("the call failed")
+                .to_owned(),
+        );
+    }
+    let result = &answer["result"];
+    match result {
+        Value::String(s) if s.trim_start().to_lowercase().starts_with("error") => Some(s.clone()),
+        Value::Object(m) if m.get("success") == Some(&Value::Bool(false)) => Some(format!(
+            "the tool answered {}",
+            super::messages::short(result)
+        )),
+        Value::Object(m) if m.get("isError") == Some(&Value::Bool(true)) => Some(format!(
+            "the tool answered {}",
+            super::messages::short(result)
+        )),
+        Value::Object(m) => m
+            .get("error")
+            .and_then(Value::as_str)
+            .filter(|e| !e.trim().is_empty())
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// The DOM assertions judged on what the page answered.
+fn judge_dom(
+    assertions: &[DomAssertion],
+    observed: Result<Vec<DomObserved>, String>,
+) -> Vec<Value> {
+    assertions
+        .iter()
+        .enumerate()
+        .map(|(i, assertion)| {
+            let expected = assertion.expect.expected();
+            let mut result = json!({
+                "assertion": assertion.raw,
+                "kind": assertion.expect.kind(),
+                "expected": expected,
+            });
+            let seen = match &observed {
+                Err(why) => Err(why.clone()),
+                Ok(all) => match all.get(i) {
+                    None => Err("the page returned no observation".into()),
+                    Some(o) => match &o.error {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(o),
+                    },
+                },
+            };
+            let seen = match seen {
+                Err(why) => {
+                    result["outcome"] = json!("error");
+                    result["error"] = json!(why);
+                    return result;
+                }
+                Ok(seen) => seen,
+            };
+            let actual = match &assertion.expect {
+                Expect::Exists(_) => json!(seen.count > 0),
+                Expect::Count(_) => json!(seen.count),
+                Expect::Text(_) => seen
+                    .text
+                    .clone()
+                    .filter(|_| seen.count > 0)
+                    .map_or(Value::Null, Value::String),
+                Expect::Attribute { .. } => {
+                    seen.attribute.clone().map_or(Value::Null, Value::String)
+                }
+            };
+            result["actual"] = actual.clone();
+            match super::matcher::matches(&expected, &actual) {
+                Ok(true) => result["outcome"] = json!("pass"),
+                Ok(false) => result["outcome"] = json!("fail"),
+                Err(why) => {
+                    result["outcome"] = json!("error");
+                    result["error"] = json!(why);
+                }
+            }
+            result
+        })
+        .collect()
+}
+
+/// The judge's verdict from its run's outcome (`submit_result`'s arguments, or a text that is
+/// the verdict's JSON): `{passed, reasoning, evidence}`, or why it is not one (no reasoning,
+/// no evidence: a verdict that cites nothing cannot be audited).
+fn verdict(outcome: &Value) -> Result<Value, String> {
+    let value = match outcome["type"].as_str() {
+        Some("submitted") => outcome["value"].clone(),
+        Some("completed") | Some("budgetSpent") => {
+            let text = outcome["text"].as_str().unwrap_or_default();
+            let start = text.find('{').ok_or("it answered without a verdict")?;
+            let end = text.rfind('}').ok_or("it answered without a verdict")?;
+            serde_json::from_str(&text[start..=end])
+                .map_err(|_| "its answer is not a verdict".to_owned())?
+        }
+        other => {
+            return Err(format!(
+                "its run ended {}",
+                other.unwrap_or("without an outcome")
+            ))
+        }
+    };
+    let passed = value["passed"]
+        .as_bool()
+        .ok_or("its verdict has no `passed`")?;
+    let reasoning = (value["reasoning"].as_str())
+        .map(str::trim)
+        .unwrap_or_default();
+    if reasoning.is_empty() {
+        return Err("its verdict gives no reasoning".into());
+    }
+    let cut = |s: &str| s.chars().take(SIM_VERDICT_CHARS).collect::<String>();
+    let evidence: Vec<String> = (value["evidence"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default())
+    .iter()
+    .filter_map(Value::as_str)
+    .map(str::trim)
+    .filter(|e| !e.is_empty())
+    .take(MAX_SIM_EVIDENCE)
+    .map(cut)
+    .collect();
+    if evidence.is_empty() {
+        return Err(
+            "its verdict cites no evidence, and a verdict that cites nothing cannot be audited"
+                .into(),
+        );
+    }
+    Ok(json!({"passed": passed, "reasoning": cut(reasoning), "evidence": evidence}))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn add(total: &mut Option<u64>, tokens: Option<u64>) {
+    if let Some(t) = tokens {
+        *total = Some(total.unwrap_or(0).saturating_add(t));
+    }
+}
