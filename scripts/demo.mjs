@@ -101,7 +101,7 @@ try {
         if (entry.kind === 'error') console.log(`  error  ${entry.message}`);
         continue;
       }
-      const calls = entry.calls.map((c) => `${c.name} ${JSON.stringify(c.args)}${c.durationMs !== undefined ? ` (${secs(c.durationMs).trim()})` : ''}`);
+      const calls = entry.calls.map((c) => `${c.name} ${JSON.stringify(c.args)}${c.durationMs != null ? ` (${Math.round(c.durationMs)} ms)` : ''}`);
       const what = [entry.text && `"${short(entry.text.replace(/\s+/g, ' ').trim(), 70)}"`, ...calls].filter(Boolean).join('; ');
       const tokens = entry.tokens?.outputTokens != null ? `, ${entry.tokens.inputTokens} in / ${entry.tokens.outputTokens} out tokens` : '';
       console.log(`  ${entry.name.padEnd(7)} ${secs(entry.durationMs)}${tokens}  ${what || '(nothing)'}`);
