@@ -14,7 +14,7 @@ SHIP_DIR := target/ship
 WASM := $(SHIP_DIR)/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo bench clean
+.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo demo-local eval-local record-corpus bench clean
 
 ## build: assemble the unpacked extension in extension/
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
@@ -99,6 +99,20 @@ release: build
 ## demo: the demo site in Chromium with the extension (headless without a display)
 demo: setup-browser build
 	node scripts/demo.mjs
+
+## demo-local: the demo on a real local model, no key: our server on node-llama-cpp 3.21.1 on 127.0.0.1 and the pinned
+## Qwen2.5-Coder-1.5B GGUF (or WEBMCP_HOST_GGUF), both installed once in ~/.cache/webmcp-host (docs/local-models.md)
+demo-local: setup-browser build
+	nice -n 19 node scripts/demo-local.mjs
+
+## eval-local: the demo shop's evals in agent mode on the local model; prints pass^k, fails under EVAL_LOCAL_THRESHOLD
+## (default 0.5). Slow and never part of `make test`: a job of its own that need not gate
+eval-local: setup-browser build
+	nice -n 19 node scripts/eval-local.mjs
+
+## record-corpus: record the genuine-output corpus (tests/corpus/) again on the local model (minutes; SET=text)
+record-corpus:
+	nice -n 19 node scripts/record-corpus.mjs --set $(or $(SET),text)
 
 ## bench: core throughput and latency natively; what each crate costs in the wasm; wasm size, worker cold start and MCP listing in Chromium; keep-alive (~6 min)
 bench: setup-browser build

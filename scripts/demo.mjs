@@ -91,6 +91,23 @@ try {
     if (event.type === 'TOOL_CALL_RESULT') console.log(`  result  ${names.get(event.toolCallId)} → ${short(event.content)}`);
     if (event.type === 'RUN_ERROR') console.log(`  error   ${event.message}`);
   }
+  // Each step's time, from the run's timeline (the model's steps and the page's calls).
+  const timeline = await host.worker.evaluate((runId) => webmcpHost.timeline({ runId }), 'demo_run').catch(() => null);
+  if (timeline?.entries?.length) {
+    console.log('\nSteps:');
+    const secs = (ms) => (ms === undefined || ms === null ? '    ?' : `${(ms / 1000).toFixed(1).padStart(5)} s`);
+    for (const entry of timeline.entries) {
+      if (entry.kind !== 'step') {
+        if (entry.kind === 'error') console.log(`  error  ${entry.message}`);
+        continue;
+      }
+      const calls = entry.calls.map((c) => `${c.name} ${JSON.stringify(c.args)}${c.durationMs != null ? ` (${Math.round(c.durationMs)} ms)` : ''}`);
+      const what = [entry.text && `"${short(entry.text.replace(/\s+/g, ' ').trim(), 70)}"`, ...calls].filter(Boolean).join('; ');
+      const tokens = entry.tokens?.outputTokens != null ? `, ${entry.tokens.inputTokens} in / ${entry.tokens.outputTokens} out tokens` : '';
+      console.log(`  ${entry.name.padEnd(7)} ${secs(entry.durationMs)}${tokens}  ${what || '(nothing)'}`);
+    }
+    if (timeline.durationMs != null) console.log(`  the run took ${(timeline.durationMs / 1000).toFixed(1)} s`);
+  }
   const counts = {};
   for (const event of result.events) counts[event.type] = (counts[event.type] ?? 0) + 1;
   console.log(`  ${result.events.length} events: ${Object.entries(counts).map(([t, n]) => `${t} ${n}`).join(', ')}`);
@@ -118,6 +135,15 @@ try {
     console.log(`\nScreenshots: ${relative(ROOT, shop)}, ${relative(ROOT, shot)}`);
   }
   if (result.outcome.type === 'failed') process.exitCode = 1;
+  if (!process.env.DEMO_PROMPT) {
+    // The demo's own task: a search, then exactly one add_to_cart of two Sencha.
+    const calls = result.messages.flatMap((m) => m.toolCalls ?? []).map((c) => ({ name: c.function.name, args: JSON.parse(c.function.arguments || '{}') }));
+    const searched = calls.some((c) => c.name === 'search_teas');
+    const adds = calls.filter((c) => c.name === 'add_to_cart');
+    const done = searched && adds.length === 1 && adds[0].args.sku === 'sencha-50' && adds[0].args.quantity === 2;
+    console.log(`\nThe demo task (a search, then one add_to_cart of two Sencha): ${done ? 'done' : `NOT done (${calls.map((c) => c.name).join(', ') || 'no calls'})`}`);
+    if (!done) process.exitCode = 1;
+  }
 } finally {
   await host.close().catch(() => {});
   await server.close();

@@ -320,3 +320,30 @@ fn a_hook_that_declines_leaves_the_error_for_the_model() {
     assert!(content.contains("is not of type"), "{content}");
     golden("repair-hook-declines", &h.events);
 }
+
+/// Small local models end their turn with nothing after a result (Qwen2.5-Coder-1.5B did, in
+/// the demo): the empty output ends the turn, once, instead of being asked again until the
+/// step budget is spent.
+#[test]
+fn an_empty_output_after_a_result_ends_the_turn() {
+    let h = drive(
+        base("Add 2 and 40."),
+        vec![
+            Step::Text("{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 40}}"),
+            Step::Text(""),
+            Step::Text("never asked"),
+        ],
+        &mut add_tool,
+        &mut no_visitor,
+        false,
+    );
+    assert_eq!(h.requests.len(), 2, "asked once after the result");
+    assert_eq!(h.invocations.len(), 1);
+    assert_eq!(
+        h.outcome,
+        Some(RunOutcome::Completed {
+            text: String::new()
+        })
+    );
+    assert!(matches!(h.events.last(), Some(Event::RunFinished { .. })));
+}

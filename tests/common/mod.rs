@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod chunk;
+pub mod corpus;
 pub mod turns;
 
 use std::path::{Path, PathBuf};

@@ -298,12 +298,12 @@ mod tests {
         assert!(body["messages"][0]["content"]
             .as_str()
             .unwrap()
-            .contains("- add: Adds"));
+            .contains("{\"name\":\"add\",\"description\":\"Adds"));
         assert_eq!(body["messages"][2]["role"], "assistant");
         assert!(body["messages"][3]["content"]
             .as_str()
             .unwrap()
-            .starts_with("<tool_result name=\"add\">"));
+            .starts_with("<tool_response>\n"));
     }
 
     fn decode(chunks: &[&str]) -> Vec<ModelEvent> {

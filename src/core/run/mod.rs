@@ -109,6 +109,9 @@ pub struct Run {
     /// The model's view.
     model: Vec<Message>,
     model_steps: usize,
+    /// Whether the current step's output held calls (run, rejected or waiting). A step that
+    /// held none ends the turn, even when it held no text either.
+    step_called: bool,
     executed: usize,
     budget_told: bool,
     counts: Vec<(String, usize)>,
@@ -163,6 +166,7 @@ impl Run {
             phase: Phase::Tools,
             out: VecDeque::new(),
             model_steps: 0,
+            step_called: false,
             executed: 0,
             budget_told: false,
             counts: Vec::new(),
@@ -460,6 +464,7 @@ impl Run {
             let name = r.name.clone().unwrap_or_else(|| r.written_name.clone());
             model_calls.push(ToolCall::function(r.id.clone(), name, arguments));
         }
+        self.step_called = !model_calls.is_empty();
         if content.is_some() || !model_calls.is_empty() {
             self.model.push(Message::Assistant {
                 id: id.clone(),
@@ -753,8 +758,10 @@ impl Run {
             self.finish_as(RunOutcome::FrontendTools { calls }, Some(outcome));
             return;
         }
-        let last_step_called = matches!(self.model.last(), Some(Message::Tool { .. }));
-        if !last_step_called && had_no_rejections && self.reask.is_empty() {
+        // An output with no call ends the turn, also an empty one: small local models end
+        // their turn with nothing after a result (the model's view then still ends with that
+        // result, and asking again got nothing again until the step budget was spent).
+        if !self.step_called && had_no_rejections && self.reask.is_empty() {
             let text = self.last_text.clone();
             self.finish(RunOutcome::Completed { text });
             return;

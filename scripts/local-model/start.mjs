@@ -1,0 +1,36 @@
+// Starts scripts/local-model/server.mjs on 127.0.0.1 (the pinned model, or WEBMCP_HOST_GGUF)
+// at the lowest priority (`nice -n 19`: the machine's cores are shared), and answers once it
+// listens: `{baseUrl, model, stop()}`. What the server prints on stderr goes to ours.
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installLlama, modelPath } from './install.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+export async function startLocalModel({ context = 4096, temperature = 0, log = (line) => process.stderr.write(`  [model server] ${line}\n`) } = {}) {
+  await installLlama();
+  const model = await modelPath();
+  const args = [join(HERE, 'server.mjs'), '--model', model.path, '--context', String(context), '--temperature', String(temperature)];
+  const niced = process.platform === 'linux';
+  const child = spawn(niced ? 'nice' : process.execPath, niced ? ['-n', '19', process.execPath, ...args] : args,
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const started = Date.now();
+  const baseUrl = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening (\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.stderr.on('data', (d) => String(d).split('\n').filter(Boolean).forEach(log));
+    child.on('exit', (code) => reject(new Error(`the model server stopped (exit ${code}) before it listened`)));
+  });
+  const loadSeconds = (Date.now() - started) / 1000;
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  return { baseUrl, model, loadSeconds, stop };
+}
