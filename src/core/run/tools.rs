@@ -187,7 +187,20 @@ pub(super) fn with_page_tools(
         .filter(|t| t.kind != ToolKind::Page)
         .cloned()
         .collect();
-    tools.extend(page);
+    // A model request carries at most MAX_TOOLS_PER_REQUEST tools: the page's past it are left
+    // out, and said so.
+    let max = crate::core::limits::MAX_TOOLS_PER_REQUEST;
+    let room = max.saturating_sub(tools.len());
+    if page.len() > room {
+        errors.push(SourceError {
+            source: "tools".into(),
+            message: format!(
+                "{} of the page's tools left out: a model request carries at most {max} (max_tools_per_request)",
+                page.len() - room
+            ),
+        });
+    }
+    tools.extend(page.into_iter().take(room));
     let tools = distinct(tools, errors);
     let after: Vec<&RunTool> = tools.iter().filter(|t| t.kind == ToolKind::Page).collect();
     if before == after {

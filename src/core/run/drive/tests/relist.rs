@@ -146,3 +146,29 @@ fn another_origins_tools_never_join_the_run() {
         );
     }
 }
+
+#[test]
+fn a_page_that_registers_thousands_of_tools_mid_run_stays_within_the_request_cap() {
+    let (mut drive, actions) = run_with_search();
+    let search = tool_call(&actions).unwrap();
+    drive.handle(Answer::ToolDone {
+        call_id: search,
+        response: json!({"ok": true, "result": "1 result"}),
+    });
+    poll_all(&mut drive);
+    let names: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    drive.handle(Answer::TabTools(Ok(page("https://shop.test", &names))));
+    let text = format!("{:?}", poll_all(&mut drive));
+    let max = crate::core::limits::MAX_TOOLS_PER_REQUEST;
+    assert!(
+        text.contains(&format!("{} of the page's tools left out", 3000 - max)),
+        "said: {}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(text.contains("\"t0\""), "the first ones are offered");
+    assert!(
+        !text.contains(&format!("\"t{max}\"")),
+        "a tool past the cap is not offered"
+    );
+}
