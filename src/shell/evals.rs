@@ -19,19 +19,8 @@ use crate::core::page::call::CallRequest;
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
 pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
-    let default_model = match request.models.is_empty() {
-        true => super::store::load_registry()
-            .await?
-            .resolve(None)
-            .ok()
-            .map(|m| m.name.clone()),
-        false => None,
-    };
-    // `reload`: the page each case starts on is the one the suite started on.
-    let first_page = match request.reload {
-        true => Some(page_url("evaluate", request.tab_id).await?),
-        false => None,
-    };
+    let (default_model, first_page) =
+        suite_start(request.models.is_empty(), request.reload, request.tab_id).await?;
     let suite = format!("eval_{}", super::io::random_id());
     let mut evaluation = Evaluation::new(request, default_model).with_suite(suite);
     loop {
@@ -55,23 +44,13 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 }
             }
             Next::Log { run_id } => Reply::Logged(super::runlog::run_log(&run_id, 0).await),
-            Next::Reload { tab_id } => {
-                let url = first_page.as_deref().unwrap_or_default();
-                let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
-                Reply::Reloaded(reloaded.map(drop).map_err(|e| super::convert::describe(&e)))
-            }
+            Next::Reload { tab_id } => Reply::Reloaded(reload(tab_id, first_page.as_deref()).await),
             Next::ListTools {
                 tab_id, after_ms, ..
-            } => {
-                if after_ms > 0 {
-                    let _ = JsFuture::from(sleep(after_ms)).await;
-                }
-                let tools = super::tab_tools(tab_id).await.map(|t| t.response());
-                Reply::Listed {
-                    tools,
-                    now_ms: now_ms(),
-                }
-            }
+            } => Reply::Listed {
+                tools: listed_after(tab_id, after_ms).await,
+                now_ms: now_ms(),
+            },
         };
         if let Some(result) = evaluation.handle(reply) {
             let (done, total) = evaluation.progress();
@@ -86,33 +65,16 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
 /// Plays a simulations suite on a tab (`evaluate({mode: "simulate"})`); resolves to its answer.
 pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
     use crate::core::evals::simulate::{Next, Reply, Simulate};
-    let default_model = match request.models.is_empty() {
-        true => super::store::load_registry()
-            .await?
-            .resolve(None)
-            .ok()
-            .map(|m| m.name.clone()),
-        false => None,
-    };
-    let first_page = match request.reload {
-        true => Some(page_url("evaluate", request.tab_id).await?),
-        false => None,
-    };
+    let (default_model, first_page) =
+        suite_start(request.models.is_empty(), request.reload, request.tab_id).await?;
     let suite = format!("sim_{}", super::io::random_id());
     let mut simulation = Simulate::new(request, default_model, suite);
     loop {
         let reply = match simulation.poll(now_ms()) {
             Next::Done(answer) => return Ok(answer),
-            Next::Reload { tab_id } => {
-                let url = first_page.as_deref().unwrap_or_default();
-                let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
-                Reply::Reloaded(reloaded.map(drop).map_err(|e| super::convert::describe(&e)))
-            }
+            Next::Reload { tab_id } => Reply::Reloaded(reload(tab_id, first_page.as_deref()).await),
             Next::ListTools { tab_id, after_ms } => {
-                if after_ms > 0 {
-                    let _ = JsFuture::from(sleep(after_ms)).await;
-                }
-                Reply::Listed(super::tab_tools(tab_id).await.map(|t| t.response()))
+                Reply::Listed(listed_after(tab_id, after_ms).await)
             }
             Next::Call {
                 tab_id,
@@ -154,6 +116,43 @@ pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
             );
         }
     }
+}
+
+/// What a suite starts from: the registry's default model when the request names none, and
+/// (`reload`) the page each case starts on: the one the suite started on.
+async fn suite_start(
+    default_wanted: bool,
+    reload: bool,
+    tab_id: i64,
+) -> Result<(Option<String>, Option<String>), String> {
+    let default_model = match default_wanted {
+        true => super::store::load_registry()
+            .await?
+            .resolve(None)
+            .ok()
+            .map(|m| m.name.clone()),
+        false => None,
+    };
+    let first_page = match reload {
+        true => Some(page_url("evaluate", tab_id).await?),
+        false => None,
+    };
+    Ok((default_model, first_page))
+}
+
+/// The tab brought back to the suite's first page, freshly loaded, or why not.
+async fn reload(tab_id: i64, first_page: Option<&str>) -> Result<(), String> {
+    let url = first_page.unwrap_or_default();
+    let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
+    reloaded.map(drop).map_err(|e| super::convert::describe(&e))
+}
+
+/// The tab's listing after waiting `after_ms` (0: now).
+async fn listed_after(tab_id: i64, after_ms: u32) -> Result<Value, String> {
+    if after_ms > 0 {
+        let _ = JsFuture::from(sleep(after_ms)).await;
+    }
+    super::tab_tools(tab_id).await.map(|t| t.response())
 }
 
 /// How long a page may take to load again (`reload`), ms.

@@ -1,6 +1,6 @@
 //! `evaluate`'s request, parsed and bounded: every field checked with an error that names it.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::messages::Mode;
 use super::parse_evals;
@@ -42,11 +42,7 @@ impl EvaluateRequest {
         let map = value
             .as_object()
             .ok_or("evaluate: the request must be an object")?;
-        let tab_id = map
-            .get("tabId")
-            .and_then(Value::as_i64)
-            .filter(|id| *id >= 0)
-            .ok_or("evaluate: `tabId` is required (a whole number ≥ 0)")?;
+        let tab_id = tab_id(map)?;
         let cases = match map.get("evals") {
             Some(Value::String(text)) => parse_evals(text)?,
             Some(array @ Value::Array(_)) => parse_evals(&array.to_string())?,
@@ -63,6 +59,62 @@ impl EvaluateRequest {
                 return Err("evaluate: `mode` must be \"smoke\", \"agent\" or \"simulate\"".into())
             }
         };
+        let Common {
+            models,
+            runs,
+            timeout_ms,
+            format,
+            reload,
+        } = Common::parse(map)?;
+        let per_case = match mode {
+            Mode::Smoke => 1,
+            Mode::Agent | Mode::Simulate => models.len().max(1) * runs as usize,
+        };
+        if cases.len().saturating_mul(per_case) > MAX_RESULTS {
+            return Err(format!(
+                "evaluate: {} cases × {per_case} runs is over {MAX_RESULTS} results",
+                cases.len()
+            ));
+        }
+        Ok(EvaluateRequest {
+            tab_id,
+            cases,
+            mode,
+            models,
+            runs,
+            timeout_ms,
+            format,
+            reload,
+        })
+    }
+}
+
+/// `evaluate`'s `tabId`: a whole number ≥ 0.
+pub(super) fn tab_id(map: &Map<String, Value>) -> Result<i64, String> {
+    map.get("tabId")
+        .and_then(Value::as_i64)
+        .filter(|id| *id >= 0)
+        .ok_or_else(|| "evaluate: `tabId` is required (a whole number ≥ 0)".into())
+}
+
+/// The fields every mode of `evaluate` reads alike.
+pub(super) struct Common {
+    /// The models (empty: the configured default).
+    pub models: Vec<String>,
+    /// Runs of each case with each model.
+    pub runs: u32,
+    /// Each call's timeout, ms.
+    pub timeout_ms: u32,
+    /// A report to add.
+    pub format: Option<Format>,
+    /// Each case on the suite's first page, freshly loaded.
+    pub reload: bool,
+}
+
+impl Common {
+    /// `models?`, `runs?`, `timeoutMs?`, `format?`, `reload?`, each checked with an error that
+    /// names it.
+    pub(super) fn parse(map: &Map<String, Value>) -> Result<Common, String> {
         let models = match map.get("models") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items
@@ -106,20 +158,7 @@ impl EvaluateRequest {
             Some(Value::Bool(reload)) => *reload,
             Some(_) => return Err("evaluate: `reload` must be true or false".into()),
         };
-        let per_case = match mode {
-            Mode::Smoke => 1,
-            Mode::Agent | Mode::Simulate => models.len().max(1) * runs as usize,
-        };
-        if cases.len().saturating_mul(per_case) > MAX_RESULTS {
-            return Err(format!(
-                "evaluate: {} cases × {per_case} runs is over {MAX_RESULTS} results",
-                cases.len()
-            ));
-        }
-        Ok(EvaluateRequest {
-            tab_id,
-            cases,
-            mode,
+        Ok(Common {
             models,
             runs,
             timeout_ms,

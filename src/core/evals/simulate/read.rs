@@ -1,0 +1,249 @@
+//! What a case's parts answered, read: a run's outcome, text, transcript and tokens; a turn's
+//! calls; a setup call's failure; the DOM assertions judged on what the page showed; the
+//! judge's verdict.
+
+use serde_json::{json, Value};
+
+use super::{DomAssertion, Expect, Simulation, Turn, TurnCall};
+use crate::core::evals::messages::{calls_made, run_tokens};
+use crate::core::limits::{MAX_SIM_EVIDENCE, SIM_DURATION_MS, SIM_VERDICT_CHARS};
+use crate::core::page::bridge::DomObserved;
+
+/// Whether the case's time budget is spent at `now_ms`.
+pub(super) fn past(started: Option<f64>, now_ms: f64, case: &Simulation) -> bool {
+    let budget = case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64;
+    started.is_some_and(|s| now_ms - s >= budget)
+}
+
+/// What a run gave: its text, its transcript, its tokens.
+pub(super) struct Ran {
+    pub(super) text: String,
+    pub(super) transcript: String,
+    pub(super) tokens: Option<u64>,
+}
+
+/// A run that answered in text (completed, or its budget spent), or why not.
+pub(super) fn ran(answer: &Result<Value, String>) -> Result<Ran, String> {
+    let (outcome, transcript, tokens) = ran_outcome(answer)?;
+    match outcome["type"].as_str() {
+        Some("completed") | Some("budgetSpent") => Ok(Ran {
+            text: outcome["text"].as_str().unwrap_or_default().to_owned(),
+            transcript,
+            tokens,
+        }),
+        Some(other) => Err(format!("the run ended {other}")),
+        None => Err("the run gave no outcome".into()),
+    }
+}
+
+/// A run's outcome, transcript and tokens; an error for a failed or stopped run.
+pub(super) fn ran_outcome(
+    answer: &Result<Value, String>,
+) -> Result<(Value, String, Option<u64>), String> {
+    let answer = answer.as_ref().map_err(Clone::clone)?;
+    let outcome = answer.get("outcome").cloned().unwrap_or_default();
+    match outcome["type"].as_str() {
+        Some("failed") | Some("stopped") => Err(format!(
+            "the run {}: {}",
+            outcome["type"].as_str().unwrap_or_default(),
+            outcome["message"]
+                .as_str()
+                .or(outcome["reason"].as_str())
+                .unwrap_or("no message")
+        )),
+        _ => Ok((
+            outcome,
+            answer["transcript"].as_str().unwrap_or_default().to_owned(),
+            run_tokens(answer),
+        )),
+    }
+}
+
+/// The calls of a turn: those of the run's messages past the `before` it was given.
+pub(super) fn turn_calls(answer: &Value, before: usize) -> Vec<TurnCall> {
+    let messages = answer["messages"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let new = json!({"messages": messages.get(before..).unwrap_or_default()});
+    calls_made(&new)
+        .into_iter()
+        .map(|c| TurnCall {
+            function_name: c.name,
+            args: c.args,
+            result: c.result,
+        })
+        .collect()
+}
+
+pub(super) fn turn_value(turn: &Turn) -> Value {
+    let calls: Vec<Value> = (turn.tool_calls.iter())
+        .map(|c| {
+            let mut call = json!({"functionName": c.function_name, "args": c.args});
+            if let Some(r) = &c.result {
+                call["result"] = r.clone();
+            }
+            call
+        })
+        .collect();
+    let mut value = json!({
+        "index": turn.index,
+        "userMessage": turn.user_message,
+        "agentText": turn.agent_text,
+        "toolCalls": calls,
+    });
+    if let Some(id) = &turn.run_id {
+        value["runId"] = json!(id);
+    }
+    value
+}
+
+/// Why a setup call failed, when it did: the call's error, or a result that says so (an
+/// `error:` text, `{success: false}`, `{isError: true}`, a non-empty `error`).
+pub(super) fn setup_failure(answer: &Value) -> Option<String> {
+    if answer.get("ok") != Some(&Value::Bool(true)) {
+        return Some(
+            answer["error"]
+                .as_str()
+                .unwrap_or("the call failed")
+                .to_owned(),
+        );
+    }
+    let result = &answer["result"];
+    match result {
+        Value::String(s) if s.trim_start().to_lowercase().starts_with("error") => Some(s.clone()),
+        Value::Object(m) if m.get("success") == Some(&Value::Bool(false)) => Some(format!(
+            "the tool answered {}",
+            crate::core::evals::messages::short(result)
+        )),
+        Value::Object(m) if m.get("isError") == Some(&Value::Bool(true)) => Some(format!(
+            "the tool answered {}",
+            crate::core::evals::messages::short(result)
+        )),
+        Value::Object(m) => m
+            .get("error")
+            .and_then(Value::as_str)
+            .filter(|e| !e.trim().is_empty())
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// The DOM assertions judged on what the page answered.
+pub(super) fn judge_dom(
+    assertions: &[DomAssertion],
+    observed: Result<Vec<DomObserved>, String>,
+) -> Vec<Value> {
+    assertions
+        .iter()
+        .enumerate()
+        .map(|(i, assertion)| {
+            let expected = assertion.expect.expected();
+            let mut result = json!({
+                "assertion": assertion.raw,
+                "kind": assertion.expect.kind(),
+                "expected": expected,
+            });
+            let seen = match &observed {
+                Err(why) => Err(why.clone()),
+                Ok(all) => match all.get(i) {
+                    None => Err("the page returned no observation".into()),
+                    Some(o) => match &o.error {
+                        Some(e) => Err(e.clone()),
+                        None => Ok(o),
+                    },
+                },
+            };
+            let seen = match seen {
+                Err(why) => {
+                    result["outcome"] = json!("error");
+                    result["error"] = json!(why);
+                    return result;
+                }
+                Ok(seen) => seen,
+            };
+            let actual = match &assertion.expect {
+                Expect::Exists(_) => json!(seen.count > 0),
+                Expect::Count(_) => json!(seen.count),
+                Expect::Text(_) => seen
+                    .text
+                    .clone()
+                    .filter(|_| seen.count > 0)
+                    .map_or(Value::Null, Value::String),
+                Expect::Attribute { .. } => {
+                    seen.attribute.clone().map_or(Value::Null, Value::String)
+                }
+            };
+            result["actual"] = actual.clone();
+            match crate::core::evals::matcher::matches(&expected, &actual) {
+                Ok(true) => result["outcome"] = json!("pass"),
+                Ok(false) => result["outcome"] = json!("fail"),
+                Err(why) => {
+                    result["outcome"] = json!("error");
+                    result["error"] = json!(why);
+                }
+            }
+            result
+        })
+        .collect()
+}
+
+/// The judge's verdict from its run's outcome (`submit_result`'s arguments, or a text that is
+/// the verdict's JSON): `{passed, reasoning, evidence}`, or why it is not one (no reasoning,
+/// no evidence: a verdict that cites nothing cannot be audited).
+pub(super) fn verdict(outcome: &Value) -> Result<Value, String> {
+    let value = match outcome["type"].as_str() {
+        Some("submitted") => outcome["value"].clone(),
+        Some("completed") | Some("budgetSpent") => {
+            let text = outcome["text"].as_str().unwrap_or_default();
+            let start = text.find('{').ok_or("it answered without a verdict")?;
+            let end = text.rfind('}').ok_or("it answered without a verdict")?;
+            serde_json::from_str(&text[start..=end])
+                .map_err(|_| "its answer is not a verdict".to_owned())?
+        }
+        other => {
+            return Err(format!(
+                "its run ended {}",
+                other.unwrap_or("without an outcome")
+            ))
+        }
+    };
+    let passed = value["passed"]
+        .as_bool()
+        .ok_or("its verdict has no `passed`")?;
+    let reasoning = (value["reasoning"].as_str())
+        .map(str::trim)
+        .unwrap_or_default();
+    if reasoning.is_empty() {
+        return Err("its verdict gives no reasoning".into());
+    }
+    let cut = |s: &str| s.chars().take(SIM_VERDICT_CHARS).collect::<String>();
+    let evidence: Vec<String> = (value["evidence"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default())
+    .iter()
+    .filter_map(Value::as_str)
+    .map(str::trim)
+    .filter(|e| !e.is_empty())
+    .take(MAX_SIM_EVIDENCE)
+    .map(cut)
+    .collect();
+    if evidence.is_empty() {
+        return Err(
+            "its verdict cites no evidence, and a verdict that cites nothing cannot be audited"
+                .into(),
+        );
+    }
+    Ok(json!({"passed": passed, "reasoning": cut(reasoning), "evidence": evidence}))
+}
+
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub(super) fn add(total: &mut Option<u64>, tokens: Option<u64>) {
+    if let Some(t) = tokens {
+        *total = Some(total.unwrap_or(0).saturating_add(t));
+    }
+}
