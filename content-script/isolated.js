@@ -190,7 +190,7 @@
   // tool that is not read-only confirmed by the worker, its hints "unknown".
   const listTools = async () => {
     const context = modelContext();
-    const frame = { url: location.href, origin: location.origin, title: String(document.title ?? '').slice(0, 200) };
+    const frame = { url: location.href, origin: location.origin, title: String(document.title ?? '').slice(0, 200), readyState: document.readyState };
     if (context) return { ok: true, supported: true, ...frame, tools: numbered(withForms((await ownTools(context)).map(describe))) };
     if (!main.paired) return { ok: true, supported: false, ...frame, tools: [] };
     const answer = await main.ask({ op: 'listTools' });

@@ -19,6 +19,7 @@ pub use crate::core::limits::{
     CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
     MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
+use crate::core::page::ready::{Ready, ReadyWait};
 use crate::core::tool::kind;
 use crate::core::url::Url;
 
@@ -199,7 +200,14 @@ enum Stage {
     Sitemap,
     Previous,
     Load,
-    List { tries: u32 },
+    /// The page loaded: listed until it is ready (`core::page::ready`).
+    Ready {
+        wait: ReadyWait,
+        after_ms: u32,
+    },
+    List {
+        tries: u32,
+    },
     Return,
     Keep,
     Done,
@@ -212,6 +220,8 @@ pub struct Crawl {
     origin: String,
     start_url: String,
     now_ms: f64,
+    /// The worker's clock at the last [`Crawl::tick`].
+    clock_ms: f64,
     stage: Stage,
     queue: Vec<String>,
     skipped: Vec<Value>,
@@ -233,6 +243,7 @@ impl Crawl {
             origin,
             start_url: start_url.to_owned(),
             now_ms,
+            clock_ms: now_ms,
             stage: Stage::Previous,
             queue: Vec::new(),
             skipped: Vec::new(),
@@ -328,6 +339,10 @@ impl Crawl {
                     self.poll()
                 }
             },
+            Stage::Ready { after_ms, .. } => Next::List {
+                tab_id,
+                after_ms: *after_ms,
+            },
             Stage::List { tries } => Next::List {
                 tab_id,
                 after_ms: if *tries == 0 { 0 } else { CRAWL_SETTLE_MS },
@@ -376,30 +391,29 @@ impl Crawl {
                 let url = self.queue[self.at].clone();
                 match loaded.and_then(|landed| self.on_origin(&landed)) {
                     Ok(()) => {
-                        self.stage = Stage::List { tries: 0 };
+                        self.stage = Stage::Ready {
+                            wait: ReadyWait::after_load(),
+                            after_ms: 0,
+                        };
                         None
                     }
                     Err(why) => self.page_done(json!({"url": url, "error": why})),
                 }
             }
-            (Stage::List { tries }, Reply::Listed(listed)) => {
-                let url = self.queue[self.at].clone();
-                match listed {
-                    // A page that registers its tools a moment after loading is listed again.
-                    Ok(listing) if tools_of(&listing).is_empty() && tries == 0 => {
-                        self.stage = Stage::List { tries: 1 };
+            (Stage::Ready { mut wait, .. }, Reply::Listed(listed)) => {
+                match wait.listed(&listed, self.clock_ms) {
+                    Ready::Go => self.listed(0, listed),
+                    Ready::ListAgain(after_ms) => {
+                        self.stage = Stage::Ready { wait, after_ms };
                         None
                     }
-                    // The page may have moved on by itself since it loaded: its tools are
-                    // this origin's only while it shows a page of it.
-                    Ok(listing) => match listing["page"]["url"].as_str().map(|u| self.on_origin(u))
-                    {
-                        Some(Err(why)) => self.page_done(json!({"url": url, "error": why})),
-                        _ => self.page_done(page_entry(&url, &listing, &self.origin)),
-                    },
-                    Err(why) => self.page_done(json!({"url": url, "error": why})),
+                    Ready::Failed(why) => {
+                        let url = self.queue[self.at].clone();
+                        self.page_done(json!({"url": url, "error": why}))
+                    }
                 }
             }
+            (Stage::List { tries }, Reply::Listed(listed)) => self.listed(tries, listed),
             (Stage::Return, Reply::Loaded(_)) => {
                 self.stage = Stage::Keep;
                 None
@@ -411,6 +425,25 @@ impl Crawl {
             }
             // A reply for another stage (a bug in the shell): ignored, the stage asks again.
             _ => None,
+        }
+    }
+
+    /// The page's listing (its `tries`th, from 0): its entry, or one more listing.
+    fn listed(&mut self, tries: u32, listed: Result<Value, String>) -> Option<Value> {
+        let url = self.queue[self.at].clone();
+        match listed {
+            // A page that registers its tools a moment after loading is listed again.
+            Ok(listing) if tools_of(&listing).is_empty() && tries == 0 => {
+                self.stage = Stage::List { tries: 1 };
+                None
+            }
+            // The page may have moved on by itself since it loaded: its tools are
+            // this origin's only while it shows a page of it.
+            Ok(listing) => match listing["page"]["url"].as_str().map(|u| self.on_origin(u)) {
+                Some(Err(why)) => self.page_done(json!({"url": url, "error": why})),
+                _ => self.page_done(page_entry(&url, &listing, &self.origin)),
+            },
+            Err(why) => self.page_done(json!({"url": url, "error": why})),
         }
     }
 
@@ -432,6 +465,7 @@ impl Crawl {
     /// Past the crawl's time budget ([`MAX_CRAWL_MS`] from its start, `now_ms`): the pages not
     /// loaded yet are skipped, and the crawl ends with those it has.
     pub fn tick(&mut self, now_ms: f64) {
+        self.clock_ms = now_ms;
         if now_ms - self.now_ms > MAX_CRAWL_MS as f64 {
             let minutes = MAX_CRAWL_MS / 60_000;
             self.skip_the_rest(&format!(

@@ -135,6 +135,12 @@ pub const MAX_CALL_TIMEOUT_MS: u32 = 10 * 60 * 1000;
 pub const SETTLE_MS: u32 = 1_500;
 /// The pause between two looks at the frame while settling.
 pub const SETTLE_POLL_MS: u32 = 50;
+/// How long, at most, a tab's page may take to be ready after a load the host caused (and
+/// before a simulation's agent turn): its top frame answering from a loaded document, its tools
+/// the same in two listings in a row (`core::page::ready`), ms.
+pub const PAGE_READY_MS: u32 = 10_000;
+/// The pause between two listings while waiting for the page to be ready, ms.
+pub const PAGE_READY_POLL_MS: u32 = 100;
 /// How long a navigation's destination may take to load before the call's answer goes
 /// without what it offers.
 pub const DESTINATION_MS: u32 = 5_000;

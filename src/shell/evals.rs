@@ -16,6 +16,7 @@ use crate::core::limits::DOM_QUERY_MS;
 use crate::core::ops::ReplaySource;
 use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame, Target};
 use crate::core::page::call::CallRequest;
+use crate::core::page::ready::ReadyWait;
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
 pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
@@ -186,7 +187,9 @@ pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, Str
         match diff.poll() {
             DiffNext::Done(answer) => return Ok(answer),
             DiffNext::ListTools(tab_id) => {
-                let tools = super::tab_tools(tab_id).await.map(|t| t.response());
+                // A tab still loading is listed again, never taken for a page without tools.
+                let tools = super::ready_tools(tab_id, ReadyWait::loaded()).await;
+                let tools = tools.map(|t| t.response());
                 diff.tools(tools);
             }
             DiffNext::Call {

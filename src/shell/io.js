@@ -149,13 +149,19 @@ export async function loadTab(tabId, url, ms) {
   return loadOnce(tabId, url, Date.now() + ms);
 }
 
-/** One load of `url` in the tab; resolves with the URL its top frame loaded next. */
+/**
+ * One load of `url` in the tab; resolves with the URL its top frame loaded next. Only a new
+ * document counts: the completion of the document shown before (a load still under way when
+ * this one was asked) is not this load's.
+ */
 async function loadOnce(tabId, url, deadline) {
   const top = await topFrame(tabId);
   if (!top) throw new Error(`tab ${tabId} is closed`);
   let settle;
   const loaded = new Promise((resolve, reject) => (settle = { resolve, reject }));
-  const top0 = (details) => details.tabId === tabId && details.frameId === 0;
+  const old = top.documentId;
+  const top0 = (details) =>
+    details.tabId === tabId && details.frameId === 0 && (old === undefined || details.documentId !== old);
   const completed = (details) => top0(details) && settle.resolve(details.url);
   // A load cut short by another navigation (`net::ERR_ABORTED`) ends in that one's completion.
   const failed = (details) =>

@@ -43,6 +43,7 @@ use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
 use crate::core::page::kept::Kept;
+use crate::core::page::ready::ReadyWait;
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
@@ -79,6 +80,27 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
     workbench::observe(tab_id, tools.clone());
     state::host(|host| host.keep_listing(tab_id, io::now_ms(), tools.clone(), epoch));
     Ok(tools)
+}
+
+/// The tab listed until its page is ready as `wait` says (`core::page::ready`: after a load
+/// the host caused, loaded and its tools the same twice in a row), or why it was not within
+/// the budget.
+pub(crate) async fn ready_tools(
+    tab_id: i64,
+    mut wait: crate::core::page::ready::ReadyWait,
+) -> Result<Rc<TabTools>, String> {
+    use crate::core::page::ready::Ready;
+    loop {
+        let listed = tab_tools(tab_id).await;
+        let value = listed.as_ref().map(|t| t.response()).map_err(Clone::clone);
+        match wait.listed(&value, io::now_ms()) {
+            Ready::Go => return listed,
+            Ready::ListAgain(ms) => {
+                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+            }
+            Ready::Failed(why) => return Err(why),
+        }
+    }
 }
 
 /// Every frame's answer to `listTools`, asked all at once, within one deadline.
@@ -260,10 +282,15 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
             if navigated {
                 calls.retain(|next| next.tool != call.tool);
                 let reloaded = match &page {
-                    Ok(url) => io::reload_tab(request.tab_id as f64, url, evals::RELOAD_MS)
-                        .await
-                        .map(drop)
-                        .map_err(|e| convert::describe(&e)),
+                    Ok(url) => {
+                        match io::reload_tab(request.tab_id as f64, url, evals::RELOAD_MS).await {
+                            // The next probes only once the page is there again.
+                            Ok(_) => ready_tools(request.tab_id, ReadyWait::after_load())
+                                .await
+                                .map(drop),
+                            Err(e) => Err(convert::describe(&e)),
+                        }
+                    }
                     Err(error) => Err(error.clone()),
                 };
                 if reloaded.is_err() {

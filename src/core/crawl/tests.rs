@@ -174,13 +174,15 @@ fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back()
             START
         ]
     );
+    // The late page is listed until its tools hold still (two listings alike, 100 ms apart).
     assert!(
         seen.contains(&Next::List {
             tab_id: 7,
-            after_ms: CRAWL_SETTLE_MS
+            after_ms: crate::core::page::ready::PAGE_READY_POLL_MS
         }),
         "the late page listed again"
     );
+    assert_eq!(listed_late.get(), 3, "empty, then its tool twice");
     let pages = answer["pages"].as_array().unwrap();
     assert_eq!(pages.len(), 4);
     assert_eq!(pages[0]["forms"], json!(["search"]));
@@ -427,8 +429,11 @@ fn a_crawl_past_its_time_budget_skips_the_pages_left_and_ends_with_those_it_has(
     crawl.handle(Reply::Previous(None));
     assert!(matches!(crawl.poll(), Next::Load { .. }));
     crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    crawl.poll();
-    crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    // Listed until its tools hold still: twice alike.
+    for _ in 0..2 {
+        assert!(matches!(crawl.poll(), Next::List { .. }));
+        crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    }
     crawl.tick(f64::from(MAX_CRAWL_MS) + 1.0);
     let (answer, _, _) = drive(&mut crawl, &site, None);
     assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
@@ -507,8 +512,11 @@ fn a_stopped_crawl_ends_with_the_pages_it_has() {
     crawl.handle(Reply::Previous(None));
     crawl.poll();
     crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    crawl.poll();
-    crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    // Listed until its tools hold still: twice alike.
+    for _ in 0..2 {
+        assert!(matches!(crawl.poll(), Next::List { .. }));
+        crawl.handle(Reply::Listed(site("https://shop.test/a")));
+    }
     crawl.stop();
     let (answer, seen, kept) = drive(&mut crawl, &site, None);
     assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
@@ -554,5 +562,55 @@ fn the_origins_kept_are_bounded_the_least_recently_crawled_forgotten() {
     assert_eq!(
         index(Some(&json!({"x": 1})), "https://a.test").0,
         json!(["https://a.test"])
+    );
+}
+
+#[test]
+fn a_page_listed_while_it_still_loads_is_listed_again_and_one_that_never_loads_is_its_error() {
+    use crate::core::page::ready::PAGE_READY_MS;
+    let loading = |url: &str| json!({"tools": [], "problems": [], "page": {"url": url, "origin": "https://shop.test", "title": "", "loading": true}});
+    let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 0.0).unwrap();
+    crawl.handle(Reply::Previous(None));
+    crawl.poll();
+    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
+    // The old document gone and the new one not answering, then the new one still parsing.
+    let not_yet = [
+        json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed"}]}),
+        loading("https://shop.test/a"),
+    ];
+    for (i, listing) in not_yet.into_iter().enumerate() {
+        crawl.tick(100.0 * i as f64);
+        assert!(matches!(crawl.poll(), Next::List { .. }));
+        assert_eq!(
+            crawl.handle(Reply::Listed(Ok(listing))),
+            None,
+            "no entry yet"
+        );
+    }
+    let site =
+        |_: &str| -> Result<Value, String> { Ok(listing("https://shop.test/a", &[("t", "T.")])) };
+    let (answer, _, _) = drive(&mut crawl, &site, None);
+    let page = &answer["pages"][0];
+    assert!(page.get("error").is_none(), "{page}");
+    assert_eq!(page["tools"].as_array().map(Vec::len), Some(1), "{page}");
+
+    // A page that never finishes loading: the page's error once the budget is spent.
+    let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 0.0).unwrap();
+    crawl.handle(Reply::Previous(None));
+    crawl.poll();
+    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
+    crawl.poll();
+    crawl.handle(Reply::Listed(Ok(loading("https://shop.test/a"))));
+    crawl.tick(f64::from(PAGE_READY_MS));
+    crawl.poll();
+    let entry = crawl
+        .handle(Reply::Listed(Ok(loading("https://shop.test/a"))))
+        .expect("the page's entry");
+    assert!(
+        entry["error"]
+            .as_str()
+            .unwrap()
+            .contains("the page https://shop.test/a was still loading"),
+        "{entry}"
     );
 }

@@ -31,6 +31,7 @@ use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
 use super::wait::{Seen, ToolWait};
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
+use crate::core::page::ready::{Ready, ReadyWait};
 
 pub use super::messages::Mode;
 pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
@@ -50,11 +51,12 @@ pub enum Next {
         /// Its timeout, ms.
         timeout_ms: u32,
     },
-    /// Smoke: list the tab's tools after waiting `after_ms` (0: now), then [`Reply::Listed`].
+    /// List the tab's tools after waiting `after_ms` (0: now), then [`Reply::Listed`]: before
+    /// a smoke call, and after a reload until the page is ready.
     ListTools {
         /// The tab.
         tab_id: i64,
-        /// The tool the next call needs.
+        /// The tool the next call needs (empty while the reloaded page is awaited).
         name: String,
         /// How long to wait before listing, ms.
         after_ms: u32,
@@ -138,6 +140,9 @@ pub struct Evaluation {
     wait: Result<(), (ToolWait, u32)>,
     /// `reload`: the tab was loaded afresh for the case (or run) under way.
     fresh: bool,
+    /// After a reload: the wait for the page to be ready (`core::page::ready`) and the pause
+    /// before the next listing; `None` once it is.
+    loaded: Option<(ReadyWait, u32)>,
     /// Agent mode after a reload: the expected tools not listed yet, and the wait for them.
     settling: Vec<String>,
     settle: (ToolWait, u32),
@@ -176,6 +181,7 @@ impl Evaluation {
             pending: None,
             wait: Err((ToolWait::default(), 0)),
             fresh: false,
+            loaded: None,
             settling: Vec::new(),
             settle: (ToolWait::default(), 0),
             span_ms: None,
@@ -221,6 +227,13 @@ impl Evaluation {
             if self.request.reload && !self.fresh {
                 return Next::Reload {
                     tab_id: self.request.tab_id,
+                };
+            }
+            if let Some((_, after_ms)) = &self.loaded {
+                return Next::ListTools {
+                    tab_id: self.request.tab_id,
+                    name: String::new(),
+                    after_ms: *after_ms,
                 };
             }
             match self.request.mode {
@@ -298,6 +311,14 @@ impl Evaluation {
             }
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
+            Reply::Listed { tools, now_ms } if self.loaded.is_some() => {
+                let (mut wait, _) = self.loaded.take().unwrap_or_default();
+                match wait.listed(&tools, now_ms) {
+                    Ready::Go => {}
+                    Ready::ListAgain(after_ms) => self.loaded = Some((wait, after_ms)),
+                    Ready::Failed(why) => self.unloaded(format!("after the reload, {why}")),
+                }
+            }
             Reply::Listed { tools, now_ms } => match self.request.mode {
                 Mode::Smoke => {
                     self.heard_at(now_ms);
@@ -307,20 +328,25 @@ impl Evaluation {
             },
             Reply::Reloaded(Ok(())) => {
                 self.fresh = true;
+                self.loaded = Some((ReadyWait::after_load(), 0));
                 if self.request.mode == Mode::Agent {
                     self.settling = self.expected_tools();
                     self.settle = (ToolWait::default(), 0);
                 }
             }
             Reply::Reloaded(Err(why)) => {
-                let why = format!("the tab could not be reloaded: {why}");
-                match self.request.mode {
-                    Mode::Smoke => self.finish_case("error", Some(why)),
-                    Mode::Agent | Mode::Simulate => self.ran(Err(why), 0.0),
-                }
+                self.unloaded(format!("the tab could not be reloaded: {why}"))
             }
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
+    }
+
+    /// The page of the case (or run) under way could not be loaded afresh: its error.
+    fn unloaded(&mut self, why: String) {
+        match self.request.mode {
+            Mode::Smoke => self.finish_case("error", Some(why)),
+            Mode::Agent | Mode::Simulate => self.ran(Err(why), 0.0),
+        }
     }
 
     /// The tools the case under way expects, each once, optional ones left out.

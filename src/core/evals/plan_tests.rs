@@ -107,7 +107,9 @@ pub(super) fn poll_smoke(ev: &mut Evaluation) -> Next {
     loop {
         match ev.poll() {
             Next::ListTools { name, .. } => {
-                let tools = Ok(json!({"tools": [{"name": name}], "problems": []}));
+                let tools = Ok(
+                    json!({"tools": [{"name": name}], "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": ""}}),
+                );
                 assert_eq!(ev.handle(Reply::Listed { tools, now_ms: 0.0 }), None);
             }
             next => return next,

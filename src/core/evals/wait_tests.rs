@@ -11,7 +11,7 @@ use super::plan_tests::{poll_smoke, request, run_answer};
 fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>, Next) {
     let tools: Vec<Value> = present.iter().map(|n| json!({"name": n})).collect();
     let done = ev.handle(Reply::Listed {
-        tools: Ok(json!({"tools": tools, "problems": []})),
+        tools: Ok(json!({"tools": tools, "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": ""}})),
         now_ms,
     });
     (done, ev.poll())
@@ -230,6 +230,80 @@ fn reload_loads_the_page_afresh_before_each_case_and_each_run() {
         .contains("could not be reloaded: the tab did not finish loading"));
 }
 
+/// After a reload: answers the listings that wait for the page (two, with the same tools);
+/// the next step after them.
+fn page_ready(ev: &mut Evaluation) -> Next {
+    for _ in 0..2 {
+        let Next::ListTools { name, .. } = ev.poll() else {
+            panic!("the reloaded page is listed until it is ready")
+        };
+        assert_eq!(name, "", "no tool is awaited yet");
+        listed(ev, &["search"], 0.0);
+    }
+    ev.poll()
+}
+
+#[test]
+fn after_a_reload_the_page_is_listed_until_it_has_loaded_and_a_page_that_never_does_is_the_cases_error(
+) {
+    let evals = json!([{"name": "buys", "messages": [{"role": "user", "type": "message", "content": "buy"}],
+         "expectedCall": [{"functionName": "search"}]}]);
+    for mode in ["smoke", "agent"] {
+        let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
+        assert!(matches!(ev.poll(), Next::Reload { .. }));
+        ev.handle(Reply::Reloaded(Ok(())));
+        // The old document gone, the new one not answering yet, then still parsing.
+        let mid_load = [
+            json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed"}]}),
+            json!({"tools": [], "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "", "loading": true}}),
+        ];
+        for (i, listing) in mid_load.iter().enumerate() {
+            let Next::ListTools { after_ms, .. } = ev.poll() else {
+                panic!("{mode}: listed again while the page loads")
+            };
+            assert_eq!(after_ms, if i == 0 { 0 } else { 100 }, "{mode}");
+            let done = ev.handle(Reply::Listed {
+                tools: Ok(listing.clone()),
+                now_ms: 1_000.0 + 100.0 * i as f64,
+            });
+            assert_eq!(done, None, "{mode}: no result while it loads");
+        }
+        // Then the wait for the expected tool, in both modes (before the call, before the run).
+        let next = page_ready(&mut ev);
+        assert!(
+            matches!(next, Next::ListTools { ref name, .. } if name == "search"),
+            "{mode}: {next:?}"
+        );
+
+        // A page that never loads: the case's (or run's) error once the budget is spent.
+        let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
+        ev.poll();
+        ev.handle(Reply::Reloaded(Ok(())));
+        ev.poll();
+        assert_eq!(
+            ev.handle(Reply::Listed {
+                tools: Ok(mid_load[1].clone()),
+                now_ms: 0.0
+            }),
+            None
+        );
+        ev.poll();
+        let done = ev.handle(Reply::Listed {
+            tools: Ok(mid_load[1].clone()),
+            now_ms: f64::from(crate::core::page::ready::PAGE_READY_MS),
+        });
+        let result = done.expect("the case's (or run's) result");
+        assert_eq!(result["outcome"], "error", "{mode}: {result}");
+        assert!(
+            result["reason"]
+                .as_str()
+                .unwrap()
+                .contains("after the reload, the tab's page was not ready after 10000 ms"),
+            "{mode}: {result}"
+        );
+    }
+}
+
 #[test]
 fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     let evals = json!([
@@ -245,7 +319,7 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     assert!(matches!(ev.poll(), Next::Reload { .. }));
     ev.handle(Reply::Reloaded(Ok(())));
     // Nothing listed yet: asked again 100 ms later; `search` first, then `add`; `note` is optional.
-    let Next::ListTools { name, after_ms, .. } = ev.poll() else {
+    let Next::ListTools { name, after_ms, .. } = page_ready(&mut ev) else {
         panic!("a listing before the run")
     };
     assert_eq!((name.as_str(), after_ms), ("search", 0));
@@ -268,14 +342,14 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     // No call expected: the run starts as soon as the page has loaded.
     assert!(matches!(ev.poll(), Next::Reload { .. }));
     ev.handle(Reply::Reloaded(Ok(())));
-    assert!(matches!(ev.poll(), Next::Run { .. }));
+    assert!(matches!(page_ready(&mut ev), Next::Run { .. }));
 
     // A tool that never comes: after 5 s the run starts all the same.
     let one = json!([evals[0].clone()]);
     let mut ev = Evaluation::new(request(one, "agent", json!({"reload": true})), None);
     ev.poll();
     ev.handle(Reply::Reloaded(Ok(())));
-    ev.poll();
+    page_ready(&mut ev);
     let next = listed(&mut ev, &["add"], 0.0).1;
     assert!(matches!(next, Next::ListTools { name, .. } if name == "search"));
     let next = listed(&mut ev, &["add"], 5_000.0).1;

@@ -468,6 +468,7 @@ fn a_bug_report_takes_the_pages_own_title_where_chrome_hides_the_tabs() {
             url: "https://shop.test/".into(),
             origin: "https://shop.test".into(),
             title: title.into(),
+            loading: false,
         }),
         ..TabTools::default()
     };

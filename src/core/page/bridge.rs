@@ -257,6 +257,8 @@ pub struct FrameListing {
     /// Its document's title as the page set it (at most 200 characters; page text, shown as
     /// text only).
     pub title: String,
+    /// Whether its document was still loading (`document.readyState` not yet `complete`).
+    pub loading: bool,
     /// The document that answered (set from Chrome's list of frames, never from the reply).
     pub document_id: Option<String>,
     /// Whether the tools came from the page's own world (a polyfill, or the page's own
@@ -432,6 +434,10 @@ pub fn parse_listing(
         Some(Value::String(title)) => title.chars().take(200).collect(),
         _ => String::new(),
     };
+    let loading = matches!(
+        map.get("readyState").and_then(Value::as_str),
+        Some("loading" | "interactive")
+    );
     let supported = map.get("supported") == Some(&Value::Bool(true));
     let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
     // Which polyfill, as the page's world showed it: only names the host knows are kept.
@@ -479,6 +485,7 @@ pub fn parse_listing(
         url,
         origin,
         title,
+        loading,
         document_id: None,
         polyfilled,
         polyfill,

@@ -180,6 +180,9 @@ pub struct TopPage {
     pub origin: String,
     /// `document.title`, at most 200 characters.
     pub title: String,
+    /// Present (`true`) while the document was still loading when it answered.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub loading: bool,
 }
 
 impl TabTools {
@@ -213,6 +216,7 @@ impl TabTools {
                             url: frame.url.clone(),
                             origin: listing.origin.clone(),
                             title: listing.title.clone(),
+                            loading: listing.loading,
                         });
                     }
                     if let Some(document) = listing.document_id {

@@ -4,13 +4,16 @@
 //! Per case, agent model and run ([`Simulate`], a sans-IO machine: [`Simulate::poll`] says what
 //! to do, [`Simulate::handle`] takes what happened, the time always given as a value):
 //!
-//! 1. the tab reloaded first when asked (`reload`);
+//! 1. the tab reloaded first when asked (`reload`), and listed until its page is ready
+//!    (`core::page::ready`: loaded, its tools settled, within a budget);
 //! 2. `setup`: each call made as `callTool` makes it, through the gate (consequential calls
 //!    confirmed as in every mode), after the tool is listed; a failed call ends the case as
 //!    `error`, unjudged;
 //! 3. the conversation: the user's line (the case's `userMessage`, or the user model's, from
 //!    its brief and the text of the conversation so far), then the agent's turn (a run on the
-//!    tab with the conversation so far), until the user ends it, `maxTurns`, the
+//!    tab with the conversation so far; before each, the tab is listed until its page is
+//!    loaded, and the turn happens only on the origin the conversation began on), until the
+//!    user ends it, `maxTurns`, the
 //!    `maxDurationMs` deadline or an error (`endedBy`);
 //! 4. the DOM assertions on the final page, read by the content script: a mismatch fails the
 //!    case and no judge can overrule it;
@@ -41,6 +44,7 @@ use sha2::{Digest, Sha256};
 use super::wait::{Seen, ToolWait};
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
+use crate::core::page::ready::{Ready, ReadyWait};
 use read::{add, hex, judge_dom, past, ran, ran_outcome, setup_failure, turn_calls, verdict};
 
 /// Why a conversation stopped (reported beside the verdict, never in place of one).
@@ -208,6 +212,11 @@ pub enum Reply {
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
     Reload,
+    /// After the reload: the tab listed until its page is ready, then the setup.
+    Loaded {
+        wait: ReadyWait,
+        after_ms: u32,
+    },
     Setup {
         index: usize,
         wait: ToolWait,
@@ -246,6 +255,9 @@ struct Attempt {
     /// The origin the tab showed at the first agent turn, and the turn last checked.
     origin: Option<String>,
     checked: usize,
+    /// The wait for the page before the next agent turn, and the pause before its next listing.
+    ready: ReadyWait,
+    ready_after_ms: u32,
 }
 
 /// The outputs of an attempt's runs, per role, as replay transcripts.
@@ -290,6 +302,8 @@ impl Attempt {
             replay,
             origin: None,
             checked: 0,
+            ready: ReadyWait::loaded(),
+            ready_after_ms: 0,
         }
     }
 
@@ -436,6 +450,12 @@ impl Simulate {
             match &a.stage {
                 Stage::Over => return None,
                 Stage::Reload => return Some(Next::Reload { tab_id }),
+                Stage::Loaded { after_ms, .. } => {
+                    return Some(Next::ListTools {
+                        tab_id,
+                        after_ms: *after_ms,
+                    })
+                }
                 Stage::Setup {
                     index,
                     listed,
@@ -499,12 +519,12 @@ impl Simulate {
                         }
                     }
                 }
-                // Before each agent turn, the tab's origin: the conversation goes on only where
-                // it began.
+                // Before each agent turn, the tab's page, once loaded, and its origin: the
+                // conversation goes on only where it began.
                 Stage::Agent(_) if a.checked <= a.turns.len() => {
                     return Some(Next::ListTools {
                         tab_id,
-                        after_ms: 0,
+                        after_ms: a.ready_after_ms,
                     })
                 }
                 Stage::Agent(message) => {
@@ -637,7 +657,19 @@ impl Simulate {
         let a = self.attempt.as_mut()?;
         a.asked = None;
         match (a.stage.clone(), reply) {
-            (Stage::Reload, Reply::Reloaded(Ok(()))) => a.stage = setup_at(0),
+            (Stage::Reload, Reply::Reloaded(Ok(()))) => {
+                a.stage = Stage::Loaded {
+                    wait: ReadyWait::after_load(),
+                    after_ms: 0,
+                }
+            }
+            (Stage::Loaded { mut wait, .. }, Reply::Listed(tools)) => {
+                match wait.listed(&tools, now_ms) {
+                    Ready::Go => a.stage = setup_at(0),
+                    Ready::ListAgain(after_ms) => a.stage = Stage::Loaded { wait, after_ms },
+                    Ready::Failed(why) => a.fail(format!("after the reload, {why}")),
+                }
+            }
             (Stage::Reload, Reply::Reloaded(Err(why))) => {
                 a.fail(format!("the tab could not be reloaded: {why}"))
             }
@@ -716,21 +748,32 @@ impl Simulate {
             }
             (Stage::Agent(message), Reply::Listed(tools)) => {
                 a.stage = Stage::Agent(message);
-                a.checked = a.turns.len() + 1;
-                let now = (tools.ok()).and_then(|t| {
-                    t.pointer("/page/origin")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                });
-                match (&a.origin, now) {
-                    (_, None) => a.fail("the tab shows no page to talk about".into()),
-                    (None, Some(origin)) => a.origin = Some(origin),
-                    (Some(began), Some(now)) if *began != now => {
-                        let why = format!("the tab now shows {now}, not {began} where the conversation began: the conversation is not carried to another origin");
-                        a.error = Some(why);
+                let turn = a.turns.len() + 1;
+                match a.ready.listed(&tools, now_ms) {
+                    Ready::Go => {
+                        a.checked = turn;
+                        (a.ready, a.ready_after_ms) = (ReadyWait::loaded(), 0);
+                        let now = (tools.ok()).and_then(|t| {
+                            t.pointer("/page/origin")
+                                .and_then(Value::as_str)
+                                .map(str::to_owned)
+                        });
+                        match (&a.origin, now) {
+                            (_, None) => a.fail("the tab shows no page to talk about".into()),
+                            (None, Some(origin)) => a.origin = Some(origin),
+                            (Some(began), Some(now)) if *began != now => {
+                                let why = format!("the tab now shows {now}, not {began} where the conversation began: the conversation is not carried to another origin");
+                                a.error = Some(why);
+                                a.end(EndedBy::Error, now_ms, &case);
+                            }
+                            _ => {}
+                        }
+                    }
+                    Ready::ListAgain(after_ms) => a.ready_after_ms = after_ms,
+                    Ready::Failed(why) => {
+                        a.error = Some(format!("before the agent's turn {turn}, {why}"));
                         a.end(EndedBy::Error, now_ms, &case);
                     }
-                    _ => {}
                 }
             }
             (Stage::Agent(message), Reply::Ran(answer)) => {

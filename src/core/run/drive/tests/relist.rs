@@ -19,6 +19,7 @@ fn page(origin: &str, names: &[&str]) -> TabTools {
         url: format!("{origin}/search"),
         origin: origin.into(),
         title: "Shop".into(),
+        loading: false,
     });
     tools
 }
