@@ -24,7 +24,8 @@ const SCENARIOS = {
   cut: {
     steps: [
       { calls: [{ name: 'delete_everything', arguments: { confirm: true } }] },
-      { text: 'Deleted.', firstByteDelayMs: 5000 },
+      // Held until the worker is stopped: the run waits on its model when it is cut.
+      { text: 'Deleted.', hold: 'cut' },
       { text: 'Yes: the data was deleted.' },
     ],
   },
@@ -117,19 +118,34 @@ describe('conversations', () => {
     assert.ok(request.includes('Hello again.') && !request.includes('Add 2 and 40.'), `the forgotten turns are gone: ${request}`);
   });
 
+  /** What the worker has stored of a run: its state in the run list and its events (what a fresh worker reads). */
+  const stored = (runId) => host.worker.evaluate(async ([id, listKey, prefix]) => {
+    const got = await chrome.storage.session.get([listKey, prefix + id]);
+    const state = (got[listKey] ?? []).find((r) => r.runId === id)?.state ?? null;
+    return { state, events: got[prefix + id]?.events ?? [] };
+  }, [runId, 'webmcpHost.ui.runs', 'webmcpHost.ui.run.']);
+  /** Whether the stored log of a run holds the call of `tool` (and its result, with `result`). */
+  const callStored = (tool, result = false) => async (runId) => {
+    const { state, events } = await stored(runId);
+    const start = events.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === tool);
+    const done = start && events.some((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === start.toolCallId);
+    return state === 'running' && start && (!result || done);
+  };
+
   /**
-   * Starts a run, waits until `tool` ran in the page (and `ready(runId)`, when given, holds),
-   * stops the worker, and waits for a fresh one to list the run as interrupted.
+   * Starts a run, waits until `tool` ran in the page and `ready(runId)` holds (a state of the
+   * worker's storage, or a request held at the model server), stops the worker, and waits for a
+   * fresh one to list the run as interrupted. Nothing here waits for time to pass: the run is
+   * kept from ending by a tool that never returns or a model answer held until the stop.
    */
-  const cutAfter = async (model, tool, settleMs = 0, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model }), ready = null) => {
+  const cutAfter = async (model, tool, ready, start = () => ask('startRun', { tabId, prompt: `Call ${tool}.`, model })) => {
     const calls = () => page.evaluate((name) => window.__calls.filter((c) => c.name === name).length, tool);
     const before = await calls();
     const { runId, threadId } = await start();
     // startRun answers once the run is stored: its log is there at once.
     assert.equal((await ask('runLog', { runId })).run.runId, runId);
     await until(`the call of ${tool}`, async () => (await calls()) === before + 1);
-    await new Promise((r) => setTimeout(r, settleMs));
-    if (ready) await until('the run ready to be cut', () => ready(runId));
+    await until('the run ready to be cut', () => ready(runId), 30_000);
     // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
     await stopWorker(host.context, page);
     const popup = await host.context.newPage();
@@ -149,9 +165,11 @@ describe('conversations', () => {
   };
 
   test('a run cut after its consequential call is continued with the call and its result, and the call never runs again', async () => {
-    // Cut once the call's result is stored (cut before that, the model is told the call may have run).
-    const resultStored = async (id) => (await ask('runLog', { runId: id })).events.some((e) => e.type === 'TOOL_CALL_RESULT');
-    const { runId, threadId, calls } = await cutAfter('cut', 'delete_everything', 0, undefined, resultStored);
+    // Cut once the call's result is stored (cut before that, the model is told the call may have
+    // run) and the run waits on its model's next answer, which is held.
+    const resultStored = callStored('delete_everything', true);
+    const ready = async (id) => models.waiting('cut') === 1 && (await resultStored(id));
+    const { runId, threadId, calls } = await cutAfter('cut', 'delete_everything', ready);
     const next = await run({ threadId, prompt: 'Did it go through?', model: 'cut' });
     assert.equal(next.threadId, threadId);
     const continued = sent('cut').at(-1);
@@ -165,9 +183,9 @@ describe('conversations', () => {
   });
 
   test('a run cut while its call was running is continued with that call marked, for the model, as one that may have run', async () => {
-    // A call that does not act is stored with the run's other events (within 250 ms), not
-    // before it starts as an acting call is: the cut comes once it is stored.
-    const { runId, threadId, calls } = await cutAfter('hang', 'never_returns', 400);
+    // A call that does not act is stored with the run's other events (soon after), not before
+    // it starts as an acting call is: the cut comes once it is stored.
+    const { runId, threadId, calls } = await cutAfter('hang', 'never_returns', callStored('never_returns'));
     const next = await run({ threadId, prompt: 'Go on.', model: 'hang' });
     const continued = sent('hang').at(-1);
     assert.ok(continued.includes('"name":"never_returns"') && continued.includes('may have run'), `the model is told: ${continued}`);
@@ -218,7 +236,7 @@ describe('conversations', () => {
 
     // A run cut by a worker restart: the popup offers to continue it.
     await popup.selectOption('#model-select', 'hang-popup');
-    const { threadId } = await cutAfter('hang-popup', 'never_returns', 400, async () => {
+    const { threadId } = await cutAfter('hang-popup', 'never_returns', callStored('never_returns'), async () => {
       await popup.fill('#prompt', 'Call never_returns.');
       await popup.click('#run');
       await waitIn(popup, 'the run running', () => document.body.dataset.run === 'running');

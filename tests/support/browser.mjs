@@ -280,47 +280,34 @@ export async function extensionQuestion(host, matching) {
 }
 
 /**
- * Stops the extension's service worker as Chrome does when it likes (DevTools'
- * `ServiceWorker.stopAllWorkers`, over a CDP session of `page`): the browser and its pages live
- * on, and the next extension page or event starts a fresh worker.
- */
-/**
- * Opens `url` in a new page of `host` whose every dialog (the browser's `confirm()` of a call)
- * is recorded and refused: `{page, dialogs, tabId}`.
- */
-export async function openDeclining(host, url) {
-  const page = await host.context.newPage();
-  const dialogs = [];
-  page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    d.dismiss().catch(() => {});
-  });
-  await page.goto(url);
-  return { page, dialogs, tabId: await host.tabIdOf(page) };
-}
-
-/**
  * Stops the extension's service worker as Chrome does (DevTools' `ServiceWorker.stopAllWorkers`)
- * and waits until DevTools reports its version stopped (asking again, up to 3 times, when it
- * is still running after 2 s: a stop sent while the worker was busy was seen to leave it
- * running, and the test then saw a run finish that it meant to cut). A browser that reports
- * no version of the extension's worker is left as the stop left it.
+ * and resolves once DevTools has reported its version `stopped` after the stop was sent (an
+ * event, caught even when an open extension page starts a fresh worker at once). A stop sent
+ * while the worker was busy was seen to leave it running: with no report within 2 s the stop
+ * is sent again, 3 times at most, then this throws. A worker already stopped is left so.
  */
 export async function stopWorker(context, page) {
   const cdp = await context.newCDPSession(page);
   const status = new Map(); // versionId → runningStatus, of chrome-extension:// workers
+  let stopped = null; // resolves when a version is reported stopped after the stop was sent
   cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
-    for (const v of versions) if (String(v.scriptURL).startsWith('chrome-extension://')) status.set(v.versionId, v.runningStatus);
+    for (const v of versions) {
+      if (!String(v.scriptURL).startsWith('chrome-extension://')) continue;
+      status.set(v.versionId, v.runningStatus);
+      if (v.runningStatus === 'stopped') stopped?.resolve();
+    }
   });
   await cdp.send('ServiceWorker.enable');
   try {
+    // The versions' state as DevTools reports it on enable: none running, nothing to stop.
+    if (status.size > 0 && [...status.values()].every((s) => s === 'stopped')) return;
     for (let attempt = 1; attempt <= 3; attempt++) {
+      let timer;
+      const reported = new Promise((resolve) => (stopped = { resolve }));
       await cdp.send('ServiceWorker.stopAllWorkers');
-      const deadline = Date.now() + 2_000;
-      while (Date.now() < deadline) {
-        if (status.size === 0 || [...status.values()].every((s) => s === 'stopped')) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const outcome = await Promise.race([reported.then(() => 'stopped'), new Promise((r) => (timer = setTimeout(() => r('running'), 2_000)))]);
+      clearTimeout(timer);
+      if (outcome === 'stopped') return;
     }
     throw new Error(`the extension's service worker did not stop: ${JSON.stringify([...status.values()])}`);
   } finally {

@@ -43,11 +43,16 @@
 //   ping: true | false                    Anthropic: true adds a ping event between all deltas;
 //                                         false drops the single ping the real API sends after
 //                                         the first content_block_start (kept by default)
+//   hold: 'NAME'                          the answer is kept back (nothing is sent, not even the
+//                                         status line) until the test calls `release('NAME')`;
+//                                         `held('NAME')` resolves once a request waits there, so
+//                                         a test acts while a run waits on its model, never
+//                                         against the clock. A client that goes away releases it.
 //
 // Every request except the control endpoints below is recorded as
 // `{ method, path, query, headers, body, scenario, step, api, time }`.
 // Control endpoints: GET /_requests[?scenario=NAME~sfx] (the records as JSON), POST /_reset,
-// PUT /_scenarios/NAME (body: a scenario).
+// PUT /_scenarios/NAME (body: a scenario), POST /_release/NAME (a hold released).
 //
 // CLI: node tests/support/model-server.mjs [--port N] [--scenarios DIR]
 // prints the base URL on the first line of stdout and serves until killed. Without --scenarios
@@ -60,7 +65,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const STEP_KEYS = new Set([
   'text', 'calls', 'chunk', 'delayMs', 'firstByteDelayMs', 'finish', 'status', 'body', 'headers',
-  'truncate', 'malformed', 'midStreamError', 'ping', 'comment',
+  'truncate', 'malformed', 'midStreamError', 'ping', 'comment', 'hold',
 ]);
 const SCENARIO_KEYS = new Set(['steps', 'after', 'models', 'description']);
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -104,6 +109,7 @@ function normalizeStep(step, where) {
     throw new Error(`${where}: status must be an HTTP status`);
   }
   if (step.finish !== undefined && typeof step.finish !== 'string') throw new Error(`${where}: finish must be a string`);
+  if (step.hold !== undefined && !(typeof step.hold === 'string' && step.hold)) throw new Error(`${where}: hold must be a non-empty string`);
   if (step.headers !== undefined && (typeof step.headers !== 'object' || step.headers === null)) {
     throw new Error(`${where}: headers must be an object`);
   }
@@ -483,7 +489,7 @@ function parseBody(text) {
 
 /**
  * Starts the server on 127.0.0.1 (port 0: any free port). Resolves to
- * `{ url, close(), requests(filter?), reset(), setScenario(name, scenario) }`.
+ * `{ url, close(), requests(filter?), reset(), setScenario(name, scenario), held(name), waiting(name), release(name) }`.
  */
 export async function startModelServer({ port = 0, scenarios = {} } = {}) {
   const known = new Map();
@@ -509,6 +515,49 @@ export async function startModelServer({ port = 0, scenarios = {} } = {}) {
   };
 
   const wait = (ms) => (ms > 0 ? sleep(ms, undefined, { signal: stopping.signal }) : Promise.resolve());
+
+  // Holds: a step's answer kept back until the test releases it (`hold: 'NAME'`).
+  const holds = new Map(); // NAME → { waiting: count, released: bool, arrived: Set<fn>, free: Set<fn> }
+  const holdOf = (name) => {
+    if (!holds.has(name)) holds.set(name, { waiting: 0, released: false, arrived: new Set(), free: new Set() });
+    return holds.get(name);
+  };
+  /** Resolves once a request waits at the hold `name` (at once if one waits now). */
+  const held = (name) => new Promise((resolveHeld) => {
+    const hold = holdOf(name);
+    if (hold.waiting > 0) resolveHeld();
+    else hold.arrived.add(resolveHeld);
+  });
+  /** How many requests wait at the hold `name` now. */
+  const waiting = (name) => holdOf(name).waiting;
+  /** Lets every request at the hold `name` go on, and the ones that come later. */
+  const release = (name) => {
+    const hold = holdOf(name);
+    hold.released = true;
+    for (const free of hold.free) free();
+    hold.free.clear();
+  };
+  /** Waits at the hold `name` until it is released, the client goes away or the server stops. */
+  const holdAt = (name, response) => new Promise((resolveHold) => {
+    const hold = holdOf(name);
+    if (hold.released) return resolveHold();
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      hold.waiting -= 1;
+      hold.free.delete(free);
+      response.off('close', free);
+      resolveHold();
+    };
+    hold.waiting += 1;
+    hold.free.add(free);
+    // Unanswered, the response closes only when the client goes away.
+    response.on('close', free);
+    stopping.signal.addEventListener('abort', free, { once: true });
+    for (const arrived of hold.arrived) arrived();
+    hold.arrived.clear();
+  });
 
   const sendJson = (response, status, body, headers = {}) => {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
@@ -540,6 +589,10 @@ export async function startModelServer({ port = 0, scenarios = {} } = {}) {
       return;
     }
 
+    if (step.hold !== undefined) {
+      await holdAt(step.hold, response);
+      if (response.destroyed || stopping.signal.aborted) return;
+    }
     await wait(step.firstByteDelayMs);
     const headers = { ...idHeader, ...step.headers };
     if (step.status !== undefined && step.status >= 400) {
@@ -655,6 +708,12 @@ export async function startModelServer({ port = 0, scenarios = {} } = {}) {
       sendJson(response, 200, { ok: true });
       return;
     }
+    const freed = /^\/_release\/([^/]+)$/.exec(path);
+    if (freed && request.method === 'POST') {
+      release(freed[1]);
+      sendJson(response, 200, { ok: true });
+      return;
+    }
     const put = /^\/_scenarios\/([^/]+)$/.exec(path);
     if (put && request.method === 'PUT') {
       try {
@@ -737,6 +796,9 @@ export async function startModelServer({ port = 0, scenarios = {} } = {}) {
     requests,
     reset,
     setScenario,
+    held,
+    waiting,
+    release,
     close: () => new Promise((resolveClose) => {
       stopping.abort();
       server.close(() => resolveClose());

@@ -72,9 +72,10 @@ const json = (event) => JSON.parse(event.data);
 
 const CLIENTS = {
   openai: {
-    async send(base, { headers = {}, body = {} } = {}) {
+    async send(base, { headers = {}, body = {}, signal } = {}) {
       return fetch(`${base}/v1/chat/completions`, {
         method: 'POST',
+        signal,
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', ...headers },
         body: JSON.stringify({ model: 'gpt-test', stream: true, messages: [{ role: 'user', content: 'hi' }], ...body }),
       });
@@ -539,6 +540,32 @@ describe('server', () => {
       assert.equal(await textOf(), 'first');
       await fetch(`${other.url}/_reset`, { method: 'POST' });
       assert.equal(await textOf(), 'first');
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a held step answers only once released; held() resolves when a request waits; a client that goes away frees it', async () => {
+    const other = await startModelServer({ scenarios: { gate: { steps: [{ text: 'after', hold: 'h' }, { text: 'next', hold: 'g' }] } } });
+    try {
+      let answered = false;
+      const first = CLIENTS.openai.send(`${other.url}/s/gate`).then((r) => { answered = true; return r; });
+      await other.held('h');
+      assert.equal(other.waiting('h'), 1);
+      assert.equal(answered, false, 'nothing is sent while held');
+      assert.equal(other.requests({ scenario: 'gate' }).length, 1, 'the request is recorded while it waits');
+      await fetch(`${other.url}/_release/h`, { method: 'POST' });
+      assert.equal(CLIENTS.openai.assemble(await readSse(await first)).text, 'after');
+      // A client that gives up is let go: the server goes on serving.
+      const abort = new AbortController();
+      const second = CLIENTS.openai.send(`${other.url}/s/gate`, { signal: abort.signal }).catch((e) => e);
+      await other.held('g');
+      abort.abort();
+      assert.equal((await second).name, 'AbortError');
+      other.release('g');
+      const models = await fetch(`${other.url}/s/gate/v1/models`);
+      assert.equal(models.status, 200);
+      assert.throws(() => other.setScenario('bad', { steps: [{ text: 'x', hold: '' }] }), /hold must be a non-empty string/);
     } finally {
       await other.close();
     }
