@@ -14,7 +14,7 @@ SHIP_DIR := target/ship
 WASM := $(SHIP_DIR)/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e test-playwright test-release release demo demo-local eval-local record-corpus bench clean
+.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e flakes test-playwright test-release release demo demo-local eval-local record-corpus bench clean
 
 ## build: assemble the unpacked extension in extension/
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
@@ -83,6 +83,11 @@ test-wasm:
 
 test-e2e:
 	PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS=1 node --test --test-reporter=spec --test-concurrency=1 tests/e2e/ tests/support/
+
+## flakes: the end-to-end suites FLAKES_N times (default 3), with one core kept busy when FLAKES_BUSY=1; prints each test
+## that failed with how often, and fails if any did (docs/testing.md). Run it before stopping on a change to a browser suite
+flakes: setup-browser build
+	node scripts/flakes.mjs
 
 ## test-playwright: the Playwright Test package (packages/playwright-webmcp-host): its matchers, its fixture against the demo shop and fixture pages, its example's shards
 test-playwright:
