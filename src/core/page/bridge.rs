@@ -257,7 +257,7 @@ pub struct FrameListing {
     /// Its document's title as the page set it (at most 200 characters; page text, shown as
     /// text only).
     pub title: String,
-    /// Whether its document was still loading (`document.readyState` not yet `complete`).
+    /// Whether its document was still being parsed (`document.readyState` `loading`).
     pub loading: bool,
     /// The document that answered (set from Chrome's list of frames, never from the reply).
     pub document_id: Option<String>,
@@ -434,10 +434,9 @@ pub fn parse_listing(
         Some(Value::String(title)) => title.chars().take(200).collect(),
         _ => String::new(),
     };
-    let loading = matches!(
-        map.get("readyState").and_then(Value::as_str),
-        Some("loading" | "interactive")
-    );
+    // Still parsing: its scripts (and the tools they register) not all run yet. A document
+    // past that (`interactive`: a frame of it may load for ever) counts as loaded.
+    let loading = map.get("readyState").and_then(Value::as_str) == Some("loading");
     let supported = map.get("supported") == Some(&Value::Bool(true));
     let polyfilled = map.get("polyfilled") == Some(&Value::Bool(true));
     // Which polyfill, as the page's world showed it: only names the host knows are kept.
@@ -803,6 +802,31 @@ mod tests {
         let listing = parse_listing(raw, 0, &L).unwrap();
         let versions: Vec<_> = listing.versions.into_iter().collect();
         assert_eq!(versions, [("t".to_owned(), 4), ("w".to_owned(), 7)]);
+    }
+
+    #[test]
+    fn a_listing_says_loading_only_while_its_document_is_parsed() {
+        for (state, loading) in [
+            (r#""loading""#, true),
+            (r#""interactive""#, false),
+            (r#""complete""#, false),
+            ("7", false),
+            ("null", false),
+        ] {
+            let raw = format!(
+                r#"{{"ok":true,"supported":true,"url":"http://a.test/","origin":"http://a.test","readyState":{state},"tools":[]}}"#
+            );
+            assert_eq!(
+                parse_listing(&raw, 0, &L).unwrap().loading,
+                loading,
+                "{state}"
+            );
+        }
+        let older = r#"{"ok":true,"supported":true,"url":"http://a.test/","origin":"http://a.test","tools":[]}"#;
+        assert!(
+            !parse_listing(older, 0, &L).unwrap().loading,
+            "no readyState: loaded"
+        );
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! A listing taken while the tab loads can meet the old document going, the new one not yet
 //! answering, or the new one still parsing (its tools not all registered): none of these is
 //! the page's answer. The listing is taken again every [`PAGE_READY_POLL_MS`] until the top
-//! frame answers from a document that has finished loading (`document.readyState` is
-//! `complete`) and, after a load, until two listings in a row offer the same tools; only when
+//! frame answers from a document that has been parsed (`document.readyState` past `loading`:
+//! a frame that never finishes loading does not hold a page back) and, after a load, until two
+//! listings in a row offer the same tools (a page that registers tools at its `load` event);
+//! only when
 //! [`PAGE_READY_MS`] have passed since the first listing does the wait fail, saying what it saw
 //! last. A tab that is gone fails at once.
 //!
