@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
@@ -22,7 +22,8 @@ const SCENARIOS = {
     ],
   },
   broken: { steps: [addCall('{"a": "2", "b": 40'), { text: 'The sum is 42.' }] },
-  slow: { steps: [{ text: 'This answer takes a long time to write. '.repeat(40), chunk: 4, delayMs: 50 }] },
+  // Half of the answer streamed, then held until the test ends: the run is mid-stream when stopped.
+  slow: { steps: [{ text: 'This answer takes a long time to write. '.repeat(40), chunk: 4, holdMidway: 'slow' }] },
   'bad-key': { steps: [{ status: 401, body: 'Invalid API key' }] },
   stalled: { steps: [{ text: 'Hello there, this stalls.', chunk: 6, delayMs: 3000 }] },
 };
@@ -137,13 +138,11 @@ describe('agent runs in the extension', () => {
   test('stop mid-stream ends the run cleanly', async () => {
     await configure({ models: [model('slow', 'openai', 'slow~s')], default: 'slow' });
     const running = run({ prompt: 'Write slowly.', runId: 'run_slow' });
-    await host.worker.evaluate(async () => {
-      for (let i = 0; i < 100; i++) {
-        const events = await webmcpHost.events({ runId: 'run_slow' }).catch(() => []);
-        if (events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT')) return;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    });
+    await models.held('slow');
+    await until('the first half of the text in the run', async () => {
+      const events = await host.worker.evaluate(() => webmcpHost.events({ runId: 'run_slow' }).catch(() => []));
+      return events.some((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+    }, 30_000);
     assert.equal(await host.worker.evaluate(() => webmcpHost.stop({ runId: 'run_slow' })), true);
     const result = await running;
     assert.deepEqual(result.outcome, { type: 'stopped', reason: 'stopped by the person' });

@@ -197,12 +197,11 @@ describe('evals', () => {
   test('smoke mode waits up to 5 s for a tool the page registers late', async () => {
     await open('?late=1500');
     const restock = [{ name: 'restock', messages: user('Restock mug-1'), expectedCall: [{ functionName: 'restock', arguments: { id: 'mug-1' }, result: { success: true } }] }];
-    const started = Date.now();
     const answer = await op('evaluate', { tabId, evals: restock, mode: 'smoke' });
-    const waited = Date.now() - started;
     assert.equal(answer.results[0].outcome, 'pass', JSON.stringify(answer.results[0]));
     assert.deepEqual(answer.results[0].calls[0].result, { success: true, restocked: 'mug-1' });
-    assert.ok(waited < 5000, `called once it appeared, not after the whole wait (${waited} ms)`);
+    // Called as soon as it is listed, not after the whole wait: the wait's decision, tested
+    // natively (`smoke_waits_up_to_5_s_for_a_tool_registered_late`).
     // Not registered within the wait (here bounded by the call timeout): an error naming the wait.
     await open('?late=60000');
     const missing = await op('evaluate', { tabId, evals: restock, mode: 'smoke', timeoutMs: 800 });

@@ -46,15 +46,15 @@ describe('results across documents', () => {
 
   test("a form that targets a frame answers with the frame's JSON-LD; the top page stays listed", async () => {
     const tabId = await shop();
-    const started = Date.now();
     const answer = await op('callTool', { tabId, name: 'order_in_frame', args: { item: 'mug' } });
-    const took = Date.now() - started;
     assert.equal(answer.ok, true, JSON.stringify(answer));
     assert.equal(answer.navigated, undefined, 'not a navigation');
     assert.deepEqual(JSON.parse(answer.result), ORDER);
     assert.ok(answer.frame.frameId > 0, JSON.stringify(answer.frame));
     assert.match(answer.frame.url, /\/results\/order-done\.html\?item=mug$/);
-    assert.ok(took < 3000, `answered in ${took} ms, not after the navigation wait`);
+    // That the answer comes as soon as the frame holds its new document, not after the
+    // navigation wait, is the page call machine's decision, tested natively
+    // (`a_call_that_loads_a_frame_answers_with_the_frames_result`).
     const { tools } = await op('listTools', { tabId });
     assert.ok(tools.some((t) => t.name === 'order_on_new_page' && t.frameId === 0), 'the top page keeps its tools');
     assert.equal(new URL(page.url()).pathname, '/results/shop.html', 'the top page never moved');

@@ -48,6 +48,8 @@
 //                                         `held('NAME')` resolves once a request waits there, so
 //                                         a test acts while a run waits on its model, never
 //                                         against the clock. A client that goes away releases it.
+//   holdMidway: 'NAME'                    the same hold, after half of the deltas (streams only):
+//                                         a run stays mid-stream until the test releases it
 //
 // Every request except the control endpoints below is recorded as
 // `{ method, path, query, headers, body, scenario, step, api, time }`.
@@ -65,7 +67,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const STEP_KEYS = new Set([
   'text', 'calls', 'chunk', 'delayMs', 'firstByteDelayMs', 'finish', 'status', 'body', 'headers',
-  'truncate', 'malformed', 'midStreamError', 'ping', 'comment', 'hold',
+  'truncate', 'malformed', 'midStreamError', 'ping', 'comment', 'hold', 'holdMidway',
 ]);
 const SCENARIO_KEYS = new Set(['steps', 'after', 'models', 'description']);
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -109,7 +111,9 @@ function normalizeStep(step, where) {
     throw new Error(`${where}: status must be an HTTP status`);
   }
   if (step.finish !== undefined && typeof step.finish !== 'string') throw new Error(`${where}: finish must be a string`);
-  if (step.hold !== undefined && !(typeof step.hold === 'string' && step.hold)) throw new Error(`${where}: hold must be a non-empty string`);
+  for (const key of ['hold', 'holdMidway']) {
+    if (step[key] !== undefined && !(typeof step[key] === 'string' && step[key])) throw new Error(`${where}: ${key} must be a non-empty string`);
+  }
   if (step.headers !== undefined && (typeof step.headers !== 'object' || step.headers === null)) {
     throw new Error(`${where}: headers must be an object`);
   }
@@ -647,13 +651,17 @@ export async function startModelServer({ port = 0, scenarios = {} } = {}) {
     };
     const deltas = frames.filter((f) => f.kind === 'delta').length;
     const half = Math.floor(deltas / 2);
-    const special = step.truncate || step.malformed || step.midStreamError !== undefined;
+    const special = step.truncate || step.malformed || step.midStreamError !== undefined || step.holdMidway !== undefined;
     let fired = !special;
     let written = 0;
     let first = true;
     // Returns true when the stream has ended.
     const fire = async () => {
       fired = true;
+      if (step.holdMidway !== undefined) {
+        await holdAt(step.holdMidway, response);
+        if (response.destroyed || stopping.signal.aborted) return true;
+      }
       if (step.malformed) await write(serialize(api, malformedFrame(api, step), format));
       if (step.midStreamError !== undefined) {
         await write(serialize(api, { event: 'error', data: midStreamErrorBody(api, step.midStreamError) }, format));

@@ -566,6 +566,13 @@ describe('server', () => {
       const models = await fetch(`${other.url}/s/gate/v1/models`);
       assert.equal(models.status, 200);
       assert.throws(() => other.setScenario('bad', { steps: [{ text: 'x', hold: '' }] }), /hold must be a non-empty string/);
+      // Held midway: half of the stream sent, the rest once released.
+      other.setScenario('mid', { steps: [{ text: 'abcdefgh', chunk: 1, holdMidway: 'm' }] });
+      const response = await CLIENTS.openai.send(`${other.url}/s/mid`);
+      const reading = readSse(response);
+      await other.held('m');
+      other.release('m');
+      assert.equal(CLIENTS.openai.assemble(await reading).text, 'abcdefgh');
     } finally {
       await other.close();
     }
