@@ -134,7 +134,8 @@ describe('webmcp-host mcp against the project server', () => {
       const r = await cli(['mcp', at(`${name}~t`), 'call', 'add', '{"a": 1, "b": 2}', '--timeout', '1500']);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /no answer to tools\/(list|call) within 1500 ms/);
-      assert.ok(r.ms < 10_000, `${name} took ${r.ms} ms`);
+      // A limit against a hang (the stream never ends), far above the 1.5 s asked for.
+      assert.ok(r.ms < 30_000, `${name} took ${r.ms} ms`);
     }
     assert.ok(server.cancellations().length >= 1, 'notifications/cancelled was sent');
   });
@@ -183,7 +184,8 @@ describe('webmcp-host mcp against real servers', () => {
     const r = await cli(['mcp', everything.url, 'call', 'trigger-long-running-operation', '{"duration": 20, "steps": 20}', '--timeout', '1500']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /no answer to tools\/call within 1500 ms/);
-    assert.ok(r.ms < 8000, `took ${r.ms} ms`);
+    // Not the operation's 20 s: the call ended at its timeout (a loaded machine may add seconds).
+    assert.ok(r.ms < 15_000, `took ${r.ms} ms`);
   });
 
   test('the SDK example server', async () => {
