@@ -201,6 +201,8 @@ export async function startMcpServer({
     getStreamOpen: Boolean(s.getStream && !s.getStream.gone),
     ended: s.ended,
     created: s.created,
+    // The ids of the requests under way (a call a test means to cancel has begun).
+    inflight: [...s.inflight.keys()],
   }));
 
   /** Sends notifications/tools/list_changed on every open GET stream; returns how many. */
