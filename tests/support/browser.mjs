@@ -280,6 +280,21 @@ export async function extensionQuestion(host, matching) {
 }
 
 /**
+ * Opens `url` in a new page of `host` whose every dialog (the browser's `confirm()` of a call)
+ * is recorded and refused: `{page, dialogs, tabId}`.
+ */
+export async function openDeclining(host, url) {
+  const page = await host.context.newPage();
+  const dialogs = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    d.dismiss().catch(() => {});
+  });
+  await page.goto(url);
+  return { page, dialogs, tabId: await host.tabIdOf(page) };
+}
+
+/**
  * Stops the extension's service worker as Chrome does (DevTools' `ServiceWorker.stopAllWorkers`)
  * and resolves once DevTools has reported its version `stopped` after the stop was sent (an
  * event, caught even when an open extension page starts a fresh worker at once). A stop sent
