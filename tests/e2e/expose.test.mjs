@@ -6,21 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { ROOT, evaluateInContentScript, extensionQuestion, launchHost, storeSignIn } from '../support/browser.mjs';
+import { ROOT, evaluateInContentScript, extensionQuestion, launchHost, storeSignIn, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
-
-/** Polls `probe` until `accept(value)` holds (or fails after `timeoutMs`); resolves to the value. */
-async function until(probe, accept, { timeoutMs = 10_000, what = 'the condition' } = {}) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await probe();
-    if (accept(last)) return last;
-    if (Date.now() > deadline) throw new Error(`${what} did not hold in ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const toolNames = (page) =>
   page.evaluate(async () => Array.from((await document.modelContext.getTools()) ?? [], (t) => t.name).sort());
@@ -63,7 +51,10 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
   });
 
   test("the page's own WebMCP lists the exposed tools and runs add", async () => {
-    const names = await until(() => toolNames(page), (n) => n.includes('add'), { what: 'add registered' });
+    const names = await until('add registered', async () => {
+      const n = await toolNames(page);
+      return n.includes('add') && n;
+    }, 30_000);
     assert.deepEqual(names, own.tools().map((t) => t.name).sort(), 'every tool of the server');
     const add = await page.evaluate(async () => {
       const tool = (await document.modelContext.getTools()).find((t) => t.name === 'add');
@@ -162,7 +153,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
 
   test('switching the exposure off takes the tools back from the open page; on again with a list, those come back', async () => {
     assert.deepEqual(await expose({ server: 'own', origin: pages.url, enabled: false }), []);
-    await until(() => toolNames(page), (n) => n.length === 0, { what: 'every exposed tool unregistered' });
+    await until('every exposed tool unregistered', async () => (await toolNames(page)).length === 0, 30_000);
     const refused = await evaluateInContentScript(
       host.context,
       page,
@@ -173,7 +164,10 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     assert.deepEqual(await expose({ server: 'own', origin: `${pages.url}/`, enabled: true, tools: ['add'] }), [
       { server: 'own', origins: [pages.url], tools: ['add'] },
     ]);
-    assert.deepEqual(await until(() => toolNames(page), (n) => n.length > 0, { what: 'add back' }), ['add']);
+    assert.deepEqual(await until('add back', async () => {
+      const n = await toolNames(page);
+      return n.length > 0 && n;
+    }, 30_000), ['add']);
     assert.deepEqual(await execute(page, 'add', { a: 20, b: 22 }), { ok: true, result: '20 + 22 = 42' });
   });
 
@@ -184,20 +178,16 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     for (const name of ['WebMCP.toolsAdded', 'WebMCP.toolResponded']) cdp.on(name, (params) => events.push({ name, params }));
     await cdp.send('WebMCP.enable');
     await fresh.goto(`${pages.url}/expose.html`);
-    const added = await until(
-      () => events.filter((e) => e.name === 'WebMCP.toolsAdded').flatMap((e) => e.params.tools),
-      (tools) => tools.some((t) => t.name === 'add'),
-      { what: 'WebMCP.toolsAdded with add' },
-    );
+    const added = await until('WebMCP.toolsAdded with add', async () => {
+      const tools = events.filter((e) => e.name === 'WebMCP.toolsAdded').flatMap((e) => e.params.tools);
+      return tools.some((t) => t.name === 'add') && tools;
+    }, 30_000);
     const add = added.find((t) => t.name === 'add');
     assert.equal(add.annotations.readOnly, true);
     assert.equal(add.annotations.untrustedContent, true);
     const { invocationId } = await cdp.send('WebMCP.invokeTool', { frameId: add.frameId, toolName: 'add', input: { a: 2, b: 40 } });
-    const responded = await until(
-      () => events.find((e) => e.name === 'WebMCP.toolResponded' && e.params.invocationId === invocationId),
-      Boolean,
-      { what: 'WebMCP.toolResponded' },
-    );
+    const responded = await until('WebMCP.toolResponded', async () =>
+      events.find((e) => e.name === 'WebMCP.toolResponded' && e.params.invocationId === invocationId), 30_000);
     assert.deepEqual(responded.params, { invocationId, status: 'Completed', output: '2 + 40 = 42' });
     await cdp.detach();
     await fresh.close();

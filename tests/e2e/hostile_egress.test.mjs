@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { evaluateInContentScript, launchHost, ROOT, storeSignIn } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, ROOT, storeSignIn, until } from '../support/browser.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { serve } from '../support/server.mjs';
@@ -92,14 +91,14 @@ describe('security round 3: the egress', () => {
     await op('expose', { server: 'echo', origin, enabled: true });
     await page.goto(`${site.url}/expose.html`);
     let descriptions = '';
-    for (let i = 0; i < 50 && !descriptions.includes('redacted'); i++) {
+    await until('the page to list the exposed tools', async () => {
       descriptions = await page.evaluate(async () =>
         JSON.stringify(Array.from((await document.modelContext?.getTools?.()) ?? [], (t) => ({
           name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations,
         }))),
       ).catch((e) => `page: ${e.message}`);
-      await sleep(100);
-    }
+      return descriptions.includes('redacted');
+    }, 30_000).catch((e) => assert.fail(`${e.message}; the page lists: ${descriptions.slice(0, 300)}`));
     await op('expose', { server: 'echo', origin, enabled: false });
     assert.match(descriptions, /\[redacted\]/, descriptions.slice(0, 300));
     assert.deepEqual(leaks(descriptions), [], descriptions.slice(0, 400));
@@ -121,7 +120,9 @@ describe('security round 3: the egress', () => {
     // Signed in: both kept sessions send the token.
     let before = bearers().length;
     assert.equal((await byHand()).ok, true);
-    for (let i = 0; i < 50 && (await exposed().catch(() => null))?.ok !== true; i++) await sleep(100);
+    let last;
+    await until('the exposed add to answer', async () => (last = await exposed())?.ok === true, 30_000)
+      .catch((e) => assert.fail(`${e.message}; last answer: ${JSON.stringify(last)}`));
     const signedIn = bearers().slice(before);
     assert.ok(signedIn.length >= 2 && signedIn.every((b) => b === `Bearer ${TOKENS.access}`), JSON.stringify(signedIn));
     // Signed out: neither sends it any more (a fresh session sends nothing).
@@ -154,7 +155,14 @@ describe('security round 3: the egress', () => {
     await page.goto(`${site.url}/tools.html`);
     tabId = await host.tabIdOf(page);
     await op('run', { tabId, prompt: 'hello' });
-    for (let i = 0; i < 100 && !collector.received.some((r) => r.url.includes('own')); i++) await sleep(100);
+    // The run's trace sent to `own`, and `evil` refused (the worker says so before it sends any
+    // export: both are decided together), or, were it not refused, sent too.
+    const refusal = /collector `evil`.*its traces were not sent/;
+    const evilRefused = () => host.canary.records().some((r) => r.kind === 'console' && refusal.test(r.text));
+    await until("the run's trace at the collector `own` and `evil` decided", async () =>
+      collector.received.some((r) => r.url.includes('own')) &&
+      (evilRefused() || collector.received.some((r) => r.url.includes('evil'))), 30_000)
+      .catch((e) => assert.fail(`${e.message}: ${JSON.stringify(collector.received)}`));
     const own = collector.received.filter((r) => r.url.includes('own'));
     const evil = collector.received.filter((r) => r.url.includes('evil'));
     assert.ok(own.length > 0 && own[0].headers['x-api-key'] === 'own-collector-key-1234', JSON.stringify(collector.received));

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 
@@ -203,8 +203,11 @@ describe('security round 3', () => {
     for (const [i, fill] of fills.entries()) {
       const run = await op('run', { tabId, prompt: `Fill ${i}`, model: fill, maxSteps: 3 });
       assert.equal(run.outcome.type, 'completed', JSON.stringify(run.outcome));
-      // Let the run's log reach storage.
-      await new Promise((r) => setTimeout(r, 700));
+      // The run's log reached storage: the stored run list (written after its events) has it finished.
+      await until(`run ${i}'s record stored`, () => host.worker.evaluate(async (runId) => {
+        const list = (await chrome.storage.session.get('webmcpHost.ui.runs'))['webmcpHost.ui.runs'] ?? [];
+        return list.some((r) => r.runId === runId && r.state === 'finished');
+      }, run.runId), 30_000);
     }
     const bytes = await used();
     console.log(`# session storage after 4 runs of 6.8 MB of results: ${bytes} bytes`);
@@ -223,11 +226,10 @@ describe('security round 3', () => {
     await open('hostile/many-frames.html');
     // Three frames of 250 tools each (each frame under its own cap): 750 offered.
     let listed;
-    for (let i = 0; i < 100; i++) {
+    await until("the frames' tools listed", async () => {
       listed = await op('listTools', { tabId });
-      if (listed.tools.filter((t) => t.frameId !== 0).length >= 262) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+      return listed.tools.filter((t) => t.frameId !== 0).length >= 262;
+    }, 30_000).catch((e) => assert.fail(`${e.message}: ${listed?.tools.length} tools listed, ${JSON.stringify(listed?.problems ?? null).slice(0, 500)}`));
     assert.equal(listed.tools.length, 512, `${listed.tools.length} tools listed`);
     assert.equal(listed.tools.filter((t) => t.name.startsWith('top_')).length, 250, 'the top frame comes first');
     const capped = listed.problems.filter((p) => /max_tools_per_tab/.test(p.message));

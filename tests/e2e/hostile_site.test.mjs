@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, extensionQuestion, launchHost, openDeclining, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, extensionQuestion, launchHost, openDeclining, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -18,15 +18,6 @@ const FIXTURES = join(ROOT, 'tests', 'fixtures');
 
 /** `callTool`'s answer when the person declined the confirmation. */
 const DECLINED = { ok: false, error: 'NotAllowedError: declined: the person did not allow this call' };
-const until = async (what, check, ms = 10_000) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const call = (name, args = {}) => ({ calls: [{ name, arguments: args }] });
 const SCENARIOS = {
@@ -348,7 +339,7 @@ describe('hostile sites', () => {
     const final = await until('the churn to settle', async () => {
       const names = (await listTools(tabId)).tools.map((t) => t.name);
       return names.length === 1 && names;
-    });
+    }, 30_000);
     assert.deepEqual(final, ['stable_echo']);
     await popup.close();
     await page.close();
@@ -395,8 +386,8 @@ describe('hostile sites', () => {
     let page, tabId, cross, result;
     before(async () => {
       ({ page, tabId } = await open('hostile/shadow.html'));
-      cross = await until('the cross-origin frame', () => page.frames().find((f) => f.url().includes('localhost')));
-      await until('both frames to list their tools', async () => (await listTools(tabId)).tools.length >= 5);
+      cross = await until('the cross-origin frame', async () => page.frames().find((f) => f.url().includes('localhost')), 30_000);
+      await until('both frames to list their tools', async () => (await listTools(tabId)).tools.length >= 5, 30_000);
       await useModel('shadow', { servers: [{ name: 'own', url: `${own.url}/mcp`, namespace: 'own', trusted: true }] });
       result = await run({ tabId, prompt: 'What time is it? Add 2 and 40. Search for tea.' });
     });
@@ -495,7 +486,7 @@ describe('hostile polyfilled site (WebMCP off)', () => {
   test('four frames that never answer hold a listing for one deadline, not one each', async () => {
     const { page, tabId } = await open('hostile/silent.html');
     try {
-      await until('the four frames', () => page.frames().filter((f) => f.url().includes('silent-frame')).length === 4 || undefined);
+      await until('the four frames', async () => page.frames().filter((f) => f.url().includes('silent-frame')).length === 4 || undefined, 30_000);
       const started = Date.now();
       const listed = await listTools(tabId);
       const took = Date.now() - started;
@@ -513,8 +504,8 @@ describe('hostile polyfilled site (WebMCP off)', () => {
     const { page, dialogs, tabId } = await open('hostile/swap.html');
     try {
       const answer = await callTool({ tabId, name: 'lookup', args: { order: '7' } });
-      const swapped = await until('the swap', () => page.frames().find((f) => f.url().includes('/hostile/swap-b.html')));
-      await until('its tools', () => swapped.evaluate(() => Array.isArray(window.__calls)));
+      const swapped = await until('the swap', async () => page.frames().find((f) => f.url().includes('/hostile/swap-b.html')), 30_000);
+      await until('its tools', async () => swapped.evaluate(() => Array.isArray(window.__calls)), 30_000);
       assert.deepEqual(await swapped.evaluate(() => window.__calls), [], 'the other site’s lookup did not run');
       assert.equal(answer.ok, false, JSON.stringify(answer));
       assert.match(answer.error, /`lookup` .*since its tools were listed; the call was not sent/);

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
@@ -125,8 +125,8 @@ describe('MCP authorization (OAuth) in the extension', () => {
     assert.match(q.get('redirect_uri'), new RegExp(`^https://${host.extensionId}\\.chromiumapp\\.org/mcp$`));
     assert.equal(q.get('client_id'), (await host.worker.evaluate(() => chrome.storage.local.get('webmcpHostAuthKept'))).webmcpHostAuthKept.sdk.client.clientId,
       'the client registered at the first sign-in is reused');
-    const deadline = Date.now() + 5000;
-    while (host.context.pages().length > tabsBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until('the sign-in tab to close', async () => host.context.pages().length <= tabsBefore, 30_000)
+      .catch((e) => assert.fail(`${e.message}: ${host.context.pages().map((p) => p.url()).join(', ')}`));
     assert.equal(host.context.pages().length, tabsBefore, 'the sign-in tab was closed');
     const session = await host.worker.evaluate(() => chrome.storage.session.get('webmcpHostAuth'));
     assert.deepEqual(session.webmcpHostAuth, {}, 'moved to local storage');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { extensionQuestion, launchHost, ROOT } from '../support/browser.mjs';
+import { extensionQuestion, launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startEverything, startModern, startSimpleStreamableHttp } from '../../scripts/mcp/start-server.mjs';
@@ -36,7 +36,7 @@ describe('MCP tools in runs', () => {
         },
         greet: {
           steps: [
-            { calls: [{ name: 'sdk__greet', arguments: { name: 'Ann' } }], firstByteDelayMs: 2000 },
+            { calls: [{ name: 'sdk__greet', arguments: { name: 'Ann' } }], hold: 'greet' },
             { text: 'Greeted.' },
           ],
         },
@@ -136,21 +136,16 @@ describe('MCP tools in runs', () => {
       servers: [{ name: 'sdk', url: simple.url, namespace: 'sdk', trusted: true }],
     });
     const running = run({ prompt: 'Greet Ann.' });
-    // While the model thinks (it answers 2 s after it is asked), end the run's MCP session
-    // behind its back. The model is asked only once every source is open, so by then the
-    // session's requests have been seen.
+    running.catch(() => {}); // awaited below; a failing test must not leave it unhandled
+    // While the model's answer is held, end the run's MCP session behind its back. The model is
+    // asked only once every source is open, so by then the session's requests were made.
     const sessionOf = () => requests.filter((r) => r.url() === simple.url).map((r) => r.headers()['mcp-session-id']).find(Boolean);
-    for (let i = 0; i < 750 && !models.requests().some((r) => r.scenario === 'greet'); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    let sessionId = sessionOf();
-    for (let i = 0; i < 50 && !sessionId; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      sessionId = sessionOf();
-    }
-    assert.ok(sessionId, `the run opened a session: ${JSON.stringify(requests.filter((r) => r.url() === simple.url).map((r) => [r.method(), r.headers()]))}`);
+    await until('the model asked (its answer held)', async () => models.waiting('greet') > 0, 30_000);
+    const sessionId = await until('the run\'s MCP session id', async () => sessionOf(), 30_000).catch((e) =>
+      assert.fail(`${e.message}: ${JSON.stringify(requests.filter((r) => r.url() === simple.url).map((r) => [r.method(), r.headers()]))}`));
     const ended = await fetch(simple.url, { method: 'DELETE', headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } });
     assert.equal(ended.status, 200);
+    models.release('greet');
     const result = await running;
     assert.deepEqual(result.outcome, { type: 'completed', text: 'Greeted.' });
     const toolResult = result.events.find((e) => e.type === 'TOOL_CALL_RESULT');

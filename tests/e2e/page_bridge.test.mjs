@@ -6,22 +6,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { validateRunEvents as validateEvents } from '../agui/validate.mjs';
 
 const FIXTURES = join(ROOT, 'tests', 'fixtures');
 const VENDOR = { mounts: { '/vendor/': join(ROOT, 'node_modules', '@mcp-b') } };
 
-const until = async (what, check, ms = 10_000) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 const callsIn = (frame) => frame.evaluate(() => window.__calls.map((c) => ({ name: c.name, input: c.input })));
 
@@ -50,8 +41,8 @@ describe('page bridge with native WebMCP', () => {
 
   test('equal names in the top frame and a cross-origin frame stay distinct in a run', async () => {
     const { page, tabId } = await open('frames.html');
-    const cross = await until('the cross-origin frame', () => page.frames().find((f) => f.url().includes('localhost')));
-    await until('three frames with tools', async () => (await listTools(tabId)).tools.length >= 4);
+    const cross = await until('the cross-origin frame', async () => page.frames().find((f) => f.url().includes('localhost')), 30_000);
+    await until('three frames with tools', async () => (await listTools(tabId)).tools.length >= 4, 30_000);
     const listed = await listTools(tabId);
     const searches = listed.tools.filter((t) => t.name === 'search');
     assert.equal(searches.length, 2);
@@ -115,15 +106,14 @@ describe('page bridge with native WebMCP', () => {
 
   test('leaving the page mid-call ends the call with {navigated}, long before its timeout', async () => {
     const { page, tabId } = await open('tools.html');
-    const started = Date.now();
-    const pending = callTool({ tabId, name: 'never_returns', args: {}, timeoutMs: 20_000 });
-    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    // A deadline far away: only the navigation can end the call (its deadline would be an error).
+    const pending = callTool({ tabId, name: 'never_returns', args: {}, timeoutMs: 120_000 });
+    await until('the call to reach the page', async () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')), 30_000);
     await page.goto(`${server.url}/results.html?left=1`);
     const answer = await pending;
     assert.equal(answer.ok, true, JSON.stringify(answer));
     assert.equal(answer.navigated, true);
     assert.equal(answer.url, `${server.url}/results.html?left=1`);
-    assert.ok(Date.now() - started < 15_000, `took ${Date.now() - started} ms`);
     await page.close();
   });
 
@@ -133,28 +123,28 @@ describe('page bridge with native WebMCP', () => {
       .map((line) => JSON.stringify(line)).join('\n');
     await configure({ models: [{ name: 'hang', provider: 'replay', transcript }], default: 'hang', servers: [] });
     const running = host.worker.evaluate((r) => webmcpHost.run(r), { tabId, prompt: 'Wait.', runId: 'run-cancel-1' });
-    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    await until('the call to reach the page', async () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')), 30_000);
     assert.equal(await host.worker.evaluate(() => webmcpHost.stop({ runId: 'run-cancel-1' })), true);
     const result = await running;
     assert.equal(result.outcome.type, 'stopped');
-    await until('toolcancel in the page', () => page.evaluate(() => window.__cancelled.includes('never_returns')));
+    await until('toolcancel in the page', async () => page.evaluate(() => window.__cancelled.includes('never_returns')), 30_000);
     await page.close();
   });
 
   test('a closed tab and a removed frame end their calls with clear errors', async () => {
     const { page, tabId } = await open('tools.html');
     const pending = callTool({ tabId, name: 'never_returns', args: {}, timeoutMs: 20_000 });
-    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    await until('the call to reach the page', async () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')), 30_000);
     await page.close();
     assert.deepEqual(await pending, { ok: false, error: 'the tab was closed while `never_returns` ran' });
 
     const framed = await open('frames.html');
-    await until('the cross-origin frame', () => framed.page.frames().find((f) => f.url().includes('localhost')));
-    await until('its tools', async () => (await listTools(framed.tabId)).tools.some((t) => t.name === 'wait_forever'));
+    await until('the cross-origin frame', async () => framed.page.frames().find((f) => f.url().includes('localhost')), 30_000);
+    await until('its tools', async () => (await listTools(framed.tabId)).tools.some((t) => t.name === 'wait_forever'), 30_000);
     const crossFrame = framed.page.frames().find((f) => f.url().includes('localhost'));
     const inFrame = callTool({ tabId: framed.tabId, name: 'wait_forever', args: {}, timeoutMs: 20_000 });
     await Promise.race([
-      until('the call to reach the frame', async () => (await callsIn(crossFrame)).some((c) => c.name === 'wait_forever')),
+      until('the call to reach the frame', async () => (await callsIn(crossFrame)).some((c) => c.name === 'wait_forever'), 30_000),
       inFrame.then((answer) => { throw new Error(`the call ended early: ${JSON.stringify(answer)}`); }),
     ]);
     await framed.page.evaluate(() => document.getElementById('cross').remove());
@@ -167,13 +157,13 @@ describe('page bridge with native WebMCP', () => {
     const popup = await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
     const listed = () => popup.locator('#tools').textContent();
-    await until('the first listing', async () => (await listed()).includes('never_returns'));
+    await until('the first listing', async () => (await listed()).includes('never_returns'), 30_000);
     assert.ok(!(await listed()).includes('late_tool'));
     await page.evaluate(() => document.modelContext.registerTool({
       name: 'late_tool', description: 'Registered after load.', inputSchema: { type: 'object', properties: {} },
       execute: async () => 'late',
     }));
-    await until('the popup to list late_tool', async () => (await listed()).includes('late_tool'));
+    await until('the popup to list late_tool', async () => (await listed()).includes('late_tool'), 30_000);
     await popup.close();
     await page.close();
   });
@@ -356,13 +346,13 @@ describe('page bridge and the back/forward cache', () => {
     const tabId = await host.tabIdOf(page);
     const callTool = (request) => host.worker.evaluate((r) => webmcpHost.callTool(r), { tabId, ...request });
     const pending = callTool({ name: 'never_returns', args: {}, timeoutMs: 20_000 });
-    await until('the call to reach the page', () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')));
+    await until('the call to reach the page', async () => page.evaluate(() => window.__calls.some((c) => c.name === 'never_returns')), 30_000);
     await page.goto(`${server.url}/results.html?away=1`);
     const answer = await pending;
     assert.deepEqual(answer, { ok: true, navigated: true, url: `${server.url}/results.html?away=1`, tools: ['pick_result'], resultNote: NO_JSON_LD });
     await page.goBack({ waitUntil: 'commit' });
     // Restored from the cache, not loaded again: the page's state is still there.
-    await until('the restored page', async () => (await page.evaluate(() => window.__calls?.length ?? 0)) > 0);
+    await until('the restored page', async () => (await page.evaluate(() => window.__calls?.length ?? 0)) > 0, 30_000);
     assert.deepEqual(await callTool({ name: 'add', args: { a: 1, b: 1 } }), { ok: true, result: '2' });
     assert.deepEqual(await page.evaluate(() => window.__calls.map((c) => c.name)), ['never_returns', 'add']);
     await page.close();

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT } from '../support/browser.mjs';
+import { launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 
 describe('page tools through the extension', () => {
@@ -95,9 +95,7 @@ describe('page tools through the extension', () => {
       error: '`never_returns` did not finish within 400 ms; it was cancelled in the page',
     });
     // The page learns of it: the browser fires toolcancel when the host aborts executeTool.
-    for (let i = 0; i < 200 && !(await page.evaluate(() => window.__cancelled.length)); i++) {
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await until('toolcancel in the page', () => page.evaluate(() => window.__cancelled.length > 0), 30_000);
     assert.deepEqual(await page.evaluate(() => window.__cancelled), ['never_returns']);
   });
 
@@ -121,15 +119,24 @@ describe('page tools through the extension', () => {
   });
 
   test('a consequential tool allowed after its call timed out does not run (the caller was told it was cancelled)', async () => {
-    const before = (await pageCalls()).filter((c) => c.name === 'delete_everything').length;
-    // The person answers the page's dialog 1.5 s later; the call may take 500 ms.
-    page.once('dialog', (dialog) => setTimeout(() => dialog.accept().catch(() => {}), 1500));
+    const deletions = async () => (await pageCalls()).filter((c) => c.name === 'delete_everything').length;
+    const before = await deletions();
+    // The page's dialog stays open until the call (it may take 500 ms) has answered; only
+    // then does the person allow it.
+    const asked = new Promise((resolve) => page.once('dialog', resolve));
     const answer = await call({ name: 'delete_everything', args: { confirm: true }, timeoutMs: 500 });
     assert.equal(answer.ok, false, JSON.stringify(answer));
     assert.match(answer.error, /did not finish within 500 ms/);
-    await new Promise((r) => setTimeout(r, 2500));
-    const after = (await pageCalls()).filter((c) => c.name === 'delete_everything').length;
-    assert.equal(after, before, 'allowed too late: the tool did not run');
+    const dialog = await asked;
+    assert.match(dialog.message(), /The agent wants to run “delete_everything”/);
+    await dialog.accept();
+    // confirm() blocked the page's thread: once the page runs script again, it has returned and
+    // the content script has gone on from it. A call through the same frame after that: the
+    // late-allowed one, had it run, came first.
+    await page.evaluate(() => true);
+    assert.deepEqual(await call({ name: 'add', args: { a: 1, b: 1 } }), { ok: true, result: '2' });
+    assert.equal((await pageCalls()).at(-1).name, 'add');
+    assert.equal(await deletions(), before, 'allowed too late: the tool did not run');
   });
 
   test('malformed requests reject with a clear message', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { evaluateInContentScript, launchHost, ROOT } from '../support/browser.mjs';
+import { evaluateInContentScript, launchHost, ROOT, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 
 describe('popup', () => {
@@ -214,31 +214,53 @@ describe('popup', () => {
         event: seq ? { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: forged } : { type: 'TEXT_MESSAGE_START', messageId: 'm', role: 'assistant' },
       })),
     ];
+    // A listener added after the popup's own: it hears each message once the popup's has.
+    await popup.evaluate(() => {
+      window.__forgedHeard = 0;
+      chrome.runtime.onMessage.addListener((m, sender) => {
+        if ((m?.runId ?? m?.run?.runId) === 'run_forged' && sender?.tab) window.__forgedHeard += 1;
+      });
+    });
     // As a compromised renderer would: runtime messages reach the extension's pages too.
     await evaluateInContentScript(
       host.context,
       page,
       `(async () => { for (const m of ${JSON.stringify(pushes)}) await chrome.runtime.sendMessage(m).catch(() => {}); })()`,
     );
-    await popup.waitForTimeout(500);
+    await until('the popup to have every forged push', () => popup.evaluate((n) => window.__forgedHeard === n, pushes.length), 30_000);
+    // And a round trip to the worker, after anything the popup would have asked it about them.
+    await popup.evaluate(() => chrome.runtime.sendMessage({ op: 'runs' }));
     assert.ok(!(await popup.textContent('body')).includes(forged), 'the forged text is shown');
     assert.notEqual(await popup.evaluate(() => document.querySelector('#run-select')?.value), 'run_forged');
   });
 
   test('a burst of tool-change notices re-lists the tab a few times, not once per notice', async () => {
-    await popup.evaluate(() => {
+    await popup.evaluate((tabId) => {
       window.__listings = 0;
+      window.__listed = 0; // listings answered
+      window.__notices = 0;
       const send = chrome.runtime.sendMessage.bind(chrome.runtime);
       chrome.runtime.sendMessage = (message, ...rest) => {
-        if (message?.op === 'listTools') window.__listings += 1;
-        return send(message, ...rest);
+        const answer = send(message, ...rest);
+        if (message?.op === 'listTools') {
+          window.__listings += 1;
+          const done = () => (window.__listed += 1);
+          answer.then(done, done);
+        }
+        return answer;
       };
-    });
+      // Added after the popup's own listener: it hears each notice once the popup's has.
+      chrome.runtime.onMessage.addListener((m) => {
+        if (m?.webmcpHostUi === 'toolsChanged' && m.tabId === tabId) window.__notices += 1;
+      });
+    }, tabId);
     await host.worker.evaluate(async (tabId) => {
       for (let i = 0; i < 40; i++) chrome.runtime.sendMessage({ webmcpHostUi: 'toolsChanged', tabId, frameId: 0 }).catch(() => {});
     }, tabId);
-    await popup.waitForTimeout(1500);
-    const listings = await popup.evaluate(() => window.__listings);
+    // The burst handled: every notice heard, and no listing under way (one that came after a
+    // notice starts, if at all, as the previous one is answered: in the same turn).
+    const listings = await until('the popup to hear the 40 notices and list the tab', () =>
+      popup.evaluate(() => window.__notices >= 40 && window.__listings >= 1 && window.__listed === window.__listings && window.__listings), 30_000);
     assert.ok(listings >= 1 && listings <= 3, `${listings} listings for 40 notices`);
     assert.equal(await popup.textContent('#tool-count'), '(6)', 'the tools are listed still');
   });

@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import { mkdir, readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { launchHost, ROOT, stopWorker } from '../support/browser.mjs';
+import { launchHost, ROOT, stopWorker, until } from '../support/browser.mjs';
 import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
@@ -57,7 +57,8 @@ describe('popup and side panel', () => {
       ],
       after: 'repeat',
     },
-    slow: { steps: [{ text: 'This answer takes a long time to write. '.repeat(60), chunk: 4, delayMs: 40 }] },
+    // Half of the answer is written, the rest held until the test releases it: mid-stream until stopped.
+    slow: { steps: [{ text: 'This answer takes a long time to write. '.repeat(60), chunk: 4, holdMidway: 'slow' }] },
     confirm: {
       steps: [{ calls: [{ name: 'proj__delete_record', arguments: { id: 'r-7' } }] }, { text: 'Deleted r-7.' }],
     },
@@ -335,11 +336,8 @@ describe('popup and side panel', () => {
     assert.match(await item.locator('.pending-question').textContent(), /“delete_record” of the MCP server project with:\n\{\n  "id": "r-7"\n\}/);
     assert.deepEqual(await host.worker.evaluate(() => webmcpHost.pending().then((p) => p.map((i) => i.kind))), ['confirmation']);
     await item.locator('button:has-text("Allow")').click();
-    await host.worker.evaluate(async (runId) => {
-      while ((await webmcpHost.runs()).find((r) => r.runId === runId)?.state !== 'finished') {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }, runId);
+    await until(`run ${runId} to finish`, () =>
+      host.worker.evaluate(async (runId) => (await webmcpHost.runs()).find((r) => r.runId === runId)?.state === 'finished', runId), 30_000);
     const { run } = await host.worker.evaluate((runId) => webmcpHost.runLog({ runId }), runId);
     assert.deepEqual(run.outcome, { type: 'completed', text: 'Deleted r-7.' });
     assert.equal(mcp.deleted().length, deletedBefore + 1);
@@ -360,11 +358,8 @@ describe('popup and side panel', () => {
     assert.match(question, /"note": "x+"… \d+ more characters,/);
     await shot(popup, 'popup-pending-confirmation');
     await item.locator('button:has-text("Decline")').click();
-    await host.worker.evaluate(async (runId) => {
-      while ((await webmcpHost.runs()).find((r) => r.runId === runId)?.state !== 'finished') {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    }, runId);
+    await until(`run ${runId} to finish`, () =>
+      host.worker.evaluate(async (runId) => (await webmcpHost.runs()).find((r) => r.runId === runId)?.state === 'finished', runId), 30_000);
     assert.equal(mcp.deleted().length, deletedBefore, 'declined: not run');
   });
 
@@ -389,10 +384,12 @@ describe('popup and side panel', () => {
     const t1 = Date.now();
     await popup.locator('#answer').filter({ hasText: 'This answer' }).waitFor();
     const t2 = Date.now();
+    await until('the answer held mid-stream', async () => models.waiting('slow') === 1, 30_000);
     await popup.click('#stop');
     await popup.waitForSelector('body[data-run="finished"]');
     console.log(`# stop timings ${t1 - t0} ${t2 - t1} ${Date.now() - t2}`);
     assert.equal(await popup.textContent('#run-status'), 'Stopped: stopped by the person');
+    models.release('slow');
   });
 
   test('the log survives the popup closing and the worker restarting', async () => {

@@ -267,9 +267,16 @@ describe('workbench: MCP servers by hand, restarts, slow tabs', () => {
       await stuck.goto(`${pages.url.replace('127.0.0.1', 'localhost')}/workbench/blank.html?hung=${i}`);
       hung.push(stuck);
     }
-    // Their pages' main threads never come back: their content scripts cannot answer.
-    for (const stuck of hung) await stuck.evaluate(() => setTimeout(() => { for (;;); }, 50));
-    await new Promise((r) => setTimeout(r, 200));
+    // Their pages' main threads never come back: their content scripts cannot answer. Each
+    // says so on its console as its last act (DevTools still hears it), then loops.
+    for (const stuck of hung) {
+      const hanging = stuck.waitForEvent('console', { predicate: (m) => m.text() === 'hung: looping now', timeout: 30_000 });
+      await stuck.evaluate(() => setTimeout(() => {
+        console.log('hung: looping now');
+        for (;;);
+      }, 0));
+      await hanging;
+    }
     const started = Date.now();
     const listed = await op('inventory', {});
     const elapsed = Date.now() - started;

@@ -1,8 +1,9 @@
 // Chrome stops the extension's service worker whenever it likes. Here it is stopped (DevTools'
 // `ServiceWorker.stopAllWorkers`: the browser and its pages live on) right after a run's
-// consequential page tool ran, while the model is still answering. The run must not be lost,
-// and its stored log must hold the call's result or name it as a call that may have run; the
-// tool is never run again.
+// consequential page tool ran, while the model is still answering (its answer is held by the
+// scripted server until the stop: nothing here races a timer). The run must not be lost, and its
+// stored log must hold the call's result or name it as a call that may have run; the tool is
+// never run again.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
@@ -20,10 +21,11 @@ describe('a worker stopped by Chrome mid-run', () => {
         act: {
           steps: [
             { calls: [{ name: 'delete_everything', arguments: { confirm: true } }] },
-            { text: 'Everything is deleted, as you asked.', firstByteDelayMs: 5000 },
+            // Held (never released): the run cannot end before the worker is stopped.
+            { text: 'Everything is deleted, as you asked.', hold: 'act' },
           ],
         },
-        slow: { steps: [{ text: 'Thinking…', firstByteDelayMs: 5000 }] },
+        slow: { steps: [{ text: 'Thinking…', hold: 'slow' }] },
       },
     });
     host = await launchHost();
@@ -70,12 +72,13 @@ describe('a worker stopped by Chrome mid-run', () => {
     return lines;
   };
   const interrupted = (ask, runId) =>
-    until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+    until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'), 30_000);
 
   test('cut as soon as its first model request was sent: the run is kept, and ends with RUN_ERROR', async () => {
     const { runId } = await host.worker.evaluate((r) => webmcpHost.startRun(r), { tabId, prompt: 'Think.', model: 'slow' });
     // A run is stored before its first model request (before, it was first stored 250 ms later).
-    await until('the model request', async () => models.requests().some((r) => r.scenario === 'slow'));
+    // The cut comes once that request waits on its (held) answer.
+    await until('the model request', async () => models.requests().some((r) => r.scenario === 'slow') && models.waiting('slow') === 1, 30_000);
     const { popup, ask } = await restart();
     assert.ok(await interrupted(ask, runId), 'the run is listed');
     const log = (await ask({ op: 'runLog', runId })).value;
@@ -89,7 +92,7 @@ describe('a worker stopped by Chrome mid-run', () => {
   test('cut right after a consequential page tool ran: the run is kept, the call is in its log, nothing runs twice', async () => {
     const { runId } = await host.worker.evaluate((r) => webmcpHost.startRun(r), { tabId, prompt: 'Delete everything.' });
     const deletions = () => page.evaluate(() => window.__calls.filter((c) => c.name === 'delete_everything').length);
-    await until('the consequential call', async () => (await deletions()) === 1);
+    await until('the consequential call', async () => (await deletions()) === 1, 30_000);
     const { popup, ask } = await restart();
     assert.ok(await interrupted(ask, runId), 'the run is listed');
     const log = (await ask({ op: 'runLog', runId })).value;
@@ -102,7 +105,11 @@ describe('a worker stopped by Chrome mid-run', () => {
       assert.ok(line.startsWith("Failed: The host's service worker stopped during this run"), line);
       assert.ok(result || code.includes('delete_everything'), `what may have run is shown: ${line}`);
     }
-    await new Promise((r) => setTimeout(r, 500));
+    // The fresh worker has read the run back, served both views and now answers a listing of the
+    // page's tools (a round trip to the page after anything it sent there before): it had its
+    // chance to run the call again.
+    const listed = await ask({ op: 'listTools', tabId });
+    assert.equal(listed.ok, true, JSON.stringify(listed).slice(0, 500));
     assert.equal(await deletions(), 1, 'the consequential tool ran once');
     await popup.close();
   });

@@ -7,6 +7,9 @@
 // person is gone and answering it is a clear error, the popup and the side panel show the run
 // as interrupted with what may have happened, the key in session storage and the MCP sign-in
 // are used by the next run without a new sign-in, and nothing hangs (every test is bounded).
+// Nothing here races a timer: what must be under way at the cut (the MCP call, the page tool) is
+// held until the test lets it go, and each "nothing ran again" is checked once the fresh worker
+// has had its chance (it served the views, refused the answer, or made a later round trip).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
@@ -15,8 +18,11 @@ import { serve } from '../support/server.mjs';
 import { startModelServer } from '../support/model-server.mjs';
 import { startMcpServer } from '../support/mcp-server.mjs';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const BOUND = { timeout: 30_000 };
+const BOUND = { timeout: 60_000 };
+// The slow page tool's time, in the page (slow-tools.html waits `ms` on `setTimeout`): a timer of
+// this length is held by `holdPageTool` until `releasePageTool`, so the tool runs as long as the
+// test needs, not for a time the cut must beat.
+const HELD_MS = 86_400_000;
 const TOKEN = 'tok-restart-4b1f';
 const CUT = "The host's service worker stopped during this run";
 
@@ -34,7 +40,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
           steps: [{ calls: [{ name: 'conf__delete_record', arguments: { id: 'r-conf' } }] }, { text: 'Deleted r-conf.' }],
         },
         pageact: {
-          steps: [{ calls: [{ name: 'slow_delete', arguments: { id: 'p-1', ms: 3000 } }] }, { text: 'Deleted p-1.' }],
+          steps: [{ calls: [{ name: 'slow_delete', arguments: { id: 'p-1', ms: HELD_MS } }] }, { text: 'Deleted p-1.' }],
         },
         ask: {
           steps: [{ calls: [{ name: 'ask_person', arguments: { question: 'Which colour?' } }] }, { text: 'You chose.' }],
@@ -44,7 +50,9 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
         },
       },
     });
-    mcp = await startMcpServer({ behaviours: { held: { holdMs: 20_000, unauthorized: TOKEN } } });
+    // An acting call on `held` holds its answer for an hour (the server closes before, at the
+    // end, or the client cancels it): it is still in flight whenever the worker is cut.
+    mcp = await startMcpServer({ behaviours: { held: { holdMs: 3_600_000, unauthorized: TOKEN } } });
     host = await launchHost();
     page = await host.context.newPage();
     page.on('dialog', (dialog) => dialog.accept());
@@ -80,7 +88,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
   const ask = (message) => popup.evaluate((m) => chrome.runtime.sendMessage(m), message);
   const start = (request) => host.worker.evaluate((r) => webmcpHost.startRun(r), request);
   const cutLog = async (runId) => {
-    await until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'));
+    await until('the interrupted run', async () => (await ask({ op: 'runs' })).value.find((r) => r.runId === runId && r.state === 'interrupted'), 30_000);
     const log = (await ask({ op: 'runLog', runId })).value;
     const last = log.events.at(-1);
     assert.deepEqual([last.type, last.code], ['RUN_ERROR', 'worker_restarted'], JSON.stringify(last));
@@ -110,6 +118,30 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
       await view.close();
     }
   };
+  /** Holds the page's timers of `HELD_MS` (the slow tool's wait) until `releasePageTool`. */
+  const holdPageTool = () => page.evaluate((heldMs) => {
+    if (window.__heldTimers) return;
+    window.__heldTimers = [];
+    const setTimer = window.setTimeout;
+    window.setTimeout = function (fn, ms, ...args) {
+      if (ms !== heldMs) return setTimer.call(this, fn, ms, ...args);
+      window.__heldTimers.push(() => fn(...args));
+      return 0;
+    };
+  }, HELD_MS);
+  const releasePageTool = () => page.evaluate(() => {
+    for (const fire of window.__heldTimers.splice(0)) fire();
+  });
+  /**
+   * The fresh worker lists the page's tools: a round trip to the page's bridge after the late
+   * answer (and after anything the worker sent there before), so the page had its chance to run
+   * a call again or to hand the late answer on.
+   */
+  const roundTrip = async () => {
+    const listed = await ask({ op: 'listTools', tabId });
+    assert.equal(listed.ok, true, JSON.stringify(listed).slice(0, 500));
+  };
+
   const assertShown = async (runId, named, params) => {
     for (const surface of ['popup', 'sidepanel']) {
       const { status, code, entry } = await shown(surface, runId, params);
@@ -122,12 +154,13 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
 
   test('cut while a destructive MCP call is in flight: named in the log, run once, the sign-in and the key live on', BOUND, async () => {
     const { runId } = await start({ prompt: 'Delete r-held.', model: 'mcpact' });
-    await until('the MCP call', async () => mcp.deleted().includes('r-held'));
+    await until('the MCP call', async () => mcp.deleted().includes('r-held'), 30_000);
     await restart();
     const { last } = await cutLog(runId);
     assert.ok(last.message.includes('`held__delete_record` (MCP server held'), last.message);
     await assertShown(runId, 'held__delete_record');
-    await sleep(1500); // the fresh worker is up a while: nothing calls the tool again
+    // The fresh worker has read the run back and served both views: it did not call the tool
+    // again (and, below, a whole run of it on the same server does not either).
     assert.deepEqual(mcp.deleted().filter((id) => id === 'r-held'), ['r-held'], 'the destructive call ran once');
 
     // The next run uses the stored sign-in and the stored key, with no new sign-in.
@@ -143,14 +176,18 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
   });
 
   test('cut while a slow consequential page tool runs: named in the log, run once, its late answer goes nowhere', BOUND, async () => {
+    await holdPageTool();
     const { runId } = await start({ tabId, prompt: 'Delete p-1.', model: 'pageact' });
-    await until('the page call', () => page.evaluate(() => window.__calls.length === 1));
+    await until('the page call', () => page.evaluate(() => window.__calls.length === 1), 30_000);
     await restart();
     const { last } = await cutLog(runId);
     assert.ok(last.message.includes('`slow_delete` (page http://'), last.message);
     await assertShown(runId, 'slow_delete', `?tab=${tabId}`);
-    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 5000);
-    await sleep(500);
+    assert.equal(await page.evaluate(() => window.__done.length), 0, 'the tool was still running at the cut, and until now');
+    // The tool answers late, to the worker that was stopped.
+    await releasePageTool();
+    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 30_000);
+    await roundTrip();
     assert.equal(await page.evaluate(() => window.__calls.length), 1, 'the consequential tool ran once');
     const log = (await ask({ op: 'runLog', runId })).value;
     assert.equal(log.events.at(-1).code, 'worker_restarted', 'the late answer changed nothing');
@@ -161,7 +198,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
     const [item] = await until('the pending input', async () => {
       const items = await host.worker.evaluate(() => webmcpHost.pending());
       return items.length ? items : undefined;
-    });
+    }, 30_000);
     // A side panel left open on the Pending view across the restart still lists the input.
     const stale = await host.context.newPage();
     await stale.goto(`chrome-extension://${host.extensionId}/sidepanel.html?view=pending`);
@@ -190,7 +227,7 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
     const [item] = await until('the pending confirmation', async () => {
       const items = await host.worker.evaluate(() => webmcpHost.pending());
       return items.length ? items : undefined;
-    });
+    }, 30_000);
     assert.equal(item.kind, 'confirmation');
     await restart();
     const { last } = await cutLog(runId);
@@ -200,7 +237,10 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
     assert.equal(answer.ok, false, JSON.stringify(answer));
     assert.match(answer.error, /nothing waits/, answer.error);
     await assertShown(runId, null);
-    await sleep(500);
+    // The fresh worker refused the late answer (the only thing that could have let the call run)
+    // and served both views since: the call never reached the server.
+    assert.ok(mcp.requests({ behaviour: 'normal~conf', rpcMethod: 'tools/list' }).length > 0, 'the run listed the server');
+    assert.deepEqual(mcp.requests({ behaviour: 'normal~conf', rpcMethod: 'tools/call' }), [], 'no tools/call reached the server');
     assert.ok(!mcp.deleted().includes('r-conf'), 'the unconfirmed call never ran');
   });
 
@@ -209,20 +249,27 @@ describe('a worker stopped by Chrome: acting calls, waits for the person, manual
       window.__calls.length = 0;
       window.__done.length = 0;
     });
+    await holdPageTool();
     const caller = await host.context.newPage();
     await caller.goto(`chrome-extension://${host.extensionId}/popup.html?tab=${tabId}`);
     await caller.waitForSelector('body[data-state="ready"]');
     const answer = caller.evaluate((m) => chrome.runtime.sendMessage(m).then((a) => ({ answered: a }), (e) => ({ threw: String(e?.message ?? e) })), {
-      op: 'callTool', tabId, name: 'slow_delete', args: { id: 'm-1', ms: 3000 },
+      op: 'callTool', tabId, name: 'slow_delete', args: { id: 'm-1', ms: HELD_MS },
     });
-    await until('the manual call', () => page.evaluate(() => window.__calls.length === 1));
+    await until('the manual call', () => page.evaluate(() => window.__calls.length === 1), 30_000);
     await restart();
-    const settled = await Promise.race([answer, sleep(8000).then(() => 'hung')]);
+    // The caller is not left waiting on the tool: it gets its answer while the tool, held by the
+    // test, is still running. (The limit only keeps a hang from lasting the whole test.)
+    let limit;
+    const settled = await Promise.race([answer, new Promise((r) => (limit = setTimeout(() => r('hung'), 30_000)))]);
+    clearTimeout(limit);
     assert.notEqual(settled, 'hung', 'the caller is not left waiting');
+    assert.equal(await page.evaluate(() => window.__done.length), 0, 'the caller got its answer while the tool still ran');
     assert.ok(settled.threw, `the caller gets an error: ${JSON.stringify(settled)}`);
     t.diagnostic(`the caller's error: ${settled.threw}`);
-    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 5000);
-    await sleep(500);
+    await releasePageTool();
+    await until('the tool to answer', () => page.evaluate(() => window.__done.length === 1), 30_000);
+    await roundTrip();
     assert.equal(await page.evaluate(() => window.__calls.length), 1, 'the consequential tool ran once');
     // A manual call is not a run: no run records it.
     const runs = (await ask({ op: 'runs' })).value;
