@@ -23,15 +23,17 @@
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
 
+mod waits;
+
 use serde_json::{json, Map, Value};
 
 use super::matcher::is_constraint;
 pub use super::messages::{agui_messages, call_value, calls_made, parsed, run_tokens};
 use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
-use super::wait::{Seen, ToolWait};
+use super::wait::ToolWait;
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
-use crate::core::page::ready::{Ready, ReadyWait};
+use crate::core::page::ready::ReadyWait;
 
 pub use super::messages::Mode;
 pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
@@ -312,12 +314,7 @@ impl Evaluation {
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
             Reply::Listed { tools, now_ms } if self.loaded.is_some() => {
-                let (mut wait, _) = self.loaded.take().unwrap_or_default();
-                match wait.listed(&tools, now_ms) {
-                    Ready::Go => {}
-                    Ready::ListAgain(after_ms) => self.loaded = Some((wait, after_ms)),
-                    Ready::Failed(why) => self.unloaded(format!("after the reload, {why}")),
-                }
+                self.reloaded_listing(&tools, now_ms)
             }
             Reply::Listed { tools, now_ms } => match self.request.mode {
                 Mode::Smoke => {
@@ -339,80 +336,6 @@ impl Evaluation {
             }
         }
         (self.results.len() > before).then(|| self.results.last().cloned())?
-    }
-
-    /// The page of the case (or run) under way could not be loaded afresh: its error.
-    fn unloaded(&mut self, why: String) {
-        match self.request.mode {
-            Mode::Smoke => self.finish_case("error", Some(why)),
-            Mode::Agent | Mode::Simulate => self.ran(Err(why), 0.0),
-        }
-    }
-
-    /// The tools the case under way expects, each once, optional ones left out.
-    fn expected_tools(&self) -> Vec<String> {
-        let mut calls = Vec::new();
-        if let Some(case) = self.request.cases.get(self.case) {
-            flatten(
-                case.expected_call.as_deref().unwrap_or_default(),
-                &mut calls,
-            );
-        }
-        let mut names: Vec<String> = Vec::new();
-        for call in calls.into_iter().filter(|c| !c.optional) {
-            if !names.contains(&call.function_name) {
-                names.push(call.function_name.clone());
-            }
-        }
-        names
-    }
-
-    /// Agent mode after a reload: a listing while waiting for the expected tools; the run
-    /// starts once all are listed, or when the wait is over (what the page lacks then is the
-    /// run's to meet).
-    fn settled(&mut self, tools: &Result<Value, String>, now_ms: f64) {
-        let timeout_ms = self.request.timeout_ms;
-        while let Some(name) = self.settling.first() {
-            match self.settle.0.listed(name, tools, now_ms, timeout_ms) {
-                Seen::Call => {
-                    self.settling.remove(0);
-                }
-                Seen::ListAgain(ms) => {
-                    self.settle.1 = ms;
-                    return;
-                }
-                Seen::Missing(_) => {
-                    self.settling.clear();
-                    return;
-                }
-            }
-        }
-    }
-
-    fn listed(&mut self, tools: Result<Value, String>, now_ms: f64) {
-        let Some(Ok(steps)) = &self.steps else { return };
-        let Some(step) = steps.get(self.calls.len()).cloned() else {
-            return;
-        };
-        let timeout_ms = self.request.timeout_ms;
-        let Err((wait, after_ms)) = &mut self.wait else {
-            return;
-        };
-        match wait.listed(&step.name, &tools, now_ms, timeout_ms) {
-            Seen::Call => self.wait = Ok(()),
-            Seen::ListAgain(ms) => *after_ms = ms,
-            Seen::Missing(why) => {
-                let index = self.calls.len() + 1;
-                // Never called: the record says so (and the error, what the tab offers).
-                self.calls.push(
-                    json!({"name": step.name, "args": step.args, "made": false, "error": why}),
-                );
-                self.finish_case(
-                    "error",
-                    Some(format!("step {index} ({}): {why}", step.name)),
-                );
-            }
-        }
     }
 
     fn called(&mut self, answer: Value) {

@@ -2,7 +2,6 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::core::page::bridge::DomObserved;
-use crate::core::page::ready::PAGE_READY_MS;
 
 const HOTEL: &str =
     include_str!("../../../../tests/fixtures/simulate/hotel-chain.simulations.json");
@@ -106,7 +105,7 @@ fn a_bad_case_is_an_error_naming_the_case_and_the_field() {
     }
 }
 
-fn request(cases: Value, extra: Value) -> SimulateRequest {
+pub(super) fn request(cases: Value, extra: Value) -> SimulateRequest {
     let mut value =
         json!({"tabId": 4, "mode": "simulate", "simulations": cases, "judgeModel": "judge"});
     for (k, v) in extra.as_object().unwrap() {
@@ -134,7 +133,7 @@ fn agent_answer(request: &Value, text: &str, calls: &[(&str, Value, Value)]) -> 
     })
 }
 
-fn judge_answer(passed: bool, evidence: &[&str]) -> Value {
+pub(super) fn judge_answer(passed: bool, evidence: &[&str]) -> Value {
     let verdict =
         json!({"passed": passed, "reasoning": "The cart shows it.\nMore.", "evidence": evidence});
     json!({
@@ -147,7 +146,10 @@ fn judge_answer(passed: bool, evidence: &[&str]) -> Value {
 
 /// Plays the evaluation to its end, `answer` answering each request (at 1 s a step); the
 /// answer and every request made.
-fn play(sim: &mut Simulate, mut answer: impl FnMut(&Next) -> Reply) -> (Value, Vec<Next>) {
+pub(super) fn play(
+    sim: &mut Simulate,
+    mut answer: impl FnMut(&Next) -> Reply,
+) -> (Value, Vec<Next>) {
     let mut asked = Vec::new();
     let mut now = 1_000.0;
     for _ in 0..200 {
@@ -163,7 +165,7 @@ fn play(sim: &mut Simulate, mut answer: impl FnMut(&Next) -> Reply) -> (Value, V
     panic!("no end in 200 steps: {asked:#?}")
 }
 
-fn listed(names: &[&str]) -> Reply {
+pub(super) fn listed(names: &[&str]) -> Reply {
     let tools: Vec<Value> = names
         .iter()
         .map(|n| json!({"name": n, "description": "", "inputSchema": {"type": "object"}}))
@@ -182,7 +184,7 @@ fn seen(count: u64, text: &str) -> DomObserved {
     }
 }
 
-fn runs(asked: &[Next], role: Role) -> Vec<Value> {
+pub(super) fn runs(asked: &[Next], role: Role) -> Vec<Value> {
     asked
         .iter()
         .filter_map(|n| match n {
@@ -209,7 +211,7 @@ fn cart_case() -> Value {
 
 /// The scripted world: the user asks then ends; the agent calls `calls`; the page shows
 /// `cart`; the judge says `verdict`.
-fn world<'a>(
+pub(super) fn world<'a>(
     calls: &'a [(&'a str, Value, Value)],
     cart: &'a str,
     verdict: Value,
@@ -798,98 +800,4 @@ fn a_conversation_is_not_carried_to_another_origin() {
         "no turn on the other origin"
     );
     assert!(runs(&asked, Role::Judge).is_empty());
-}
-
-/// A listing taken while the tab loads: the old document gone and the new one not answering
-/// yet (`0`), or the new one still parsing (`1`).
-fn mid_load(kind: u8) -> Reply {
-    Reply::Listed(Ok(match kind {
-        0 => {
-            json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed before a response was received"}]})
-        }
-        _ => {
-            json!({"tools": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "", "loading": true}})
-        }
-    }))
-}
-
-#[test]
-fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_again_until_its_page_is_ready() {
-    let calls = [("add_to_cart", json!({"qty": 2}), json!({"cart": 2}))];
-    let case = json!([{"name": "mugs", "userMessage": "Two mugs, please.",
-        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}]}]);
-    for reload in [true, false] {
-        let mut sim = Simulate::new(
-            request(case.clone(), json!({"reload": reload})),
-            None,
-            "s".into(),
-        );
-        let mut listings = 0;
-        let mut scripted = world(&calls, "2", judge_answer(true, &[]));
-        let (answer, asked) = play(&mut sim, |next| match next {
-            Next::Reload { .. } => Reply::Reloaded(Ok(())),
-            Next::ListTools { .. } => {
-                listings += 1;
-                match listings {
-                    1 => mid_load(0),
-                    2 => mid_load(1),
-                    _ => listed(&["add_to_cart"]),
-                }
-            }
-            other => scripted(other),
-        });
-        let result = &answer["results"][0];
-        assert_eq!(result["outcome"], "pass", "reload {reload}: {result:#}");
-        assert_eq!(runs(&asked, Role::Agent).len(), 1);
-        // Listed again after a pause, never at once.
-        let pauses: Vec<u32> = (asked.iter())
-            .filter_map(|n| match n {
-                Next::ListTools { after_ms, .. } => Some(*after_ms),
-                _ => None,
-            })
-            .collect();
-        let want: &[u32] = match reload {
-            // After the reload: until ready and the same tools twice, then before the turn.
-            true => &[0, 100, 100, 100, 0],
-            false => &[0, 100, 100],
-        };
-        assert_eq!(pauses, want, "reload {reload}");
-    }
-}
-
-#[test]
-fn a_page_that_never_becomes_ready_fails_the_case_once_the_budget_is_spent_saying_what_it_saw() {
-    let case = json!([{"name": "mugs", "userMessage": "Two mugs, please.",
-        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}]}]);
-    for reload in [true, false] {
-        let mut sim = Simulate::new(
-            request(case.clone(), json!({"reload": reload})),
-            None,
-            "s".into(),
-        );
-        let mut scripted = world(&[], "2", judge_answer(true, &[]));
-        let (answer, asked) = play(&mut sim, |next| match next {
-            Next::Reload { .. } => Reply::Reloaded(Ok(())),
-            Next::ListTools { .. } => mid_load(1),
-            other => scripted(other),
-        });
-        let result = &answer["results"][0];
-        assert_eq!(result["outcome"], "error", "{result:#}");
-        let error = result["error"].as_str().unwrap();
-        assert!(
-            error.contains("was not ready after") && error.contains("still loading"),
-            "{error}"
-        );
-        assert!(runs(&asked, Role::Agent).is_empty(), "no turn on no page");
-        // One listing a second of the test's clock, until the 10 s budget is spent.
-        let listings = asked
-            .iter()
-            .filter(|n| matches!(n, Next::ListTools { .. }))
-            .count();
-        assert_eq!(
-            listings as u32,
-            PAGE_READY_MS / 1_000 + 1,
-            "reload {reload}"
-        );
-    }
 }

@@ -1,0 +1,95 @@
+//! The evaluation's waits, as [`Evaluation`]'s: the page after a reload (`core::page::ready`),
+//! the tools an agent case expects after it, and the tool of the next smoke call.
+
+use serde_json::{json, Value};
+
+use super::super::wait::Seen;
+use super::{flatten, Evaluation, Mode};
+use crate::core::page::ready::Ready;
+
+impl Evaluation {
+    /// After a reload: a listing while waiting for the page to be ready.
+    pub(super) fn reloaded_listing(&mut self, tools: &Result<Value, String>, now_ms: f64) {
+        let (mut wait, _) = self.loaded.take().unwrap_or_default();
+        match wait.listed(tools, now_ms) {
+            Ready::Go => {}
+            Ready::ListAgain(after_ms) => self.loaded = Some((wait, after_ms)),
+            Ready::Failed(why) => self.unloaded(format!("after the reload, {why}")),
+        }
+    }
+
+    /// The page of the case (or run) under way could not be loaded afresh: its error.
+    pub(super) fn unloaded(&mut self, why: String) {
+        match self.request.mode {
+            Mode::Smoke => self.finish_case("error", Some(why)),
+            Mode::Agent | Mode::Simulate => self.ran(Err(why), 0.0),
+        }
+    }
+
+    /// The tools the case under way expects, each once, optional ones left out.
+    pub(super) fn expected_tools(&self) -> Vec<String> {
+        let mut calls = Vec::new();
+        if let Some(case) = self.request.cases.get(self.case) {
+            flatten(
+                case.expected_call.as_deref().unwrap_or_default(),
+                &mut calls,
+            );
+        }
+        let mut names: Vec<String> = Vec::new();
+        for call in calls.into_iter().filter(|c| !c.optional) {
+            if !names.contains(&call.function_name) {
+                names.push(call.function_name.clone());
+            }
+        }
+        names
+    }
+
+    /// Agent mode after a reload: a listing while waiting for the expected tools; the run
+    /// starts once all are listed, or when the wait is over (what the page lacks then is the
+    /// run's to meet).
+    pub(super) fn settled(&mut self, tools: &Result<Value, String>, now_ms: f64) {
+        let timeout_ms = self.request.timeout_ms;
+        while let Some(name) = self.settling.first() {
+            match self.settle.0.listed(name, tools, now_ms, timeout_ms) {
+                Seen::Call => {
+                    self.settling.remove(0);
+                }
+                Seen::ListAgain(ms) => {
+                    self.settle.1 = ms;
+                    return;
+                }
+                Seen::Missing(_) => {
+                    self.settling.clear();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Smoke: a listing while waiting for the next call's tool.
+    pub(super) fn listed(&mut self, tools: Result<Value, String>, now_ms: f64) {
+        let Some(Ok(steps)) = &self.steps else { return };
+        let Some(step) = steps.get(self.calls.len()).cloned() else {
+            return;
+        };
+        let timeout_ms = self.request.timeout_ms;
+        let Err((wait, after_ms)) = &mut self.wait else {
+            return;
+        };
+        match wait.listed(&step.name, &tools, now_ms, timeout_ms) {
+            Seen::Call => self.wait = Ok(()),
+            Seen::ListAgain(ms) => *after_ms = ms,
+            Seen::Missing(why) => {
+                let index = self.calls.len() + 1;
+                // Never called: the record says so (and the error, what the tab offers).
+                self.calls.push(
+                    json!({"name": step.name, "args": step.args, "made": false, "error": why}),
+                );
+                self.finish_case(
+                    "error",
+                    Some(format!("step {index} ({}): {why}", step.name)),
+                );
+            }
+        }
+    }
+}
