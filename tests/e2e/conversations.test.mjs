@@ -147,6 +147,7 @@ describe('conversations', () => {
     await until(`the call of ${tool}`, async () => (await calls()) === before + 1);
     await until('the run ready to be cut', () => ready(runId), 30_000);
     // Chrome stops the worker (the browser and its pages live on); an extension page starts a fresh one.
+    const cutAt = Date.now();
     await stopWorker(host.context, page);
     const popup = await host.context.newPage();
     await popup.goto(`chrome-extension://${host.extensionId}/popup.html?tabId=${tabId}`);
@@ -155,10 +156,14 @@ describe('conversations', () => {
     await until('the interrupted run', async () => {
       listed = (await message({ op: 'runs' })).value;
       return listed.find((r) => r.runId === runId && r.state === 'interrupted');
-    }).catch((error) => {
+    }).catch(async (error) => {
       // Which runs the fresh worker listed, and in which state: what a flake needs to be read.
       const shown = (listed ?? []).slice(0, 5).map((r) => `${r.runId}: ${r.state}`);
-      throw new Error(`${error.message} ${runId}; the worker listed ${JSON.stringify(shown)}`);
+      // And what the model server was asked, when (a run that went on after the stop asked
+      // again), and how the run's stored log ends.
+      const asked = models.requests().filter((r) => r.time > cutAt - 5000).map((r) => `${r.scenario} step ${r.step} at ${r.time - cutAt} ms`);
+      const log = await message({ op: 'runLog', runId }).then((a) => a.value?.events?.slice(-3).map((e) => `${e.type}${e.message ? `: ${e.message}` : ''}`)).catch((e) => e.message);
+      throw new Error(`${error.message} ${runId}; the worker listed ${JSON.stringify(shown)}; the model was asked ${JSON.stringify(asked)} (from the stop); the log ends ${JSON.stringify(log)}`);
     });
     await popup.close();
     return { runId, threadId, calls: async () => (await calls()) - before };

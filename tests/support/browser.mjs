@@ -296,35 +296,54 @@ export async function openDeclining(host, url) {
 
 /**
  * Stops the extension's service worker as Chrome does (DevTools' `ServiceWorker.stopAllWorkers`)
- * and resolves once DevTools has reported its version `stopped` after the stop was sent (an
- * event, caught even when an open extension page starts a fresh worker at once). A stop sent
- * while the worker was busy was seen to leave it running: with no report within 2 s the stop
- * is sent again, 3 times at most, then this throws. A worker already stopped is left so.
+ * and resolves once DevTools has reported `stopped`, after the stop was sent, for every version
+ * of an extension's worker that was not stopped before it (an event, caught even when an open
+ * extension page starts a fresh worker at once; a version that was stopped already, another
+ * extension's for one, says nothing of ours). A stop sent while the worker was busy was seen to
+ * leave it running: with no such report within 2 s the stop is sent again, 3 times at most,
+ * then this throws. A worker already stopped is left so.
  */
 export async function stopWorker(context, page) {
   const cdp = await context.newCDPSession(page);
   const status = new Map(); // versionId → runningStatus, of chrome-extension:// workers
-  let stopped = null; // resolves when a version is reported stopped after the stop was sent
+  let sent = false;
+  const stoppedSince = new Set(); // versions reported stopped after the stop was sent
+  let heard = () => {};
+  let reported;
+  const firstReport = new Promise((resolve) => (reported = resolve));
   cdp.on('ServiceWorker.workerVersionUpdated', ({ versions }) => {
     for (const v of versions) {
       if (!String(v.scriptURL).startsWith('chrome-extension://')) continue;
       status.set(v.versionId, v.runningStatus);
-      if (v.runningStatus === 'stopped') stopped?.resolve();
+      if (sent && v.runningStatus === 'stopped') stoppedSince.add(v.versionId);
+      reported();
     }
+    heard();
   });
   await cdp.send('ServiceWorker.enable');
   try {
-    // The versions' state as DevTools reports it on enable: none running, nothing to stop.
-    if (status.size > 0 && [...status.values()].every((s) => s === 'stopped')) return;
+    // DevTools reports the versions it has after `enable` has answered: the extension's worker
+    // is registered, so its report comes (a limit against a hang only).
+    let limit;
+    const none = new Promise((resolve) => (limit = setTimeout(() => resolve('none'), 30_000)));
+    const first = await Promise.race([firstReport, none]);
+    clearTimeout(limit);
+    if (first === 'none') throw new Error("DevTools reported no extension's service worker");
+    // The versions not stopped as reported then: the ones to stop.
+    const live = [...status].filter(([, s]) => s !== 'stopped').map(([id]) => id);
+    if (live.length === 0) return;
     for (let attempt = 1; attempt <= 3; attempt++) {
       let timer;
-      const reported = new Promise((resolve) => (stopped = { resolve }));
+      const done = () => live.every((id) => stoppedSince.has(id));
+      const reported = new Promise((resolve) => (heard = () => done() && resolve('stopped')));
+      sent = true;
       await cdp.send('ServiceWorker.stopAllWorkers');
-      const outcome = await Promise.race([reported.then(() => 'stopped'), new Promise((r) => (timer = setTimeout(() => r('running'), 2_000)))]);
+      if (done()) return;
+      const outcome = await Promise.race([reported, new Promise((r) => (timer = setTimeout(() => r('running'), 2_000)))]);
       clearTimeout(timer);
       if (outcome === 'stopped') return;
     }
-    throw new Error(`the extension's service worker did not stop: ${JSON.stringify([...status.values()])}`);
+    throw new Error(`the extension's service worker did not stop: ${JSON.stringify([...status])}`);
   } finally {
     await cdp.detach().catch(() => {});
   }

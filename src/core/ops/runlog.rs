@@ -17,7 +17,7 @@ use super::runs::{
 };
 use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
 use crate::core::observe::RunUsage;
-use crate::core::restart::{end_interrupted, Intent};
+use crate::core::restart::{end_interrupted, Intent, RESTART_CODE};
 
 /// How long the stored record of a running run may lag behind (ms).
 pub const SAVE_EVERY_MS: u32 = crate::core::limits::RUN_LOG_SAVE_EVERY_MS;
@@ -361,20 +361,33 @@ impl RunLog {
     }
 }
 
+/// The message of `event` when it is the `RUN_ERROR` a restart ended a cut run with.
+fn restart_error(event: &Value) -> Option<&str> {
+    (event["type"] == "RUN_ERROR" && event["code"] == RESTART_CODE)
+        .then(|| event["message"].as_str())
+        .flatten()
+}
+
 /// Whether a listed run was cut by a worker restart and still needs its ending.
 pub fn needs_ending(run: &RunSummary) -> bool {
     run.state == "interrupted" && run.outcome.is_none()
 }
 
 /// Ends the stored log of a run a worker restart cut (see `core::restart`), at `now_ms`:
-/// whether it did (then the shell stores `events` and forgets the run's intents). A log that
-/// had ended already only marks the run `finished`.
+/// whether it did (then the shell stores `events` and forgets the run's intents). A log a
+/// restart ended already (another reader of the list got there first: the worker's start and
+/// an open page read it at once) leaves the run `interrupted`, with that ending as its outcome;
+/// a log that had ended by itself (stored before the list was) marks the run `finished`.
 pub fn end_cut_run(
     run: &mut RunSummary,
     events: &mut Events,
     intents: &[Intent],
     now_ms: f64,
 ) -> bool {
+    if let Some(message) = events.events.last().and_then(restart_error) {
+        run.outcome = Some(json!({"type": "failed", "message": message}));
+        return false;
+    }
     let before = events.events.len();
     // The steps' use, from their usage events: only when the log kept every event.
     let usage = match events.dropped {

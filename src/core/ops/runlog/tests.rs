@@ -195,11 +195,29 @@ fn a_cut_run_ends_with_a_run_error_once() {
     assert_eq!(run.event_count, events.events.len());
     assert!(run.outcome.is_some());
     assert!(!needs_ending(&run));
-    // A log that ended already: the run only reads as finished.
+    // A log a restart ended already (another reader of the list, at the same worker start or
+    // an earlier one, ended it first): the run still reads as interrupted, with that outcome,
+    // and nothing is added.
     let mut again = run.clone();
     again.outcome = None;
+    let count = events.events.len();
     assert!(!end_cut_run(&mut again, &mut events, &[], 10.0));
-    assert_eq!(again.state, "finished");
+    assert_eq!(again.state, "interrupted");
+    assert_eq!(again.outcome, run.outcome);
+    assert_eq!(events.events.len(), count, "one RUN_ERROR");
+    // A log that ended by itself (the worker stopped after storing it, before the list): the
+    // run reads as finished.
+    for last in [
+        json!({"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}),
+        json!({"type": "RUN_ERROR", "message": "the model refused"}),
+    ] {
+        let mut ended = events.clone();
+        *ended.events.last_mut().unwrap() = last;
+        let mut again = run.clone();
+        again.outcome = None;
+        assert!(!end_cut_run(&mut again, &mut ended, &[], 10.0));
+        assert_eq!(again.state, "finished");
+    }
 }
 
 #[test]
