@@ -21,17 +21,18 @@ fn mid_load(kind: u8) -> Reply {
     }))
 }
 
+/// One case of two mugs, its tab reloaded first or not.
+fn mugs(reload: bool) -> Simulate {
+    let case = json!([{"name": "mugs", "userMessage": "Two mugs, please.",
+        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}]}]);
+    Simulate::new(request(case, json!({"reload": reload})), None, "s".into())
+}
+
 #[test]
 fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_again_until_its_page_is_ready() {
     let calls = [("add_to_cart", json!({"qty": 2}), json!({"cart": 2}))];
-    let case = json!([{"name": "mugs", "userMessage": "Two mugs, please.",
-        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}]}]);
     for reload in [true, false] {
-        let mut sim = Simulate::new(
-            request(case.clone(), json!({"reload": reload})),
-            None,
-            "s".into(),
-        );
+        let mut sim = mugs(reload);
         let mut listings = 0;
         let mut scripted = world(&calls, "2", judge_answer(true, &[]));
         let (answer, asked) = play(&mut sim, |next| match next {
@@ -67,14 +68,8 @@ fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_again_until_i
 
 #[test]
 fn a_page_that_never_becomes_ready_fails_the_case_once_the_budget_is_spent_saying_what_it_saw() {
-    let case = json!([{"name": "mugs", "userMessage": "Two mugs, please.",
-        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}]}]);
     for reload in [true, false] {
-        let mut sim = Simulate::new(
-            request(case.clone(), json!({"reload": reload})),
-            None,
-            "s".into(),
-        );
+        let mut sim = mugs(reload);
         let mut scripted = world(&[], "2", judge_answer(true, &[]));
         let (answer, asked) = play(&mut sim, |next| match next {
             Next::Reload { .. } => Reply::Reloaded(Ok(())),
