@@ -43,7 +43,7 @@ use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
 use crate::core::page::kept::Kept;
-use crate::core::page::ready::ReadyWait;
+use crate::core::page::ready::{Ready, ReadyWait};
 use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
@@ -85,11 +85,7 @@ pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
 /// The tab listed until its page is ready as `wait` says (`core::page::ready`: after a load
 /// the host caused, loaded and its tools the same twice in a row), or why it was not within
 /// the budget.
-pub(crate) async fn ready_tools(
-    tab_id: i64,
-    mut wait: crate::core::page::ready::ReadyWait,
-) -> Result<Rc<TabTools>, String> {
-    use crate::core::page::ready::Ready;
+pub(crate) async fn ready_tools(tab_id: i64, mut wait: ReadyWait) -> Result<Rc<TabTools>, String> {
     loop {
         let listed = tab_tools(tab_id).await;
         let value = listed.as_ref().map(|t| t.response()).map_err(Clone::clone);
