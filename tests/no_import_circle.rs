@@ -7,6 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+#[path = "common/production.rs"]
+mod production;
+
 /// Rust source files under `dir`, test files and test modules left out.
 fn sources(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
     for entry in std::fs::read_dir(dir).expect("a readable directory") {
@@ -18,7 +21,8 @@ fn sources(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
             }
         } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
             let text = std::fs::read_to_string(&path).expect("readable");
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code = production::production(&text);
+            let code = code.as_str();
             let code: String = code
                 .lines()
                 .map(|line| line.split("//").next().unwrap_or(""))

@@ -11,6 +11,9 @@ use std::path::Path;
 use webmcp_host::core::bridge::FrameRequest;
 use webmcp_host::core::ops::OpName;
 
+#[path = "common/production.rs"]
+mod production;
+
 fn read(path: &str) -> String {
     let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
     std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()))
@@ -186,7 +189,7 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The code of every `.rs` and `.js` file under `dirs` but `except`, each as `(its path from
-/// the project's root, its text before any `#[cfg(test)]`)`; with `skip_test_files`, without
+/// the project's root, its text without its `#[cfg(test)]` items, wherever they sit)`; with `skip_test_files`, without
 /// the files that only test (`tests.rs`, `*_tests.rs`, anything under a `tests` folder).
 fn code_files(dirs: &[&str], except: &str, skip_test_files: bool) -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -205,7 +208,7 @@ fn code_files(dirs: &[&str], except: &str, skip_test_files: bool) -> Vec<(String
         .filter(|f| **f != root.join(except) && !(skip_test_files && is_test(f)))
         .map(|f| {
             let text = std::fs::read_to_string(f).expect("readable");
-            let code = text.split("#[cfg(test)]").next().unwrap_or("").to_owned();
+            let code = production::production(&text);
             (f.strip_prefix(root).unwrap().display().to_string(), code)
         })
         .collect()
@@ -294,5 +297,41 @@ fn every_cap_and_deadline_lives_in_limits_rs() {
     assert!(
         strays.is_empty(),
         "caps or deadlines defined outside src/core/limits.rs: {strays:#?}"
+    );
+}
+
+#[test]
+fn the_shell_defines_no_number_of_its_own() {
+    let mut strays = Vec::new();
+    let files = code_files(&["src/shell"], "", true);
+    for (file, code) in files.iter().filter(|(file, _)| file.ends_with(".rs")) {
+        for line in code.lines() {
+            let code = line.split("//").next().unwrap_or("");
+            let numeric_const = ["u8", "u16", "u32", "u64", "usize", "i32", "i64", "f64"]
+                .iter()
+                .any(|t| code.contains("const ") && code.contains(&format!(": {t} =")));
+            // A number of four digits or more: a deadline, a cap or a size.
+            let mut digits = 0;
+            let mut long_number = false;
+            let mut previous = ' ';
+            for c in code.chars() {
+                match c {
+                    '0'..='9' if digits > 0 || !(previous.is_alphanumeric() || previous == '_') => {
+                        digits += 1
+                    }
+                    '_' if digits > 0 => {}
+                    _ => digits = 0,
+                }
+                long_number |= digits >= 4;
+                previous = c;
+            }
+            if numeric_const || long_number {
+                strays.push(format!("{file}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        strays.is_empty(),
+        "numbers defined in the shell (they belong in src/core/limits.rs): {strays:#?}"
     );
 }

@@ -15,11 +15,12 @@
 use serde_json::{json, Map, Value};
 
 use crate::core::evals::messages::short as short_value;
+pub use crate::core::host::listing::Settle;
 pub use crate::core::limits::{
     CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
     MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
-use crate::core::page::ready::{Ready, ReadyWait};
+use crate::core::page::tabs::{Listed, TabTools};
 use crate::core::tool::kind;
 use crate::core::url::Url;
 
@@ -162,12 +163,15 @@ pub enum Next {
         /// The page.
         url: String,
     },
-    /// List the tab's tools (as `listTools` answers), `after_ms` from now: [`Reply::Listed`].
+    /// List the tab's tools (as `listTools` lists them), `after_ms` from now, its page as
+    /// settled as `settle` says: [`Reply::Listed`].
     List {
         /// The tab.
         tab_id: i64,
         /// The wait before listing.
         after_ms: u32,
+        /// How settled the page must be: [`Settle::AfterLoad`] after a page is loaded.
+        settle: Settle,
     },
     /// Keep `value` for the origin's next crawl: [`Reply::Kept`].
     Keep {
@@ -190,7 +194,7 @@ pub enum Reply {
     /// The page loaded (the URL the tab shows then), or why not.
     Loaded(Result<String, String>),
     /// The tab's tools as `listTools` answers them, or why they could not be listed.
-    Listed(Result<Value, String>),
+    Listed(Listed),
     /// Kept (or the keeping failed: the answer says so).
     Kept(Result<(), String>),
 }
@@ -200,11 +204,8 @@ enum Stage {
     Sitemap,
     Previous,
     Load,
-    /// The page loaded: listed until it is ready (`core::page::ready`).
-    Ready {
-        wait: ReadyWait,
-        after_ms: u32,
-    },
+    /// The page loaded: listed once it is ready (`core::page::ready`).
+    Ready,
     List {
         tries: u32,
     },
@@ -220,8 +221,6 @@ pub struct Crawl {
     origin: String,
     start_url: String,
     now_ms: f64,
-    /// The worker's clock at the last [`Crawl::tick`].
-    clock_ms: f64,
     stage: Stage,
     queue: Vec<String>,
     skipped: Vec<Value>,
@@ -243,7 +242,6 @@ impl Crawl {
             origin,
             start_url: start_url.to_owned(),
             now_ms,
-            clock_ms: now_ms,
             stage: Stage::Previous,
             queue: Vec::new(),
             skipped: Vec::new(),
@@ -339,13 +337,15 @@ impl Crawl {
                     self.poll()
                 }
             },
-            Stage::Ready { after_ms, .. } => Next::List {
+            Stage::Ready => Next::List {
                 tab_id,
-                after_ms: *after_ms,
+                after_ms: 0,
+                settle: Settle::AfterLoad,
             },
             Stage::List { tries } => Next::List {
                 tab_id,
                 after_ms: if *tries == 0 { 0 } else { CRAWL_SETTLE_MS },
+                settle: Settle::Now,
             },
             Stage::Return => Next::Load {
                 tab_id,
@@ -391,28 +391,13 @@ impl Crawl {
                 let url = self.queue[self.at].clone();
                 match loaded.and_then(|landed| self.on_origin(&landed)) {
                     Ok(()) => {
-                        self.stage = Stage::Ready {
-                            wait: ReadyWait::after_load(),
-                            after_ms: 0,
-                        };
+                        self.stage = Stage::Ready;
                         None
                     }
                     Err(why) => self.page_done(json!({"url": url, "error": why})),
                 }
             }
-            (Stage::Ready { mut wait, .. }, Reply::Listed(listed)) => {
-                match wait.listed(&listed, self.clock_ms) {
-                    Ready::Go => self.listed(0, listed),
-                    Ready::ListAgain(after_ms) => {
-                        self.stage = Stage::Ready { wait, after_ms };
-                        None
-                    }
-                    Ready::Failed(why) => {
-                        let url = self.queue[self.at].clone();
-                        self.page_done(json!({"url": url, "error": why}))
-                    }
-                }
-            }
+            (Stage::Ready, Reply::Listed(listed)) => self.listed(0, listed),
             (Stage::List { tries }, Reply::Listed(listed)) => self.listed(tries, listed),
             (Stage::Return, Reply::Loaded(_)) => {
                 self.stage = Stage::Keep;
@@ -429,17 +414,17 @@ impl Crawl {
     }
 
     /// The page's listing (its `tries`th, from 0): its entry, or one more listing.
-    fn listed(&mut self, tries: u32, listed: Result<Value, String>) -> Option<Value> {
+    fn listed(&mut self, tries: u32, listed: Listed) -> Option<Value> {
         let url = self.queue[self.at].clone();
         match listed {
             // A page that registers its tools a moment after loading is listed again.
-            Ok(listing) if tools_of(&listing).is_empty() && tries == 0 => {
+            Ok(listing) if listing.tools.is_empty() && tries == 0 => {
                 self.stage = Stage::List { tries: 1 };
                 None
             }
             // The page may have moved on by itself since it loaded: its tools are
             // this origin's only while it shows a page of it.
-            Ok(listing) => match listing["page"]["url"].as_str().map(|u| self.on_origin(u)) {
+            Ok(listing) => match (listing.page.as_ref()).map(|p| self.on_origin(&p.url)) {
                 Some(Err(why)) => self.page_done(json!({"url": url, "error": why})),
                 _ => self.page_done(page_entry(&url, &listing, &self.origin)),
             },
@@ -465,7 +450,6 @@ impl Crawl {
     /// Past the crawl's time budget ([`MAX_CRAWL_MS`] from its start, `now_ms`): the pages not
     /// loaded yet are skipped, and the crawl ends with those it has.
     pub fn tick(&mut self, now_ms: f64) {
-        self.clock_ms = now_ms;
         if now_ms - self.now_ms > MAX_CRAWL_MS as f64 {
             let minutes = MAX_CRAWL_MS / 60_000;
             self.skip_the_rest(&format!(
@@ -648,10 +632,6 @@ fn normal_url(url: &Url) -> String {
     format!("{}{path}{query}", url.origin()).replace(' ', "%20")
 }
 
-fn tools_of(listing: &Value) -> Vec<Value> {
-    listing["tools"].as_array().cloned().unwrap_or_default()
-}
-
 /// The index of the origins whose crawls are kept (the stored list, most recently crawled
 /// first) once `origin` was crawled: `origin` first, then the others, at most
 /// [`MAX_CRAWLED_ORIGINS`]; and the origins it drops, whose kept crawls are to be removed.
@@ -687,9 +667,11 @@ pub fn fingerprint(tool: &Value) -> String {
 
 /// One page's entry: its tools (name, frame, description, form), its declarative forms, the
 /// audit's score and findings, what the listing skipped, and the fingerprints kept.
-fn page_entry(url: &str, listing: &Value, origin: &str) -> Value {
-    let tools = tools_of(listing);
-    let audit = crate::core::audit::audit_value(listing);
+fn page_entry(url: &str, listing: &TabTools, origin: &str) -> Value {
+    let tools: Vec<Value> = (listing.tools.iter())
+        .filter_map(|t| serde_json::to_value(t).ok())
+        .collect();
+    let audit = crate::core::audit::audit_tab(listing);
     let mut fingerprints = Map::new();
     let listed: Vec<Value> = (tools.iter())
         .map(|t| {
@@ -715,27 +697,20 @@ fn page_entry(url: &str, listing: &Value, origin: &str) -> Value {
         .collect();
     let mut page = json!({
         "url": url,
-        "title": listing["page"]["title"],
+        "title": listing.page.as_ref().map(|p| p.title.as_str()),
         "tools": listed,
         "forms": forms,
         "fingerprints": fingerprints,
     });
-    if let Some(landed) = listing["page"]["url"].as_str().filter(|l| *l != url) {
+    let landed = listing.page.as_ref().map(|p| p.url.as_str());
+    if let Some(landed) = landed.filter(|l| *l != url) {
         page["landed"] = json!(landed);
     }
-    match audit {
-        Ok(audit) => {
-            let json = audit.to_json();
-            page["score"] = json["score"].clone();
-            page["findings"] = json["findings"].clone();
-        }
-        Err(why) => page["auditError"] = json!(why),
-    }
-    if listing["problems"]
-        .as_array()
-        .is_some_and(|p| !p.is_empty())
-    {
-        page["problems"] = listing["problems"].clone();
+    let audit = audit.to_json();
+    page["score"] = audit["score"].clone();
+    page["findings"] = audit["findings"].clone();
+    if !listing.problems.is_empty() {
+        page["problems"] = json!(listing.problems);
     }
     page
 }

@@ -21,6 +21,7 @@ use crate::core::page::kept::Kept;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
+pub mod listing;
 
 /// The host's state.
 #[derive(Default)]

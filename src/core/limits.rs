@@ -275,13 +275,20 @@ pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 
 // --- MCP servers, applied in the module each names -----------------------------------------------
 
-/// How long a server called by hand stays open unused, ms.
-/// (Used as `IDLE_MS` in `shell/workbench.rs`.)
+/// How long a server called by hand stays open unused, ms; `shell/workbench.rs`.
 pub const BY_HAND_IDLE_MS: u32 = 5 * 60_000;
 
-/// How long opening a server (connect and list) may take, unless it sets its own timeout.
-/// (Used as `OPEN_MS` in `shell/kept.rs`.)
+/// How long opening a server (connect and list) may take, unless it sets its own timeout;
+/// `shell/kept.rs`.
 pub const MCP_OPEN_MS: u32 = 20_000;
+
+/// How long a session's end (its `DELETE`) may take before the connection is dropped all the
+/// same, ms; `shell/mcp.rs`.
+pub const MCP_CLOSE_MS: u32 = 3_000;
+
+/// How long a server has to answer the head of the stream it sends notifications on (its
+/// `GET`), ms; past it the host listens no more; `shell/mcp.rs`.
+pub const MCP_LISTEN_MS: u32 = 5_000;
 
 /// How long a connection check may take (ms), unless the server sets its own timeout.
 /// (Used as `CHECK_MS` in `core/ops/checks.rs`.)
@@ -315,8 +322,7 @@ pub const WINDOW_FAILS_WITHIN_MS: f64 = 1500.0;
 
 // --- Exposure, applied in the module each names --------------------------------------------------
 
-/// How long a tab has to take the news of a change.
-/// (Used as `NOTIFY_MS` in `shell/expose.rs`.)
+/// How long a tab has to take the news of a change; `shell/expose.rs`.
 pub const EXPOSE_NOTIFY_MS: u32 = 2_000;
 
 // --- Workbench, applied in the module each names -------------------------------------------------
@@ -338,11 +344,23 @@ pub const MAX_SEEN_STORED_BYTES: usize = 2 * 1024 * 1024;
 /// (Used as `MAX_ERRORS` in `core/workbench/validate.rs`.)
 pub const MAX_VALIDATION_ERRORS: usize = 50;
 
+/// How many tabs `inventory` lists at once (a slow tab holds up no other of its group, and a
+/// window of a hundred tabs is not asked all at once); `shell/workbench.rs`.
+pub const INVENTORY_TABS_AT_ONCE: usize = 16;
+
+/// How long a tab's top frame has to tell its facts (`inventory`, `diagnose`), ms;
+/// `shell/workbench.rs`.
+pub const TAB_FACTS_MS: u32 = 2_000;
+
 // --- Audit, applied in the module each names -----------------------------------------------------
 
 /// How long a probe call may take (ms).
 /// (Used as `PROBE_MS` in `core/audit/probe.rs`.)
 pub const PROBE_MS: u32 = 5_000;
+
+/// How long a frame has to start or stop watching its network requests around a probe
+/// (`watchNetwork`), ms; `shell/mod.rs`.
+pub const PROBE_WATCH_MS: u32 = 2_000;
 
 /// A result over this many bytes is `probe-oversized`.
 /// (Used as `OVERSIZED_BYTES` in `core/audit/probe.rs`.)
@@ -391,8 +409,8 @@ pub const MAX_SUMMARY_RESULTS: usize = 50;
 /// Bytes of a Markdown summary: under what a pull-request comment holds (65,536 characters).
 pub const MAX_SUMMARY_BYTES: usize = 60_000;
 
-/// How long a page may take to load again (`reload`), ms.
-/// (Used as `RELOAD_MS` in `shell/evals.rs`.)
+/// How long a page may take to load again (`reload`), ms; `shell/evals.rs`, and the audit's
+/// probes (`shell/mod.rs`).
 pub const EVAL_RELOAD_MS: u32 = 30_000;
 
 /// The longest wait for an expected tool to appear, ms.

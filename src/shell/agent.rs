@@ -167,7 +167,7 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
                 Got::ConversationSaved
             }
             Need::TabTools(tab_id) => {
-                let found = super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone);
+                let found = super::tab_tools(tab_id).await;
                 if let Some(page) = found.as_ref().ok().and_then(|t| t.top_page()) {
                     super::runlog::on_page(&run_id, page);
                 }
@@ -322,9 +322,9 @@ async fn perform(
                         Answer::ToolDone { call_id, response }
                     });
                 }
-                Action::ListTabTools { tab_id } => inbox.spawn(async move {
-                    Answer::TabTools(super::tab_tools(tab_id).await.map(Rc::unwrap_or_clone))
-                }),
+                Action::ListTabTools { tab_id } => {
+                    inbox.spawn(async move { Answer::TabTools(super::tab_tools(tab_id).await) })
+                }
                 Action::CancelInFrame {
                     tab_id,
                     frame_id,

@@ -4,11 +4,11 @@
 //! (`{webmcpHostUi: "crawlProgress", tabId, done, total, page}`).
 
 use serde_json::{json, Value};
-use wasm_bindgen_futures::JsFuture;
 
-use super::io::{now_ms, sleep};
+use super::io::now_ms;
 use super::pages::push;
 use crate::core::crawl::{Crawl, CrawlRequest, Next, Reply};
+use crate::core::host::listing::Listing;
 use crate::core::limits::{CRAWL_LOAD_MS, SITEMAP_MS};
 use crate::core::page::bridge::{parse_sitemap_reply, FrameRequest, Reply as Frame, Target};
 use crate::core::storage::{Area, CRAWLED, CRAWL_PREFIX};
@@ -99,12 +99,11 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
                     Err(e) => Err(super::convert::describe(&e)),
                 },
             ),
-            Next::List { tab_id, after_ms } => {
-                if after_ms > 0 {
-                    let _ = JsFuture::from(sleep(after_ms)).await;
-                }
-                Reply::Listed(super::tab_tools(tab_id).await.map(|t| t.response()))
-            }
+            Next::List {
+                tab_id,
+                after_ms,
+                settle,
+            } => Reply::Listed(super::list(Listing::kept(tab_id, settle).after(after_ms)).await),
             Next::Keep { origin, value } => Reply::Kept(keep(&origin, &value).await),
         };
         if let Some(page) = crawl.handle(reply) {

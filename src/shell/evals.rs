@@ -12,11 +12,11 @@ use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next, Reply};
 use crate::core::evals::record::{DiffNext, ReplayDiff};
 use crate::core::evals::simulate::SimulateRequest;
 use crate::core::gate::Asker;
+use crate::core::host::listing::Listing;
 use crate::core::limits::DOM_QUERY_MS;
 use crate::core::ops::ReplaySource;
 use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame, Target};
 use crate::core::page::call::CallRequest;
-use crate::core::page::ready::ReadyWait;
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
 pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
@@ -47,9 +47,12 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
             Next::Log { run_id } => Reply::Logged(super::runlog::run_log(&run_id, 0).await),
             Next::Reload { tab_id } => Reply::Reloaded(reload(tab_id, first_page.as_deref()).await),
             Next::ListTools {
-                tab_id, after_ms, ..
+                tab_id,
+                after_ms,
+                settle,
+                ..
             } => Reply::Listed {
-                tools: listed_after(tab_id, after_ms).await,
+                tools: super::list(Listing::kept(tab_id, settle).after(after_ms)).await,
                 now_ms: now_ms(),
             },
         };
@@ -74,9 +77,11 @@ pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
         let reply = match simulation.poll(now_ms()) {
             Next::Done(answer) => return Ok(answer),
             Next::Reload { tab_id } => Reply::Reloaded(reload(tab_id, first_page.as_deref()).await),
-            Next::ListTools { tab_id, after_ms } => {
-                Reply::Listed(listed_after(tab_id, after_ms).await)
-            }
+            Next::ListTools {
+                tab_id,
+                after_ms,
+                settle,
+            } => Reply::Listed(super::list(Listing::kept(tab_id, settle).after(after_ms)).await),
             Next::Call {
                 tab_id,
                 name,
@@ -144,20 +149,10 @@ async fn suite_start(
 /// The tab brought back to the suite's first page, freshly loaded, or why not.
 async fn reload(tab_id: i64, first_page: Option<&str>) -> Result<(), String> {
     let url = first_page.unwrap_or_default();
-    let reloaded = super::io::reload_tab(tab_id as f64, url, RELOAD_MS).await;
+    let reloaded =
+        super::io::reload_tab(tab_id as f64, url, crate::core::limits::EVAL_RELOAD_MS).await;
     reloaded.map(drop).map_err(|e| super::convert::describe(&e))
 }
-
-/// The tab's listing after waiting `after_ms` (0: now).
-async fn listed_after(tab_id: i64, after_ms: u32) -> Result<Value, String> {
-    if after_ms > 0 {
-        let _ = JsFuture::from(sleep(after_ms)).await;
-    }
-    super::tab_tools(tab_id).await.map(|t| t.response())
-}
-
-/// How long a page may take to load again (`reload`), ms.
-pub(crate) const RELOAD_MS: u32 = crate::core::limits::EVAL_RELOAD_MS;
 
 /// The URL of the tab's top frame, or why there is none (said for the operation `op`).
 pub(crate) async fn page_url(op: &str, tab_id: i64) -> Result<String, String> {
@@ -186,11 +181,8 @@ pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, Str
     loop {
         match diff.poll() {
             DiffNext::Done(answer) => return Ok(answer),
-            DiffNext::ListTools(tab_id) => {
-                // A tab still loading is listed again, never taken for a page without tools.
-                let tools = super::ready_tools(tab_id, ReadyWait::loaded()).await;
-                let tools = tools.map(|t| t.response());
-                diff.tools(tools);
+            DiffNext::ListTools { tab_id, settle } => {
+                diff.tools(super::list(Listing::kept(tab_id, settle)).await);
             }
             DiffNext::Call {
                 tab_id,

@@ -31,8 +31,6 @@ use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
-/// How long a tab has to take the news of a change.
-const NOTIFY_MS: u32 = crate::core::limits::EXPOSE_NOTIFY_MS;
 
 /// The servers exposed to pages: a pool of their own, whose connections hear the server.
 const CONNECTIONS: kept::Kept = kept::Kept::Exposures;
@@ -192,6 +190,6 @@ async fn notify(origin: &str) {
     }
     for reply in sent {
         // A tab without our content script (opened before the extension) does not answer.
-        let _ = timer::within(reply, NOTIFY_MS).await;
+        let _ = timer::within(reply, crate::core::limits::EXPOSE_NOTIFY_MS).await;
     }
 }

@@ -24,9 +24,6 @@ use crate::core::expose::{connect, Connect, Identity};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::provider::redact;
 
-/// How long opening a server (connect and list) may take, unless it sets its own timeout.
-pub const OPEN_MS: u32 = crate::core::limits::MCP_OPEN_MS;
-
 impl Open {
     /// What it sends now: the server's configuration, key and the access token its session
     /// holds (a refresh during a call included).
@@ -129,7 +126,9 @@ pub async fn connection_or_new(
         Connect::Replace => forget(pool, &server.name),
         Connect::Open => {}
     }
-    let within = server.timeout_ms.unwrap_or(OPEN_MS);
+    let within = server
+        .timeout_ms
+        .unwrap_or(crate::core::limits::MCP_OPEN_MS);
     let opening = match pool.with(|p| p.listens) {
         true => mcp::open(server.clone(), key.clone(), within).await,
         false => mcp::open_without_stream(server.clone(), key.clone(), within).await,

@@ -182,7 +182,7 @@ pub async fn close(client: &Shared) {
     }
     let request = client.borrow().session.terminate();
     if let Some(request) = request {
-        let _ = timer::within(fetch(request), 3000).await;
+        let _ = timer::within(fetch(request), crate::core::limits::MCP_CLOSE_MS).await;
     }
 }
 
@@ -330,7 +330,8 @@ async fn listen(client: &Shared) {
     let Some(Output::Send { stream, request }) = machine.poll() else {
         return;
     };
-    let Ok(Some(handle)) = timer::within(fetch(request), 5000).await else {
+    let Ok(Some(handle)) = timer::within(fetch(request), crate::core::limits::MCP_LISTEN_MS).await
+    else {
         return;
     };
     let head = head(&handle);

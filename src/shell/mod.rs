@@ -32,19 +32,18 @@ pub mod waits;
 pub mod workbench;
 
 use std::future::Future;
-use std::rc::Rc;
 
 use serde_json::Value;
 
 use crate::core::bridge::{parse_watched, FrameRequest, Reply, Target};
 use crate::core::gate::Asker;
 use crate::core::host::call::{Effect, HostCall, Outcome};
+use crate::core::host::listing::{ListEffect, ListInput, Listing, Settle};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
 use crate::core::page::kept::Kept;
-use crate::core::page::ready::{Ready, ReadyWait};
-use crate::core::page::tabs::{listing, orphaned, FrameAnswer, TabTools};
+use crate::core::page::tabs::{listing, FrameAnswer, Listed};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
 /// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
@@ -61,42 +60,45 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
     });
 }
 
-/// Asks every frame of a tab for its tools, all at once, and merges the answers; the listing
-/// is kept for the page calls that follow.
-pub(crate) async fn tab_tools(tab_id: i64) -> Result<Rc<TabTools>, String> {
-    let epoch = with_listings(|kept| kept.epoch());
-    // The site policies are read while the frames list their tools.
-    let sites = timer::started(store::load_sites());
-    let mut answers = frame_listings(tab_id).await?;
-    if orphaned(&answers) && chrome::inject_bridge(tab_id).await.is_ok() {
-        answers = frame_listings(tab_id).await?;
+/// Lists a tab as the host's listing machine says ([`Listing`]: every frame asked at once,
+/// the bridge injected into an orphaned tab, the site policies applied, the listing kept, the
+/// page awaited as the caller asked): every listing of a tab, whoever asks, passes here. A
+/// listing the host keeps is observed (the first definitions seen).
+pub(crate) async fn list(mut listing: Listing) -> Listed {
+    let mut input = None;
+    loop {
+        let effect = state::host(|host| host.list(&mut listing, input.take(), io::now_ms()));
+        input = Some(match effect {
+            ListEffect::Done(listed) => {
+                if let (true, Ok(tools)) = (listing.is_kept(), &listed) {
+                    workbench::observe(listing.tab_id(), tools.clone());
+                }
+                return listed;
+            }
+            ListEffect::Sleep { ms } => {
+                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+                ListInput::Slept
+            }
+            ListEffect::Frames { tab_id, sites } => {
+                // The site policies are read while the frames list their tools.
+                let read = sites.then(|| timer::started(store::load_sites()));
+                let answers = frame_listings(tab_id).await;
+                let sites = match read {
+                    Some(read) => read.await,
+                    None => None,
+                };
+                ListInput::Frames { answers, sites }
+            }
+            ListEffect::Inject { tab_id } => {
+                ListInput::Injected(chrome::inject_bridge(tab_id).await)
+            }
+        });
     }
-    let mut tools = TabTools::from_frames(answers);
-    let sites = sites
-        .await
-        .unwrap_or_else(|| Err("the site policies could not be read".into()));
-    crate::core::site::apply_stored(sites, &mut tools);
-    let tools = Rc::new(tools);
-    workbench::observe(tab_id, tools.clone());
-    state::host(|host| host.keep_listing(tab_id, io::now_ms(), tools.clone(), epoch));
-    Ok(tools)
 }
 
-/// The tab listed until its page is ready as `wait` says (`core::page::ready`: after a load
-/// the host caused, loaded and its tools the same twice in a row), or why it was not within
-/// the budget.
-pub(crate) async fn ready_tools(tab_id: i64, mut wait: ReadyWait) -> Result<Rc<TabTools>, String> {
-    loop {
-        let listed = tab_tools(tab_id).await;
-        let value = listed.as_ref().map(|t| t.response()).map_err(Clone::clone);
-        match wait.listed(&value, io::now_ms()) {
-            Ready::Go => return listed,
-            Ready::ListAgain(ms) => {
-                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-            }
-            Ready::Failed(why) => return Err(why),
-        }
-    }
+/// The tab's listing as it is now, kept for the calls that follow.
+pub(crate) async fn tab_tools(tab_id: i64) -> Listed {
+    list(Listing::kept(tab_id, Settle::Now)).await
 }
 
 /// Every frame's answer to `listTools`, asked all at once, within one deadline.
@@ -250,7 +252,12 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
         while let Some(call) = calls.pop_front() {
             let watch = |on| {
                 let message = FrameRequest::Watch { on }.to_message();
-                ask(request.tab_id, call.frame_id.into(), &message, 2_000)
+                ask(
+                    request.tab_id,
+                    call.frame_id.into(),
+                    &message,
+                    crate::core::limits::PROBE_WATCH_MS,
+                )
             };
             if request.watch_network {
                 watch(true).await;
@@ -279,9 +286,15 @@ pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Val
                 calls.retain(|next| next.tool != call.tool);
                 let reloaded = match &page {
                     Ok(url) => {
-                        match io::reload_tab(request.tab_id as f64, url, evals::RELOAD_MS).await {
+                        match io::reload_tab(
+                            request.tab_id as f64,
+                            url,
+                            crate::core::limits::EVAL_RELOAD_MS,
+                        )
+                        .await
+                        {
                             // The next probes only once the page is there again.
-                            Ok(_) => ready_tools(request.tab_id, ReadyWait::after_load())
+                            Ok(_) => list(Listing::kept(request.tab_id, Settle::AfterLoad))
                                 .await
                                 .map(drop),
                             Err(e) => Err(convert::describe(&e)),

@@ -13,9 +13,11 @@ use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
 use super::io::random_id;
-use super::{ask, chrome, frame_listings, kept, mcp, runlog, store, tab_tools, timer, waits};
+use super::{ask, chrome, kept, mcp, runlog, store, tab_tools, timer, waits};
 use crate::core::bridge::Target;
 use crate::core::gate::{Asker, McpCall};
+use crate::core::host::listing::Listing;
+use crate::core::limits::{BY_HAND_IDLE_MS, INVENTORY_TABS_AT_ONCE, TAB_FACTS_MS};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::namespaced;
 use crate::core::mcp::tools::McpTool;
@@ -85,21 +87,18 @@ pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> 
     to_value(validate_arguments(&schema, &request.args))
 }
 
-/// How many tabs `inventory` lists at once.
-const TABS_AT_ONCE: usize = 16;
-
-/// `inventory({query?, developer?})`: the open tabs listed [`TABS_AT_ONCE`] at a time (each
+/// `inventory({query?, developer?})`: the open tabs listed [`INVENTORY_TABS_AT_ONCE`] at a time (each
 /// tab's title asked of its top frame, its frames listed, each within its own deadline), so a
 /// slow tab holds up no other of its group and a window of a hundred tabs is not asked all at
 /// once.
 pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
     let tab_ids = tab_ids(&chrome::tab_list().await);
     let mut listed = Vec::with_capacity(tab_ids.len());
-    for group in tab_ids.chunks(TABS_AT_ONCE) {
+    for group in tab_ids.chunks(INVENTORY_TABS_AT_ONCE) {
         let listings: Vec<_> = (group.iter().copied())
             .map(|tab_id| {
                 timer::started(async move {
-                    let facts = ask(tab_id, Target::TOP, &request(), 2_000);
+                    let facts = ask(tab_id, Target::TOP, &request(), TAB_FACTS_MS);
                     let tools = tab_tools(tab_id).await.map(std::rc::Rc::unwrap_or_clone);
                     let facts = facts_of(&facts.await).ok();
                     (open_tab(tab_id, facts.as_ref()), tools)
@@ -127,10 +126,10 @@ pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<
 
 /// `diagnose({tabId})`.
 pub(crate) async fn diagnose(tab_id: i64) -> Result<Value, String> {
-    let listed = TabTools::from_frames(frame_listings(tab_id).await?);
-    let mut shown = listed.clone();
+    let listed = super::list(Listing::raw(tab_id)).await?;
+    let mut shown = (*listed).clone();
     crate::core::site::apply_stored(store::load_sites().await, &mut shown);
-    let facts = facts_of(&ask(tab_id, Target::TOP, &request(), 2_000).await);
+    let facts = facts_of(&ask(tab_id, Target::TOP, &request(), TAB_FACTS_MS).await);
     let mut listing = listing(&listed, &shown);
     listing.now_ms = super::io::now_ms();
     to_value(decide(facts.as_ref().map_err(String::as_str), &listing))
@@ -141,9 +140,6 @@ pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
     let log = runlog::run_log(run_id, 0).await?;
     to_value(crate::core::timeline::of_log(&log))
 }
-
-/// How long a server called by hand stays open unused, ms.
-const IDLE_MS: u32 = crate::core::limits::BY_HAND_IDLE_MS;
 
 /// The servers called by hand: one kept connection (one MCP session) each, so that a stateful
 /// server sees a person's calls as one session (a pool of its own, held by the driver).
@@ -163,7 +159,7 @@ fn begin(name: &str) {
     });
 }
 
-/// The end of a use: the server's connection is closed after [`IDLE_MS`] with no other use.
+/// The end of a use: the server's connection is closed after [`BY_HAND_IDLE_MS`] with no other use.
 fn done(name: &str) {
     let count = with_uses(|uses| {
         let (busy, count) = uses.entry(name.to_owned()).or_default();
@@ -171,7 +167,7 @@ fn done(name: &str) {
         *count
     });
     let name = name.to_owned();
-    timer::after(IDLE_MS, move || {
+    timer::after(BY_HAND_IDLE_MS, move || {
         let unused = with_uses(|uses| uses.get(&name) == Some(&(0, count)));
         if unused {
             with_uses(|uses| uses.remove(&name));

@@ -4,6 +4,8 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::core::page::tabs::fixture;
+use crate::core::page::tool::DeclarativeForm;
 
 const START: &str = "https://shop.test/start";
 
@@ -16,22 +18,28 @@ fn request(extra: Value) -> CrawlRequest {
 }
 
 /// A listing of `tools` (`(name, description)`), the first a declarative form.
-fn listing(url: &str, tools: &[(&str, &str)]) -> Value {
-    let tools: Vec<Value> = tools
-        .iter()
-        .enumerate()
+fn listing(url: &str, tools: &[(&str, &str)]) -> Listed {
+    let mut tab = fixture::tab(url, &[]);
+    tab.tools = (tools.iter().enumerate())
         .map(|(i, (name, description))| {
-            let mut t = json!({"name": name, "description": description,
-                "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "what"}}},
-                "annotations": {"readOnlyHint": true, "consequentialHint": false, "untrustedContentHint": false},
-                "origin": "https://shop.test", "frameId": 0});
+            let mut t = fixture::tool(name, "https://shop.test");
+            t.description = (*description).into();
+            t.input_schema = json!({"type": "object", "properties": {"q": {"type": "string", "description": "what"}}});
             if i == 0 {
-                t["form"] = json!({"autoSubmit": true, "navigates": false});
+                t.form = Some(DeclarativeForm {
+                    auto_submit: true,
+                    navigates: false,
+                    action: String::new(),
+                    target: String::new(),
+                });
             }
             t
         })
         .collect();
-    json!({"tools": tools, "problems": [], "page": {"url": url, "origin": "https://shop.test", "title": format!("Page {url}")}})
+    if let Some(page) = &mut tab.page {
+        page.title = format!("Page {url}");
+    }
+    Ok(std::rc::Rc::new(tab))
 }
 
 /// Drives a crawl to its end: `site` answers each loaded URL's listing (or an error); a URL at
@@ -39,7 +47,7 @@ fn listing(url: &str, tools: &[(&str, &str)]) -> Value {
 /// another origin.
 fn drive(
     crawl: &mut Crawl,
-    site: &dyn Fn(&str) -> Result<Value, String>,
+    site: &dyn Fn(&str) -> Listed,
     previous: Option<Value>,
 ) -> (Value, Vec<Next>, Value) {
     let mut seen = Vec::new();
@@ -138,21 +146,18 @@ fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back()
     ]);
     let mut crawl = Crawl::new(request(json!({"urls": urls, "limit": 4})), START, 1000.0).unwrap();
     let listed_late = std::cell::Cell::new(0);
-    let site = |url: &str| -> Result<Value, String> {
+    let site = |url: &str| -> Listed {
         match url {
             // Registers its tools a moment after loading: the first listing is empty.
             "https://shop.test/late" => {
                 listed_late.set(listed_late.get() + 1);
-                Ok(if listed_late.get() == 1 {
+                if listed_late.get() == 1 {
                     listing(url, &[])
                 } else {
                     listing(url, &[("late_tool", "Lists late.")])
-                })
+                }
             }
-            _ => Ok(listing(
-                url,
-                &[("search", "Searches the shop."), ("get", "")],
-            )),
+            _ => listing(url, &[("search", "Searches the shop."), ("get", "")]),
         }
     };
     let (answer, seen, kept) = drive(&mut crawl, &site, None);
@@ -174,15 +179,23 @@ fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back()
             START
         ]
     );
-    // The late page is listed until its tools hold still (two listings alike, 100 ms apart).
-    assert!(
-        seen.contains(&Next::List {
-            tab_id: 7,
-            after_ms: crate::core::page::ready::PAGE_READY_POLL_MS
-        }),
-        "the late page listed again"
-    );
-    assert_eq!(listed_late.get(), 3, "empty, then its tool twice");
+    // Each loaded page listed once ready (the host's listing waits until its tools hold
+    // still); the late page, empty then, listed again a moment later as it is.
+    let lists: Vec<&Next> = (seen.iter())
+        .filter(|n| matches!(n, Next::List { .. }))
+        .collect();
+    let ready = Next::List {
+        tab_id: 7,
+        after_ms: 0,
+        settle: Settle::AfterLoad,
+    };
+    let again = Next::List {
+        tab_id: 7,
+        after_ms: CRAWL_SETTLE_MS,
+        settle: Settle::Now,
+    };
+    assert_eq!(lists, [&ready, &ready, &ready, &again], "{lists:?}");
+    assert_eq!(listed_late.get(), 2, "empty, then its tool");
     let pages = answer["pages"].as_array().unwrap();
     assert_eq!(pages.len(), 4);
     assert_eq!(pages[0]["forms"], json!(["search"]));
@@ -238,18 +251,18 @@ fn each_page_of_the_origin_is_loaded_listed_and_audited_then_the_tab_goes_back()
 
 #[test]
 fn a_second_crawl_names_the_tools_added_removed_and_redefined_and_the_pages_new_or_missing() {
-    let first = |url: &str| -> Result<Value, String> {
-        Ok(match url {
+    let first = |url: &str| -> Listed {
+        match url {
             "https://shop.test/a" => {
                 listing(url, &[("search", "Searches."), ("cart", "The cart.")])
             }
             _ => listing(url, &[("other", "Other.")]),
-        })
+        }
     };
     let mut one = Crawl::new(request(json!({"urls": ["/a", "/b", "/gone"]})), START, 1.0).unwrap();
     let (_, _, kept) = drive(&mut one, &first, None);
-    let second = |url: &str| -> Result<Value, String> {
-        Ok(match url {
+    let second = |url: &str| -> Listed {
+        match url {
             // `search` redefined, `cart` removed, `checkout` added.
             "https://shop.test/a" => listing(
                 url,
@@ -259,7 +272,7 @@ fn a_second_crawl_names_the_tools_added_removed_and_redefined_and_the_pages_new_
                 ],
             ),
             _ => listing(url, &[("other", "Other.")]),
-        })
+        }
     };
     let mut two = Crawl::new(request(json!({"urls": ["/a", "/b", "/new"]})), START, 2.0).unwrap();
     let (answer, _, _) = drive(&mut two, &second, Some(kept));
@@ -274,7 +287,7 @@ fn a_second_crawl_names_the_tools_added_removed_and_redefined_and_the_pages_new_
 
 #[test]
 fn a_partial_crawl_keeps_what_it_did_not_reach() {
-    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    let site = |url: &str| -> Listed { listing(url, &[("t", "T.")]) };
     let mut full = Crawl::new(request(json!({"urls": ["/a", "/b"]})), START, 1.0).unwrap();
     let (_, _, kept) = drive(&mut full, &site, None);
     let mut part = Crawl::new(request(json!({"urls": ["/a"]})), START, 2.0).unwrap();
@@ -289,13 +302,13 @@ fn a_partial_crawl_keeps_what_it_did_not_reach() {
         "kept from the first crawl"
     );
     // A later full crawl compares /b with its state of the first crawl.
-    let changed = |url: &str| -> Result<Value, String> {
+    let changed = |url: &str| -> Listed {
         let description = if url.ends_with("/b") {
             "T, changed."
         } else {
             "T."
         };
-        Ok(listing(url, &[("t", description)]))
+        listing(url, &[("t", description)])
     };
     let mut again = Crawl::new(request(json!({"urls": ["/a", "/b"]})), START, 3.0).unwrap();
     let (answer, _, _) = drive(&mut again, &changed, Some(kept));
@@ -321,11 +334,7 @@ fn a_sitemap_is_read_on_the_origin_and_its_locs_crawled() {
     );
     crawl.handle(Reply::Sitemap(Ok(sitemap.into())));
     assert_eq!(crawl.progress(), (0, 2));
-    let (answer, _, _) = drive(
-        &mut crawl,
-        &|url: &str| Ok(listing(url, &[("t", "T.")])),
-        None,
-    );
+    let (answer, _, _) = drive(&mut crawl, &|url: &str| listing(url, &[("t", "T.")]), None);
     let urls: Vec<&str> = answer["pages"]
         .as_array()
         .unwrap()
@@ -340,7 +349,7 @@ fn a_sitemap_is_read_on_the_origin_and_its_locs_crawled() {
     assert_eq!(sitemap_locs(index), (vec![], 1));
     let mut crawl = Crawl::new(request(json!({"sitemap": "/sitemap.xml"})), START, 0.0).unwrap();
     crawl.handle(Reply::Sitemap(Err("404".into())));
-    let (answer, _, _) = drive(&mut crawl, &|url: &str| Ok(listing(url, &[])), None);
+    let (answer, _, _) = drive(&mut crawl, &|url: &str| listing(url, &[]), None);
     assert_eq!(answer["sitemapNote"], "the sitemap was not read: 404");
     assert_eq!(answer["pages"], json!([]));
 }
@@ -357,7 +366,7 @@ fn the_html_report_escapes_what_pages_wrote() {
     let (answer, _, _) = drive(
         &mut crawl,
         // A name, a description and a finding's message quoting them, as a page could write.
-        &|url: &str| Ok(listing(url, &[(evil, evil)])),
+        &|url: &str| listing(url, &[(evil, evil)]),
         None,
     );
     let report = answer["report"].as_str().unwrap();
@@ -390,12 +399,12 @@ fn a_fingerprint_changes_with_the_definition_only() {
 
 #[test]
 fn a_page_that_leaves_the_origin_is_an_error_and_a_redirect_within_it_is_followed() {
-    let site = |url: &str| -> Result<Value, String> {
-        Ok(match url {
+    let site = |url: &str| -> Listed {
+        match url {
             // Listed after it moved itself to another origin.
             "https://shop.test/drifts" => listing("https://evil.test/x", &[("steal", "S.")]),
             _ => listing(url, &[("t", "T.")]),
-        })
+        }
     };
     let urls = json!(["/moved", "/away", "/drifts", "https://SHOP.test:443/b c"]);
     let mut crawl = Crawl::new(request(json!({"urls": urls})), START, 0.0).unwrap();
@@ -425,15 +434,12 @@ fn a_page_that_leaves_the_origin_is_an_error_and_a_redirect_within_it_is_followe
 #[test]
 fn a_crawl_past_its_time_budget_skips_the_pages_left_and_ends_with_those_it_has() {
     let mut crawl = Crawl::new(request(json!({"urls": ["/a", "/b", "/c"]})), START, 0.0).unwrap();
-    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    let site = |url: &str| -> Listed { listing(url, &[("t", "T.")]) };
     crawl.handle(Reply::Previous(None));
     assert!(matches!(crawl.poll(), Next::Load { .. }));
     crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    // Listed until its tools hold still: twice alike.
-    for _ in 0..2 {
-        assert!(matches!(crawl.poll(), Next::List { .. }));
-        crawl.handle(Reply::Listed(site("https://shop.test/a")));
-    }
+    assert!(matches!(crawl.poll(), Next::List { .. }));
+    crawl.handle(Reply::Listed(site("https://shop.test/a")));
     crawl.tick(f64::from(MAX_CRAWL_MS) + 1.0);
     let (answer, _, _) = drive(&mut crawl, &site, None);
     assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
@@ -450,11 +456,7 @@ fn a_crawl_past_its_time_budget_skips_the_pages_left_and_ends_with_those_it_has(
 fn what_an_origin_keeps_is_bounded_and_a_long_url_is_not_loaded() {
     let long = format!("/{}", "x".repeat(MAX_CRAWL_URL_BYTES));
     let mut crawl = Crawl::new(request(json!({"urls": [long, "/a"]})), START, 0.0).unwrap();
-    let (answer, _, _) = drive(
-        &mut crawl,
-        &|url: &str| Ok(listing(url, &[("t", "T.")])),
-        None,
-    );
+    let (answer, _, _) = drive(&mut crawl, &|url: &str| listing(url, &[("t", "T.")]), None);
     assert!(answer["skipped"][0]["why"]
         .as_str()
         .unwrap()
@@ -473,7 +475,7 @@ fn what_an_origin_keeps_is_bounded_and_a_long_url_is_not_loaded() {
     let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 2.0).unwrap();
     let (_, _, kept) = drive(
         &mut crawl,
-        &|url: &str| Ok(listing(url, &[("t", "T.")])),
+        &|url: &str| listing(url, &[("t", "T.")]),
         Some(previous),
     );
     let bytes = kept.to_string().len();
@@ -492,7 +494,7 @@ fn a_crawl_with_nothing_to_load_leaves_the_tab_alone() {
         0.0,
     )
     .unwrap();
-    let (answer, seen, kept) = drive(&mut crawl, &|url: &str| Ok(listing(url, &[])), None);
+    let (answer, seen, kept) = drive(&mut crawl, &|url: &str| listing(url, &[]), None);
     assert!(
         !seen
             .iter()
@@ -508,15 +510,12 @@ fn a_stopped_crawl_ends_with_the_pages_it_has() {
     assert!(stop.stop, "a stop needs no pages");
     assert!(CrawlRequest::parse(&json!({"tabId": 7, "stop": "yes"})).is_err());
     let mut crawl = Crawl::new(request(json!({"urls": ["/a", "/b", "/c"]})), START, 0.0).unwrap();
-    let site = |url: &str| -> Result<Value, String> { Ok(listing(url, &[("t", "T.")])) };
+    let site = |url: &str| -> Listed { listing(url, &[("t", "T.")]) };
     crawl.handle(Reply::Previous(None));
     crawl.poll();
     crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    // Listed until its tools hold still: twice alike.
-    for _ in 0..2 {
-        assert!(matches!(crawl.poll(), Next::List { .. }));
-        crawl.handle(Reply::Listed(site("https://shop.test/a")));
-    }
+    assert!(matches!(crawl.poll(), Next::List { .. }));
+    crawl.handle(Reply::Listed(site("https://shop.test/a")));
     crawl.stop();
     let (answer, seen, kept) = drive(&mut crawl, &site, None);
     assert_eq!(answer["pages"].as_array().unwrap().len(), 1);
@@ -567,50 +566,60 @@ fn the_origins_kept_are_bounded_the_least_recently_crawled_forgotten() {
 
 #[test]
 fn a_page_listed_while_it_still_loads_is_listed_again_and_one_that_never_loads_is_its_error() {
+    use crate::core::host::listing::{played, Listing};
+    use crate::core::host::Host;
     use crate::core::page::ready::PAGE_READY_MS;
-    let loading = |url: &str| json!({"tools": [], "problems": [], "page": {"url": url, "origin": "https://shop.test", "title": "", "loading": true}});
+    use crate::core::page::tabs::fixture::{top_frame, top_unreachable};
+    let url = "https://shop.test/a";
+    // Through the host's listing: the old document gone and the new one not answering, then
+    // the new one still parsing, then the page, twice alike.
+    let host = Host::default();
+    let mut now = 0.0;
+    let mut shown = 0;
+    let mut frames = || {
+        shown += 1;
+        vec![match shown {
+            1 => top_unreachable(
+                url,
+                "The message port closed before a response was received.",
+            ),
+            2 => top_frame(url, &[], true),
+            _ => top_frame(url, &["t"], false),
+        }]
+    };
     let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 0.0).unwrap();
     crawl.handle(Reply::Previous(None));
     crawl.poll();
-    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    // The old document gone and the new one not answering, then the new one still parsing.
-    let not_yet = [
-        json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed"}]}),
-        loading("https://shop.test/a"),
-    ];
-    for (i, listing) in not_yet.into_iter().enumerate() {
-        crawl.tick(100.0 * i as f64);
-        assert!(matches!(crawl.poll(), Next::List { .. }));
-        assert_eq!(
-            crawl.handle(Reply::Listed(Ok(listing))),
-            None,
-            "no entry yet"
-        );
-    }
-    let site =
-        |_: &str| -> Result<Value, String> { Ok(listing("https://shop.test/a", &[("t", "T.")])) };
-    let (answer, _, _) = drive(&mut crawl, &site, None);
-    let page = &answer["pages"][0];
+    crawl.handle(Reply::Loaded(Ok(url.into())));
+    let Next::List { tab_id, settle, .. } = crawl.poll() else {
+        panic!("listed")
+    };
+    let listed = played(&host, Listing::kept(tab_id, settle), &mut now, &mut frames);
+    let page = crawl
+        .handle(Reply::Listed(listed))
+        .expect("the page's entry");
     assert!(page.get("error").is_none(), "{page}");
     assert_eq!(page["tools"].as_array().map(Vec::len), Some(1), "{page}");
+    assert_eq!(shown, 4, "listed until ready and its tools twice alike");
 
     // A page that never finishes loading: the page's error once the budget is spent.
     let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 0.0).unwrap();
     crawl.handle(Reply::Previous(None));
     crawl.poll();
-    crawl.handle(Reply::Loaded(Ok("https://shop.test/a".into())));
-    crawl.poll();
-    crawl.handle(Reply::Listed(Ok(loading("https://shop.test/a"))));
-    crawl.tick(f64::from(PAGE_READY_MS));
-    crawl.poll();
+    crawl.handle(Reply::Loaded(Ok(url.into())));
+    let Next::List { tab_id, settle, .. } = crawl.poll() else {
+        panic!("listed")
+    };
+    let listed = played(&host, Listing::kept(tab_id, settle), &mut now, || {
+        vec![top_frame(url, &[], true)]
+    });
     let entry = crawl
-        .handle(Reply::Listed(Ok(loading("https://shop.test/a"))))
+        .handle(Reply::Listed(listed))
         .expect("the page's entry");
+    let error = entry["error"].as_str().unwrap();
     assert!(
-        entry["error"]
-            .as_str()
-            .unwrap()
-            .contains("the page https://shop.test/a was still loading"),
+        error.contains("the page https://shop.test/a was still loading")
+            && error.contains(&format!("budget {PAGE_READY_MS} ms")),
         "{entry}"
     );
 }

@@ -33,7 +33,8 @@ use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
 use super::wait::ToolWait;
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
-use crate::core::page::ready::ReadyWait;
+pub use crate::core::host::listing::Settle;
+use crate::core::page::tabs::Listed;
 
 pub use super::messages::Mode;
 pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
@@ -53,15 +54,19 @@ pub enum Next {
         /// Its timeout, ms.
         timeout_ms: u32,
     },
-    /// List the tab's tools after waiting `after_ms` (0: now), then [`Reply::Listed`]: before
-    /// a smoke call, and after a reload until the page is ready.
+    /// List the tab's tools after waiting `after_ms` (0: now), its page as settled as
+    /// `settle` says, then [`Reply::Listed`]: before a smoke call or an agent run that waits
+    /// for a tool, and after a reload (until the page is ready).
     ListTools {
         /// The tab.
         tab_id: i64,
-        /// The tool the next call needs (empty while the reloaded page is awaited).
-        name: String,
+        /// The tool the next call (or run) waits for; `None` while the reloaded page is
+        /// awaited.
+        name: Option<String>,
         /// How long to wait before listing, ms.
         after_ms: u32,
+        /// How settled the page must be: [`Settle::AfterLoad`] after a reload.
+        settle: Settle,
     },
     /// Agent: start this run (a `run` request), then [`Reply::Ran`].
     Run {
@@ -96,10 +101,10 @@ pub enum Reply {
         /// When, ms.
         now_ms: f64,
     },
-    /// `listTools`' answer (or why it failed) and when it came, ms (the worker's clock).
+    /// The tab's listing (or why it failed) and when it came, ms (the worker's clock).
     Listed {
         /// The listing.
-        tools: Result<Value, String>,
+        tools: Listed,
         /// When, ms.
         now_ms: f64,
     },
@@ -142,9 +147,9 @@ pub struct Evaluation {
     wait: Result<(), (ToolWait, u32)>,
     /// `reload`: the tab was loaded afresh for the case (or run) under way.
     fresh: bool,
-    /// After a reload: the wait for the page to be ready (`core::page::ready`) and the pause
-    /// before the next listing; `None` once it is.
-    loaded: Option<(ReadyWait, u32)>,
+    /// After a reload: the page is awaited (a listing that waits until it is ready,
+    /// `core::page::ready`).
+    loading: bool,
     /// Agent mode after a reload: the expected tools not listed yet, and the wait for them.
     settling: Vec<String>,
     settle: (ToolWait, u32),
@@ -183,7 +188,7 @@ impl Evaluation {
             pending: None,
             wait: Err((ToolWait::default(), 0)),
             fresh: false,
-            loaded: None,
+            loading: false,
             settling: Vec::new(),
             settle: (ToolWait::default(), 0),
             span_ms: None,
@@ -231,11 +236,12 @@ impl Evaluation {
                     tab_id: self.request.tab_id,
                 };
             }
-            if let Some((_, after_ms)) = &self.loaded {
+            if self.loading {
                 return Next::ListTools {
                     tab_id: self.request.tab_id,
-                    name: String::new(),
-                    after_ms: *after_ms,
+                    name: None,
+                    after_ms: 0,
+                    settle: Settle::AfterLoad,
                 };
             }
             match self.request.mode {
@@ -243,8 +249,9 @@ impl Evaluation {
                     if let Some(name) = self.settling.first() {
                         return Next::ListTools {
                             tab_id: self.request.tab_id,
-                            name: name.clone(),
+                            name: Some(name.clone()),
                             after_ms: self.settle.1,
+                            settle: Settle::Now,
                         };
                     }
                     let model = self.models[self.model].clone();
@@ -279,8 +286,9 @@ impl Evaluation {
                                 let after_ms = self.wait.as_ref().err().map_or(0, |w| w.1);
                                 return Next::ListTools {
                                     tab_id: self.request.tab_id,
-                                    name: step.name.clone(),
+                                    name: Some(step.name.clone()),
                                     after_ms,
+                                    settle: Settle::Now,
                                 };
                             }
                             Some(step) => {
@@ -313,8 +321,11 @@ impl Evaluation {
             }
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
-            Reply::Listed { tools, now_ms } if self.loaded.is_some() => {
-                self.reloaded_listing(&tools, now_ms)
+            Reply::Listed { tools, .. } if self.loading => {
+                self.loading = false;
+                if let Err(why) = tools {
+                    self.unloaded(format!("after the reload, {why}"));
+                }
             }
             Reply::Listed { tools, now_ms } => match self.request.mode {
                 Mode::Smoke => {
@@ -325,7 +336,7 @@ impl Evaluation {
             },
             Reply::Reloaded(Ok(())) => {
                 self.fresh = true;
-                self.loaded = Some((ReadyWait::after_load(), 0));
+                self.loading = true;
                 if self.request.mode == Mode::Agent {
                     self.settling = self.expected_tools();
                     self.settle = (ToolWait::default(), 0);

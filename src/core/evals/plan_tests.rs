@@ -2,6 +2,7 @@ use serde_json::{json, Value};
 
 use super::plan::*;
 use super::report::{escape, eval_report, percentile, Format};
+use crate::core::page::tabs::fixture;
 
 pub(super) fn request(evals: Value, mode: &str, extra: Value) -> EvaluateRequest {
     let mut r = json!({"tabId": 7, "evals": evals, "mode": mode});
@@ -107,9 +108,8 @@ pub(super) fn poll_smoke(ev: &mut Evaluation) -> Next {
     loop {
         match ev.poll() {
             Next::ListTools { name, .. } => {
-                let tools = Ok(
-                    json!({"tools": [{"name": name}], "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": ""}}),
-                );
+                let name = name.unwrap_or_default();
+                let tools = fixture::listed("https://shop.test/", &[name.as_str()]);
                 assert_eq!(ev.handle(Reply::Listed { tools, now_ms: 0.0 }), None);
             }
             next => return next,
@@ -639,7 +639,7 @@ fn a_smoke_case_takes_the_time_from_its_first_listing_to_its_last_answer() {
         let Next::ListTools { name, .. } = ev.poll() else {
             panic!("a listing first")
         };
-        let tools = Ok(json!({"tools": [{"name": name}], "problems": []}));
+        let tools = fixture::listed("https://shop.test/", &[name.as_deref().unwrap()]);
         ev.handle(Reply::Listed {
             tools,
             now_ms: listed_at,

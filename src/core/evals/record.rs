@@ -7,6 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
+pub use crate::core::host::listing::Settle;
+use crate::core::page::tabs::Listed;
+
 use super::messages::short;
 use super::messages::{calls_made, parsed};
 use super::{write_evals, ActualCall, EvalCase, EvalMessage, Expected, ExpectedCall};
@@ -161,8 +164,15 @@ pub struct ReplayDiff {
 /// What the worker does next for a [`ReplayDiff`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum DiffNext {
-    /// List the tab's tools (`listTools`), then [`ReplayDiff::tools`].
-    ListTools(i64),
+    /// List the tab's tools (`listTools`), its page as settled as `settle` says, then
+    /// [`ReplayDiff::tools`].
+    ListTools {
+        /// The tab.
+        tab_id: i64,
+        /// [`Settle::Loaded`]: a tab still loading is listed again, never taken for a page
+        /// without tools.
+        settle: Settle,
+    },
     /// Call this page tool (as `callTool`), then [`ReplayDiff::called`].
     Call {
         /// The tab.
@@ -215,7 +225,10 @@ impl ReplayDiff {
     /// What to do next.
     pub fn poll(&self) -> DiffNext {
         if self.tools.is_none() {
-            return DiffNext::ListTools(self.tab_id);
+            return DiffNext::ListTools {
+                tab_id: self.tab_id,
+                settle: Settle::Loaded,
+            };
         }
         match self.calls.get(self.entries.len()) {
             Some(call) => DiffNext::Call {
@@ -228,15 +241,10 @@ impl ReplayDiff {
         }
     }
 
-    /// The tab's tools now (`listTools`' answer, or why it failed: no tool then).
-    pub fn tools(&mut self, listed: Result<Value, String>) {
-        let listed = listed.unwrap_or_default();
-        let names = listed["tools"].as_array().into_iter().flatten();
-        self.tools = Some(
-            names
-                .filter_map(|t| t["name"].as_str().map(str::to_owned))
-                .collect(),
-        );
+    /// The tab's tools now (or why they could not be listed: no tool then).
+    pub fn tools(&mut self, listed: Listed) {
+        let names = listed.iter().flat_map(|t| t.tools.iter());
+        self.tools = Some(names.map(|t| t.name.clone()).collect());
         self.skip_refused();
     }
 

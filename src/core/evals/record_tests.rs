@@ -3,6 +3,7 @@ use serde_json::{json, Value};
 use super::parse_evals;
 use super::plan::judge;
 use super::record::*;
+use crate::core::page::tabs::fixture;
 
 /// A kept run's log: the prompt, then `search_products` and `add_to_cart` called.
 fn log() -> Value {
@@ -84,7 +85,16 @@ fn a_replay_never_plays_a_call_the_run_refused() {
         ("flaky", "it broke"),
     ];
     let mut diff = ReplayDiff::of_run(7, "r", &log_with(&more));
-    diff.tools(Ok(json!({"tools": [{"name": "search_products"}, {"name": "add_to_cart"}, {"name": "wipe"}, {"name": "transfer"}, {"name": "flaky"}]})));
+    diff.tools(fixture::listed(
+        "https://shop.test/",
+        &[
+            "search_products",
+            "add_to_cart",
+            "wipe",
+            "transfer",
+            "flaky",
+        ],
+    ));
     let mut played = Vec::new();
     loop {
         match diff.poll() {
@@ -165,8 +175,14 @@ fn a_run_becomes_a_case_with_exact_or_loosened_arguments() {
 #[test]
 fn a_replay_diff_names_each_call_whose_result_or_availability_changed() {
     let mut diff = ReplayDiff::of_run(4, "r", &log());
-    assert_eq!(diff.poll(), DiffNext::ListTools(4));
-    diff.tools(Ok(json!({"tools": [{"name": "search_products"}]})));
+    assert_eq!(
+        diff.poll(),
+        DiffNext::ListTools {
+            tab_id: 4,
+            settle: Settle::Loaded
+        }
+    );
+    diff.tools(fixture::listed("https://shop.test/", &["search_products"]));
     let DiffNext::Call { name, args, .. } = diff.poll() else {
         panic!("a call")
     };
@@ -192,8 +208,9 @@ fn a_replay_diff_names_each_call_whose_result_or_availability_changed() {
     );
     // Unchanged calls are listed, not changed.
     let mut same = ReplayDiff::of_run(4, "r", &log());
-    same.tools(Ok(
-        json!({"tools": [{"name": "search_products"}, {"name": "add_to_cart"}]}),
+    same.tools(fixture::listed(
+        "https://shop.test/",
+        &["search_products", "add_to_cart"],
     ));
     same.called(&json!({"ok": true, "result": "{\"items\":[\"mug-1\"],\"count\":1}"}));
     same.called(&json!({"ok": true, "result": "added 2"}));
@@ -214,7 +231,7 @@ fn a_transcript_diff_has_no_baseline_but_reports_calls_that_fail_now() {
     let transcript =
         "{\"calls\": [{\"name\": \"add\", \"arguments\": {\"a\": 1}}]}\n{\"text\": \"done\"}\n";
     let mut diff = ReplayDiff::of_transcript(1, transcript).unwrap();
-    diff.tools(Ok(json!({"tools": [{"name": "add"}]})));
+    diff.tools(fixture::listed("https://shop.test/", &["add"]));
     diff.called(&json!({"ok": true, "result": "1"}));
     let DiffNext::Done(answer) = diff.poll() else {
         panic!("done")

@@ -6,7 +6,7 @@
 //!
 //! Pure: the worker lists the tools and says when (its clock); this decides.
 
-use serde_json::Value;
+use crate::core::page::tabs::Listed;
 
 /// The longest wait for an expected tool to appear, ms.
 pub const TOOL_WAIT_MS: u32 = crate::core::limits::EVAL_TOOL_WAIT_MS;
@@ -31,25 +31,12 @@ pub struct ToolWait {
 }
 
 impl ToolWait {
-    /// A listing (`listTools`' answer `{tools: [{name, …}]}`, or why it failed) made at
-    /// `now_ms`, for the tool `name`, whose call's timeout is `timeout_ms`.
-    pub fn listed(
-        &mut self,
-        name: &str,
-        tools: &Result<Value, String>,
-        now_ms: f64,
-        timeout_ms: u32,
-    ) -> Seen {
+    /// A listing (the tab's tools, or why they could not be listed) made at `now_ms`, for the tool `name`, whose call's timeout is `timeout_ms`.
+    pub fn listed(&mut self, name: &str, tools: &Listed, now_ms: f64, timeout_ms: u32) -> Seen {
         let Ok(tools) = tools else {
             return Seen::Call;
         };
-        let listed: Vec<&str> = tools
-            .get("tools")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|t| t.get("name").and_then(Value::as_str))
-            .collect();
+        let listed: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
         if listed.contains(&name) {
             return Seen::Call;
         }

@@ -6,12 +6,12 @@ use serde_json::{json, Value};
 
 use super::plan::*;
 use super::plan_tests::{poll_smoke, request, run_answer};
+use crate::core::page::tabs::fixture;
 
 /// Lists the tools `present` at `now_ms` for the next step; the next step after it.
 fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>, Next) {
-    let tools: Vec<Value> = present.iter().map(|n| json!({"name": n})).collect();
     let done = ev.handle(Reply::Listed {
-        tools: Ok(json!({"tools": tools, "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": ""}})),
+        tools: fixture::listed("https://shop.test/", present),
         now_ms,
     });
     (done, ev.poll())
@@ -26,8 +26,9 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
         first,
         Next::ListTools {
             tab_id: 7,
-            name: "late_tool".into(),
-            after_ms: 0
+            name: Some("late_tool".into()),
+            after_ms: 0,
+            settle: Settle::Now,
         },
         "listed before its call"
     );
@@ -101,14 +102,19 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
 fn a_tool_wait_without_a_clock_lists_once() {
     use super::wait::{Seen, ToolWait};
     let mut wait = ToolWait::default();
-    let none = Ok(json!({"tools": []}));
+    let none = fixture::listed("https://shop.test/", &[]);
     assert!(matches!(
         wait.listed("t", &none, f64::NAN, 10_000),
         Seen::Missing(_)
     ));
     let mut wait = ToolWait::default();
     assert_eq!(
-        wait.listed("t", &Ok(json!("odd")), 0.0, 10_000),
+        wait.listed(
+            "t",
+            &fixture::listed("https://shop.test/", &["u"]),
+            0.0,
+            10_000
+        ),
         Seen::ListAgain(100)
     );
     // A clock that goes back does not wait longer than the cap.
@@ -230,67 +236,53 @@ fn reload_loads_the_page_afresh_before_each_case_and_each_run() {
         .contains("could not be reloaded: the tab did not finish loading"));
 }
 
-/// After a reload: answers the listings that wait for the page (two, with the same tools);
-/// the next step after them.
+/// After a reload: answers the listing that waits for the page (the host's listing waits
+/// until it is ready, `core::host::listing`); the next step after it.
 fn page_ready(ev: &mut Evaluation) -> Next {
-    for _ in 0..2 {
-        let Next::ListTools { name, .. } = ev.poll() else {
-            panic!("the reloaded page is listed until it is ready")
-        };
-        assert_eq!(name, "", "no tool is awaited yet");
-        listed(ev, &["search"], 0.0);
-    }
+    let next = ev.poll();
+    assert_eq!(
+        next,
+        Next::ListTools {
+            tab_id: 7,
+            name: None,
+            after_ms: 0,
+            settle: Settle::AfterLoad
+        },
+        "the reloaded page is listed once it is ready, no tool awaited yet"
+    );
+    listed(ev, &["search"], 0.0);
     ev.poll()
 }
 
 #[test]
-fn after_a_reload_the_page_is_listed_until_it_has_loaded_and_a_page_that_never_does_is_the_cases_error(
-) {
+fn after_a_reload_the_page_is_awaited_and_a_page_that_never_loads_is_the_cases_error() {
     let evals = json!([{"name": "buys", "messages": [{"role": "user", "type": "message", "content": "buy"}],
          "expectedCall": [{"functionName": "search"}]}]);
     for mode in ["smoke", "agent"] {
         let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
         assert!(matches!(ev.poll(), Next::Reload { .. }));
         ev.handle(Reply::Reloaded(Ok(())));
-        // The old document gone, the new one not answering yet, then still parsing.
-        let mid_load = [
-            json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed"}]}),
-            json!({"tools": [], "problems": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "", "loading": true}}),
-        ];
-        for (i, listing) in mid_load.iter().enumerate() {
-            let Next::ListTools { after_ms, .. } = ev.poll() else {
-                panic!("{mode}: listed again while the page loads")
-            };
-            assert_eq!(after_ms, if i == 0 { 0 } else { 100 }, "{mode}");
-            let done = ev.handle(Reply::Listed {
-                tools: Ok(listing.clone()),
-                now_ms: 1_000.0 + 100.0 * i as f64,
-            });
-            assert_eq!(done, None, "{mode}: no result while it loads");
-        }
         // Then the wait for the expected tool, in both modes (before the call, before the run).
         let next = page_ready(&mut ev);
         assert!(
-            matches!(next, Next::ListTools { ref name, .. } if name == "search"),
+            matches!(next, Next::ListTools { name: Some(ref name), settle: Settle::Now, .. } if name == "search"),
             "{mode}: {next:?}"
         );
 
-        // A page that never loads: the case's (or run's) error once the budget is spent.
+        // A page that never loads: the case's (or run's) error, said as the listing said it.
         let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
         ev.poll();
         ev.handle(Reply::Reloaded(Ok(())));
-        ev.poll();
-        assert_eq!(
-            ev.handle(Reply::Listed {
-                tools: Ok(mid_load[1].clone()),
-                now_ms: 0.0
-            }),
-            None
-        );
-        ev.poll();
+        assert!(matches!(
+            ev.poll(),
+            Next::ListTools {
+                settle: Settle::AfterLoad,
+                ..
+            }
+        ));
         let done = ev.handle(Reply::Listed {
-            tools: Ok(mid_load[1].clone()),
-            now_ms: f64::from(crate::core::page::ready::PAGE_READY_MS),
+            tools: Err("the tab's page was not ready after 10000 ms (budget 10000 ms): the page https://shop.test/ was still loading".into()),
+            now_ms: 0.0,
         });
         let result = done.expect("the case's (or run's) result");
         assert_eq!(result["outcome"], "error", "{mode}: {result}");
@@ -322,13 +314,13 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     let Next::ListTools { name, after_ms, .. } = page_ready(&mut ev) else {
         panic!("a listing before the run")
     };
-    assert_eq!((name.as_str(), after_ms), ("search", 0));
+    assert_eq!((name.as_deref(), after_ms), (Some("search"), 0));
     let Next::ListTools { name, after_ms, .. } = listed(&mut ev, &[], 1_000.0).1 else {
         panic!("listed again")
     };
-    assert_eq!((name.as_str(), after_ms), ("search", 100));
+    assert_eq!((name.as_deref(), after_ms), (Some("search"), 100));
     let next = listed(&mut ev, &["search"], 1_300.0).1;
-    assert!(matches!(next, Next::ListTools { name, .. } if name == "add"));
+    assert!(matches!(next, Next::ListTools { name: Some(name), .. } if name == "add"));
     let next = listed(&mut ev, &["search", "add"], 1_400.0).1;
     assert!(
         matches!(next, Next::Run { .. }),
@@ -351,7 +343,7 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     ev.handle(Reply::Reloaded(Ok(())));
     page_ready(&mut ev);
     let next = listed(&mut ev, &["add"], 0.0).1;
-    assert!(matches!(next, Next::ListTools { name, .. } if name == "search"));
+    assert!(matches!(next, Next::ListTools { name: Some(name), .. } if name == "search"));
     let next = listed(&mut ev, &["add"], 5_000.0).1;
     assert!(matches!(next, Next::Run { .. }), "the wait is over");
 

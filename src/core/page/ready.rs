@@ -14,7 +14,7 @@
 //!
 //! Pure: the worker lists the tab and says when (its clock); this decides.
 
-use serde_json::Value;
+use super::tabs::Listed;
 
 pub use crate::core::limits::{PAGE_READY_MS, PAGE_READY_POLL_MS};
 
@@ -53,9 +53,8 @@ impl ReadyWait {
         ReadyWait::default()
     }
 
-    /// A listing (`listTools`' answer `{tools, problems, page?}`, or why it failed) made at
-    /// `now_ms`.
-    pub fn listed(&mut self, listing: &Result<Value, String>, now_ms: f64) -> Ready {
+    /// A listing (the tab's tools, or why it could not be listed) made at `now_ms`.
+    pub fn listed(&mut self, listing: &Listed, now_ms: f64) -> Ready {
         let seen = match state(listing) {
             State::Gone(why) => return Ready::Failed(why),
             State::Ready(_) if !self.settle => return Ready::Go,
@@ -96,7 +95,7 @@ enum State {
 }
 
 /// What a listing shows of the tab's page.
-fn state(listing: &Result<Value, String>) -> State {
+fn state(listing: &Listed) -> State {
     let listing = match listing {
         // Chrome's words for a tab that is no more.
         Err(why) if why.contains("No tab with id") || why.contains("no such tab") => {
@@ -105,49 +104,34 @@ fn state(listing: &Result<Value, String>) -> State {
         Err(why) => return State::NotYet(format!("the tab could not be listed: {why}")),
         Ok(listing) => listing,
     };
-    let Some(page) = listing.get("page").filter(|p| p.is_object()) else {
+    let Some(page) = &listing.page else {
         // The top frame did not answer: say what it said, when it said something.
-        let problem = (listing.get("problems").and_then(Value::as_array))
-            .into_iter()
-            .flatten()
-            .find(|p| p.get("frameId").and_then(Value::as_i64) == Some(0))
-            .and_then(|p| p.get("message").and_then(Value::as_str));
+        let problem = (listing.problems.iter()).find(|p| p.frame_id == 0);
         return State::NotYet(match problem {
-            Some(message) => format!("the page did not answer ({message})"),
+            Some(problem) => format!("the page did not answer ({})", problem.message),
             None => "the page did not answer".into(),
         });
     };
-    if page.get("loading") == Some(&Value::Bool(true)) {
-        let url = page.get("url").and_then(Value::as_str).unwrap_or_default();
-        return State::NotYet(format!("the page {url} was still loading"));
+    if page.loading {
+        return State::NotYet(format!("the page {} was still loading", page.url));
     }
-    let tools = (listing.get("tools").and_then(Value::as_array))
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    State::Ready(tools)
+    State::Ready(listing.tools.iter().map(|t| t.name.clone()).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::page::tabs::fixture;
 
-    fn page(loading: bool, tools: &[&str]) -> Result<Value, String> {
-        let tools: Vec<Value> = tools.iter().map(|n| json!({"name": n})).collect();
-        let mut page =
-            json!({"url": "http://127.0.0.1/shop", "origin": "http://127.0.0.1", "title": "Shop"});
-        if loading {
-            page["loading"] = json!(true);
+    fn page(loading: bool, tools: &[&str]) -> Listed {
+        match loading {
+            true => fixture::loading("http://127.0.0.1/shop"),
+            false => fixture::listed("http://127.0.0.1/shop", tools),
         }
-        Ok(json!({"tools": tools, "problems": [], "page": page}))
     }
 
-    fn no_answer() -> Result<Value, String> {
-        Ok(
-            json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed"}]}),
-        )
+    fn no_answer() -> Listed {
+        fixture::unanswered("the message port closed")
     }
 
     #[test]

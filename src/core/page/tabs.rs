@@ -4,8 +4,14 @@
 //! content script are skipped silently. A frame whose reported origin is not the origin of its
 //! URL as Chrome lists it gives no tools (its tools' origin is Chrome's, never the page's word).
 
+use std::rc::Rc;
+
 use serde::Serialize;
 use serde_json::Value;
+
+/// A tab's listing as every machine gets it: the tools, shared (never parsed again from
+/// `listTools`' JSON), or why the tab could not be listed.
+pub type Listed = Result<Rc<TabTools>, String>;
 
 /// How the error of a call to a tool the tab does not offer begins (the call was not made).
 pub const NO_SUCH_TOOL: &str = "no page tool named";
@@ -35,7 +41,7 @@ use super::tool::{PageTool, ToolProblem};
 use crate::core::limits::{Limits, FRAME_LIST_MS, MAX_TOOLS_PER_TAB};
 
 /// A frame of a tab and what came of asking it for its tools.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FrameAnswer {
     /// The frame's id (0: the top frame).
     pub frame_id: i64,
@@ -339,5 +345,7 @@ pub fn undelivered(failure: &str) -> bool {
 
 #[cfg(test)]
 mod chrome_tests;
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

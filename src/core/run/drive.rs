@@ -279,7 +279,7 @@ impl Drive {
 
     /// The tab's tools listed again: its page tools (and their bindings) replace the run's,
     /// when the tab still shows the origin the run began on; otherwise the run keeps its own.
-    fn relisted(&mut self, found: Result<crate::core::page::tabs::TabTools, String>) {
+    fn relisted(&mut self, found: crate::core::page::tabs::Listed) {
         let Some(at) = self.running.iter().position(|(id, _)| id == RELISTING) else {
             return;
         };

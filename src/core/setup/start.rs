@@ -25,7 +25,6 @@ use crate::core::ops::request::{visitor_tools, RunRequest};
 pub use crate::core::ops::threads::ThreadRecord;
 use crate::core::ops::threads::{marks, Opening, RunPlace};
 use crate::core::page::call::Listed;
-use crate::core::page::tabs::TabTools;
 use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
 use crate::core::run::local::local_tools;
@@ -87,7 +86,7 @@ pub enum Got {
     /// The conversation's record is stored (or could not be: the run goes on).
     ConversationSaved,
     /// The tab's tools, or why they could not be listed.
-    TabTools(Result<TabTools, String>),
+    TabTools(crate::core::page::tabs::Listed),
     /// The stored MCP servers, or why they could not be read.
     Servers(Result<Vec<McpServerConfig>, String>),
     /// The key asked for, or why it could not be read.

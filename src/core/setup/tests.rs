@@ -369,7 +369,7 @@ fn a_run_with_a_tab_lists_its_tools_first_and_adds_client_tools_last() {
         problems: Vec::new(),
         ..TabTools::default()
     };
-    start.handle(Got::TabTools(Ok(tools)));
+    start.handle(Got::TabTools(Ok(std::rc::Rc::new(tools))));
     assert_eq!(start.poll(), Need::Servers);
     start.handle(Got::Servers(Err("unreadable".into())));
     saved(&mut start);

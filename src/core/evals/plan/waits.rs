@@ -1,23 +1,14 @@
-//! The evaluation's waits, as [`Evaluation`]'s: the page after a reload (`core::page::ready`),
-//! the tools an agent case expects after it, and the tool of the next smoke call.
+//! The evaluation's waits, as [`Evaluation`]'s: the tools an agent case expects after a
+//! reload, and the tool of the next smoke call (the page itself after a reload is awaited by
+//! the host's listing, `core::host::listing`).
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::super::wait::Seen;
 use super::{flatten, Evaluation, Mode};
-use crate::core::page::ready::Ready;
+use crate::core::page::tabs::Listed;
 
 impl Evaluation {
-    /// After a reload: a listing while waiting for the page to be ready.
-    pub(super) fn reloaded_listing(&mut self, tools: &Result<Value, String>, now_ms: f64) {
-        let (mut wait, _) = self.loaded.take().unwrap_or_default();
-        match wait.listed(tools, now_ms) {
-            Ready::Go => {}
-            Ready::ListAgain(after_ms) => self.loaded = Some((wait, after_ms)),
-            Ready::Failed(why) => self.unloaded(format!("after the reload, {why}")),
-        }
-    }
-
     /// The page of the case (or run) under way could not be loaded afresh: its error.
     pub(super) fn unloaded(&mut self, why: String) {
         match self.request.mode {
@@ -47,7 +38,7 @@ impl Evaluation {
     /// Agent mode after a reload: a listing while waiting for the expected tools; the run
     /// starts once all are listed, or when the wait is over (what the page lacks then is the
     /// run's to meet).
-    pub(super) fn settled(&mut self, tools: &Result<Value, String>, now_ms: f64) {
+    pub(super) fn settled(&mut self, tools: &Listed, now_ms: f64) {
         let timeout_ms = self.request.timeout_ms;
         while let Some(name) = self.settling.first() {
             match self.settle.0.listed(name, tools, now_ms, timeout_ms) {
@@ -67,7 +58,7 @@ impl Evaluation {
     }
 
     /// Smoke: a listing while waiting for the next call's tool.
-    pub(super) fn listed(&mut self, tools: Result<Value, String>, now_ms: f64) {
+    pub(super) fn listed(&mut self, tools: Listed, now_ms: f64) {
         let Some(Ok(steps)) = &self.steps else { return };
         let Some(step) = steps.get(self.calls.len()).cloned() else {
             return;

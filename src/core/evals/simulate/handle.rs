@@ -7,7 +7,6 @@ use serde_json::Value;
 use super::read::{add, judge_dom, past, ran, ran_outcome, setup_failure, turn_calls, verdict};
 use super::*;
 use crate::core::evals::wait::Seen;
-use crate::core::page::ready::Ready;
 
 impl Simulate {
     /// What happened to the last [`Next`], at `now_ms`; the result it completed, if any.
@@ -18,19 +17,11 @@ impl Simulate {
         let a = self.attempt.as_mut()?;
         a.asked = None;
         match (a.stage.clone(), reply) {
-            (Stage::Reload, Reply::Reloaded(Ok(()))) => {
-                a.stage = Stage::Loaded {
-                    wait: ReadyWait::after_load(),
-                    after_ms: 0,
-                }
-            }
-            (Stage::Loaded { mut wait, .. }, Reply::Listed(tools)) => {
-                match wait.listed(&tools, now_ms) {
-                    Ready::Go => a.stage = setup_at(0),
-                    Ready::ListAgain(after_ms) => a.stage = Stage::Loaded { wait, after_ms },
-                    Ready::Failed(why) => a.fail(format!("after the reload, {why}")),
-                }
-            }
+            (Stage::Reload, Reply::Reloaded(Ok(()))) => a.stage = Stage::Loaded,
+            (Stage::Loaded, Reply::Listed(tools)) => match tools {
+                Ok(_) => a.stage = setup_at(0),
+                Err(why) => a.fail(format!("after the reload, {why}")),
+            },
             (Stage::Reload, Reply::Reloaded(Err(why))) => {
                 a.fail(format!("the tab could not be reloaded: {why}"))
             }
@@ -110,15 +101,10 @@ impl Simulate {
             (Stage::Agent(message), Reply::Listed(tools)) => {
                 a.stage = Stage::Agent(message);
                 let turn = a.turns.len() + 1;
-                match a.ready.listed(&tools, now_ms) {
-                    Ready::Go => {
+                match tools {
+                    Ok(tools) => {
                         a.checked = turn;
-                        (a.ready, a.ready_after_ms) = (ReadyWait::loaded(), 0);
-                        let now = (tools.ok()).and_then(|t| {
-                            t.pointer("/page/origin")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned)
-                        });
+                        let now = tools.page.as_ref().map(|p| p.origin.clone());
                         match (&a.origin, now) {
                             (_, None) => a.fail("the tab shows no page to talk about".into()),
                             (None, Some(origin)) => a.origin = Some(origin),
@@ -130,8 +116,7 @@ impl Simulate {
                             _ => {}
                         }
                     }
-                    Ready::ListAgain(after_ms) => a.ready_after_ms = after_ms,
-                    Ready::Failed(why) => {
+                    Err(why) => {
                         a.error = Some(format!("before the agent's turn {turn}, {why}"));
                         a.end(EndedBy::Error, now_ms, &case);
                     }

@@ -45,9 +45,10 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::wait::ToolWait;
+pub use crate::core::host::listing::Settle;
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
-use crate::core::page::ready::ReadyWait;
+use crate::core::page::tabs::Listed;
 use read::hex;
 
 /// Why a conversation stopped (reported beside the verdict, never in place of one).
@@ -157,12 +158,16 @@ pub enum Next {
         /// The tab.
         tab_id: i64,
     },
-    /// List the tab's tools after `after_ms`, then [`Reply::Listed`].
+    /// List the tab's tools after `after_ms`, its page as settled as `settle` says, then
+    /// [`Reply::Listed`].
     ListTools {
         /// The tab.
         tab_id: i64,
         /// How long to wait first, ms.
         after_ms: u32,
+        /// How settled the page must be: [`Settle::AfterLoad`] after a reload,
+        /// [`Settle::Loaded`] before an agent turn.
+        settle: Settle,
     },
     /// A setup call, as `callTool` makes it (through the gate), then [`Reply::Called`].
     Call {
@@ -201,8 +206,8 @@ pub enum Next {
 pub enum Reply {
     /// The tab loaded its first page again, or why not.
     Reloaded(Result<(), String>),
-    /// `listTools`' answer, or why it failed.
-    Listed(Result<Value, String>),
+    /// The tab's listing, or why it failed.
+    Listed(Listed),
     /// `callTool`'s answer.
     Called(Value),
     /// The run's answer (as `run` answers) or why it did not run.
@@ -215,11 +220,8 @@ pub enum Reply {
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
     Reload,
-    /// After the reload: the tab listed until its page is ready, then the setup.
-    Loaded {
-        wait: ReadyWait,
-        after_ms: u32,
-    },
+    /// After the reload: the tab listed once its page is ready, then the setup.
+    Loaded,
     Setup {
         index: usize,
         wait: ToolWait,
@@ -258,9 +260,6 @@ struct Attempt {
     /// The origin the tab showed at the first agent turn, and the turn last checked.
     origin: Option<String>,
     checked: usize,
-    /// The wait for the page before the next agent turn, and the pause before its next listing.
-    ready: ReadyWait,
-    ready_after_ms: u32,
 }
 
 /// The outputs of an attempt's runs, per role, as replay transcripts.
@@ -305,8 +304,6 @@ impl Attempt {
             replay,
             origin: None,
             checked: 0,
-            ready: ReadyWait::loaded(),
-            ready_after_ms: 0,
         }
     }
 
@@ -453,10 +450,11 @@ impl Simulate {
             match &a.stage {
                 Stage::Over => return None,
                 Stage::Reload => return Some(Next::Reload { tab_id }),
-                Stage::Loaded { after_ms, .. } => {
+                Stage::Loaded => {
                     return Some(Next::ListTools {
                         tab_id,
-                        after_ms: *after_ms,
+                        after_ms: 0,
+                        settle: Settle::AfterLoad,
                     })
                 }
                 Stage::Setup {
@@ -469,6 +467,7 @@ impl Simulate {
                         return Some(Next::ListTools {
                             tab_id,
                             after_ms: *after_ms,
+                            settle: Settle::Now,
                         })
                     }
                     Some(call) => {
@@ -527,7 +526,8 @@ impl Simulate {
                 Stage::Agent(_) if a.checked <= a.turns.len() => {
                     return Some(Next::ListTools {
                         tab_id,
-                        after_ms: a.ready_after_ms,
+                        after_ms: 0,
+                        settle: Settle::Loaded,
                     })
                 }
                 Stage::Agent(message) => {

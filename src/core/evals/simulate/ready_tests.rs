@@ -1,25 +1,16 @@
-//! A simulation on a tab that is still loading: after the reload, and before an agent turn,
-//! the tab is listed again until its page is ready, and a page that never is ends the case as
-//! an error saying what was seen.
+//! A simulation on a tab that is still loading: after the reload, and before each agent turn,
+//! the tab is listed through the host's listing (`core::host::listing`), which waits until
+//! its page is ready; a page that never is ends the case as an error saying what was seen.
 
 use serde_json::json;
 
-use super::tests::{judge_answer, listed, play, request, runs, world};
+use super::tests::{judge_answer, play, request, runs, world};
 use super::*;
+use crate::core::host::listing::{played, Listing};
+use crate::core::host::Host;
 use crate::core::page::ready::PAGE_READY_MS;
-
-/// A listing taken while the tab loads: the old document gone and the new one not answering
-/// yet (`0`), or the new one still parsing (`1`).
-fn mid_load(kind: u8) -> Reply {
-    Reply::Listed(Ok(match kind {
-        0 => {
-            json!({"tools": [], "problems": [{"frameId": 0, "message": "no answer: the message port closed before a response was received"}]})
-        }
-        _ => {
-            json!({"tools": [], "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "", "loading": true}})
-        }
-    }))
-}
+use crate::core::page::tabs::fixture::{top_frame, top_unreachable};
+use crate::core::page::tabs::FrameAnswer;
 
 /// One case of two mugs, its tab reloaded first or not.
 fn mugs(reload: bool) -> Simulate {
@@ -28,71 +19,89 @@ fn mugs(reload: bool) -> Simulate {
     Simulate::new(request(case, json!({"reload": reload})), None, "s".into())
 }
 
+/// The tab as its top frame answers at its `n`th listing (from 1): the old document gone and
+/// the new one not answering, then the new one still parsing, then the shop.
+fn mid_load(n: usize) -> Vec<FrameAnswer> {
+    let url = "https://shop.test/";
+    vec![match n {
+        1 => top_unreachable(
+            url,
+            "The message port closed before a response was received.",
+        ),
+        2 => top_frame(url, &[], true),
+        _ => top_frame(url, &["add_to_cart"], false),
+    }]
+}
+
 #[test]
-fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_again_until_its_page_is_ready() {
+fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_until_its_page_is_ready() {
     let calls = [("add_to_cart", json!({"qty": 2}), json!({"cart": 2}))];
     for reload in [true, false] {
+        let host = Host::default();
         let mut sim = mugs(reload);
-        let mut listings = 0;
+        let (mut listings, mut now) = (0, 0.0);
         let mut scripted = world(&calls, "2", judge_answer(true, &[]));
         let (answer, asked) = play(&mut sim, |next| match next {
             Next::Reload { .. } => Reply::Reloaded(Ok(())),
-            Next::ListTools { .. } => {
-                listings += 1;
-                match listings {
-                    1 => mid_load(0),
-                    2 => mid_load(1),
-                    _ => listed(&["add_to_cart"]),
-                }
+            Next::ListTools {
+                tab_id,
+                after_ms,
+                settle,
+            } => {
+                let listing = Listing::kept(*tab_id, *settle).after(*after_ms);
+                Reply::Listed(played(&host, listing, &mut now, || {
+                    listings += 1;
+                    mid_load(listings)
+                }))
             }
             other => scripted(other),
         });
         let result = &answer["results"][0];
         assert_eq!(result["outcome"], "pass", "reload {reload}: {result:#}");
         assert_eq!(runs(&asked, Role::Agent).len(), 1);
-        // Listed again after a pause, never at once.
-        let pauses: Vec<u32> = (asked.iter())
+        let settles: Vec<Settle> = (asked.iter())
             .filter_map(|n| match n {
-                Next::ListTools { after_ms, .. } => Some(*after_ms),
+                Next::ListTools { settle, .. } => Some(*settle),
                 _ => None,
             })
             .collect();
-        let want: &[u32] = match reload {
-            // After the reload: until ready and the same tools twice, then before the turn.
-            true => &[0, 100, 100, 100, 0],
-            false => &[0, 100, 100],
+        let (want, lists): (&[Settle], usize) = match reload {
+            // After the reload: until ready and the same tools twice; then, before the turn,
+            // the page as it is once loaded.
+            true => (&[Settle::AfterLoad, Settle::Loaded], 5),
+            false => (&[Settle::Loaded], 3),
         };
-        assert_eq!(pauses, want, "reload {reload}");
+        assert_eq!(
+            (settles.as_slice(), listings),
+            (want, lists),
+            "reload {reload}"
+        );
     }
 }
 
 #[test]
 fn a_page_that_never_becomes_ready_fails_the_case_once_the_budget_is_spent_saying_what_it_saw() {
     for reload in [true, false] {
+        let host = Host::default();
         let mut sim = mugs(reload);
+        let mut now = 0.0;
         let mut scripted = world(&[], "2", judge_answer(true, &[]));
         let (answer, asked) = play(&mut sim, |next| match next {
             Next::Reload { .. } => Reply::Reloaded(Ok(())),
-            Next::ListTools { .. } => mid_load(1),
+            Next::ListTools { tab_id, settle, .. } => {
+                let listing = Listing::kept(*tab_id, *settle);
+                Reply::Listed(played(&host, listing, &mut now, || mid_load(2)))
+            }
             other => scripted(other),
         });
         let result = &answer["results"][0];
         assert_eq!(result["outcome"], "error", "{result:#}");
         let error = result["error"].as_str().unwrap();
         assert!(
-            error.contains("was not ready after") && error.contains("still loading"),
+            error.contains(&format!("was not ready after {PAGE_READY_MS} ms"))
+                && error.contains("still loading"),
             "{error}"
         );
         assert!(runs(&asked, Role::Agent).is_empty(), "no turn on no page");
-        // One listing a second of the test's clock, until the 10 s budget is spent.
-        let listings = asked
-            .iter()
-            .filter(|n| matches!(n, Next::ListTools { .. }))
-            .count();
-        assert_eq!(
-            listings as u32,
-            PAGE_READY_MS / 1_000 + 1,
-            "reload {reload}"
-        );
     }
 }

@@ -166,12 +166,9 @@ pub(super) fn play(
 }
 
 pub(super) fn listed(names: &[&str]) -> Reply {
-    let tools: Vec<Value> = names
-        .iter()
-        .map(|n| json!({"name": n, "description": "", "inputSchema": {"type": "object"}}))
-        .collect();
-    Reply::Listed(Ok(
-        json!({"tools": tools, "page": {"url": "https://shop.test/", "origin": "https://shop.test", "title": "Shop"}}),
+    Reply::Listed(crate::core::page::tabs::fixture::listed(
+        "https://shop.test/",
+        names,
     ))
 }
 
@@ -771,8 +768,9 @@ fn a_conversation_is_not_carried_to_another_origin() {
             } else {
                 "https://evil.test"
             };
-            Reply::Listed(Ok(
-                json!({"tools": [], "page": {"url": format!("{origin}/"), "origin": origin, "title": ""}}),
+            Reply::Listed(crate::core::page::tabs::fixture::listed(
+                &format!("{origin}/"),
+                &[],
             ))
         }
         Next::Run {

@@ -314,7 +314,7 @@ pub enum Answer {
         reason: String,
     },
     /// The tab's tools ([`Action::ListTabTools`]), or why they could not be listed.
-    TabTools(Result<crate::core::page::tabs::TabTools, String>),
+    TabTools(crate::core::page::tabs::Listed),
 }
 
 /// The run names of bound tools whose own name differs, with that own name.

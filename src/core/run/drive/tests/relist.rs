@@ -10,7 +10,7 @@ const SEARCH_THEN_ADD: &str = r#"{"text":"","calls":[{"name":"search","arguments
 {"text":"","calls":[{"name":"add_result","arguments":{"index":0}}],"finish":"stop"}
 {"text":"Added.","finish":"stop"}"#;
 
-fn page(origin: &str, names: &[&str]) -> TabTools {
+fn page(origin: &str, names: &[&str]) -> std::rc::Rc<TabTools> {
     let mut tools = TabTools {
         tools: names.iter().map(|n| page_tool(n, false)).collect(),
         ..TabTools::default()
@@ -21,7 +21,7 @@ fn page(origin: &str, names: &[&str]) -> TabTools {
         title: "Shop".into(),
         loading: false,
     });
-    tools
+    std::rc::Rc::new(tools)
 }
 
 fn run_with_search() -> (Drive, Vec<Action>) {

@@ -1,0 +1,264 @@
+//! Listing a tab as the [`Host`] performs it, for every caller (`listTools`, a page call
+//! without a fresh kept listing, a run's relisting, an evaluation, a simulation, a crawl,
+//! `replayDiff`, an audit, `inventory`, `diagnose`): every frame asked at once, the bridge
+//! injected once into a tab whose scripts are orphaned and the frames asked again, the site
+//! policies applied, the listing kept for the page calls that follow, and, when the caller
+//! asks for it, the tab listed again until its page is ready ([`core::page::ready`]).
+//!
+//! The shell sees one [`ListEffect`] at a time and answers each with one [`ListInput`]
+//! through [`Host::list`]; the caller gets the tools typed ([`Listed`]), never `listTools`'
+//! JSON to parse again.
+//!
+//! Invariant: a listing is kept only if the kept listings were not forgotten since its frames
+//! were asked (a tool change reported meanwhile makes it stale already).
+//!
+//! [`core::page::ready`]: crate::core::page::ready
+
+use std::rc::Rc;
+
+use super::Host;
+use crate::core::page::ready::{Ready, ReadyWait};
+use crate::core::page::site::{self, SitePolicy};
+use crate::core::page::tabs::{orphaned, FrameAnswer, Listed, TabTools};
+
+/// How settled the caller wants the tab's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// As it is now: one listing.
+    Now,
+    /// Its document parsed (`ReadyWait::loaded`): before working on a page the host did not
+    /// load itself.
+    Loaded,
+    /// After a load the host caused: parsed, and the same tools twice in a row
+    /// (`ReadyWait::after_load`).
+    AfterLoad,
+}
+
+/// What the shell does next for a listing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListEffect {
+    /// Wait this long, then [`ListInput::Slept`].
+    Sleep {
+        /// How long (ms).
+        ms: u32,
+    },
+    /// Ask every frame of the tab for its tools, all at once within one deadline (and, with
+    /// `sites`, read the site policies meanwhile): [`ListInput::Frames`].
+    Frames {
+        /// The tab.
+        tab_id: i64,
+        /// Whether the site policies are to be read too.
+        sites: bool,
+    },
+    /// Inject the page bridge into the tab's frames (its scripts are orphaned):
+    /// [`ListInput::Injected`].
+    Inject {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// The listing, the tools as the caller gets them. With [`Listing::kept`], the host kept it
+    /// and the shell observes it (the first definitions seen).
+    Done(Listed),
+}
+
+/// What the shell feeds back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ListInput {
+    /// An [`ListEffect::Sleep`] passed.
+    Slept,
+    /// Every frame's answer, or why the tab's frames could not be listed; the site policies
+    /// when asked for (`None` when not, or when they could not be read in time).
+    Frames {
+        /// The frames' answers.
+        answers: Result<Vec<FrameAnswer>, String>,
+        /// The site policies as read.
+        sites: Option<Result<Vec<SitePolicy>, String>>,
+    },
+    /// The bridge was injected, or why not.
+    Injected(Result<(), String>),
+}
+
+/// One listing under way.
+#[derive(Debug)]
+pub struct Listing {
+    tab_id: i64,
+    /// Applied the site policies and kept in the host (every caller but `diagnose`).
+    kept: bool,
+    ready: Option<ReadyWait>,
+    injected: bool,
+    /// The kept listings' epoch when the frames were asked.
+    epoch: u64,
+    phase: Phase,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Not started, or a pause over: ask the frames (after `after_ms`, when not 0).
+    Start {
+        after_ms: u32,
+    },
+    /// Waiting for a pause.
+    Sleeping,
+    /// Waiting for the frames.
+    Asked,
+    /// Waiting for the bridge to be injected; the frames' first answers, used if it fails.
+    Injecting {
+        answers: Vec<FrameAnswer>,
+        sites: Option<Result<Vec<SitePolicy>, String>>,
+    },
+    Done,
+}
+
+impl Listing {
+    /// The tab's listing as calls use it: the site policies applied, kept in the host; its
+    /// page as settled as `settle` says.
+    pub fn kept(tab_id: i64, settle: Settle) -> Listing {
+        Listing {
+            tab_id,
+            kept: true,
+            ready: match settle {
+                Settle::Now => None,
+                Settle::Loaded => Some(ReadyWait::loaded()),
+                Settle::AfterLoad => Some(ReadyWait::after_load()),
+            },
+            injected: false,
+            epoch: 0,
+            phase: Phase::Start { after_ms: 0 },
+        }
+    }
+
+    /// [`Listing::kept`] after a pause of `after_ms` (0: none).
+    pub fn after(mut self, after_ms: u32) -> Listing {
+        self.phase = Phase::Start { after_ms };
+        self
+    }
+
+    /// The tab's listing as its frames gave it: no site policy applied, nothing kept
+    /// (`diagnose` compares it with the listing as calls see it).
+    pub fn raw(tab_id: i64) -> Listing {
+        Listing {
+            kept: false,
+            ..Listing::kept(tab_id, Settle::Now)
+        }
+    }
+
+    /// The tab.
+    pub fn tab_id(&self) -> i64 {
+        self.tab_id
+    }
+
+    /// Whether the host keeps what this listing finds (then the shell observes it).
+    pub fn is_kept(&self) -> bool {
+        self.kept
+    }
+}
+
+impl Host {
+    /// Feeds the input of the last effect (`None` for the first) at `now_ms` and says what to
+    /// do next. An input the effect did not ask for ends the listing with an error (a bug in
+    /// the shell, said as such).
+    pub fn list(&self, listing: &mut Listing, input: Option<ListInput>, now_ms: f64) -> ListEffect {
+        let tab_id = listing.tab_id;
+        let phase = std::mem::replace(&mut listing.phase, Phase::Done);
+        let (answers, sites) = match (phase, input) {
+            (Phase::Start { after_ms }, None) if after_ms > 0 => {
+                listing.phase = Phase::Sleeping;
+                return ListEffect::Sleep { ms: after_ms };
+            }
+            (Phase::Start { .. }, None) | (Phase::Sleeping, Some(ListInput::Slept)) => {
+                listing.epoch = self.listings.borrow().epoch();
+                listing.phase = Phase::Asked;
+                let sites = listing.kept;
+                return ListEffect::Frames { tab_id, sites };
+            }
+            (Phase::Asked, Some(ListInput::Frames { answers, sites })) => match answers {
+                Ok(answers) if !listing.injected && orphaned(&answers) => {
+                    listing.injected = true;
+                    listing.phase = Phase::Injecting { answers, sites };
+                    return ListEffect::Inject { tab_id };
+                }
+                answers => (answers, sites),
+            },
+            (Phase::Injecting { .. }, Some(ListInput::Injected(Ok(())))) => {
+                listing.phase = Phase::Asked;
+                let sites = listing.kept;
+                return ListEffect::Frames { tab_id, sites };
+            }
+            (Phase::Injecting { answers, sites }, Some(ListInput::Injected(Err(_)))) => {
+                (Ok(answers), sites)
+            }
+            (_, input) => {
+                let what = match input {
+                    None => "a step asked again",
+                    Some(ListInput::Slept) => "a pause",
+                    Some(ListInput::Frames { .. }) => "the frames' answers",
+                    Some(ListInput::Injected(_)) => "an injection",
+                };
+                return ListEffect::Done(Err(format!(
+                    "internal error: {what} came where the listing of tab {tab_id} did not ask for it"
+                )));
+            }
+        };
+        let listed = answers.map(|answers| self.listed(listing, answers, sites, now_ms));
+        let Some(wait) = &mut listing.ready else {
+            return ListEffect::Done(listed);
+        };
+        match wait.listed(&listed, now_ms) {
+            Ready::Go => ListEffect::Done(listed),
+            Ready::ListAgain(ms) => {
+                listing.phase = Phase::Sleeping;
+                ListEffect::Sleep { ms }
+            }
+            Ready::Failed(why) => ListEffect::Done(Err(why)),
+        }
+    }
+
+    /// The frames' answers merged, the site policies applied and the listing kept.
+    fn listed(
+        &self,
+        listing: &Listing,
+        answers: Vec<FrameAnswer>,
+        sites: Option<Result<Vec<SitePolicy>, String>>,
+        now_ms: f64,
+    ) -> Rc<TabTools> {
+        let mut tools = TabTools::from_frames(answers);
+        if !listing.kept {
+            return Rc::new(tools);
+        }
+        let sites = sites.unwrap_or_else(|| Err("the site policies could not be read".into()));
+        site::apply_stored(sites, &mut tools);
+        let tools = Rc::new(tools);
+        self.keep_listing(listing.tab_id, now_ms, tools.clone(), listing.epoch);
+        tools
+    }
+}
+
+/// A listing played to its end for a test of a machine that asks for one: the frames answer
+/// as `frames` says at each listing (the site policies: none), pauses pass on the clock
+/// `now_ms`, an injection succeeds.
+#[cfg(test)]
+pub(crate) fn played(
+    host: &Host,
+    mut listing: Listing,
+    now_ms: &mut f64,
+    mut frames: impl FnMut() -> Vec<FrameAnswer>,
+) -> Listed {
+    let mut input = None;
+    loop {
+        input = Some(match host.list(&mut listing, input.take(), *now_ms) {
+            ListEffect::Done(listed) => return listed,
+            ListEffect::Sleep { ms } => {
+                *now_ms += f64::from(ms);
+                ListInput::Slept
+            }
+            ListEffect::Frames { .. } => ListInput::Frames {
+                answers: Ok(frames()),
+                sites: Some(Ok(Vec::new())),
+            },
+            ListEffect::Inject { .. } => ListInput::Injected(Ok(())),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests;
