@@ -416,7 +416,9 @@ async fn call_tool(call: Permit<ToolCall>, client: Option<super::mcp::Shared>) -
         Gated::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
         Gated::Page(permit) => {
             let id = format!("call_{}", random_id());
-            super::page_call(HostCall::permitted(permit, id)).await
+            super::page_call(HostCall::permitted(permit, id))
+                .await
+                .to_json()
         }
         Gated::Mcp { server, call } => match client {
             Some(client) => {

@@ -16,7 +16,7 @@ use crate::core::host::listing::Listing;
 use crate::core::limits::DOM_QUERY_MS;
 use crate::core::ops::ReplaySource;
 use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame, Target};
-use crate::core::page::call::CallRequest;
+use crate::core::page::call::{CallAnswer, CallRequest};
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
 pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
@@ -204,7 +204,7 @@ async fn page(
     name: String,
     args: Map<String, Value>,
     timeout_ms: u32,
-) -> Value {
+) -> CallAnswer {
     let (frame_id, call, expect) = (None, None, None);
     let request = CallRequest {
         tab_id,

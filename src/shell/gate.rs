@@ -6,14 +6,13 @@
 //! (`pass`). A run screens its calls in the core (the stored layers and its own), and its
 //! drive hands out the permits.
 
-use serde_json::Value;
 use wasm_bindgen_futures::JsFuture;
 
 use super::io::sleep;
 use super::store;
 use crate::core::gate::{self, Asker, Pass};
 use crate::core::host::call::HostCall;
-use crate::core::page::call::CallRequest;
+use crate::core::page::call::{CallAnswer, CallRequest};
 
 /// The gate's pass for a call of the tool named any of `names`, once its delay is held; or
 /// why the call may not be made.
@@ -27,9 +26,9 @@ pub(crate) async fn pass(asker: Asker, names: &[&str]) -> Result<Pass, String> {
     Ok(pass)
 }
 
-/// A page call for `asker` through the gate: `callTool`'s answer, or the gate's refusal in
-/// its shape (the host's [`HostCall`] reads the stored layers and screens the call first).
-pub(crate) async fn page_call(asker: Asker, request: CallRequest) -> Value {
+/// A page call for `asker` through the gate: how it ended, or the gate's refusal (the host's
+/// [`HostCall`] reads the stored layers and screens the call first).
+pub(crate) async fn page_call(asker: Asker, request: CallRequest) -> CallAnswer {
     let id = format!("call_{}", super::io::random_id());
     super::page_call(HostCall::asked(asker, request, id)).await
 }

@@ -41,7 +41,9 @@ use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::host::listing::{ListEffect, ListInput, Listing, Settle};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::call::{CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
+use crate::core::page::call::{
+    CallAnswer, CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS,
+};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, FrameAnswer, Listed};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
@@ -143,7 +145,7 @@ pub(crate) fn ask(
 /// ([`HostCall`]: the gate, the tab's kept listing, the page call machine): each [`Effect`]
 /// performed (the stored layers read, a hold, a listing, `webNavigation`, the message to the
 /// frame within the call's timeout, waits) and answered with one [`Outcome`].
-pub(crate) async fn page_call(mut call: HostCall) -> Value {
+pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
     let mut outcome = None;
     loop {
         let effect = state::host(|host| host.advance(&mut call, outcome.take(), io::now_ms()));

@@ -97,7 +97,10 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
-        Op::CallTool(request) => Ok(super::gate::page_call(Asker::CallTool, page(&request)).await),
+        Op::CallTool(request) => {
+            let answer = super::gate::page_call(Asker::CallTool, page(&request)).await;
+            Ok(answer.to_json())
+        }
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
         Op::CallServerTool(request) => workbench::server_call(request).await,
         Op::Audit(request) => super::audit(request).await,

@@ -14,6 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::table::find;
 use super::{Finding, Severity};
+use crate::core::page::call::{CallAnswer, Ended};
 use crate::core::page::tabs::TabTools;
 
 /// How long a probe call may take (ms).
@@ -294,9 +295,9 @@ pub fn left_out(calls: impl Iterator<Item = ProbeCall>, by: &str) -> Vec<Finding
         .collect()
 }
 
-/// What a probe's answer (`callTool`-shaped) says about its tool, with the requests its page
-/// sent meanwhile (`(method, url)`, when they were watched).
-pub fn judge(call: &ProbeCall, response: &Value, requests: &[(String, String)]) -> Vec<Finding> {
+/// What a probe's answer says about its tool, with the requests its page sent meanwhile
+/// (`(method, url)`, when they were watched).
+pub fn judge(call: &ProbeCall, answer: &CallAnswer, requests: &[(String, String)]) -> Vec<Finding> {
     let mut out = Vec::new();
     let tool = call.tool.as_str();
     if call.read_only {
@@ -305,18 +306,15 @@ pub fn judge(call: &ProbeCall, response: &Value, requests: &[(String, String)]) 
             out.push(finding("probe-lying-hint", tool, format!("the tool claims readOnlyHint, yet a call sent {method} {url}: drop readOnlyHint (and add consequentialHint if it changes anything), or stop writing")));
         }
     }
-    let ok = response.get("ok") == Some(&Value::Bool(true));
-    let error = response
-        .get("error")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let ok = answer.ok();
+    let error = answer.error().unwrap_or_default();
     let short = |text: &str| text.chars().take(200).collect::<String>();
     if !ok && error.contains("did not finish within") {
         out.push(finding("probe-hangs", tool, format!("a call did not answer within {} s: {}; answer or fail promptly, and honour the abort signal", PROBE_MS / 1000, short(error))));
         return out;
     }
-    if response.get("navigated") == Some(&Value::Bool(true)) {
-        let mut f = finding("probe-navigates", tool, format!("a call navigated the page (to {}): a tool that leaves the page loses the agent's context; return a result and let the page change in place", response.get("url").and_then(Value::as_str).unwrap_or("another page")));
+    if let Some(to) = answer.navigated() {
+        let mut f = finding("probe-navigates", tool, format!("a call navigated the page (to {}): a tool that leaves the page loses the agent's context; return a result and let the page change in place", to.url.as_deref().unwrap_or("another page")));
         if call.read_only {
             f.severity = Error;
             f.message.push_str(" (and it claims readOnlyHint)");
@@ -328,10 +326,10 @@ pub fn judge(call: &ProbeCall, response: &Value, requests: &[(String, String)]) 
         (ProbeKind::Valid, false) if !error.starts_with("NotAllowedError") => out.push(finding("probe-throws", tool, format!("a call with valid arguments {} failed: {}; a tool should answer valid input with a result", Value::Object(call.args.clone()), short(error)))),
         (ProbeKind::Invalid, true) => out.push(finding("probe-accepts-invalid", tool, format!("a call with {} was answered as if valid; check arguments against the schema and answer an error naming the field", call.why.as_deref().unwrap_or("invalid arguments")))),
         (ProbeKind::Valid, true) => {
-            if response.get("input").and_then(Value::as_str) == Some("text") {
+            if matches!(answer.ended, Ended::Result { text_input: true, .. }) {
                 out.push(finding("probe-text-input", tool, "the page's executeTool refused the arguments as an object and took them only as JSON text, as WebMCP did before Chrome 155: native WebMCP passes an object, so update the polyfill or the code that reads the input".into()));
             }
-            let result = response.get("result").and_then(Value::as_str).unwrap_or_default();
+            let result = answer.result().unwrap_or_default();
             if result.len() > OVERSIZED_BYTES {
                 out.push(finding("probe-oversized", tool, format!("a result of {} bytes: agents handle large results poorly; page or summarise it (at most {OVERSIZED_BYTES} bytes)", result.len())));
             } else if matches!(result.trim(), "" | "null" | "{}" | "[]" | "\"\"") {

@@ -34,6 +34,7 @@ use super::said::{page_said, reported_failure};
 use super::wait::ToolWait;
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
 pub use crate::core::host::listing::Settle;
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::Listed;
 
 pub use super::messages::Mode;
@@ -43,7 +44,7 @@ pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
     /// Smoke: call this page tool (as `callTool` does, confirmed as the settings say), then
-    /// [`Reply::Called`] with `callTool`'s answer.
+    /// [`Reply::Called`] with how it ended.
     Call {
         /// The tab.
         tab_id: i64,
@@ -93,11 +94,10 @@ pub enum Next {
 /// What happened.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
-    /// `callTool`'s answer (`{ok, result}` or `{ok: false, error}`) and when it came, ms (the
-    /// worker's clock).
+    /// How the call ended (typed) and when it came, ms (the worker's clock).
     Called {
         /// The answer.
-        answer: Value,
+        answer: CallAnswer,
         /// When, ms.
         now_ms: f64,
     },
@@ -349,7 +349,7 @@ impl Evaluation {
         (self.results.len() > before).then(|| self.results.last().cloned())?
     }
 
-    fn called(&mut self, answer: Value) {
+    fn called(&mut self, answer: CallAnswer) {
         let Some(Ok(steps)) = &self.steps else { return };
         let Some(step) = steps.get(self.calls.len()).cloned() else {
             return;
@@ -358,15 +358,10 @@ impl Evaluation {
         let index = self.calls.len() + 1;
         let mut call = json!({"name": step.name, "args": step.args});
         // A call that acted without the question says how it was allowed (a site policy).
-        if let Some(allowed) = answer.get("confirmation").filter(|c| c.is_string()) {
-            call["confirmation"] = allowed.clone();
+        if let Some(allowed) = &answer.confirmation {
+            call["confirmation"] = json!(allowed);
         }
-        if answer.get("ok") != Some(&Value::Bool(true)) {
-            let error = answer
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("the call failed")
-                .to_owned();
+        if let Some(error) = answer.error() {
             // A tool the tab does not offer was never called: the record says so.
             if error.starts_with(crate::core::page::tabs::NO_SUCH_TOOL) {
                 call["made"] = json!(false);
@@ -378,10 +373,10 @@ impl Evaluation {
                 Some(format!("step {index} ({}): {error}", step.name)),
             );
         }
-        let result = match answer.get("result") {
-            Some(Value::String(text)) => parsed(text),
-            Some(other) => other.clone(),
-            None => json!({"navigated": true, "url": answer.get("url")}),
+        let result = match (answer.result(), answer.navigated()) {
+            (Some(text), _) => parsed(text),
+            (None, Some(to)) => json!({"navigated": true, "url": to.url}),
+            (None, None) => Value::Null,
         };
         call["result"] = result.clone();
         self.calls.push(call);

@@ -2,6 +2,7 @@ use serde_json::{json, Value};
 
 use super::plan::*;
 use super::report::{escape, eval_report, percentile, Format};
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::fixture;
 
 pub(super) fn request(evals: Value, mode: &str, extra: Value) -> EvaluateRequest {
@@ -129,8 +130,10 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
     assert_eq!((tab_id, name.as_str()), (7, "search"));
     assert_eq!(Value::Object(args), json!({"query": "mug", "max": 5}));
     let done = ev.handle(Reply::Called {
-        answer: json!({"ok": true, "result": "{\"count\": 0}",
-        "confirmation": "allowed by site policy https://shop.test"}),
+        answer: CallAnswer {
+            confirmation: Some("allowed by site policy https://shop.test".into()),
+            ..CallAnswer::text("{\"count\": 0}")
+        },
         now_ms: f64::NAN,
     });
     let done = done.expect("the case ended");
@@ -154,7 +157,7 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
             Next::Call { name, .. } => {
                 names.push(name);
                 ev.handle(Reply::Called {
-                    answer: json!({"ok": true, "result": "done"}),
+                    answer: CallAnswer::text("done"),
                     now_ms: f64::NAN,
                 });
             }
@@ -188,7 +191,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     poll_smoke(&mut ev);
     let r = ev
         .handle(Reply::Called {
-            answer: json!({"ok": false, "error": "unknown tool `a`"}),
+            answer: CallAnswer::failed("unknown tool `a`"),
             now_ms: f64::NAN,
         })
         .unwrap();
@@ -210,8 +213,9 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     poll_smoke(&mut ev);
     let r = ev
         .handle(Reply::Called {
-            answer: json!({"ok": false,
-            "error": "no page tool named `a`; the tab offers: search_teas, add_to_cart"}),
+            answer: CallAnswer::failed(
+                "no page tool named `a`; the tab offers: search_teas, add_to_cart",
+            ),
             now_ms: f64::NAN,
         })
         .unwrap();
@@ -231,7 +235,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
         poll_smoke(&mut ev);
         let r = ev
             .handle(Reply::Called {
-                answer: json!({"ok": true, "result": failure}),
+                answer: CallAnswer::text(failure),
                 now_ms: f64::NAN,
             })
             .unwrap();
@@ -646,7 +650,7 @@ fn a_smoke_case_takes_the_time_from_its_first_listing_to_its_last_answer() {
         });
         assert!(matches!(ev.poll(), Next::Call { .. }));
         ev.handle(Reply::Called {
-            answer: json!({"ok": true, "result": "ok"}),
+            answer: CallAnswer::text("ok"),
             now_ms: answered_at,
         });
     }
@@ -672,7 +676,10 @@ fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
             "expectedCall": [{"functionName": "find", "arguments": {}}]}]);
         let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
         poll_smoke(&mut ev);
-        let answer = json!({"ok": true, "result": result});
+        let answer = CallAnswer::text(match result {
+            Value::String(text) => text,
+            other => other.to_string(),
+        });
         if let Some(done) = ev.handle(Reply::Called {
             answer,
             now_ms: f64::NAN,

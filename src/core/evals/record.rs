@@ -8,6 +8,7 @@
 use serde_json::{json, Map, Value};
 
 pub use crate::core::host::listing::Settle;
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::Listed;
 
 use super::messages::short;
@@ -248,8 +249,8 @@ impl ReplayDiff {
         self.skip_refused();
     }
 
-    /// `callTool`'s answer for the next call.
-    pub fn called(&mut self, answer: &Value) {
+    /// How the next call ended.
+    pub fn called(&mut self, answer: &CallAnswer) {
         self.record(answer);
         self.skip_refused();
     }
@@ -275,15 +276,15 @@ impl ReplayDiff {
         }
     }
 
-    fn record(&mut self, answer: &Value) {
+    fn record(&mut self, answer: &CallAnswer) {
         let Some(call) = self.calls.get(self.entries.len()) else {
             return;
         };
         let available = (self.tools.iter().flatten()).any(|n| *n == call.name);
-        let now = match (answer["ok"].as_bool(), &answer["result"]) {
-            (Some(true), Value::String(text)) => json!({"result": parsed(text)}),
-            (Some(true), _) => json!({"navigated": true}),
-            _ => json!({"error": answer["error"].as_str().unwrap_or("the call failed")}),
+        let now = match (answer.error(), answer.result()) {
+            (Some(error), _) => json!({"error": error}),
+            (None, Some(text)) => json!({"result": parsed(text)}),
+            (None, None) => json!({"navigated": true}),
         };
         let before = match &call.result {
             Some(result) => json!({"result": result}),

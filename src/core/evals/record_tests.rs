@@ -3,6 +3,7 @@ use serde_json::{json, Value};
 use super::parse_evals;
 use super::plan::judge;
 use super::record::*;
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::fixture;
 
 /// A kept run's log: the prompt, then `search_products` and `add_to_cart` called.
@@ -100,7 +101,7 @@ fn a_replay_never_plays_a_call_the_run_refused() {
         match diff.poll() {
             DiffNext::Call { name, .. } => {
                 played.push(name);
-                diff.called(&json!({"ok": true, "result": "ok"}));
+                diff.called(&CallAnswer::text("ok"));
             }
             DiffNext::Done(answer) => {
                 let entries = answer["calls"].as_array().unwrap();
@@ -190,9 +191,9 @@ fn a_replay_diff_names_each_call_whose_result_or_availability_changed() {
         (name.as_str(), Value::Object(args)),
         ("search_products", json!({"query": "blue mug"}))
     );
-    diff.called(&json!({"ok": true, "result": "{\"count\":0,\"items\":[]}"}));
+    diff.called(&CallAnswer::text("{\"count\":0,\"items\":[]}"));
     diff.poll();
-    diff.called(&json!({"ok": false, "error": "unknown tool `add_to_cart`"}));
+    diff.called(&CallAnswer::failed("unknown tool `add_to_cart`"));
     let DiffNext::Done(answer) = diff.poll() else {
         panic!("done")
     };
@@ -212,8 +213,8 @@ fn a_replay_diff_names_each_call_whose_result_or_availability_changed() {
         "https://shop.test/",
         &["search_products", "add_to_cart"],
     ));
-    same.called(&json!({"ok": true, "result": "{\"items\":[\"mug-1\"],\"count\":1}"}));
-    same.called(&json!({"ok": true, "result": "added 2"}));
+    same.called(&CallAnswer::text("{\"items\":[\"mug-1\"],\"count\":1}"));
+    same.called(&CallAnswer::text("added 2"));
     let DiffNext::Done(answer) = same.poll() else {
         panic!("done")
     };
@@ -232,7 +233,7 @@ fn a_transcript_diff_has_no_baseline_but_reports_calls_that_fail_now() {
         "{\"calls\": [{\"name\": \"add\", \"arguments\": {\"a\": 1}}]}\n{\"text\": \"done\"}\n";
     let mut diff = ReplayDiff::of_transcript(1, transcript).unwrap();
     diff.tools(fixture::listed("https://shop.test/", &["add"]));
-    diff.called(&json!({"ok": true, "result": "1"}));
+    diff.called(&CallAnswer::text("1"));
     let DiffNext::Done(answer) = diff.poll() else {
         panic!("done")
     };

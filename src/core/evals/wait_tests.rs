@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::plan::*;
 use super::plan_tests::{poll_smoke, request, run_answer};
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::fixture;
 
 /// Lists the tools `present` at `now_ms` for the next step; the next step after it.
@@ -56,7 +57,7 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
         "{next:?}"
     );
     ev.handle(Reply::Called {
-        answer: json!({"ok": true, "result": "ok"}),
+        answer: CallAnswer::text("ok"),
         now_ms: f64::NAN,
     });
     let Next::Done(answer) = ev.poll() else {
@@ -139,7 +140,7 @@ fn drive(
             Next::Call { name, .. } => {
                 steps.push(name);
                 ev.handle(Reply::Called {
-                    answer: json!({"ok": true, "result": "{\"count\": 3}"}),
+                    answer: CallAnswer::text("{\"count\": 3}"),
                     now_ms: f64::NAN,
                 });
             }

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::Host;
 use crate::core::gate::{self, Asker, Permit};
-use crate::core::page::call::{CallRequest, Input, PageCall, Step, Tab};
+use crate::core::page::call::{CallAnswer, CallRequest, Input, PageCall, Step, Tab};
 use crate::core::page::tabs::TabTools;
 
 /// What the shell does next for a call.
@@ -41,8 +41,8 @@ pub enum Effect {
     /// [`Step::KeptTools`], which the host answers, nor [`Step::ListTools`], which is
     /// [`Effect::ListTools`]): [`Outcome::Page`], or for a [`Step::Send`] [`Outcome::Sent`].
     Page(Step),
-    /// The call's answer (`callTool`'s shape).
-    Done(Value),
+    /// How the call ended (`callTool` writes it as its answer).
+    Done(CallAnswer),
 }
 
 /// What the shell feeds back.
@@ -191,7 +191,7 @@ impl Host {
                 }
                 (_, Some(other)) => return unasked(&other),
                 (Phase::Gone, None) => {
-                    return Effect::Done(gate::refused("the call has ended"));
+                    return Effect::Done(CallAnswer::failed("the call has ended"));
                 }
             };
             call.phase = phase;
@@ -220,7 +220,7 @@ fn gated(
     stored: Result<Option<Value>, String>,
 ) -> (Phase, Option<Effect>) {
     match gate::screen_stored(stored, asker, &[&request.name]) {
-        Err(error) => (Phase::Gone, Some(Effect::Done(gate::refused(&error)))),
+        Err(error) => (Phase::Gone, Some(Effect::Done(CallAnswer::failed(error)))),
         Ok(mut pass) => match pass.take_delay() {
             0 => (Phase::Held(pass.permit(request)), None),
             ms => (Phase::Held(pass.permit(request)), Some(Effect::Hold { ms })),
@@ -235,7 +235,7 @@ fn unasked(outcome: &Outcome) -> Effect {
         Outcome::Page(_) => "a page step's input",
         Outcome::Sent { .. } => "a message's reply",
     };
-    Effect::Done(gate::refused(&format!(
+    Effect::Done(CallAnswer::failed(format!(
         "internal error: {what} came where the call did not ask for it"
     )))
 }

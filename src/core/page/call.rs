@@ -14,8 +14,9 @@
 //! a navigation of the top frame waits for its destination (or a tab the call opened) and
 //! lists its tools. [`PageCall::step`] says what to do next; the shell does it
 //! and feeds back [`Input`]. Time never enters: waits are steps and the call's timeout comes
-//! back as [`Input::Timeout`]. Invariant: every path ends in [`Step::Done`] with a `callTool`
-//! answer (`{ok:true,result}` | `{ok:true,navigated:true,…}` | `{ok:false,error}`).
+//! back as [`Input::Timeout`]. Invariant: every path ends in [`Step::Done`] with a typed
+//! [`CallAnswer`] (a result, a navigation, a result in a frame, or why it failed), which
+//! `callTool` writes as its JSON answer.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -34,9 +35,11 @@ pub use crate::core::limits::{CANCEL_REPLY_MS, DESTINATION_MS, PAGE_RESULT_MS, S
 
 pub use crate::core::limits::{DESTINATION_POLL_MS, SETTLE_POLL_MS};
 
+mod answer;
 mod browser;
 mod destination;
 mod listed;
+pub use answer::{CallAnswer, Destination, Ended};
 pub use browser::{FrameState, Tab};
 use destination::Look;
 pub use listed::{still_listed, still_listed_document, still_same_page_tool, Listed};
@@ -114,7 +117,7 @@ pub enum Step {
         ms: u32,
     },
     /// The call's answer.
-    Done(Value),
+    Done(CallAnswer),
 }
 
 /// What the shell feeds back.
@@ -188,7 +191,7 @@ enum State {
         waited: u32,
         look: Look,
     },
-    Done(Value),
+    Done(CallAnswer),
 }
 
 /// A call sent to its frame, with what was known before.
@@ -328,13 +331,10 @@ impl PageCall {
                     ms: DESTINATION_POLL_MS,
                 },
             },
-            State::Done(answer) => {
-                let mut answer = answer.clone();
-                if let Some(allowed) = &self.allowed {
-                    answer["confirmation"] = json!(allowed);
-                }
-                Step::Done(answer)
-            }
+            State::Done(answer) => Step::Done(CallAnswer {
+                confirmation: self.allowed.clone(),
+                ..answer.clone()
+            }),
         }
     }
 
@@ -366,7 +366,7 @@ impl PageCall {
                         version,
                         before,
                     },
-                    Err(error) => State::Done(call_response(&Err(error))),
+                    Err(error) => State::Done(CallAnswer::of(&Err(error))),
                 }
             }
             (
@@ -419,7 +419,7 @@ impl PageCall {
                 if self.kept && !self.relisted {
                     self.relist()
                 } else {
-                    State::Done(call_response(&Err(format!(
+                    State::Done(CallAnswer::of(&Err(format!(
                         "the frame that offered `{}` holds another document since its tools were listed; the call was not sent ({failure})",
                         sent.tool.name
                     ))))
@@ -503,7 +503,7 @@ impl PageCall {
                 },
                 input,
             ) => self.look(sent, outcome, waited, look, input),
-            (state, input) => State::Done(call_response(&Err(format!(
+            (state, input) => State::Done(CallAnswer::of(&Err(format!(
                 "the host fed the page call {input:?} in state {}, which did not ask for it (a bug in the host)",
                 state.name()
             )))),
@@ -556,7 +556,7 @@ impl PageCall {
                 },
             },
             Err(_) if self.kept && !self.relisted => self.relist(),
-            Err(error) => State::Done(call_response(&Err(error))),
+            Err(error) => State::Done(CallAnswer::of(&Err(error))),
         }
     }
 
@@ -577,17 +577,19 @@ impl PageCall {
                 waited: 0,
                 look: Look::Tabs,
             },
-            outcome @ CallOutcome::Text { .. } => {
-                let mut response = call_response(&Ok(outcome));
-                let text = response["result"].as_str().unwrap_or_default();
-                if let Some(errors) = (sent.tool.output_schema.as_ref())
-                    .and_then(|schema| output_errors(schema, text))
-                {
-                    response["outputErrors"] = Value::Array(errors);
-                }
-                State::Done(response)
+            CallOutcome::Text { text, text_input } => {
+                let output_errors = (sent.tool.output_schema.as_ref())
+                    .and_then(|schema| output_errors(schema, &text));
+                State::Done(
+                    Ended::Result {
+                        text,
+                        text_input,
+                        output_errors,
+                    }
+                    .into(),
+                )
             }
-            outcome => State::Done(call_response(&Ok(outcome))),
+            outcome => State::Done(CallAnswer::of(&Ok(outcome))),
         }
     }
 
@@ -606,7 +608,7 @@ impl PageCall {
             after.as_ref(),
         ) {
             Ok(outcome) => self.answered(sent, outcome),
-            Err(error) => State::Done(call_response(&Err(error))),
+            Err(error) => State::Done(CallAnswer::of(&Err(error))),
         }
     }
 }
@@ -701,25 +703,6 @@ pub fn output_errors(schema: &Value, result: &str) -> Option<Vec<Value>> {
     };
     let errors = crate::core::schema::pointed_errors(&validator, &value);
     (!errors.is_empty()).then_some(errors)
-}
-
-/// What `callTool` resolves to: `{ok:true,result}` (with `input: "text"` when the page took
-/// the arguments only as JSON text), `{ok:true,navigated:true,url?}` or `{ok:false,error}`.
-pub fn call_response(outcome: &Result<CallOutcome, String>) -> Value {
-    match outcome {
-        Ok(CallOutcome::Text { text, text_input }) => match text_input {
-            false => json!({"ok": true, "result": text}),
-            true => json!({"ok": true, "result": text, "input": "text"}),
-        },
-        Ok(CallOutcome::Navigated { url: Some(url) }) => {
-            json!({"ok": true, "navigated": true, "url": url})
-        }
-        Ok(CallOutcome::Navigated { url: None }) => json!({"ok": true, "navigated": true}),
-        Ok(CallOutcome::Failed { name, message }) => {
-            json!({"ok": false, "error": format!("{name}: {message}")})
-        }
-        Err(message) => json!({"ok": false, "error": message}),
-    }
 }
 
 /// What became of a call whose message failed or ran out of time: the tab closed, the frame

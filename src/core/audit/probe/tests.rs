@@ -2,6 +2,7 @@ use serde_json::json;
 
 use super::*;
 use crate::core::audit::Severity::{Note, Warning};
+use crate::core::page::call::{Destination, Ended};
 use crate::core::page::tool::PageTool;
 use crate::core::tool::Annotations;
 
@@ -108,28 +109,22 @@ fn answers_are_judged() {
         args: Map::new(),
         why: Some("the required property `q` left out".into()),
     };
-    let rules = |call: &ProbeCall, response: Value| {
+    let rules = |call: &ProbeCall, response: CallAnswer| {
         judge(call, &response, &[])
             .iter()
             .map(|f| (f.rule, f.severity))
             .collect::<Vec<_>>()
     };
     let valid = call(ProbeKind::Valid, true);
+    assert_eq!(rules(&valid, CallAnswer::text("3 mugs")), vec![]);
     assert_eq!(
-        rules(&valid, json!({"ok": true, "result": "3 mugs"})),
-        vec![]
-    );
-    assert_eq!(
-        rules(
-            &valid,
-            json!({"ok": false, "error": "TypeError: x is undefined"})
-        ),
+        rules(&valid, CallAnswer::failed("TypeError: x is undefined")),
         vec![("probe-throws", Error)]
     );
     assert_eq!(
         rules(
             &valid,
-            json!({"ok": false, "error": "NotAllowedError: declined: the person did not allow this call"})
+            CallAnswer::failed("NotAllowedError: declined: the person did not allow this call")
         ),
         vec![],
         "a declined call says nothing of the tool"
@@ -137,53 +132,56 @@ fn answers_are_judged() {
     assert_eq!(
         rules(
             &valid,
-            json!({"ok": false, "error": "`find` did not finish within 5000 ms; it was cancelled in the page"})
+            CallAnswer::failed(
+                "`find` did not finish within 5000 ms; it was cancelled in the page"
+            )
         ),
         vec![("probe-hangs", Error)]
     );
     assert_eq!(
         rules(
             &valid,
-            json!({"ok": true, "navigated": true, "url": "https://shop.test/2"})
+            CallAnswer::from(Ended::Navigated(Destination {
+                url: Some("https://shop.test/2".into()),
+                ..Destination::default()
+            }))
         ),
         vec![("probe-navigates", Error)]
     );
     assert_eq!(
         rules(
             &call(ProbeKind::Valid, false),
-            json!({"ok": true, "navigated": true})
+            CallAnswer::from(Ended::Navigated(Destination::default()))
         ),
         vec![("probe-navigates", Warning)]
     );
     assert_eq!(
-        rules(
-            &valid,
-            json!({"ok": true, "result": "x".repeat(OVERSIZED_BYTES + 1)})
-        ),
+        rules(&valid, CallAnswer::text("x".repeat(OVERSIZED_BYTES + 1))),
         vec![("probe-oversized", Warning)]
     );
     assert_eq!(
-        rules(&valid, json!({"ok": true, "result": "null"})),
+        rules(&valid, CallAnswer::text("null")),
         vec![("probe-empty", Note)]
     );
     assert_eq!(
         rules(
             &valid,
-            json!({"ok": true, "result": "3 mugs", "input": "text"})
+            CallAnswer::from(Ended::Result {
+                text: "3 mugs".into(),
+                text_input: true,
+                output_errors: None
+            })
         ),
         vec![("probe-text-input", Note)],
         "the page took the arguments only as JSON text"
     );
     let invalid = call(ProbeKind::Invalid, true);
     assert_eq!(
-        rules(&invalid, json!({"ok": true, "result": "3 mugs"})),
+        rules(&invalid, CallAnswer::text("3 mugs")),
         vec![("probe-accepts-invalid", Warning)]
     );
     assert_eq!(
-        rules(
-            &invalid,
-            json!({"ok": false, "error": "TypeError: q is required"})
-        ),
+        rules(&invalid, CallAnswer::failed("TypeError: q is required")),
         vec![]
     );
 }
@@ -198,7 +196,7 @@ fn a_read_only_tool_that_writes_is_caught_by_its_requests() {
         args: Map::new(),
         why: None,
     };
-    let ok = json!({"ok": true, "result": "4 EUR"});
+    let ok = CallAnswer::text("4 EUR");
     let sent = |m: &str| {
         vec![
             ("GET".to_owned(), "https://shop.test/p".to_owned()),

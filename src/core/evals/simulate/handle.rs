@@ -60,7 +60,9 @@ impl Simulate {
                 a.setup.push(SetupOutcome {
                     function_name: call.function_name.clone(),
                     arguments: call.arguments.clone(),
-                    result: answer.get("result").cloned().filter(|_| failure.is_none()),
+                    result: (answer.result())
+                        .filter(|_| failure.is_none())
+                        .map(|text| Value::String(text.to_owned())),
                     error: failure.clone(),
                 });
                 a.stage = setup_at(index + 1);

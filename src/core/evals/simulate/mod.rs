@@ -48,6 +48,7 @@ use super::wait::ToolWait;
 pub use crate::core::host::listing::Settle;
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
+use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::Listed;
 use read::hex;
 
@@ -208,8 +209,8 @@ pub enum Reply {
     Reloaded(Result<(), String>),
     /// The tab's listing, or why it failed.
     Listed(Listed),
-    /// `callTool`'s answer.
-    Called(Value),
+    /// How the setup call ended.
+    Called(CallAnswer),
     /// The run's answer (as `run` answers) or why it did not run.
     Ran(Result<Value, String>),
     /// The page's answers to the DOM reads, or why there are none.

@@ -8,6 +8,7 @@ use super::{DomAssertion, Expect, Simulation, Turn, TurnCall};
 use crate::core::evals::messages::{calls_made, run_tokens};
 use crate::core::limits::{MAX_SIM_EVIDENCE, SIM_DURATION_MS, SIM_VERDICT_CHARS};
 use crate::core::page::bridge::DomObserved;
+use crate::core::page::call::CallAnswer;
 
 /// Whether the case's time budget is spent at `now_ms`.
 pub(super) fn past(started: Option<f64>, now_ms: f64, case: &Simulation) -> bool {
@@ -99,26 +100,23 @@ pub(super) fn turn_value(turn: &Turn) -> Value {
 }
 
 /// Why a setup call failed, when it did: the call's error, or a result that says so (an
-/// `error:` text, `{success: false}`, `{isError: true}`, a non-empty `error`).
-pub(super) fn setup_failure(answer: &Value) -> Option<String> {
-    if answer.get("ok") != Some(&Value::Bool(true)) {
-        return Some(
-            answer["error"]
-                .as_str()
-                .unwrap_or("the call failed")
-                .to_owned(),
-        );
+/// `error:` text, or JSON text of `{success: false}`, `{isError: true}`, a non-empty `error`).
+pub(super) fn setup_failure(answer: &CallAnswer) -> Option<String> {
+    if let Some(error) = answer.error() {
+        return Some(error.to_owned());
     }
-    let result = &answer["result"];
-    match result {
-        Value::String(s) if s.trim_start().to_lowercase().starts_with("error") => Some(s.clone()),
-        Value::Object(m) if m.get("success") == Some(&Value::Bool(false)) => Some(format!(
+    let text = answer.result()?;
+    if text.trim_start().to_lowercase().starts_with("error") {
+        return Some(text.to_owned());
+    }
+    let result: Value = serde_json::from_str(text).ok()?;
+    let said = |m: &serde_json::Map<String, Value>, key: &str, value: bool| {
+        m.get(key) == Some(&Value::Bool(value))
+    };
+    match &result {
+        Value::Object(m) if said(m, "success", false) || said(m, "isError", true) => Some(format!(
             "the tool answered {}",
-            crate::core::evals::messages::short(result)
-        )),
-        Value::Object(m) if m.get("isError") == Some(&Value::Bool(true)) => Some(format!(
-            "the tool answered {}",
-            crate::core::evals::messages::short(result)
+            crate::core::evals::messages::short(&result)
         )),
         Value::Object(m) => m
             .get("error")

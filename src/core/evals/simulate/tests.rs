@@ -2,6 +2,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::core::page::bridge::DomObserved;
+use crate::core::page::call::CallAnswer;
 
 const HOTEL: &str =
     include_str!("../../../../tests/fixtures/simulate/hotel-chain.simulations.json");
@@ -216,7 +217,7 @@ pub(super) fn world<'a>(
     let mut user_turns = 0;
     move |next| match next {
         Next::ListTools { .. } => listed(&["empty_cart", "add_to_cart"]),
-        Next::Call { .. } => Reply::Called(json!({"ok": true, "result": {"emptied": true}})),
+        Next::Call { .. } => Reply::Called(CallAnswer::text(r#"{"emptied": true}"#)),
         Next::Run {
             role: Role::User,
             request,
@@ -519,7 +520,7 @@ fn a_failed_setup_call_is_an_error_and_nothing_else_runs() {
     let (answer, asked) = play(&mut sim, |next| match next {
         Next::ListTools { .. } => listed(&["empty_cart"]),
         Next::Call { .. } => {
-            Reply::Called(json!({"ok": true, "result": {"success": false, "why": "locked"}}))
+            Reply::Called(CallAnswer::text(r#"{"success": false, "why": "locked"}"#))
         }
         other => panic!("unexpected {other:?}"),
     });

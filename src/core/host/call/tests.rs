@@ -51,7 +51,7 @@ fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Val
     let mut sent = Vec::new();
     loop {
         let outcome = match effect {
-            Effect::Done(answer) => return (answer, crossings, sent),
+            Effect::Done(answer) => return (answer.to_json(), crossings, sent),
             Effect::ReadLayers => Outcome::Layers(Ok(Some(stored.clone()))),
             Effect::Hold { .. } => Outcome::Held,
             Effect::ListTools { tab_id } => {
@@ -197,6 +197,7 @@ fn stored_layers_that_cannot_be_read_refuse_the_call() {
     let Effect::Done(answer) = effect else {
         panic!("refused: {effect:?}")
     };
+    let answer = answer.to_json();
     assert_eq!(answer["ok"], json!(false));
     assert!(
         answer["error"].as_str().unwrap().contains("quota"),
@@ -243,6 +244,7 @@ fn an_outcome_the_call_did_not_ask_for_ends_it_plainly() {
     let Effect::Done(answer) = effect else {
         panic!("ended: {effect:?}")
     };
+    let answer = answer.to_json();
     assert!(
         answer["error"].as_str().unwrap().contains("internal error"),
         "{answer}"

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::*;
 use crate::core::expose::origin_of_url;
@@ -64,17 +64,16 @@ impl PageCall {
         };
         // The navigation's answer: where it went, what the destination offers.
         let navigated = |url: Option<String>, tools: Option<Vec<String>>, opened: Option<i64>| {
-            let mut response = call_response(&Ok(outcome.clone()));
-            if let Some(url) = url {
-                response["url"] = Value::String(url);
+            let reported = match &outcome {
+                CallOutcome::Navigated { url } => url.clone(),
+                _ => None,
+            };
+            Destination {
+                url: url.or(reported),
+                tools,
+                opened_tab: opened,
+                ..Destination::default()
             }
-            if let Some(tools) = tools {
-                response["tools"] = json!(tools);
-            }
-            if let Some(tab) = opened {
-                response["openedTab"] = json!(tab);
-            }
-            response
         };
         match (look, input) {
             (Look::Tabs, Input::Tabs(tabs)) => {
@@ -167,9 +166,9 @@ impl PageCall {
                         read,
                     )),
                     false => {
-                        let mut response = navigated(url.clone(), tools, opened);
-                        with_destination_result(&mut response, &sent.tool, url.as_deref(), read);
-                        State::Done(response)
+                        let mut to = navigated(url.clone(), tools, opened);
+                        with_destination_result(&mut to, &sent.tool, url.as_deref(), read);
+                        State::Done(Ended::Navigated(to).into())
                     }
                 }
             }
@@ -193,14 +192,14 @@ impl PageCall {
                 }
             }
             (Look::Last, Input::Frame(frame)) => {
-                let mut response = navigated(frame.map(|f| f.url), None, None);
-                response["resultNote"] = json!(format!(
+                let mut to = navigated(frame.map(|f| f.url), None, None);
+                to.result_note = Some(format!(
                     "the destination gave no result within {} s",
                     DESTINATION_MS / 1000
                 ));
-                State::Done(response)
+                State::Done(Ended::Navigated(to).into())
             }
-            (look, input) => State::Done(call_response(&Err(format!(
+            (look, input) => State::Done(CallAnswer::of(&Err(format!(
                 "the host fed the page call {input:?} while it looked for the destination ({look:?}), which did not ask for it (a bug in the host)"
             )))),
         }
@@ -226,52 +225,51 @@ fn cross_origin(tool: &PageTool, url: Option<&str>) -> Option<String> {
 }
 
 /// The answer of a call whose result loaded in a frame (the top page stays): the frame
-/// document's JSON-LD, else its title and main text, as the result's text; `frame` says which
-/// frame answered.
+/// document's JSON-LD, else its title and main text, as the result's text, with the frame that
+/// answered.
 fn frame_response(
     tool: &PageTool,
     frame_id: i64,
     url: Option<String>,
     read: Result<PageResult, String>,
-) -> Value {
+) -> CallAnswer {
     let read = match read {
         Ok(read) => read,
         Err(error) => {
-            return json!({"ok": false, "error": format!(
+            return CallAnswer::failed(format!(
                 "`{}` loaded its result in frame {frame_id}, which could not be read: {error}",
                 tool.name
-            )})
+            ))
         }
     };
     let result = read
         .json_ld_value()
         .unwrap_or_else(|| json!({"title": read.title, "text": read.text}));
     let url = url.unwrap_or(read.url);
-    let mut response = json!({
-        "ok": true,
-        "result": result.to_string(),
-        "frame": {"frameId": frame_id, "url": url},
-    });
-    if let Some(origin) = cross_origin(tool, Some(&url)) {
-        response["crossOrigin"] = json!(origin);
+    let cross_origin = cross_origin(tool, Some(&url));
+    Ended::InFrame {
+        frame_id,
+        url,
+        text: result.to_string(),
+        cross_origin,
     }
-    response
+    .into()
 }
 
 /// A navigation's answer given the destination's result: its JSON-LD as the result's text,
-/// or a note that it has none (or could not be read); `crossOrigin` names the destination's
+/// or a note that it has none (or could not be read); `cross_origin` names the destination's
 /// origin when it is not the tool's.
 fn with_destination_result(
-    response: &mut Value,
+    to: &mut Destination,
     tool: &PageTool,
     url: Option<&str>,
     read: Result<PageResult, String>,
 ) {
     match read {
         Ok(read) => match read.json_ld_value() {
-            Some(value) => response["result"] = json!(value.to_string()),
+            Some(value) => to.result = Some(value.to_string()),
             None => {
-                response["resultNote"] = json!(format!(
+                to.result_note = Some(format!(
                     "the destination has no JSON-LD (script[type=\"application/ld+json\"]){}",
                     match read.skipped {
                         0 => String::new(),
@@ -281,12 +279,12 @@ fn with_destination_result(
             }
         },
         Err(error) => {
-            response["resultNote"] = json!(format!(
+            to.result_note = Some(format!(
                 "the destination's result could not be read: {error}"
             ))
         }
     }
     if let Some(origin) = cross_origin(tool, url) {
-        response["crossOrigin"] = json!(origin);
+        to.cross_origin = Some(origin);
     }
 }

@@ -107,7 +107,7 @@ const GONE: &str = "Could not establish connection. Receiving end does not exist
 
 fn done(call: &PageCall) -> Value {
     match call.step() {
-        Step::Done(answer) => answer,
+        Step::Done(answer) => answer.to_json(),
         other => panic!("not done: {other:?}"),
     }
 }
@@ -358,7 +358,7 @@ fn settling_gives_up_after_its_time() {
     let mut call = sent(false);
     call.handle(Input::ChannelFailed("closed".into()));
     let mut waits = 0;
-    while call.step() != Step::Done(json!({"ok": false, "error": "closed"})) {
+    while call.step() != Step::Done(CallAnswer::failed("closed")) {
         match call.step() {
             Step::Frame { .. } => call.handle(frame("d1", "https://shop.test/")),
             Step::Wait { .. } => {
@@ -383,25 +383,27 @@ fn an_input_out_of_turn_ends_the_call() {
 #[test]
 fn call_responses() {
     assert_eq!(
-        call_response(&Ok(CallOutcome::Text {
+        CallAnswer::of(&Ok(CallOutcome::Text {
             text: "7".into(),
             text_input: false
-        })),
+        }))
+        .to_json(),
         json!({"ok": true, "result": "7"})
     );
     assert_eq!(
-        call_response(&Ok(CallOutcome::Navigated { url: None })),
+        CallAnswer::of(&Ok(CallOutcome::Navigated { url: None })).to_json(),
         json!({"ok": true, "navigated": true})
     );
     assert_eq!(
-        call_response(&Ok(CallOutcome::Failed {
+        CallAnswer::of(&Ok(CallOutcome::Failed {
             name: "UnknownError".into(),
             message: "x".into()
-        })),
+        }))
+        .to_json(),
         json!({"ok": false, "error": "UnknownError: x"})
     );
     assert_eq!(
-        call_response(&Err("timed out".into())),
+        CallAnswer::of(&Err("timed out".into())).to_json(),
         json!({"ok": false, "error": "timed out"})
     );
 }

@@ -121,7 +121,7 @@ fn a_destination_that_never_loads_ends_the_wait() {
             }
             Step::Done(answer) => {
                 assert_eq!(
-                    answer,
+                    answer.to_json(),
                     json!({"ok": true, "navigated": true, "url": "https://shop.test/",
                            "resultNote": "the destination gave no result within 5 s"})
                 );
