@@ -27,6 +27,8 @@
 //! again only when its transcript changed.
 
 mod file;
+#[cfg(test)]
+mod file_tests;
 mod handle;
 pub mod prompts;
 mod read;
