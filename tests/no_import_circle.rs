@@ -276,3 +276,109 @@ fn the_reader_finds_a_circle_where_there_is_one() {
 fn set(files: &[&str]) -> BTreeSet<String> {
     files.iter().map(|f| f.to_string()).collect()
 }
+
+/// The core's neighbourhoods (its top-level modules, a folder or a file each) from the top
+/// floor down. A neighbourhood imports only neighbourhoods on floors below its own, but for
+/// the arrows of [`ALLOWED_UP`]; a new neighbourhood is given its floor here.
+const FLOORS: &[&[&str]] = &[
+    &["host", "setup"],
+    &["ops"],
+    &["cli", "crawl", "workbench"],
+    &["conversation", "evals"],
+    &["run"],
+    &["audit", "observe"],
+    &["page"],
+    &["expose"],
+    &["gate", "stream"],
+    &["mcp", "repair"],
+    &["provider"],
+    &["toolset"],
+    &[
+        "confirm", "egress", "history", "native", "restart", "schema", "timeline",
+    ],
+    &["parse"],
+    &[
+        "agui", "error", "limits", "naming", "storage", "text", "url",
+    ],
+];
+
+/// The imports that run back up, each with why it stays: at most five.
+const ALLOWED_UP: &[(&str, &str, &str)] = &[
+    (
+        "gate",
+        "page",
+        "the gate decides on a page tool's own hints (`PageTool`), and a page call carries the gate's permit",
+    ),
+    (
+        "mcp",
+        "run",
+        "an MCP server's tools are offered to a run as run tools (`RunTool`)",
+    ),
+];
+
+/// Each neighbourhood's imports of other neighbourhoods (`(from, to)` → the files that import).
+fn neighbourhood_arrows() -> BTreeMap<(String, String), BTreeSet<String>> {
+    let hood = |file: &str| module_of(file).get(1).cloned();
+    let mut arrows: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for (file, targets) in graph_of("src/core") {
+        let Some(from) = hood(&file) else { continue };
+        for target in targets {
+            match hood(&target) {
+                Some(to) if to != from => {
+                    arrows
+                        .entry((from.clone(), to))
+                        .or_default()
+                        .insert(file.clone());
+                }
+                // `src/core/mod.rs` re-exports nothing: an import of it names a module that
+                // is not a file of its own.
+                None => panic!("{file} imports {target}: name the module where it lives"),
+                _ => {}
+            }
+        }
+    }
+    arrows
+}
+
+#[test]
+fn the_cores_neighbourhoods_import_down_their_floors_but_for_the_few_allowed() {
+    assert!(ALLOWED_UP.len() <= 5, "at most five arrows run back up");
+    let floor = |name: &str| FLOORS.iter().position(|f| f.contains(&name));
+    let arrows = neighbourhood_arrows();
+    assert!(
+        arrows.len() > 100,
+        "the imports are read ({})",
+        arrows.len()
+    );
+    let mut unplaced = BTreeSet::new();
+    let mut up = Vec::new();
+    for ((from, to), files) in &arrows {
+        let (Some(a), Some(b)) = (floor(from), floor(to)) else {
+            unplaced.extend(
+                [from, to]
+                    .into_iter()
+                    .filter(|n| floor(n).is_none())
+                    .cloned(),
+            );
+            continue;
+        };
+        let allowed = ALLOWED_UP.iter().any(|(f, t, _)| f == from && t == to);
+        if a >= b && !allowed {
+            up.push(format!("{from} → {to} (floor {a} → {b}), in {files:?}"));
+        }
+    }
+    assert!(
+        unplaced.is_empty(),
+        "neighbourhoods without a floor in FLOORS: {unplaced:?}"
+    );
+    assert!(
+        up.is_empty(),
+        "imports that do not run down the floors (move the code down, or give the arrow its reason in ALLOWED_UP, five at most): {up:#?}"
+    );
+    for (from, to, _) in ALLOWED_UP {
+        assert!(
+            arrows.contains_key(&((*from).to_owned(), (*to).to_owned())),
+            "{from} → {to} is allowed but no longer imported: drop it from ALLOWED_UP"
+        );
+    }
+}

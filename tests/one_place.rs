@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use webmcp_host::core::bridge::FrameRequest;
 use webmcp_host::core::ops::OpName;
+use webmcp_host::core::page::bridge::FrameRequest;
 
 #[path = "common/production.rs"]
 mod production;

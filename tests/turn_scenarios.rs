@@ -8,7 +8,7 @@ mod common;
 
 use serde_json::json;
 use webmcp_host::core::agui::Message;
-use webmcp_host::core::observe::{StepUsage, Usage};
+use webmcp_host::core::provider::usage::{StepUsage, Usage};
 use webmcp_host::core::run::*;
 
 use common::turns::*;

@@ -24,13 +24,13 @@
 //!   `exposedTools`, `callExposed` (top frame) and `toolsChanged`.
 
 use serde_json::Value;
-use webmcp_host::core::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
 use webmcp_host::core::expose::CallExposedRequest;
 use webmcp_host::core::limits::{json_depth, Limits};
 use webmcp_host::core::ops::request::{
     CallToolRequest, ListToolsRequest, RunRequest, MAX_CALL_TIMEOUT_MS, MAX_MAX_STEPS,
 };
 use webmcp_host::core::ops::{authorize, parse_op, Op, Sender};
+use webmcp_host::core::page::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
 use webmcp_host::core::run::page::tool_outcome;
 
 use crate::chunk::text;

@@ -24,6 +24,12 @@ use crate::core::limits::{CONFIRM_COLUMNS, CONFIRM_ROWS};
 /// `NotAllowedError: `).
 pub const DECLINED: &str = "declined: the person did not allow this call";
 
+/// The answer of a call the person did not allow (declined, or no answer in time), whoever
+/// asked it: a run's call, an MCP call by hand, an exposed tool's call.
+pub fn declined() -> Value {
+    serde_json::json!({"ok": false, "error": DECLINED})
+}
+
 /// The longest line of a question (Chrome rewraps a line of [`CONFIRM_COLUMNS`] or more).
 const WIDTH: usize = CONFIRM_COLUMNS - 2;
 /// The least room left for a value beside its key (else the value goes on the next line).

@@ -15,13 +15,13 @@
 use serde_json::{json, Map, Value};
 
 use crate::core::evals::messages::short as short_value;
-pub use crate::core::host::listing::Settle;
 pub use crate::core::limits::{
     CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
     MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
+use crate::core::naming::kind;
+pub use crate::core::page::ready::Settle;
 use crate::core::page::tabs::{Listed, TabTools};
-use crate::core::tool::kind;
 use crate::core::url::Url;
 
 mod report;

@@ -26,6 +26,18 @@ pub const REDACTED: &str = "[redacted]";
 /// partly: `sk-abc…xyz`).
 const FRAGMENT: usize = 12;
 
+/// A key as the person sees it: `sk-…4680`, or dots alone for a short key (what the Keys
+/// view and a bug report show instead of a key).
+pub fn mask_key(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    if chars.len() < 12 {
+        return "•".repeat(chars.len().clamp(4, 8));
+    }
+    let head: String = chars[..3].iter().collect();
+    let tail: String = chars[chars.len() - 4..].iter().collect();
+    format!("{head}…{tail}")
+}
+
 /// `value` with every secret redacted ([`redact`]) from each of its strings and property
 /// names: its shape stays (a listing redacted is still a listing).
 pub fn redact_value<S: AsRef<str>>(value: &Value, secrets: &[S]) -> Value {

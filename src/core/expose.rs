@@ -20,7 +20,7 @@ use super::egress::redact as redact_secrets;
 use super::mcp::source::McpServerConfig;
 use super::mcp::tools::{check_structured, namespaced, McpTool};
 use super::mcp::CallResult;
-use super::tool::{is_valid_name, kind};
+use crate::core::naming::{is_valid_name, kind};
 
 pub use crate::core::limits::{MAX_EXPOSURES, MAX_ORIGINS};
 
@@ -410,11 +410,6 @@ pub fn call_reply(
     };
     let redact = |text: String| redact_secrets(&text, secrets);
     reply.map(redact).map_err(redact)
-}
-
-/// A refusal of `callExposed` before anything ran.
-pub fn declined() -> String {
-    "declined: the person did not allow this call".into()
 }
 
 /// The message that tells a page's `expose.js` to ask for its tools again.

@@ -3,21 +3,27 @@
 //!
 //! - [`agui`]: AG-UI events and messages, as the host emits them to its clients.
 //! - [`audit`]: a page's tools reviewed against rules: findings, scores, JSON and SARIF.
-//! - [`evals`]: eval files in the `webmcp-evals` format, and a case's calls judged.
-//! - [`crawl`]: a site's coverage: one origin's pages loaded in a tab, each one's tools listed,
-//!   audited and compared with the previous crawl.
 //! - [`cli`]: the pure part of the native CLI's commands (arguments in, output out).
 //! - [`confirm`]: the questions the host asks the person before a call that acts.
 //! - [`conversation`]: the history of turns, with the tools fixed when it is created.
+//! - [`crawl`]: a site's coverage: one origin's pages loaded in a tab, each one's tools listed,
+//!   audited and compared with the previous crawl.
 //! - [`egress`]: what leaves the worker: every secret redacted in one place, and each key
 //!   sent only where its own settings name it.
+//! - [`error`]: the error of a request that cannot be carried out as written.
+//! - [`evals`]: eval files in the `webmcp-evals` format, and a case's calls judged.
 //! - [`expose`]: an MCP server's tools offered to chosen origins' own WebMCP.
 //! - [`gate`]: the one gate every tool call passes, whichever operation asks; its permit is
 //!   the only value a call can be performed with.
+//! - [`history`]: a conversation's history rebuilt from a run's stored events.
+//! - [`host`]: the host's state in one value and the machines it runs for every caller: a
+//!   tab's listing, a page call.
 //! - [`limits`]: every cap on untrusted input and every deadline, in one place.
 //! - [`mcp`]: the MCP client over Streamable HTTP: sessions, tools, the request exchange
 //!   machine and authorization.
+//! - [`naming`]: whether a name is a tool name, and what a JSON value is called in an error.
 //! - [`native`]: native function-call deltas of providers, assembled into calls.
+//! - [`observe`]: what a run cost, its OpenTelemetry trace, and the bug report.
 //! - [`ops`]: the host's operations: their one list, parser and sender authorization, their
 //!   requests, the person's settings, pending items and the capped run list.
 //! - [`page`]: page tools: what a tab offers and how a call to one of them runs.
@@ -29,6 +35,8 @@
 //!   performs nothing.
 //! - [`schema`]: every JSON Schema compiled within budgets (patterns counted, backtracking
 //!   bounded).
+//! - [`setup`]: what a run and the host's settings are set up from (a run's start, `configure`).
+//! - [`storage`]: every `chrome.storage` key the host writes, in one table.
 //! - [`stream`]: one model output turned into AG-UI events and the calls to run.
 //! - [`text`]: characters that change what a reader sees without showing themselves.
 //! - [`timeline`]: a run's events read as a timeline: steps, calls, errors, the answer.
@@ -36,9 +44,6 @@
 //! - [`url`]: URLs and origins: parsing, normal origins, loopback.
 //! - [`workbench`]: calling tools by hand: arguments validated at their fields, every tab's
 //!   tools, why a tab has none.
-//!
-//! [`bridge`], [`site`] and [`tool`] are re-exported from [`page`], where they live, under
-//! their short paths (`core::bridge`, `core::site`, `core::tool`).
 
 #![warn(missing_docs)]
 
@@ -49,12 +54,15 @@ pub mod confirm;
 pub mod conversation;
 pub mod crawl;
 pub mod egress;
+pub mod error;
 pub mod evals;
 pub mod expose;
 pub mod gate;
+pub mod history;
 pub mod host;
 pub mod limits;
 pub mod mcp;
+pub mod naming;
 pub mod native;
 pub mod observe;
 pub mod ops;
@@ -73,5 +81,3 @@ pub mod timeline;
 pub mod toolset;
 pub mod url;
 pub mod workbench;
-
-pub use page::{bridge, site, tool};

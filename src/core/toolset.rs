@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::limits::MAX_TOOL_NAME_BYTES;
-use super::tool::{is_valid_name, kind};
+use crate::core::naming::{is_valid_name, kind};
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -20,8 +20,8 @@ use super::convert;
 use super::store::{load_servers, put, read};
 use super::{chrome, kept, mcp, timer};
 use crate::core::expose::{
-    apply, call_reply, check_configured, confirmation_text, declined, for_origin, not_connected,
-    page_tools, parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
+    apply, call_reply, check_configured, confirmation_text, for_origin, not_connected, page_tools,
+    parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
     CallExposedRequest, ExposeRequest, Exposure, PageTool,
 };
 use crate::core::gate::{Asker, McpCall};
@@ -154,7 +154,7 @@ async fn call(origin: &str, request: CallExposedRequest) -> Result<String, Strin
         let names = (tool.server.as_str(), tool.tool.name.as_str());
         let args = &request.args;
         if !super::waits::confirm_in_extension((&asked, "call"), names, args, question).await {
-            return Err(declined());
+            return Err(crate::core::confirm::DECLINED.into());
         }
         still_exposed(&load_exposures().await, origin, &tool)?;
     }

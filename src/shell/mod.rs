@@ -35,12 +35,12 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::core::bridge::{parse_watched, FrameRequest, Reply, Target};
 use crate::core::gate::Asker;
 use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::host::listing::{ListEffect, ListInput, Listing, Settle};
 use crate::core::limits::Limits;
 use crate::core::limits::FRAME_LIST_MS;
+use crate::core::page::bridge::{parse_watched, FrameRequest, Reply, Target};
 use crate::core::page::call::{
     CallAnswer, CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS,
 };

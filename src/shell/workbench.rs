@@ -14,13 +14,13 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::io::random_id;
 use super::{ask, chrome, kept, mcp, runlog, store, tab_tools, timer, waits};
-use crate::core::bridge::Target;
 use crate::core::gate::{Asker, McpCall};
 use crate::core::host::listing::Listing;
 use crate::core::limits::{BY_HAND_IDLE_MS, INVENTORY_TABS_AT_ONCE, TAB_FACTS_MS};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::namespaced;
 use crate::core::mcp::tools::McpTool;
+use crate::core::page::bridge::Target;
 use crate::core::page::tabs::TabTools;
 use crate::core::setup::store::Area;
 use crate::core::workbench::diagnose::{diagnose as decide, facts_of, listing, request};
@@ -128,7 +128,7 @@ pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<
 pub(crate) async fn diagnose(tab_id: i64) -> Result<Value, String> {
     let listed = super::list(Listing::raw(tab_id)).await?;
     let mut shown = (*listed).clone();
-    crate::core::site::apply_stored(store::load_sites().await, &mut shown);
+    crate::core::page::site::apply_stored(store::load_sites().await, &mut shown);
     let facts = facts_of(&ask(tab_id, Target::TOP, &request(), TAB_FACTS_MS).await);
     let mut listing = listing(&listed, &shown);
     listing.now_ms = super::io::now_ms();
@@ -236,7 +236,7 @@ async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
     if let Some(question) = planned.question {
         let names = (server.name.as_str(), tool.name.as_str());
         if !waits::confirm_in_extension((&run_id, "call"), names, &args, question).await {
-            return Ok(by_hand::declined());
+            return Ok(crate::core::confirm::declined());
         }
     }
     let client = open.client.clone();

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 use webmcp_host::core::agui::{coalesce, Event, Message};
 use webmcp_host::core::native::NativeDelta;
-use webmcp_host::core::observe::StepUsage;
+use webmcp_host::core::provider::usage::StepUsage;
 use webmcp_host::core::run::*;
 use webmcp_host::core::toolset::ToolSpec;
 

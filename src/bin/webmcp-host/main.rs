@@ -9,9 +9,9 @@ mod mcp;
 
 use webmcp_host::core::cli::{self, chunks};
 use webmcp_host::core::limits::Limits;
+use webmcp_host::core::page::tool::parse_tools;
 use webmcp_host::core::repair::repair_body;
 use webmcp_host::core::stream::parse_run_each;
-use webmcp_host::core::tool::parse_tools;
 use webmcp_host::core::toolset::ToolSet;
 
 const USAGE: &str = r#"webmcp-host — the WebMCP Host command line

@@ -11,7 +11,7 @@ pub use super::table::{all, find, Rule, PROBE_RULES, RULES};
 use super::words::{self, name_words};
 use super::{schema, Entry, Finding};
 use crate::core::limits::Limits;
-use crate::core::tool::{is_valid_name, kind};
+use crate::core::naming::{is_valid_name, kind};
 
 /// Every rule of one entry (the rules across entries are [`check_across`]'s).
 pub fn check_entry(entry: &Entry) -> Vec<Finding> {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::out::{budget, check_text, Out};
 use super::words::{self, name_words};
 use crate::core::limits::{json_depth, Limits};
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 /// Checks the `inputSchema` of an entry (absent: a tool without input, nothing to check).
 pub(super) fn check(raw: Option<&Value>, out: &mut Out) {

@@ -5,7 +5,7 @@ use super::words::name_words;
 use super::*;
 use crate::core::cli;
 use crate::core::page::tabs::TabTools;
-use crate::core::tool::{Annotations, PageTool};
+use crate::core::page::tool::{Annotations, PageTool};
 
 fn run(tools: Value) -> Audit {
     audit_value(&tools).expect("a tools value")
@@ -169,7 +169,7 @@ fn a_tabs_tools_as_the_host_lists_them_are_audited() {
             form: None,
             polyfill: None,
         }],
-        problems: vec![crate::core::tool::ToolProblem {
+        problems: vec![crate::core::page::tool::ToolProblem {
             frame_id: 1,
             tool: Some("bad name".into()),
             message: "the name must be 1 or more of A-Z, a-z, 0-9, '_' and '-'".into(),

@@ -131,3 +131,13 @@ fn a_key_is_allowed_only_to_its_holders_origin() {
         ]
     );
 }
+
+#[test]
+fn masks_show_little_of_a_key() {
+    assert_eq!(mask_key("sk-canary-7f3a9c1e5b2d4680"), "sk-…4680");
+    assert_eq!(mask_key("short"), "•••••");
+    assert_eq!(mask_key("ab"), "••••");
+    assert!(!mask_key("sk-0123456789abcdef").contains("0123456789"));
+    // Multi-byte keys are cut at characters, not bytes.
+    assert_eq!(mask_key("ключключключключ"), "клю…ключ");
+}

@@ -7,16 +7,16 @@
 
 use serde_json::{json, Map, Value};
 
-pub use crate::core::host::listing::Settle;
 use crate::core::page::call::CallAnswer;
+pub use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 use super::messages::short;
 use super::messages::{calls_made, parsed};
 use super::{write_evals, ActualCall, EvalCase, EvalMessage, Expected, ExpectedCall};
 use crate::core::agui::Message;
+use crate::core::history::rebuild;
 use crate::core::limits::DEFAULT_CALL_TIMEOUT_MS;
-use crate::core::ops::threads::rebuild;
 use crate::core::provider::replay::parse_transcript;
 
 /// A run's prompt and calls, read from its log (`runLog`'s answer): the calls after the last

@@ -79,7 +79,7 @@ pub fn eval_report(request: &Value) -> Result<Value, String> {
         if report.get(count).is_some_and(|v| v.as_u64().is_none()) {
             return Err(format!(
                 "evalReport: `report.{count}` must be a whole number, not {}",
-                crate::core::tool::kind(&report[count])
+                crate::core::naming::kind(&report[count])
             ));
         }
     }

@@ -17,22 +17,10 @@
 use std::rc::Rc;
 
 use super::Host;
+pub use crate::core::page::ready::Settle;
 use crate::core::page::ready::{Ready, ReadyWait};
 use crate::core::page::site::{self, SitePolicy};
 use crate::core::page::tabs::{orphaned, FrameAnswer, Listed, TabTools};
-
-/// How settled the caller wants the tab's page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settle {
-    /// As it is now: one listing.
-    Now,
-    /// Its document parsed (`ReadyWait::loaded`): before working on a page the host did not
-    /// load itself.
-    Loaded,
-    /// After a load the host caused: parsed, and the same tools twice in a row
-    /// (`ReadyWait::after_load`).
-    AfterLoad,
-}
 
 /// What the shell does next for a listing.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 /// A request id: a number or a string (never null in a request).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::core::agui::{ContentPart, PartSource};
-use crate::core::tool::{is_valid_name, kind};
+use crate::core::naming::{is_valid_name, kind};
 
 /// MCP's tool annotations (hints; absent means the spec's default).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

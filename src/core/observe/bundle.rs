@@ -9,7 +9,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::core::ops::settings::mask_key;
+use crate::core::egress::mask_key;
 use crate::core::page::tabs::TabTools;
 use crate::core::timeline;
 
@@ -198,7 +198,7 @@ fn mask_with(value: &mut Value, keys: &[&str]) {
 
 /// The keys held in session storage (`session`: all of it), to mask.
 pub fn session_keys(session: &Value) -> Vec<String> {
-    use crate::core::setup::store::KEY_PREFIX;
+    use crate::core::storage::KEY_PREFIX;
     (session.as_object().into_iter().flatten())
         .filter(|(name, _)| name.starts_with(KEY_PREFIX))
         .filter_map(|(_, value)| value.as_str().map(str::to_owned))

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Usage;
+use crate::core::provider::usage::Usage;
 
 /// Where the price table is stored (`chrome.storage.local`).
 pub const PRICES_KEY: &str = crate::core::storage::PRICES;

@@ -1,12 +1,13 @@
 //! Usage read from recorded streams of the three wire formats, and the cost arithmetic.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::cost::{self, Price, Prices};
 use super::*;
 use crate::core::provider::anthropic::AnthropicDecoder;
 use crate::core::provider::gemini::GeminiDecoder;
 use crate::core::provider::openai::OpenAiDecoder;
+use crate::core::provider::usage::*;
 use crate::core::provider::{Decoder, ModelEvent};
 
 /// The report of a stream fed whole and split at every byte: the same each time.

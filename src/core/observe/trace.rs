@@ -17,9 +17,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::otlp::{AttrValue, Span, SpanKind};
-use super::CUSTOM_USAGE;
 use crate::core::agui::ToolContent;
 use crate::core::confirm::DECLINED;
+use crate::core::provider::usage::CUSTOM_USAGE;
 
 const REPAIR: &str = "webmcp_host.tool_repair";
 const REJECTED: &str = "webmcp_host.tool_call_rejected";

@@ -9,7 +9,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::settings::{connection_report, context7_server, mask_key, model_presets};
+use super::settings::{connection_report, context7_server, model_presets};
+use crate::core::egress::mask_key;
 use crate::core::mcp::source::{run_tools, McpServerConfig};
 use crate::core::mcp::tools::McpTool;
 use crate::core::provider::{redact, ModelConfig, ModelRegistry};

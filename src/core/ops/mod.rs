@@ -18,7 +18,6 @@
 #![warn(missing_docs)]
 
 pub mod checks;
-pub mod error;
 mod name;
 pub mod request;
 pub mod runlog;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::request::RequestError;
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 /// Declares the operations once: each variant with its doc and its name. [`OpName`], its
 /// [`OpName::ALL`] (in this order, the order the docs list them) and [`OpName::as_str`] are

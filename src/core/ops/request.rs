@@ -7,11 +7,11 @@
 use serde_json::{json, Map, Value};
 
 use super::OpName;
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 pub use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 
-pub use super::error::RequestError;
+pub use crate::core::error::RequestError;
 
 fn bad(message: impl Into<String>) -> RequestError {
     RequestError(message.into())

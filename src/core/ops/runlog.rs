@@ -16,7 +16,7 @@ use super::runs::{
     mark_interrupted, prompt_of, remember_run, EvalTag, RunSummary, MAX_STORED_EVENTS,
 };
 use crate::core::limits::{MAX_RUN_LOG_BYTES, MAX_STORED_EVENT_BYTES};
-use crate::core::observe::RunUsage;
+use crate::core::provider::usage::RunUsage;
 use crate::core::restart::{end_interrupted, Intent, RESTART_CODE};
 
 /// How long the stored record of a running run may lag behind (ms).
@@ -240,7 +240,9 @@ impl RunLog {
                 kept.summary.thread_id = thread_id.to_owned();
             }
         }
-        if event.get("name").and_then(Value::as_str) == Some(crate::core::observe::CUSTOM_USAGE) {
+        if event.get("name").and_then(Value::as_str)
+            == Some(crate::core::provider::usage::CUSTOM_USAGE)
+        {
             kept.summary.usage = event.pointer("/value/run").cloned();
         }
         let body = json!({"runId": run_id, "seq": seq, "time": now_ms, "event": event});

@@ -2,24 +2,14 @@
 //! Context7 server the popup offers, and a model's connection check (its request, and the
 //! report of its answer with the advice the person needs, such as Ollama's `OLLAMA_ORIGINS`).
 //!
-//! Invariant: nothing here holds or returns a whole key; [`mask_key`] shows at most its first
-//! three and last four characters, and only for keys long enough that this hides most of it.
+//! Invariant: nothing here holds or returns a whole key;
+//! [`mask_key`](crate::core::egress::mask_key) shows at most its first three and last four
+//! characters, and only for keys long enough that this hides most of it.
 
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::core::provider::{origin_of, HttpRequest, ModelConfig, Provider};
-
-/// A key as the person sees it: `sk-…4680`, or dots alone for a short key.
-pub fn mask_key(key: &str) -> String {
-    let chars: Vec<char> = key.chars().collect();
-    if chars.len() < 12 {
-        return "•".repeat(chars.len().clamp(4, 8));
-    }
-    let head: String = chars[..3].iter().collect();
-    let tail: String = chars[chars.len() - 4..].iter().collect();
-    format!("{head}…{tail}")
-}
 
 /// A preset of the model form: a provider with its base URL.
 #[derive(Debug, Clone, PartialEq, Serialize)]

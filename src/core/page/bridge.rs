@@ -25,8 +25,9 @@ pub const MCP_B_POLYFILL: &str = "mcp-b";
 
 use serde_json::{json, Map, Value};
 
-use super::tool::{kind, parse_owned_tools, FrameTools};
+use super::tool::{parse_owned_tools, FrameTools};
 use crate::core::limits::Limits;
+use crate::core::naming::kind;
 
 mod result;
 pub use result::{parse_dom_reply, parse_page_result, parse_sitemap_reply, PageResult};

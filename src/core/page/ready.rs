@@ -18,6 +18,19 @@ use super::tabs::Listed;
 
 pub use crate::core::limits::{PAGE_READY_MS, PAGE_READY_POLL_MS};
 
+/// How settled the caller wants the tab's page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// As it is now: one listing.
+    Now,
+    /// Its document parsed (`ReadyWait::loaded`): before working on a page the host did not
+    /// load itself.
+    Loaded,
+    /// After a load the host caused: parsed, and the same tools twice in a row
+    /// (`ReadyWait::after_load`).
+    AfterLoad,
+}
+
 /// What to do after a listing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Ready {

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::core::limits::{
     cut_to, json_depth, Limits, MAX_FORM_ACTION_BYTES, MAX_FORM_TARGET_BYTES,
 };
+use crate::core::naming::{is_valid_name, kind};
 
 /// A tool offered by one frame of a page.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,15 +154,6 @@ impl FrameTools {
             }
         }
     }
-}
-
-/// Is `name` a valid tool name: 1 to `max_bytes` bytes of `[A-Za-z0-9_-]`?
-pub fn is_valid_name(name: &str, max_bytes: usize) -> bool {
-    !name.is_empty()
-        && name.len() <= max_bytes
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Parses the `tools` array of a frame's report. `origin` is the frame's own origin, which
@@ -371,18 +363,6 @@ fn optional_string(obj: &mut Map<String, Value>, key: &str) -> Result<Option<Str
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(other) => Err(format!("`{key}` is {}, not a string", kind(&other))),
-    }
-}
-
-/// A short name for a JSON value's type, for error messages.
-pub fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
-use crate::core::observe::{tokens, Usage};
+use crate::core::provider::usage::{tokens, Usage};
 
 /// The `anthropic-version` header every request carries.
 pub const API_VERSION: &str = "2023-06-01";

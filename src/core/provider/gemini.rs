@@ -16,7 +16,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
-use crate::core::observe::{tokens, Usage};
+use crate::core::provider::usage::{tokens, Usage};
 
 /// The `streamGenerateContent` request for one model call (SSE), the key in the
 /// `x-goog-api-key` header, never in the URL.

@@ -13,14 +13,15 @@ pub mod openai;
 pub mod prompt;
 pub mod replay;
 pub mod sse;
+pub mod usage;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::agui::Message;
 use super::native::NativeDelta;
-use super::observe::Usage;
 use super::toolset::ToolSpec;
+use usage::Usage;
 
 /// The wire protocols the host speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::core::agui::Message;
 use crate::core::native::NativeDelta;
-use crate::core::observe::{tokens, Usage};
+use crate::core::provider::usage::{tokens, Usage};
 
 /// The chat completions request for one model call, streamed, tools native or in the
 /// text formats, the key as a Bearer token.

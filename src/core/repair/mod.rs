@@ -24,8 +24,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::parse::{ARGUMENT_KEYS, NAME_KEYS};
-use super::tool::kind;
 use super::toolset::ToolSet;
+use crate::core::naming::kind;
 
 /// The repair steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::core::agui::{Event, Message};
 use crate::core::native::NativeDelta;
-use crate::core::observe::StepUsage;
+use crate::core::provider::usage::StepUsage;
 use crate::core::toolset::ToolSpec;
 
 /// Everything a run starts from.
@@ -131,7 +131,7 @@ pub enum Input {
         call: Option<Value>,
     },
     /// A model step's use (its tokens and cost, as the drive counted them): emitted as the
-    /// `CUSTOM` event [`webmcp_host.usage`](crate::core::observe::CUSTOM_USAGE) in the run's
+    /// `CUSTOM` event [`webmcp_host.usage`](crate::core::provider::usage::CUSTOM_USAGE) in the run's
     /// order, and summed into the `usage` of `RUN_FINISHED` or `RUN_ERROR`.
     Usage(StepUsage),
     /// A `CUSTOM` event to emit in the run's order (the drive's news).

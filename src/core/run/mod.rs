@@ -43,8 +43,8 @@ use serde_json::{json, Map, Value};
 
 use super::agui::{ContentPart, Event, Message, Outcome, ToolCall, ToolContent};
 use super::native::NativeCalls;
-use super::observe::{RunUsage, CUSTOM_USAGE};
 use super::parse::{CallParser, Piece};
+use super::provider::usage::{RunUsage, CUSTOM_USAGE};
 use super::stream::{Ids, ReadyCall, RejectedCall, Rejection, StepOutcome, StepStream};
 use super::toolset::{ToolSet, ToolSpec};
 

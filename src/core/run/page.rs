@@ -39,7 +39,7 @@ pub fn page_run_tools(
         } else {
             tool.name.clone()
         };
-        if !crate::core::tool::is_valid_name(&run_name, crate::core::limits::MAX_TOOL_NAME_BYTES)
+        if !crate::core::naming::is_valid_name(&run_name, crate::core::limits::MAX_TOOL_NAME_BYTES)
             || bindings.iter().any(|b| b.run_name == run_name)
         {
             errors.push(SourceError {

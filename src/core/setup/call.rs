@@ -30,13 +30,6 @@ pub fn current_time(now_ms: f64, utc_offset_minutes: i32) -> Value {
     json!({"ok": true, "result": current_time_result(now_ms, utc_offset_minutes)})
 }
 
-pub use crate::core::confirm::DECLINED;
-
-/// The answer of an MCP call the person did not allow.
-pub fn declined() -> Value {
-    json!({"ok": false, "error": DECLINED})
-}
-
 /// The answer of an MCP call whose server is not connected in this run.
 pub fn not_connected(server: &str) -> Value {
     json!({"ok": false, "error": format!("the MCP server {server} is not connected")})

@@ -581,7 +581,7 @@ pub(super) fn cap_tools(tools: &mut Vec<RunTool>) -> Option<SourceError> {
 /// `run`'s value once the run ended: `{runId, threadId, outcome, events, messages,
 /// transcript, usage}` (the model's outputs as a replay transcript: a `replay` model with it
 /// repeats this run; `usage`: the run's tokens and cost, `null` when unknown, see
-/// [`crate::core::observe::RunUsage::to_value`]).
+/// [`crate::core::provider::usage::RunUsage::to_value`]).
 pub fn finished(
     run_id: &str,
     thread_id: &str,

@@ -10,10 +10,10 @@ use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{McpAnnotations, McpTool};
 use crate::core::page::tabs::TabTools;
+use crate::core::page::tool::Annotations;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelRegistry;
 use crate::core::run::drive::{Action, Drive};
-use crate::core::tool::Annotations;
 
 fn registry(key_ref: Option<&str>) -> ModelRegistry {
     let mut model = json!({"name": "m", "provider": "openai", "baseUrl": "https://api.test/v1",
@@ -432,10 +432,6 @@ fn the_worker_s_own_calls_answer_like_call_tool() {
     let now = call::current_time(0.0, 60);
     assert_eq!(now["ok"], true);
     assert!(now["result"].as_str().expect("text").contains("1970-01-01"));
-    assert_eq!(
-        call::declined()["error"],
-        "declined: the person did not allow this call"
-    );
     assert_eq!(
         call::not_connected("docs")["error"],
         "the MCP server docs is not connected"

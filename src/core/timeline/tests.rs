@@ -237,7 +237,7 @@ fn a_steps_tokens_come_from_its_usage_event() {
 
 #[test]
 fn the_usage_event_name_is_the_one_the_drive_sends() {
-    assert_eq!(super::USAGE, crate::core::observe::CUSTOM_USAGE);
+    assert_eq!(super::USAGE, crate::core::provider::usage::CUSTOM_USAGE);
 }
 
 #[test]

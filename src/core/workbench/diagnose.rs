@@ -438,12 +438,12 @@ fn trial_findings(facts: &PageFacts, version: Option<u32>, now_ms: f64, out: &mu
 
 /// The message that asks a top frame for its facts.
 pub fn request() -> Value {
-    crate::core::bridge::FrameRequest::Diagnose.to_message()
+    crate::core::page::bridge::FrameRequest::Diagnose.to_message()
 }
 
 /// The facts of a top frame's reply (or why there are none).
-pub fn facts_of(reply: &crate::core::bridge::Reply) -> Result<PageFacts, String> {
-    use crate::core::bridge::Reply;
+pub fn facts_of(reply: &crate::core::page::bridge::Reply) -> Result<PageFacts, String> {
+    use crate::core::page::bridge::Reply;
     match reply {
         Reply::Answered(Ok(text)) => parse_facts(text),
         Reply::Answered(Err(e)) | Reply::Failed(e) => Err(e.clone()),

@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::core::ops::error::RequestError;
+use crate::core::error::RequestError;
+use crate::core::naming::kind;
 use crate::core::page::tabs::TabTools;
-use crate::core::tool::{kind, PageTool};
+use crate::core::page::tool::PageTool;
 
 /// At most this many tools' first definitions are kept per tab (older pages' are dropped).
 pub const MAX_SEEN_PER_TAB: usize = crate::core::limits::MAX_SEEN_PER_TAB;

@@ -14,13 +14,13 @@
 use serde_json::{json, Map, Value};
 
 use super::validate::{validate_arguments, Validation};
+use crate::core::error::RequestError;
 use crate::core::limits::{DEFAULT_CALL_TIMEOUT_MS, MAX_CALL_TIMEOUT_MS};
 use crate::core::mcp::redact_result;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{result_line, McpTool};
 use crate::core::mcp::CallResult;
-use crate::core::ops::error::RequestError;
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 /// The prefix of the run id under which a manual call waits for the person (`pending`), so
 /// that `answer`/`decline` reach it as they reach a run's confirmation.
@@ -250,11 +250,6 @@ pub fn plan_call(
         tool: (*tool).clone(),
         question,
     })
-}
-
-/// The answer of a call the person did not allow (declined, or no answer in time).
-pub fn declined() -> Value {
-    json!({"ok": false, "error": crate::core::expose::declined()})
 }
 
 /// The answer of a call that ran out of its `timeoutMs`.

@@ -3,8 +3,8 @@
 use serde_json::{json, Value};
 
 use super::server::{
-    call_answer, declined, find_server, plan_call, target, timed_out, tools_response,
-    ServerCallRequest, Target,
+    call_answer, find_server, plan_call, target, timed_out, tools_response, ServerCallRequest,
+    Target,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{parse_tools, McpTool};
@@ -242,7 +242,7 @@ fn a_tool_that_acts_is_confirmed_unless_the_server_is_trusted() {
         .unwrap()
         .contains("cannot all be shown"));
     assert_eq!(
-        declined(),
+        crate::core::confirm::declined(),
         json!({"ok": false, "error": "declined: the person did not allow this call"})
     );
 }

@@ -7,7 +7,7 @@ use super::inventory::{inventory, parse_query, OpenTab, Seen};
 use super::validate::{validate_arguments, Against, ValidateRequest};
 use crate::core::limits::Limits;
 use crate::core::page::tabs::TabTools;
-use crate::core::tool::{Annotations, PageTool};
+use crate::core::page::tool::{Annotations, PageTool};
 
 fn every_feature() -> Value {
     json!({
@@ -588,7 +588,7 @@ fn debugging_tools_are_listed_only_for_developers() {
 
 #[test]
 fn the_debugging_annotation_is_read_only_when_true() {
-    use crate::core::tool::parse_tools;
+    use crate::core::page::tool::parse_tools;
     let entries = [
         json!({"name": "a", "annotations": {"debugging": true}}),
         json!({"name": "b", "annotations": {"debugging": "yes"}}),
@@ -615,7 +615,7 @@ fn an_idle_polyfill_is_noted() {
 #[test]
 fn frame_errors_are_told_apart_from_skipped_entries() {
     use super::diagnose::listing;
-    use crate::core::tool::ToolProblem;
+    use crate::core::page::tool::ToolProblem;
     let failed = TabTools {
         problems: vec![
             ToolProblem { frame_id: 0, tool: None, message: "frame 0: NotAllowedError: Access to the feature \"tools\" is disallowed by permissions policy.".into() },

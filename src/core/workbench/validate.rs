@@ -9,9 +9,9 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::core::error::RequestError;
 use crate::core::limits::Limits;
-use crate::core::ops::error::RequestError;
-use crate::core::tool::kind;
+use crate::core::naming::kind;
 
 /// At most this many errors are reported (a form shows them all at once).
 pub const MAX_ERRORS: usize = crate::core::limits::MAX_VALIDATION_ERRORS;

@@ -3,8 +3,8 @@ use serde_json::json;
 use super::*;
 use crate::core::audit::Severity::{Note, Warning};
 use crate::core::page::call::{Destination, Ended};
+use crate::core::page::tool::Annotations;
 use crate::core::page::tool::PageTool;
-use crate::core::tool::Annotations;
 
 fn tool(name: &str, read_only: bool, schema: Value) -> PageTool {
     PageTool {

@@ -47,10 +47,10 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::wait::ToolWait;
-pub use crate::core::host::listing::Settle;
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
 use crate::core::page::call::CallAnswer;
+pub use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 use read::hex;
 

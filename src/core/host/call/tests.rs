@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::*;
 use crate::core::page::call::FrameState;
 use crate::core::page::tabs::TabTools;
-use crate::core::tool::PageTool;
+use crate::core::page::tool::PageTool;
 
 fn listing(names: &[&str]) -> Rc<TabTools> {
     let tools: Vec<PageTool> = names.iter().map(|n| PageTool::sample(n, false)).collect();

@@ -6,10 +6,10 @@ use serde_json::json;
 
 use super::{report, ANTHROPIC, GEMINI, OPENAI};
 use crate::core::agui::TokenUsage;
-use crate::core::observe::{RunUsage, StepUsage, Usage};
 use crate::core::provider::anthropic::AnthropicDecoder;
 use crate::core::provider::gemini::GeminiDecoder;
 use crate::core::provider::openai::OpenAiDecoder;
+use crate::core::provider::usage::{RunUsage, StepUsage, Usage};
 
 fn step(provider: &str, model_id: &str, usage: Option<Usage>) -> StepUsage {
     StepUsage {

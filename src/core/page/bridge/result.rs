@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{parse_reply, DomObserved};
 use crate::core::limits::{Limits, MAX_PAGE_RESULT_BYTES, PAGE_TEXT_CHARS};
-use crate::core::page::tool::kind;
+use crate::core::naming::kind;
 
 /// What a document a call loaded says of the call ([`FrameRequest::ReadResult`](super::FrameRequest::ReadResult)): page text,
 /// capped, shown as text only.

@@ -461,7 +461,7 @@ fn a_page_tool_that_changed_is_not_called() {
         )
     };
     let tool = |origin: &str, description: &str| {
-        crate::core::bridge::parse_listing(
+        crate::core::page::bridge::parse_listing(
             &raw(origin, description),
             0,
             &crate::core::limits::Limits::DEFAULT,

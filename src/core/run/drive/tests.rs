@@ -6,12 +6,12 @@ use super::*;
 use crate::core::agui::Message;
 use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::Listed;
+use crate::core::page::tool::Annotations;
 use crate::core::page::tool::PageTool;
 use crate::core::provider::ModelConfig;
 use crate::core::provider::Provider;
 use crate::core::run::RunOutcome;
 use crate::core::run::{RunInput, RunTool, ToolKind};
-use crate::core::tool::Annotations;
 use crate::core::toolset::ToolSpec;
 
 const OK_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello\"}}]}\n\n\

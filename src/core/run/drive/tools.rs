@@ -7,6 +7,7 @@
 use serde_json::{json, Value};
 
 use super::{Action, Binding, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
+use crate::core::confirm::declined;
 use crate::core::gate::Permit;
 use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
@@ -15,7 +16,6 @@ use crate::core::run::page::tool_outcome;
 use crate::core::run::{
     Input, ToolInvocation, ToolKind, CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_OUTPUT_ERRORS,
 };
-use crate::core::setup::call::declined;
 
 /// A call that waits for the person's confirmation before it starts.
 pub(super) struct Confirming {

@@ -1,14 +1,14 @@
 //! The drive's count of a run's tokens and cost: each model step's provider report becomes a
 //! [`StepUsage`] (unknown when the provider reported none), priced, and sent into the run
 //! ([`Input::Usage`]) just before the step's output ends: the run emits it as the `CUSTOM`
-//! event [`CUSTOM_USAGE`](crate::core::observe::CUSTOM_USAGE) and sums it, for its answer and
+//! event [`CUSTOM_USAGE`](crate::core::provider::usage::CUSTOM_USAGE) and sums it, for its answer and
 //! its last event.
 
 use serde_json::Value;
 
 use super::Drive;
 use crate::core::observe::cost::{step_cost, Prices};
-use crate::core::observe::{StepUsage, Usage};
+use crate::core::provider::usage::{StepUsage, Usage};
 use crate::core::run::Input;
 
 /// What the drive keeps of the run's use.
@@ -28,7 +28,7 @@ impl Drive {
     }
 
     /// The run answer's `usage` (`null` when no step's tokens are known; see
-    /// [`RunUsage::to_value`](crate::core::observe::RunUsage::to_value)).
+    /// [`RunUsage::to_value`](crate::core::provider::usage::RunUsage::to_value)).
     pub fn usage(&self) -> Value {
         self.run.usage().to_value()
     }

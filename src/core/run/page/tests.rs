@@ -12,7 +12,7 @@ fn page_tools_become_run_tools() {
     let frame = |id: i64| FrameAnswer {
         frame_id: id,
         url: "http://a.test/".into(),
-        answer: Ok(crate::core::bridge::parse_listing(
+        answer: Ok(crate::core::page::bridge::parse_listing(
             raw,
             id,
             &crate::core::limits::Limits::DEFAULT,

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::core::agui::{ContentPart, PartSource, TokenUsage};
-use crate::core::observe::{StepUsage, Usage};
+use crate::core::provider::usage::{StepUsage, Usage};
 
 fn input(tools: Vec<RunTool>) -> RunInput {
     let mut input = RunInput::new(

@@ -1,5 +1,6 @@
-//! The error of a request that cannot be carried out as written: its own module, so that
-//! the parsers of other areas (the workbench's) name it without importing the operations.
+//! The error of a request that cannot be carried out as written: a leaf of the core, so that
+//! the parsers of every area (the operations', the workbench's) name it without importing
+//! one another.
 
 use std::fmt;
 
