@@ -1,6 +1,8 @@
 //! The session's unit tests: requests and headers from initialize to DELETE, paging,
 //! odd answers, calls, progress, cancellation and server requests.
 
+use serde_json::json;
+
 use super::*;
 use crate::core::mcp::jsonrpc::parse_messages;
 
