@@ -1,5 +1,7 @@
 //! Unit tests of the run machine.
 
+use serde_json::Value;
+
 use super::*;
 use crate::core::egress::{redact as redact_secrets, REDACTED};
 use crate::core::mcp::redact_result;

@@ -3,7 +3,7 @@
 //! result's media as content parts while the model keeps its text.
 
 use super::*;
-use crate::core::agui::{ContentPart, PartSource, TokenUsage};
+use crate::core::agui::{ContentPart, Outcome, PartSource, TokenUsage, ToolContent};
 use crate::core::provider::usage::{StepUsage, Usage};
 
 fn input(tools: Vec<RunTool>) -> RunInput {
