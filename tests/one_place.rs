@@ -335,3 +335,24 @@ fn the_shell_defines_no_number_of_its_own() {
         "numbers defined in the shell (they belong in src/core/limits.rs): {strays:#?}"
     );
 }
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "popup", "content-script"] {
+        sources(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "the sources are read");
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).ok()?.lines().count();
+            (lines > 800).then(|| format!("{}: {lines}", f.strip_prefix(root).unwrap().display()))
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "files over 800 lines (split them along their seams): {long:?}"
+    );
+}
