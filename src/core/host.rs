@@ -22,6 +22,7 @@ use crate::core::workbench::inventory::Seen;
 
 pub mod call;
 pub mod listing;
+pub mod screen;
 
 /// The host's state.
 #[derive(Default)]

@@ -15,8 +15,9 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::screen::{ScreenEffect, ScreenInput, Screening};
 use super::Host;
-use crate::core::gate::{self, Asker, Permit};
+use crate::core::gate::{Asker, Permit};
 use crate::core::page::call::{CallAnswer, CallRequest, Input, PageCall, Step, Tab};
 use crate::core::page::tabs::TabTools;
 
@@ -73,14 +74,12 @@ pub struct HostCall {
 
 #[derive(Debug)]
 enum Phase {
-    /// Waiting for the stored layers, for the gate (`read`: the layers' epoch when the read
-    /// was asked for).
+    /// Screened by the gate (the host's [`Screening`]), then held for a `delay` layer.
     Gate {
-        asker: Asker,
+        screening: Screening,
         request: CallRequest,
-        read: Option<u64>,
     },
-    /// Passed, held for a `delay` layer.
+    /// Passed (and held): the call with its permit.
     Held(Permit<CallRequest>),
     /// The page call machine.
     Call(Box<PageCall>),
@@ -94,9 +93,8 @@ impl HostCall {
     pub fn asked(asker: Asker, request: CallRequest, id: String) -> HostCall {
         HostCall {
             phase: Phase::Gate {
-                asker,
+                screening: Screening::new(asker, &[&request.name]),
                 request,
-                read: None,
             },
             id,
         }
@@ -122,43 +120,32 @@ impl Host {
             let (phase, effect) = match (phase, outcome.take()) {
                 (
                     Phase::Gate {
-                        asker,
+                        mut screening,
                         request,
-                        read: None,
                     },
-                    None,
+                    fed @ (None | Some(Outcome::Layers(_)) | Some(Outcome::Held)),
                 ) => {
-                    let layers = self.layers.borrow();
-                    match layers.get() {
-                        Some(stored) => gated(asker, request, Ok(stored)),
-                        None => {
-                            let read = Some(layers.epoch());
-                            let phase = Phase::Gate {
-                                asker,
-                                request,
-                                read,
-                            };
+                    let input = match fed {
+                        None => None,
+                        Some(Outcome::Layers(stored)) => Some(ScreenInput::Layers(stored)),
+                        Some(_) => Some(ScreenInput::Held),
+                    };
+                    match self.screen(&mut screening, input) {
+                        ScreenEffect::ReadLayers => {
+                            let phase = Phase::Gate { screening, request };
                             (phase, Some(Effect::ReadLayers))
+                        }
+                        ScreenEffect::Hold { ms } => {
+                            let phase = Phase::Gate { screening, request };
+                            (phase, Some(Effect::Hold { ms }))
+                        }
+                        ScreenEffect::Done(Ok(pass)) => (Phase::Held(pass.permit(request)), None),
+                        ScreenEffect::Done(Err(error)) => {
+                            (Phase::Gone, Some(Effect::Done(CallAnswer::failed(error))))
                         }
                     }
                 }
-                (phase @ Phase::Gate { read: Some(_), .. }, None) => {
-                    (phase, Some(Effect::ReadLayers))
-                }
-                (
-                    Phase::Gate {
-                        asker,
-                        request,
-                        read: Some(epoch),
-                    },
-                    Some(Outcome::Layers(stored)),
-                ) => {
-                    if let Ok(stored) = &stored {
-                        self.layers.borrow_mut().keep(epoch, stored.clone());
-                    }
-                    gated(asker, request, stored)
-                }
-                (Phase::Held(permit), None | Some(Outcome::Held)) => {
+                (Phase::Held(permit), None) => {
                     let page = PageCall::new(permit, call.id.clone());
                     (Phase::Call(Box::new(page)), None)
                 }
@@ -210,21 +197,6 @@ impl Host {
     /// since `epoch` (then it is stale already).
     pub fn keep_listing(&self, tab_id: i64, now_ms: f64, tools: Rc<TabTools>, epoch: u64) {
         self.listings.borrow_mut().put(tab_id, now_ms, tools, epoch);
-    }
-}
-
-/// The gate on the stored layers: the call held for a `delay` layer, passed, or refused.
-fn gated(
-    asker: Asker,
-    request: CallRequest,
-    stored: Result<Option<Value>, String>,
-) -> (Phase, Option<Effect>) {
-    match gate::screen_stored(stored, asker, &[&request.name]) {
-        Err(error) => (Phase::Gone, Some(Effect::Done(CallAnswer::failed(error)))),
-        Ok(mut pass) => match pass.take_delay() {
-            0 => (Phase::Held(pass.permit(request)), None),
-            ms => (Phase::Held(pass.permit(request)), Some(Effect::Hold { ms })),
-        },
     }
 }
 

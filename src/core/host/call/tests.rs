@@ -227,7 +227,7 @@ fn a_delay_layer_holds_the_call_once() {
 fn a_run_call_comes_with_its_permit_and_reads_no_layers() {
     let host = Host::default();
     host.keep_listing(7, NOW, listing(&["search"]), 0);
-    let pass = gate::screen(&[], Asker::Run, &["search"], 1).expect("no layers");
+    let pass = crate::core::gate::screen(&[], Asker::Run, &["search"], 1).expect("no layers");
     let call = HostCall::permitted(pass.permit(request("search")), "run-1-c1".into());
     let (answer, crossings, sent) = run(&host, call, json!("never read"));
     assert_eq!(answer["ok"], json!(true), "{answer}");
