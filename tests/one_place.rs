@@ -356,3 +356,20 @@ fn no_source_file_is_over_800_lines() {
         "files over 800 lines (split them along their seams): {long:?}"
     );
 }
+
+#[test]
+fn the_hosts_custom_event_names_are_defined_in_agui_rs_only() {
+    let files = code_files(&["src"], "src/core/agui.rs", false);
+    let strays: Vec<String> = (files.iter())
+        .filter(|(file, _)| file.ends_with(".rs"))
+        .flat_map(|(file, code)| {
+            code.lines()
+                .filter(|l| l.contains("const ") && l.contains("= \"webmcp_host."))
+                .map(move |l| format!("{file}: {}", l.trim()))
+        })
+        .collect();
+    assert!(
+        strays.is_empty(),
+        "CUSTOM event names defined outside src/core/agui.rs: {strays:#?}"
+    );
+}

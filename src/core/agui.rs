@@ -13,6 +13,39 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+// --- The host's own `CUSTOM` events (`webmcp_host.*`), each name defined here once ----------
+
+/// `CUSTOM` event: one model step's tokens (and cost when priced), with the run's total so
+/// far. See `provider::usage::StepUsage::event_value`.
+pub const CUSTOM_USAGE: &str = "webmcp_host.usage";
+/// `CUSTOM` event: what became of the run's conversation (`forked`: a new one carrying the
+/// history, since the tools changed; `resumed`: a cut run's calls that may have run).
+pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
+/// `CUSTOM` event: the page's tools changed during the run, listed again after a page call:
+/// `{added: [names], removed: [names]}` (the next model step has the new tools).
+pub const CUSTOM_TOOLS_CHANGED: &str = "webmcp_host.tools_changed";
+/// `CUSTOM` event: an MCP server opened as a tool source: `{source, protocol, tools}` (the
+/// protocol revision it speaks, the tools it listed).
+pub const CUSTOM_TOOL_SOURCE: &str = "webmcp_host.tool_source";
+/// `CUSTOM` event: a tool source failed or a tool was left out.
+pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
+/// `CUSTOM` event: a visitor call waits for the person.
+pub const CUSTOM_TOOL_INPUT: &str = "webmcp_host.tool_input";
+/// `CUSTOM` event: a call and its result (observe middleware).
+pub const CUSTOM_TOOL_OBSERVE: &str = "webmcp_host.tool_observe";
+/// `CUSTOM` event: an invalid call is asked again.
+pub const CUSTOM_TOOL_REASK: &str = "webmcp_host.tool_reask";
+/// `CUSTOM` event: how a call that acts was allowed without asking the person
+/// (`{toolCallId, confirmation: "allowed by site policy <origin>"}`), just before its result.
+pub const CUSTOM_TOOL_CONFIRMATION: &str = "webmcp_host.tool_confirmation";
+/// A page call whose result breaks the tool's own output schema: `{toolCallId, outputErrors:
+/// [{pointer, message}]}`, just before its result.
+pub const CUSTOM_TOOL_OUTPUT_ERRORS: &str = "webmcp_host.tool_output_errors";
+/// `CUSTOM` event: repair changed a call's name or arguments (the fixes are its value).
+pub const CUSTOM_TOOL_REPAIR: &str = "webmcp_host.tool_repair";
+/// `CUSTOM` event: a call will not run (the reason and the error are its value).
+pub const CUSTOM_TOOL_CALL_REJECTED: &str = "webmcp_host.tool_call_rejected";
+
 /// One AG-UI event: what a run tells its client, in the order it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(

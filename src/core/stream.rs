@@ -32,15 +32,10 @@ use std::rc::Rc;
 
 use serde_json::{json, Map, Value};
 
-use super::agui::{Event, Message, Role, ToolCall};
+use super::agui::{Event, Message, Role, ToolCall, CUSTOM_TOOL_CALL_REJECTED, CUSTOM_TOOL_REPAIR};
 use super::parse::Piece;
 use super::repair::{self, name::resolve_name, Fix, Repaired, Unrepaired};
 use super::toolset::ToolSet;
-
-/// `CUSTOM` event: repair changed a call's name or arguments (the fixes are its value).
-pub const CUSTOM_TOOL_REPAIR: &str = "webmcp_host.tool_repair";
-/// `CUSTOM` event: a call will not run (the reason and the error are its value).
-pub const CUSTOM_TOOL_CALL_REJECTED: &str = "webmcp_host.tool_call_rejected";
 
 /// Deterministic ids: `{prefix}{kind}_{n}`. The shell picks a prefix unique to the run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@ use serde_json::{json, Value};
 
 use super::cost::{self, Price, Prices};
 use super::*;
+use crate::core::agui::CUSTOM_USAGE;
 use crate::core::provider::anthropic::AnthropicDecoder;
 use crate::core::provider::gemini::GeminiDecoder;
 use crate::core::provider::openai::OpenAiDecoder;

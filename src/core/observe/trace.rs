@@ -18,11 +18,10 @@ use sha2::{Digest, Sha256};
 
 use super::otlp::{AttrValue, Span, SpanKind};
 use crate::core::agui::ToolContent;
+use crate::core::agui::{
+    CUSTOM_TOOL_CALL_REJECTED as REJECTED, CUSTOM_TOOL_REPAIR as REPAIR, CUSTOM_USAGE,
+};
 use crate::core::confirm::DECLINED;
-use crate::core::provider::usage::CUSTOM_USAGE;
-
-const REPAIR: &str = "webmcp_host.tool_repair";
-const REJECTED: &str = "webmcp_host.tool_call_rejected";
 
 /// The trace id of a run: the first 16 bytes of SHA-256 of `webmcp-host trace {runId}`.
 pub fn trace_id(run_id: &str) -> [u8; 16] {

@@ -240,9 +240,7 @@ impl RunLog {
                 kept.summary.thread_id = thread_id.to_owned();
             }
         }
-        if event.get("name").and_then(Value::as_str)
-            == Some(crate::core::provider::usage::CUSTOM_USAGE)
-        {
+        if event.get("name").and_then(Value::as_str) == Some(crate::core::agui::CUSTOM_USAGE) {
             kept.summary.usage = event.pointer("/value/run").cloned();
         }
         let body = json!({"runId": run_id, "seq": seq, "time": now_ms, "event": event});

@@ -5,7 +5,7 @@
 //!
 //! - a conversation's tools are fixed when it is created: when the run's tools differ (the
 //!   tab's tools or the enabled servers changed since), the run starts a **new conversation
-//!   carrying the history**, says so in a `CUSTOM` event ([`CUSTOM_CONVERSATION`]), and the
+//!   carrying the history**, says so in a `CUSTOM` event ([`CUSTOM_CONVERSATION`](crate::core::agui::CUSTOM_CONVERSATION)), and the
 //!   old one stays as it was;
 //! - a conversation whose last run was cut (the worker stopped) is continued from that run's
 //!   stored log: its messages are rebuilt from its events, and each call with no stored result
@@ -24,7 +24,6 @@ use crate::core::agui::Message;
 use crate::core::history::rebuild;
 use crate::core::limits::MAX_CONVERSATIONS_BYTES;
 use crate::core::run::RunTool;
-pub use crate::core::run::CUSTOM_CONVERSATION;
 
 /// Where the list of conversations lives (session storage).
 pub const INDEX_KEY: &str = crate::core::storage::CONVERSATIONS;
@@ -230,7 +229,7 @@ pub struct Settled {
     pub record: ThreadRecord,
     /// The history the run continues (the new messages come after it).
     pub history: Vec<Message>,
-    /// `CUSTOM` event values to emit after `RUN_STARTED` ([`CUSTOM_CONVERSATION`]).
+    /// `CUSTOM` event values to emit after `RUN_STARTED` ([`CUSTOM_CONVERSATION`](crate::core::agui::CUSTOM_CONVERSATION)).
     pub notices: Vec<Value>,
 }
 

@@ -9,11 +9,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::core::agui::TokenUsage;
+use crate::core::agui::CUSTOM_USAGE;
 
-/// `CUSTOM` event: one model step's tokens (and cost when priced), with the run's total so
-/// far. See [`StepUsage::event_value`].
-pub const CUSTOM_USAGE: &str = "webmcp_host.usage";
+use crate::core::agui::TokenUsage;
 
 /// The tokens of one model call, as its provider reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -131,7 +131,7 @@ pub enum Input {
         call: Option<Value>,
     },
     /// A model step's use (its tokens and cost, as the drive counted them): emitted as the
-    /// `CUSTOM` event [`webmcp_host.usage`](crate::core::provider::usage::CUSTOM_USAGE) in the run's
+    /// `CUSTOM` event [`webmcp_host.usage`](crate::core::agui::CUSTOM_USAGE) in the run's
     /// order, and summed into the `usage` of `RUN_FINISHED` or `RUN_ERROR`.
     Usage(StepUsage),
     /// A `CUSTOM` event to emit in the run's order (the drive's news).

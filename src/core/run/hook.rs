@@ -55,7 +55,7 @@ impl Run {
                     delta: arguments.clone(),
                 });
                 self.emit(Event::Custom {
-                    name: crate::core::stream::CUSTOM_TOOL_REPAIR.into(),
+                    name: crate::core::agui::CUSTOM_TOOL_REPAIR.into(),
                     value: json!({
                         "toolCallId": rejected.id, "toolCallName": repaired.name,
                         "writtenName": rejected.written_name, "fixes": fixes,

@@ -45,9 +45,14 @@ use std::rc::Rc;
 use serde_json::{json, Map};
 
 use super::agui::{Event, Message, ToolCall};
+use super::agui::{
+    CUSTOM_CONVERSATION, CUSTOM_TOOLS_CHANGED, CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_INPUT,
+    CUSTOM_TOOL_OBSERVE, CUSTOM_TOOL_OUTPUT_ERRORS, CUSTOM_TOOL_REASK, CUSTOM_TOOL_SOURCE,
+    CUSTOM_TOOL_SOURCE_ERROR, CUSTOM_USAGE,
+};
 use super::native::NativeCalls;
 use super::parse::{CallParser, Piece};
-use super::provider::usage::{RunUsage, CUSTOM_USAGE};
+use super::provider::usage::RunUsage;
 use super::stream::{Ids, ReadyCall, RejectedCall, StepStream};
 use super::toolset::{ToolSet, ToolSpec};
 
@@ -56,30 +61,6 @@ pub const SUBMIT_RESULT: &str = "submit_result";
 pub use crate::core::limits::{DEFAULT_MAX_STEPS, MAX_MODEL_OUTPUT_BYTES};
 /// The result of a visitor call the person declined without a reason.
 pub const VISITOR_DECLINED: &str = "The visitor declined.";
-
-/// `CUSTOM` event: what became of the run's conversation (`forked`: a new one carrying the
-/// history, since the tools changed; `resumed`: a cut run's calls that may have run).
-pub const CUSTOM_CONVERSATION: &str = "webmcp_host.conversation";
-/// `CUSTOM` event: the page's tools changed during the run, listed again after a page call:
-/// `{added: [names], removed: [names]}` (the next model step has the new tools).
-pub const CUSTOM_TOOLS_CHANGED: &str = "webmcp_host.tools_changed";
-/// `CUSTOM` event: an MCP server opened as a tool source: `{source, protocol, tools}` (the
-/// protocol revision it speaks, the tools it listed).
-pub const CUSTOM_TOOL_SOURCE: &str = "webmcp_host.tool_source";
-/// `CUSTOM` event: a tool source failed or a tool was left out.
-pub const CUSTOM_TOOL_SOURCE_ERROR: &str = "webmcp_host.tool_source_error";
-/// `CUSTOM` event: a visitor call waits for the person.
-pub const CUSTOM_TOOL_INPUT: &str = "webmcp_host.tool_input";
-/// `CUSTOM` event: a call and its result (observe middleware).
-pub const CUSTOM_TOOL_OBSERVE: &str = "webmcp_host.tool_observe";
-/// `CUSTOM` event: an invalid call is asked again.
-pub const CUSTOM_TOOL_REASK: &str = "webmcp_host.tool_reask";
-/// `CUSTOM` event: how a call that acts was allowed without asking the person
-/// (`{toolCallId, confirmation: "allowed by site policy <origin>"}`), just before its result.
-pub const CUSTOM_TOOL_CONFIRMATION: &str = "webmcp_host.tool_confirmation";
-/// A page call whose result breaks the tool's own output schema: `{toolCallId, outputErrors:
-/// [{pointer, message}]}`, just before its result.
-pub const CUSTOM_TOOL_OUTPUT_ERRORS: &str = "webmcp_host.tool_output_errors";
 
 enum Phase {
     Model {

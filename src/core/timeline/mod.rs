@@ -174,16 +174,12 @@ pub struct Timeline {
     pub events: usize,
 }
 
-const REPAIR: &str = "webmcp_host.tool_repair";
-const REJECTED: &str = "webmcp_host.tool_call_rejected";
-const INPUT: &str = "webmcp_host.tool_input";
-const REASK: &str = "webmcp_host.tool_reask";
-const CONFIRMATION: &str = "webmcp_host.tool_confirmation";
-const OUTPUT_ERRORS: &str = "webmcp_host.tool_output_errors";
-const OBSERVE: &str = "webmcp_host.tool_observe";
-/// `core::observe::CUSTOM_USAGE`, spelled here so that `observe` (whose bug report holds a
-/// timeline) and this module do not import each other.
-const USAGE: &str = "webmcp_host.usage";
+use crate::core::agui::{
+    CUSTOM_TOOL_CALL_REJECTED as REJECTED, CUSTOM_TOOL_CONFIRMATION as CONFIRMATION,
+    CUSTOM_TOOL_INPUT as INPUT, CUSTOM_TOOL_OBSERVE as OBSERVE,
+    CUSTOM_TOOL_OUTPUT_ERRORS as OUTPUT_ERRORS, CUSTOM_TOOL_REASK as REASK,
+    CUSTOM_TOOL_REPAIR as REPAIR, CUSTOM_USAGE as USAGE,
+};
 
 fn text(value: &Value, key: &str) -> String {
     value

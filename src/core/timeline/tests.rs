@@ -237,7 +237,7 @@ fn a_steps_tokens_come_from_its_usage_event() {
 
 #[test]
 fn the_usage_event_name_is_the_one_the_drive_sends() {
-    assert_eq!(super::USAGE, crate::core::provider::usage::CUSTOM_USAGE);
+    assert_eq!(super::USAGE, crate::core::agui::CUSTOM_USAGE);
 }
 
 #[test]
@@ -262,7 +262,7 @@ fn a_result_that_breaks_its_output_schema_says_so_at_its_call() {
     );
     assert_eq!(
         super::OUTPUT_ERRORS,
-        crate::core::run::CUSTOM_TOOL_OUTPUT_ERRORS
+        crate::core::agui::CUSTOM_TOOL_OUTPUT_ERRORS
     );
 }
 
@@ -285,7 +285,7 @@ fn a_call_allowed_by_a_site_policy_says_so() {
     assert_eq!(t.entries.len(), 1, "{:?}", t.entries);
     assert_eq!(
         super::CONFIRMATION,
-        crate::core::run::CUSTOM_TOOL_CONFIRMATION
+        crate::core::agui::CUSTOM_TOOL_CONFIRMATION
     );
 }
 

@@ -128,7 +128,9 @@ fn a_logs_usage_events_read_back_give_the_same_counts_they_carry() {
         step("anthropic", "claude-sonnet-4-5", anthropic),
     ]
     .into_iter()
-    .map(|s| json!({"type": "CUSTOM", "name": super::CUSTOM_USAGE, "value": run.add(s)}))
+    .map(
+        |s| json!({"type": "CUSTOM", "name": crate::core::agui::CUSTOM_USAGE, "value": run.add(s)}),
+    )
     .collect();
     let read = RunUsage::from_log(&events);
     assert_eq!(read.steps().len(), 2);
@@ -138,7 +140,7 @@ fn a_logs_usage_events_read_back_give_the_same_counts_they_carry() {
         json!([{"provider": "anthropic", "model": "claude-sonnet-4-5", "inputTokens": 4224,
             "outputTokens": 84, "totalTokens": 4308, "cachedInputTokens": 4000}])
     );
-    let unknown = json!({"type": "CUSTOM", "name": super::CUSTOM_USAGE,
+    let unknown = json!({"type": "CUSTOM", "name": crate::core::agui::CUSTOM_USAGE,
         "value": run.add(step("replay", "", None))});
     assert!(RunUsage::from_log(&[unknown]).token_usage().is_empty());
 }

@@ -1,7 +1,7 @@
 //! The drive's count of a run's tokens and cost: each model step's provider report becomes a
 //! [`StepUsage`] (unknown when the provider reported none), priced, and sent into the run
 //! ([`Input::Usage`]) just before the step's output ends: the run emits it as the `CUSTOM`
-//! event [`CUSTOM_USAGE`](crate::core::provider::usage::CUSTOM_USAGE) and sums it, for its answer and
+//! event [`CUSTOM_USAGE`](crate::core::agui::CUSTOM_USAGE) and sums it, for its answer and
 //! its last event.
 
 use serde_json::Value;

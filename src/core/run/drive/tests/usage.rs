@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::core::agui::Event;
+use crate::core::agui::CUSTOM_USAGE;
 use crate::core::observe::cost;
-use crate::core::provider::usage::CUSTOM_USAGE;
 
 const USAGE_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\n\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
