@@ -23,6 +23,7 @@ use crate::core::workbench::inventory::Seen;
 pub mod call;
 pub mod listing;
 pub mod screen;
+pub mod uses;
 
 /// The host's state.
 #[derive(Default)]
@@ -41,6 +42,8 @@ pub struct Host {
     pub challenges: RefCell<HashMap<String, String>>,
     /// The person's stored layers as last read, for the gate of every call.
     pub layers: RefCell<StoredLayers>,
+    /// The MCP servers used by hand: their uses, for the idle policy of their connections.
+    pub uses: RefCell<uses::Uses>,
 }
 
 /// The person's stored layers (`configure({middleware})`) as the worker last read them, kept

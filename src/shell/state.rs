@@ -37,9 +37,6 @@ pub(crate) struct Driver {
     pub(crate) exposures: Pool,
     /// The MCP servers called by hand: their kept connections open no GET stream.
     pub(crate) by_hand: Pool,
-    /// Per server called by hand: its uses under way, and how many there were (to close its
-    /// connection once unused).
-    pub(crate) by_hand_uses: RefCell<HashMap<String, (u32, u64)>>,
     /// The tabs being crawled, and whether the person asked to stop each crawl.
     pub(crate) crawls: RefCell<HashMap<i64, bool>>,
     /// The MCP servers found to speak only the revisions up to 2025-11-25.
@@ -53,7 +50,6 @@ impl Default for Driver {
             wakers: RefCell::default(),
             exposures: Pool::listening(),
             by_hand: Pool::quiet(),
-            by_hand_uses: RefCell::default(),
             crawls: RefCell::default(),
             eras: RefCell::default(),
         }

@@ -6,7 +6,6 @@
 //! frame for its facts, reads the run log, and keeps the first definitions seen (`Seen`, in
 //! `chrome.storage.session` too, so that a worker restart forgets none).
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::Value;
@@ -16,7 +15,7 @@ use super::io::random_id;
 use super::{ask, chrome, kept, mcp, runlog, store, tab_tools, timer, waits};
 use crate::core::gate::{Asker, McpCall};
 use crate::core::host::listing::Listing;
-use crate::core::limits::{BY_HAND_IDLE_MS, INVENTORY_TABS_AT_ONCE, TAB_FACTS_MS};
+use crate::core::limits::{INVENTORY_TABS_AT_ONCE, TAB_FACTS_MS};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::namespaced;
 use crate::core::mcp::tools::McpTool;
@@ -145,33 +144,18 @@ pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
 /// server sees a person's calls as one session (a pool of its own, held by the driver).
 const BY_HAND: kept::Kept = kept::Kept::ByHand;
 
-/// `f` on each server's uses under way, and how many there were (to close it once unused).
-fn with_uses<T>(f: impl FnOnce(&mut HashMap<String, (u32, u64)>) -> T) -> T {
-    super::state::driver(|driver| f(&mut driver.by_hand_uses.borrow_mut()))
-}
-
-/// A use of a server by hand, from its start to its [`done`].
+/// A use of a server by hand, from its start to its [`done`] (the host counts them).
 fn begin(name: &str) {
-    with_uses(|uses| {
-        let (busy, count) = uses.entry(name.to_owned()).or_default();
-        *busy += 1;
-        *count += 1;
-    });
+    super::state::host(|host| host.use_begins(name));
 }
 
-/// The end of a use: the server's connection is closed after [`BY_HAND_IDLE_MS`] with no other use.
+/// The end of a use: the server's connection is closed when the host says, at the timer it
+/// asks for, that the server has been unused since (`core::host::uses`).
 fn done(name: &str) {
-    let count = with_uses(|uses| {
-        let (busy, count) = uses.entry(name.to_owned()).or_default();
-        *busy = busy.saturating_sub(1);
-        *count
-    });
-    let name = name.to_owned();
-    timer::after(BY_HAND_IDLE_MS, move || {
-        let unused = with_uses(|uses| uses.get(&name) == Some(&(0, count)));
-        if unused {
-            with_uses(|uses| uses.remove(&name));
-            kept::forget(BY_HAND, &name);
+    let idle = super::state::host(|host| host.use_ends(name));
+    timer::after(idle.after_ms, move || {
+        if super::state::host(|host| host.idle(&idle)) {
+            kept::forget(BY_HAND, &idle.server);
         }
     });
 }
