@@ -341,7 +341,6 @@ fn usage_is_summed_onto_run_finished() {
 fn an_mcp_image_result_is_content_parts_and_a_text_result_a_string() {
     use webmcp_host::core::agui::{Event, ToolContent};
     use webmcp_host::core::mcp::tools::{call_result, parse_tools};
-    use webmcp_host::core::run::page::tool_outcome;
     use webmcp_host::core::setup::call;
     let mut input = base("Chart my sales.");
     input.tools.push(tool(
@@ -360,10 +359,11 @@ fn an_mcp_image_result_is_content_parts_and_a_text_result_a_string() {
             ]}),
             _ => return add_tool(invocation),
         };
-        Some(tool_outcome(&call::mcp(
-            &mcp_tools[0],
-            call_result(&result),
-        )))
+        let called = call::Called::Mcp {
+            tool: Box::new(mcp_tools[0].clone()),
+            result: call_result(&result),
+        };
+        Some(called.answer().outcome)
     };
     let h = drive(
         input,

@@ -11,7 +11,7 @@
 //! Decoders: `bridge::parse_listing` and `bridge::parse_call_reply` (a frame's replies, raw
 //! text), and on the parsed value `ops::parse_op` with `ops::authorize` (a runtime
 //! message), `ops::request::{ListToolsRequest, CallToolRequest, RunRequest}::parse`,
-//! `expose::CallExposedRequest::parse`, `run::page::tool_outcome`.
+//! `expose::CallExposedRequest::parse`, `run::middleware::layered_answer`.
 //!
 //! Invariants checked:
 //! - no panic;
@@ -31,7 +31,7 @@ use webmcp_host::core::ops::request::{
 };
 use webmcp_host::core::ops::{authorize, parse_op, Op, Sender};
 use webmcp_host::core::page::bridge::{parse_call_reply, parse_listing, BridgeError, CallOutcome};
-use webmcp_host::core::run::page::tool_outcome;
+use webmcp_host::core::run::middleware::layered_answer;
 
 use crate::chunk::text;
 
@@ -192,7 +192,7 @@ pub fn check_requests(value: &Value) {
         assert!(!request.messages.is_empty());
         assert!(request.tab_id.is_none_or(|id| id >= 0));
     }
-    let _ = tool_outcome(value);
+    let _ = layered_answer(value);
 }
 
 fn check_op(op: &Op) {

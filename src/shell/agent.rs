@@ -31,10 +31,13 @@ use crate::core::ops::threads::thread_key;
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::middleware::layered_answer;
 use crate::core::run::RunOutcome;
+use crate::core::run::ToolAnswer;
+use crate::core::setup::call::Called;
+use crate::core::setup::configure;
 use crate::core::setup::start::{finished, Got, Need, Start};
 use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY, SERVERS_KEY};
-use crate::core::setup::{call as answer, configure};
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
@@ -318,8 +321,8 @@ async fn perform(
                     };
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
-                        let response = through_layers(*call, client, &info, stop).await;
-                        Answer::ToolDone { call_id, response }
+                        let answer = through_layers(*call, client, &info, stop).await;
+                        Answer::ToolDone { call_id, answer }
                     });
                 }
                 Action::ListTabTools { tab_id } => {
@@ -391,41 +394,46 @@ async fn chrome_model(
     serde_json::from_value(convert::to_json(&pieces)?).map_err(|e| e.to_string())
 }
 
-/// Carries out a tool call; the answer is `callTool`-shaped (`{ok, result | error}`).
-/// A tool call through the middleware layers set with `webmcpHost.use` (none: the call).
+/// A tool call through the middleware layers set with `webmcpHost.use` (none: the call, its
+/// answer handed to the run as a value). The layers, the person's JavaScript, get the answer
+/// in `callTool`'s shape from `next()`, and what they give back is read at that edge.
 async fn through_layers(
     call: Permit<ToolCall>,
     client: Option<super::mcp::Shared>,
     info: &Value,
     stop: Promise,
-) -> Value {
+) -> ToolAnswer {
     if !super::io::has_layers() {
-        return call_tool(call, client).await;
+        return call_tool(call, client).await.answer();
     }
     let next = Closure::once_into_js(move || {
         wasm_bindgen_futures::future_to_promise(async move {
-            Ok(convert::from_json(&call_tool(call, client).await))
+            Ok(convert::from_json(&call_tool(call, client).await.to_json()))
         })
     });
     let answer = super::io::through_layers(convert::from_json(info), next.into(), stop).await;
-    convert::to_json(&answer).unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e}))
+    let answer =
+        convert::to_json(&answer).unwrap_or_else(|e| serde_json::json!({"ok": false, "error": e}));
+    layered_answer(&answer)
 }
 
-async fn call_tool(call: Permit<ToolCall>, client: Option<super::mcp::Shared>) -> Value {
+async fn call_tool(call: Permit<ToolCall>, client: Option<super::mcp::Shared>) -> Called {
     match call.gated() {
-        Gated::CurrentTime => answer::current_time(now_ms(), utc_offset_minutes()),
+        Gated::CurrentTime => Called::Time {
+            now_ms: now_ms(),
+            utc_offset_minutes: utc_offset_minutes(),
+        },
         Gated::Page(permit) => {
             let id = format!("call_{}", random_id());
-            super::page_call(HostCall::permitted(permit, id))
-                .await
-                .to_json()
+            Called::Page(super::page_call(HostCall::permitted(permit, id)).await)
         }
         Gated::Mcp { server, call } => match client {
             Some(client) => {
-                let tool = call.call().tool.clone();
-                answer::mcp(&tool, super::mcp::call(client, call).await)
+                let tool = Box::new(call.call().tool.clone());
+                let result = super::mcp::call(client, call).await;
+                Called::Mcp { tool, result }
             }
-            None => answer::not_connected(&server),
+            None => Called::NotConnected(server),
         },
     }
 }

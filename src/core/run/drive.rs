@@ -118,7 +118,10 @@ pub struct Drive {
 const RELISTING: &str = "\u{0}relisting";
 
 enum Own {
-    ToolDone { call_id: String, response: Value },
+    ToolDone {
+        call_id: String,
+        answer: crate::core::run::ToolAnswer,
+    },
     Run(Input),
 }
 
@@ -217,7 +220,7 @@ impl Drive {
             }
             Answer::Timeout(timer) => self.timeout(timer),
             Answer::IntentsStored { call_id, error } => self.intents_stored(call_id, error),
-            Answer::ToolDone { call_id, response } => self.tool_done(call_id, response),
+            Answer::ToolDone { call_id, answer } => self.tool_done(call_id, answer),
             Answer::Hook { call_id, call } => {
                 self.running.retain(|(id, _)| *id != call_id);
                 self.feed(Input::HookAnswer { call_id, call });
@@ -253,7 +256,7 @@ impl Drive {
                 return;
             }
             match self.own.pop_front() {
-                Some(Own::ToolDone { call_id, response }) => self.tool_done(call_id, response),
+                Some(Own::ToolDone { call_id, answer }) => self.tool_done(call_id, answer),
                 Some(Own::Run(input)) => self.run.handle(input),
                 None => break,
             }

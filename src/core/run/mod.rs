@@ -27,7 +27,7 @@ mod end;
 mod exchange;
 mod hook;
 pub mod local;
-mod middleware;
+pub mod middleware;
 pub mod page;
 mod step;
 mod tools;
@@ -37,7 +37,9 @@ pub use crate::core::provider::ModelRequest;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
 pub use middleware::wrap_as_data;
 use tools::distinct;
-pub use tools::{PendingInput, RunTool, SourceError, ToolInvocation, ToolKind, ToolOutcome};
+pub use tools::{
+    PendingInput, RunTool, SourceError, ToolAnswer, ToolInvocation, ToolKind, ToolOutcome,
+};
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -46,9 +48,8 @@ use serde_json::{json, Map};
 
 use super::agui::{Event, Message, ToolCall};
 use super::agui::{
-    CUSTOM_CONVERSATION, CUSTOM_TOOLS_CHANGED, CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_INPUT,
-    CUSTOM_TOOL_OBSERVE, CUSTOM_TOOL_OUTPUT_ERRORS, CUSTOM_TOOL_REASK, CUSTOM_TOOL_SOURCE,
-    CUSTOM_TOOL_SOURCE_ERROR, CUSTOM_USAGE,
+    CUSTOM_CONVERSATION, CUSTOM_TOOLS_CHANGED, CUSTOM_TOOL_INPUT, CUSTOM_TOOL_OBSERVE,
+    CUSTOM_TOOL_REASK, CUSTOM_TOOL_SOURCE, CUSTOM_TOOL_SOURCE_ERROR, CUSTOM_USAGE,
 };
 use super::native::NativeCalls;
 use super::parse::{CallParser, Piece};

@@ -3,8 +3,10 @@
 
 use serde_json::{json, Value};
 
+use crate::core::page::call::{CallAnswer, Ended};
 use crate::core::page::tabs::TabTools;
 use crate::core::page::tool::PageTool;
+use crate::core::run::{ToolAnswer, ToolOutcome};
 
 /// A page tool as a run knows it: the name the model calls it by, and the tool itself (its
 /// frame, its origin and its definition when the run began).
@@ -92,63 +94,43 @@ pub fn page_run_tools(
     (out, bindings, errors)
 }
 
-/// An answer's media parts (`parts`: AG-UI content parts other than text, as an MCP call's
-/// answer carries them), when it has any that read as parts.
-fn media_parts(response: &Value) -> Option<Vec<crate::core::agui::ContentPart>> {
-    use crate::core::agui::ContentPart;
-    let parts: Vec<ContentPart> = (response.get("parts")?.as_array()?.iter())
-        .filter_map(|part| serde_json::from_value(part.clone()).ok())
-        .filter(|part| !matches!(part, ContentPart::Text { .. }))
-        .collect();
-    (!parts.is_empty()).then_some(parts)
-}
-
-/// What `callTool` answered, as a run's tool outcome (with its media parts, when it has any).
-pub fn tool_outcome(response: &Value) -> crate::core::run::ToolOutcome {
-    use crate::core::run::ToolOutcome;
-    match (
-        response.get("ok"),
-        response.get("result"),
-        response.get("navigated"),
-    ) {
-        // A middleware layer ended the turn (`endTurn(outcome)`).
-        (Some(Value::Bool(true)), Some(Value::String(text)), _)
-            if response.get("endTurn").is_some() =>
-        {
-            ToolOutcome::EndTurn {
-                result: text.clone(),
-                outcome: response["endTurn"].clone(),
-            }
-        }
-        // A navigation: where it went, what the destination offers and says (its JSON-LD as
-        // a value, not as text in text).
-        (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
+/// A page call's answer as a run's tool answer: the result's text; a navigation as where it
+/// went, what the destination offers and says (its JSON-LD as a value, not as text in text),
+/// written as JSON text for the model; the error; with how the call was allowed and how its
+/// result breaks the tool's output schema, for the run's log.
+pub fn page_answer(answer: &CallAnswer) -> ToolAnswer {
+    let outcome = match &answer.ended {
+        Ended::Result { text, .. } | Ended::InFrame { text, .. } => ToolOutcome::Ok(text.clone()),
+        Ended::Navigated(to) => {
             let mut result = json!({"navigated": true});
-            for key in ["url", "crossOrigin", "tools", "openedTab", "resultNote"] {
-                if let Some(value) = response.get(key) {
-                    result[key] = value.clone();
+            let fields = [
+                ("url", to.url.as_ref().map(|u| json!(u))),
+                ("crossOrigin", to.cross_origin.as_ref().map(|o| json!(o))),
+                ("tools", to.tools.as_ref().map(|t| json!(t))),
+                ("openedTab", to.opened_tab.map(|t| json!(t))),
+                ("resultNote", to.result_note.as_ref().map(|n| json!(n))),
+            ];
+            for (key, value) in fields {
+                if let Some(value) = value {
+                    result[key] = value;
                 }
             }
-            if let Some(Value::String(text)) = response.get("result") {
+            if let Some(text) = &to.result {
                 result["result"] =
                     serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
             }
             ToolOutcome::Ok(result.to_string())
         }
-        (Some(Value::Bool(true)), Some(Value::String(text)), _) => match media_parts(response) {
-            Some(parts) => ToolOutcome::Media {
-                text: text.clone(),
-                parts,
-            },
-            None => ToolOutcome::Ok(text.clone()),
-        },
-        _ => ToolOutcome::Error(
-            response
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("the page tool failed without a message")
-                .to_owned(),
-        ),
+        Ended::Failed(error) => ToolOutcome::Error(error.clone()),
+    };
+    let output_errors = match &answer.ended {
+        Ended::Result { output_errors, .. } => output_errors.clone(),
+        _ => None,
+    };
+    ToolAnswer {
+        outcome,
+        confirmation: answer.confirmation.clone(),
+        output_errors,
     }
 }
 

@@ -98,6 +98,61 @@ pub enum ToolOutcome {
     },
 }
 
+/// How a tool call of a run ended, typed, whoever carried it out (the page, an MCP server,
+/// the host's clock, the person's middleware): its outcome, and what the run's log says beside
+/// it. Every source hands it over as a value; only what the person's JavaScript middleware
+/// layers give back is read from JSON, at that edge (`run::middleware::layered_answer`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolAnswer {
+    /// What the model gets.
+    pub outcome: ToolOutcome,
+    /// How a consequential page call made without the question was allowed (`allowed by site
+    /// policy <origin>`).
+    pub confirmation: Option<String>,
+    /// How the result breaks the tool's own output schema (`[{pointer, message}]`).
+    pub output_errors: Option<Vec<Value>>,
+}
+
+impl From<ToolOutcome> for ToolAnswer {
+    fn from(outcome: ToolOutcome) -> ToolAnswer {
+        ToolAnswer {
+            outcome,
+            confirmation: None,
+            output_errors: None,
+        }
+    }
+}
+
+impl ToolAnswer {
+    /// A call that failed, was refused or was never made: why.
+    pub fn error(message: impl Into<String>) -> ToolAnswer {
+        ToolOutcome::Error(message.into()).into()
+    }
+
+    /// The answer in `callTool`'s shape, as the person's middleware layers get it from
+    /// `next()`: `{ok: true, result, parts?}` or `{ok: false, error, outputErrors?}` (a page
+    /// call's is its own, richer one: `page::call::CallAnswer::to_json`).
+    pub fn to_json(&self) -> Value {
+        let mut json = match &self.outcome {
+            ToolOutcome::Ok(text) => serde_json::json!({"ok": true, "result": text}),
+            ToolOutcome::Media { text, parts } => {
+                serde_json::json!({"ok": true, "result": text, "parts": parts})
+            }
+            ToolOutcome::Error(error) => serde_json::json!({"ok": false, "error": error}),
+            ToolOutcome::EndTurn { result, outcome } => {
+                serde_json::json!({"ok": true, "result": result, "endTurn": outcome})
+            }
+        };
+        if let Some(errors) = &self.output_errors {
+            json["outputErrors"] = Value::Array(errors.clone());
+        }
+        if let Some(allowed) = &self.confirmation {
+            json["confirmation"] = Value::String(allowed.clone());
+        }
+        json
+    }
+}
+
 /// A visitor tool call waiting for the person.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -726,3 +726,58 @@ fn a_model_request_carries_at_most_the_tool_cap_and_says_what_was_left_out() {
     let mut few = vec![tool(0, ToolKind::Page)];
     assert_eq!(super::start::cap_tools(&mut few), None);
 }
+
+/// Every source's answer reaches a run as a value, and says to it what the same answer
+/// written for the middleware layers says once read back.
+#[test]
+fn a_runs_tool_answers_are_values_and_their_written_form_says_the_same() {
+    use super::call::Called;
+    use crate::core::mcp::tools::{call_result, parse_tools};
+    use crate::core::run::middleware::layered_answer;
+    let (tools, _) = parse_tools(&[
+        json!({"name": "plot"}),
+        json!({"name": "order", "outputSchema": {"type": "object",
+            "properties": {"id": {"type": "string"}}, "required": ["id"]}}),
+    ]);
+    let called = [
+        Called::Mcp {
+            tool: Box::new(tools[0].clone()),
+            result: call_result(&json!({"content": [
+                {"type": "text", "text": "Sales:"},
+                {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}]})),
+        },
+        Called::Mcp {
+            tool: Box::new(tools[0].clone()),
+            result: call_result(&json!({"content": [{"type": "text", "text": "plain"}]})),
+        },
+        Called::Mcp {
+            tool: Box::new(tools[1].clone()),
+            result: call_result(&json!({"content": [], "structuredContent": {"id": 7}})),
+        },
+        Called::Mcp {
+            tool: Box::new(tools[0].clone()),
+            result: call_result(
+                &json!({"isError": true, "content": [{"type": "text", "text": "no"}]}),
+            ),
+        },
+        Called::Time {
+            now_ms: 0.0,
+            utc_offset_minutes: 60,
+        },
+        Called::NotConnected("docs".into()),
+    ];
+    for one in called {
+        let written = layered_answer(&one.to_json());
+        assert_eq!(one.clone().answer(), written, "{one:?}");
+    }
+    let broken = Called::Mcp {
+        tool: Box::new(tools[1].clone()),
+        result: call_result(&json!({"content": [], "structuredContent": {"id": 7}})),
+    };
+    let answer = broken.answer();
+    assert!(answer.output_errors.is_some(), "the log says how it broke");
+    assert!(matches!(
+        answer.outcome,
+        crate::core::run::ToolOutcome::Error(_)
+    ));
+}

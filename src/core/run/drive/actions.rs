@@ -284,12 +284,12 @@ pub enum Answer {
         /// Why they could not be stored, if they could not.
         error: Option<String>,
     },
-    /// A tool call ended with this `callTool`-shaped answer.
+    /// A tool call ended with this answer.
     ToolDone {
         /// The call.
         call_id: String,
-        /// The `callTool`-shaped answer.
-        response: Value,
+        /// How it ended.
+        answer: crate::core::run::ToolAnswer,
     },
     /// The person's answers to visitor calls (none when the wait ended otherwise).
     Person(Vec<Input>),

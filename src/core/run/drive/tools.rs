@@ -7,15 +7,13 @@
 use serde_json::{json, Value};
 
 use super::{Action, Binding, Confirmation, Drive, Own, ToolCall, PAGE_TOOL_MS};
-use crate::core::confirm::declined;
+use crate::core::agui::{CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_OUTPUT_ERRORS};
+use crate::core::confirm::DECLINED;
 use crate::core::gate::Permit;
 use crate::core::page::call::CallRequest;
 use crate::core::restart::Intent;
 use crate::core::run::local::CURRENT_TIME;
-use crate::core::run::page::tool_outcome;
-use crate::core::run::{
-    Input, ToolInvocation, ToolKind, CUSTOM_TOOL_CONFIRMATION, CUSTOM_TOOL_OUTPUT_ERRORS,
-};
+use crate::core::run::{Input, ToolAnswer, ToolInvocation, ToolKind};
 
 /// A call that waits for the person's confirmation before it starts.
 pub(super) struct Confirming {
@@ -70,7 +68,7 @@ impl Drive {
         self.running.push((call_id.clone(), acting.is_some()));
         let refuse = |error: String| Own::ToolDone {
             call_id: call_id.clone(),
-            response: json!({"ok": false, "error": error}),
+            answer: ToolAnswer::error(error),
         };
         let pass = invocation.pass;
         let call = match (invocation.kind, binding) {
@@ -208,7 +206,7 @@ impl Drive {
                 let message = format!(
                     "not run: its intent could not be stored ({why}), and a call that acts runs only once its intent is stored (a restart must know it may have run)"
                 );
-                self.tool_done(call_id, json!({"ok": false, "error": message}));
+                self.tool_done(call_id, ToolAnswer::error(message));
             }
         }
     }
@@ -228,7 +226,7 @@ impl Drive {
         if allowed {
             self.send_tool(call_id, call, acting, name, info);
         } else {
-            self.tool_done(call_id, declined());
+            self.tool_done(call_id, ToolAnswer::error(DECLINED));
         }
     }
 
@@ -249,21 +247,21 @@ impl Drive {
         }
     }
 
-    pub(super) fn tool_done(&mut self, call_id: String, response: Value) {
+    pub(super) fn tool_done(&mut self, call_id: String, answer: ToolAnswer) {
         let Some(at) = self.running.iter().position(|(id, _)| *id == call_id) else {
             return;
         };
         let (call_id, acting) = self.running.remove(at);
         self.page_calls.retain(|(id, _)| *id != call_id);
         // A consequential page call made without the question says how it was allowed.
-        if let Some(allowed) = response.get("confirmation").and_then(Value::as_str) {
+        if let Some(allowed) = &answer.confirmation {
             self.run.handle(Input::Custom {
                 name: CUSTOM_TOOL_CONFIRMATION.into(),
                 value: json!({"toolCallId": call_id, "confirmation": allowed}),
             });
         }
         // A result that breaks the tool's own output schema says so, in the log.
-        if let Some(errors) = response.get("outputErrors").filter(|e| e.is_array()) {
+        if let Some(errors) = &answer.output_errors {
             self.run.handle(Input::Custom {
                 name: CUSTOM_TOOL_OUTPUT_ERRORS.into(),
                 value: json!({"toolCallId": call_id, "outputErrors": errors}),
@@ -271,7 +269,7 @@ impl Drive {
         }
         self.run.handle(Input::ToolDone {
             call_id: call_id.clone(),
-            outcome: tool_outcome(&response),
+            outcome: answer.outcome,
         });
         if acting {
             // The result's events go out (to the stored log) before the intent is dropped: a

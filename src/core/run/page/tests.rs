@@ -58,19 +58,24 @@ fn page_tools_become_run_tools() {
     );
 }
 
+/// What the person's middleware layers hand back, as the run takes it.
+fn layered(response: &serde_json::Value) -> crate::core::run::ToolOutcome {
+    crate::core::run::middleware::layered_answer(response).outcome
+}
+
 #[test]
 fn call_responses_become_outcomes() {
     use crate::core::run::ToolOutcome;
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "result": "5"})),
+        layered(&json!({"ok": true, "result": "5"})),
         ToolOutcome::Ok("5".into())
     );
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2"})),
+        layered(&json!({"ok": true, "navigated": true, "url": "http://a.test/2"})),
         ToolOutcome::Ok("{\"navigated\":true,\"url\":\"http://a.test/2\"}".into())
     );
     assert_eq!(
-        tool_outcome(
+        layered(
             &json!({"ok": true, "navigated": true, "url": "http://a.test/2", "tools": ["pay"], "extra": 1})
         ),
         ToolOutcome::Ok(
@@ -79,7 +84,7 @@ fn call_responses_become_outcomes() {
     );
     // The destination's JSON-LD goes to the model as a value, with where it came from.
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://b.test/r",
+        layered(&json!({"ok": true, "navigated": true, "url": "http://b.test/r",
             "crossOrigin": "http://b.test", "result": "{\"orderId\":\"o-1\"}"})),
         ToolOutcome::Ok(
             "{\"navigated\":true,\"url\":\"http://b.test/r\",\"crossOrigin\":\"http://b.test\",\"result\":{\"orderId\":\"o-1\"}}"
@@ -87,7 +92,7 @@ fn call_responses_become_outcomes() {
         )
     );
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "navigated": true, "url": "http://a.test/2",
+        layered(&json!({"ok": true, "navigated": true, "url": "http://a.test/2",
             "resultNote": "the destination has no JSON-LD"})),
         ToolOutcome::Ok(
             "{\"navigated\":true,\"url\":\"http://a.test/2\",\"resultNote\":\"the destination has no JSON-LD\"}"
@@ -95,11 +100,11 @@ fn call_responses_become_outcomes() {
         )
     );
     assert_eq!(
-        tool_outcome(&json!({"ok": false, "error": "boom"})),
+        layered(&json!({"ok": false, "error": "boom"})),
         ToolOutcome::Error("boom".into())
     );
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "result": "shown", "endTurn": {"view": "v"}})),
+        layered(&json!({"ok": true, "result": "shown", "endTurn": {"view": "v"}})),
         ToolOutcome::EndTurn {
             result: "shown".into(),
             outcome: json!({"view": "v"})
@@ -113,7 +118,7 @@ fn an_answers_media_parts_come_with_its_text() {
     use crate::core::run::ToolOutcome;
     let image = json!({"type": "image", "source": {"type": "data", "value": "AAAA", "mimeType": "image/png"}});
     assert_eq!(
-        tool_outcome(&json!({"ok": true, "result": "a chart", "parts": [image,
+        layered(&json!({"ok": true, "result": "a chart", "parts": [image,
             {"type": "text", "text": "not the model's"}, {"type": "image"}, "junk"]})),
         ToolOutcome::Media {
             text: "a chart".into(),
@@ -132,8 +137,63 @@ fn an_answers_media_parts_come_with_its_text() {
         json!([{"type": "text", "text": "x"}]),
     ] {
         assert_eq!(
-            tool_outcome(&json!({"ok": true, "result": "plain", "parts": parts})),
+            layered(&json!({"ok": true, "result": "plain", "parts": parts})),
             ToolOutcome::Ok("plain".into())
         );
     }
+}
+
+/// A page call's answer reaches the run as a value, and says to it what the same answer
+/// written for the middleware layers says once read back.
+#[test]
+fn a_page_calls_typed_answer_and_its_written_form_give_the_run_the_same() {
+    use crate::core::page::call::{CallAnswer, Destination, Ended};
+    let answers = [
+        CallAnswer::text("5"),
+        CallAnswer::failed("TypeError: boom"),
+        CallAnswer {
+            confirmation: Some("allowed by site policy https://shop.test".into()),
+            ..CallAnswer::from(Ended::Result {
+                text: "{\"orderId\": 7}".into(),
+                text_input: true,
+                output_errors: Some(vec![json!({"pointer": "/orderId", "message": "no"})]),
+            })
+        },
+        CallAnswer::from(Ended::Navigated(Destination {
+            url: Some("http://b.test/r".into()),
+            tools: Some(vec!["pay".into()]),
+            opened_tab: Some(9),
+            result: Some("{\"orderId\":\"o-1\"}".into()),
+            result_note: None,
+            cross_origin: Some("http://b.test".into()),
+        })),
+        CallAnswer::from(Ended::Navigated(Destination {
+            result_note: Some("the destination has no JSON-LD".into()),
+            ..Destination::default()
+        })),
+        CallAnswer::from(Ended::InFrame {
+            frame_id: 3,
+            url: "http://a.test/f".into(),
+            text: "{\"title\":\"Done\"}".into(),
+            cross_origin: None,
+        }),
+    ];
+    for answer in answers {
+        let typed = page_answer(&answer);
+        let written = crate::core::run::middleware::layered_answer(&answer.to_json());
+        assert_eq!(typed, written, "{answer:?}");
+    }
+    let navigated = page_answer(&CallAnswer::from(Ended::Navigated(Destination {
+        url: Some("http://b.test/r".into()),
+        result: Some("{\"orderId\":\"o-1\"}".into()),
+        ..Destination::default()
+    })));
+    assert_eq!(
+        navigated.outcome,
+        crate::core::run::ToolOutcome::Ok(
+            "{\"navigated\":true,\"url\":\"http://b.test/r\",\"result\":{\"orderId\":\"o-1\"}}"
+                .into()
+        ),
+        "the destination's JSON-LD as a value"
+    );
 }

@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use super::*;
+use crate::core::run::{ToolAnswer, ToolOutcome};
 
 /// The tool `name` of a run: an MCP server's `delete`, as the model sees it.
 fn mcp_delete_tool(name: &str) -> RunTool {
@@ -64,7 +65,7 @@ fn an_acting_call_is_recorded_before_it_starts_and_removed_after() {
         &mut drive,
         Answer::ToolDone {
             call_id: call_id.clone(),
-            response: json!({"ok": true, "result": "done"}),
+            answer: ToolOutcome::Ok("done".into()).into(),
         },
     );
     assert!(first.contains(&Action::StoreIntents {
@@ -105,7 +106,10 @@ fn a_page_result_that_breaks_its_output_schema_is_logged_so_before_its_result() 
         &mut drive,
         Answer::ToolDone {
             call_id: call_id.clone(),
-            response: json!({"ok": true, "result": "{\"orderId\": 7}", "outputErrors": errors}),
+            answer: ToolAnswer {
+                output_errors: errors.as_array().cloned(),
+                ..ToolOutcome::Ok("{\"orderId\": 7}".into()).into()
+            },
         },
     );
     let events: Vec<serde_json::Value> = done
@@ -137,7 +141,10 @@ fn a_page_call_allowed_by_a_site_policy_is_logged_so_before_its_result() {
         &mut drive,
         Answer::ToolDone {
             call_id: call_id.clone(),
-            response: json!({"ok": true, "result": "done", "confirmation": allowed}),
+            answer: ToolAnswer {
+                confirmation: Some(allowed.into()),
+                ..ToolOutcome::Ok("done".into()).into()
+            },
         },
     );
     let events: Vec<serde_json::Value> = done

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::core::page::tabs::{TabTools, TopPage};
+use crate::core::run::ToolOutcome;
 
 /// The model searches, then adds the result it found to the cart (a tool the search view
 /// registers), then answers.
@@ -77,7 +78,7 @@ fn a_tool_the_page_registers_after_a_call_is_offered_in_the_next_step() {
     let search = tool_call(&actions).expect("the search runs");
     drive.handle(Answer::ToolDone {
         call_id: search,
-        response: json!({"ok": true, "result": "1 result"}),
+        answer: ToolOutcome::Ok("1 result".into()).into(),
     });
     let actions = poll_all(&mut drive);
     assert!(
@@ -98,7 +99,7 @@ fn a_tool_the_page_registers_after_a_call_is_offered_in_the_next_step() {
     let add = tool_call(&actions).expect("the new tool runs, bound to the page");
     drive.handle(Answer::ToolDone {
         call_id: add,
-        response: json!({"ok": true, "result": "added"}),
+        answer: ToolOutcome::Ok("added".into()).into(),
     });
     let actions = poll_all(&mut drive);
     // Listed again: nothing changed, nothing said.
@@ -131,7 +132,7 @@ fn another_origins_tools_never_join_the_run() {
         let search = tool_call(&actions).unwrap();
         drive.handle(Answer::ToolDone {
             call_id: search,
-            response: json!({"ok": true, "result": "1 result"}),
+            answer: ToolOutcome::Ok("1 result".into()).into(),
         });
         poll_all(&mut drive);
         drive.handle(Answer::TabTools(listing));
@@ -154,7 +155,7 @@ fn a_page_that_registers_thousands_of_tools_mid_run_stays_within_the_request_cap
     let search = tool_call(&actions).unwrap();
     drive.handle(Answer::ToolDone {
         call_id: search,
-        response: json!({"ok": true, "result": "1 result"}),
+        answer: ToolOutcome::Ok("1 result".into()).into(),
     });
     poll_all(&mut drive);
     let names: Vec<String> = (0..3000).map(|i| format!("t{i}")).collect();

@@ -5,6 +5,7 @@ use super::*;
 use crate::core::agui::Event;
 use crate::core::agui::CUSTOM_USAGE;
 use crate::core::observe::cost;
+use crate::core::run::ToolOutcome;
 
 const USAGE_STREAM: &str = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"}}]}\n\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
@@ -118,7 +119,7 @@ fn the_timeline_of_a_driven_run_shows_each_steps_tokens_and_cost() {
         &mut drive,
         Answer::ToolDone {
             call_id,
-            response: json!({"ok": true, "result": "done"}),
+            answer: ToolOutcome::Ok("done".into()).into(),
         },
     );
     let second = fetch_of(&done);
