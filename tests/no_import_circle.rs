@@ -298,7 +298,7 @@ const FLOORS: &[&[&str]] = &[
     ],
     &["parse"],
     &[
-        "agui", "error", "limits", "naming", "storage", "text", "url",
+        "agui", "error", "http", "limits", "naming", "storage", "text", "url",
     ],
 ];
 

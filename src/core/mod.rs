@@ -16,6 +16,7 @@
 //! - [`gate`]: the one gate every tool call passes, whichever operation asks; its permit is
 //!   the only value a call can be performed with.
 //! - [`history`]: a conversation's history rebuilt from a run's stored events.
+//! - [`http`]: an HTTP request as the core asks the shells to perform it.
 //! - [`host`]: the host's state in one value and the machines it runs for every caller: a
 //!   tab's listing, a page call.
 //! - [`limits`]: every cap on untrusted input and every deadline, in one place.
@@ -60,6 +61,7 @@ pub mod expose;
 pub mod gate;
 pub mod history;
 pub mod host;
+pub mod http;
 pub mod limits;
 pub mod mcp;
 pub mod naming;

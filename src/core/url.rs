@@ -8,6 +8,34 @@
 
 use std::fmt;
 
+/// A base URL must be https, or http on loopback.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let scheme = split_scheme(url).map(|(scheme, _)| scheme.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Err(format!("the base URL `{url}` is not an http(s) URL"));
+    }
+    let rest = split_scheme(url).map_or("", |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() {
+        return Err(format!("the base URL `{url}` has no host"));
+    }
+    if authority.contains('@') {
+        return Err(format!(
+            "the base URL `{url}` has user information (`…@`); give the host alone"
+        ));
+    }
+    let parsed = Url::parse(url).ok_or_else(|| format!("the base URL `{url}` has no host"))?;
+    if parsed.scheme == "http" && !parsed.is_loopback() {
+        return Err(format!("the base URL {url} must be https (plain http only on this machine: localhost, 127.0.0.1)"));
+    }
+    Ok(())
+}
+
+/// The origin (`scheme://host[:port]`) of a URL, for permission checks and messages.
+pub fn origin_of(url: &str) -> &str {
+    crate::core::url::origin_slice(url).unwrap_or(url)
+}
+
 #[cfg(test)]
 mod tests;
 

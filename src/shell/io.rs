@@ -11,8 +11,8 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::describe;
 
+use crate::core::http::HttpRequest;
 use crate::core::mcp::exchange::Head;
-use crate::core::provider::HttpRequest;
 
 #[wasm_bindgen(module = "/src/shell/io.js")]
 extern "C" {

@@ -8,11 +8,11 @@ use std::collections::HashMap;
 
 use super::convert::{self, describe};
 use super::io::{fetch_text, now_ms, storage_get, storage_set};
+use crate::core::http::HttpRequest;
 use crate::core::mcp::auth::{
     Area, AuthRecord, Records, TokenState, Write, MAX_AUTH_BODY_BYTES, REQUEST_MS,
 };
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::provider::HttpRequest;
 
 /// `f` on the last step-up challenge per server (for the next sign-in).
 pub(crate) fn with_challenges<T>(f: impl FnOnce(&mut HashMap<String, String>) -> T) -> T {

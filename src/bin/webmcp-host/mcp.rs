@@ -25,6 +25,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
+use webmcp_host::core::http::HttpRequest;
 use webmcp_host::core::limits::NOTIFY_WAIT_MS;
 use webmcp_host::core::mcp::auth::FlowConfig;
 use webmcp_host::core::mcp::exchange::{
@@ -33,7 +34,6 @@ use webmcp_host::core::mcp::exchange::{
 use webmcp_host::core::mcp::modern::Protocols;
 use webmcp_host::core::mcp::tools::McpTool;
 use webmcp_host::core::mcp::{CallResult, McpError, McpEvent, Outgoing, Session, ToolListing};
-use webmcp_host::core::provider::HttpRequest;
 
 mod command;
 mod sign_in;

@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use self::jsonrpc::Id;
 use self::tools::McpTool;
-use super::provider::HttpRequest;
+use super::http::HttpRequest;
 
 /// The protocol revision the client asks for, and those it accepts.
 pub const LATEST_PROTOCOL: &str = "2025-11-25";

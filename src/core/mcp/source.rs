@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::tools::{namespaced, McpTool};
-use crate::core::provider::check_base_url;
 use crate::core::run::{RunTool, ToolKind};
 use crate::core::toolset::ToolSpec;
+use crate::core::url::check_base_url;
 
 fn authorization() -> String {
     "authorization".into()

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::otlp::{export_request, AttrValue};
 use super::trace::spans;
 use crate::core::egress::{Holder, Routes};
-use crate::core::provider::check_base_url;
+use crate::core::url::check_base_url;
 
 /// Where the collectors are stored (`chrome.storage.local`).
 pub const COLLECTORS_KEY: &str = crate::core::storage::COLLECTORS;

@@ -9,7 +9,9 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::core::provider::{origin_of, HttpRequest, ModelConfig, Provider};
+use crate::core::http::HttpRequest;
+use crate::core::provider::{ModelConfig, Provider};
+use crate::core::url::origin_of;
 
 /// A preset of the model form: a provider with its base URL.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -21,6 +21,8 @@ use serde_json::Value;
 use super::agui::Message;
 use super::native::NativeDelta;
 use super::toolset::ToolSpec;
+pub use crate::core::http::HttpRequest;
+use crate::core::url::{check_base_url, origin_of};
 use usage::Usage;
 
 /// The wire protocols the host speaks.
@@ -150,35 +152,6 @@ impl ModelRegistry {
     }
 }
 
-/// A base URL must be https, or http on loopback.
-pub fn check_base_url(url: &str) -> Result<(), String> {
-    use crate::core::url::{split_scheme, Url};
-    let scheme = split_scheme(url).map(|(scheme, _)| scheme.to_ascii_lowercase());
-    if !matches!(scheme.as_deref(), Some("http" | "https")) {
-        return Err(format!("the base URL `{url}` is not an http(s) URL"));
-    }
-    let rest = split_scheme(url).map_or("", |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if authority.is_empty() {
-        return Err(format!("the base URL `{url}` has no host"));
-    }
-    if authority.contains('@') {
-        return Err(format!(
-            "the base URL `{url}` has user information (`…@`); give the host alone"
-        ));
-    }
-    let parsed = Url::parse(url).ok_or_else(|| format!("the base URL `{url}` has no host"))?;
-    if parsed.scheme == "http" && !parsed.is_loopback() {
-        return Err(format!("the base URL {url} must be https (plain http only on this machine: localhost, 127.0.0.1)"));
-    }
-    Ok(())
-}
-
-/// The origin (`scheme://host[:port]`) of a URL, for permission checks and messages.
-pub fn origin_of(url: &str) -> &str {
-    crate::core::url::origin_slice(url).unwrap_or(url)
-}
-
 /// What the run asks the model for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
@@ -188,19 +161,6 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// The tools offered (none once the budget is spent).
     pub tools: Vec<ToolSpec>,
-}
-
-/// An HTTP request for the shell to perform.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HttpRequest {
-    /// `GET`, `POST`, …
-    pub method: String,
-    /// The whole URL; never carries a key.
-    pub url: String,
-    /// Header names and values in order, keys included (only ever sent to their own model).
-    pub headers: Vec<(String, String)>,
-    /// The request body (JSON text), empty when there is none.
-    pub body: String,
 }
 
 /// What a decoder makes of a provider's stream.

@@ -22,10 +22,11 @@ use crate::core::agui::Message;
 use crate::core::provider::prompt::text_conversation;
 use crate::core::provider::replay::{parse_transcript, replay_events, Recorder};
 use crate::core::provider::{
-    build_request, classify_status, decoder, origin_of, redact, retry_delay, Decoder, ModelEvent,
-    Provider, ProviderError,
+    build_request, classify_status, decoder, redact, retry_delay, Decoder, ModelEvent, Provider,
+    ProviderError,
 };
 use crate::core::restart::Intent;
+use crate::core::url::origin_of;
 
 use crate::core::limits::ERROR_BODY_CHARS;
 pub use crate::core::limits::{FIRST_BYTE_MS, MCP_SOURCE_MS, PAGE_TOOL_MS, STREAM_IDLE_MS};

@@ -70,7 +70,7 @@ pub fn command(args: &[&str]) -> ExitCode {
             )
         }
     };
-    if let Err(message) = webmcp_host::core::provider::check_base_url(url) {
+    if let Err(message) = webmcp_host::core::url::check_base_url(url) {
         return crate::usage_error(&message.replace("base URL", "server URL"));
     }
     let secret = std::env::var("WEBMCP_HOST_CLIENT_SECRET").ok();

@@ -7,12 +7,12 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use webmcp_host::core::http::HttpRequest;
 use webmcp_host::core::mcp::auth::{
     loopback_redirect, loopback_response, BearerChallenge, ClientCredentials, Flow, FlowConfig,
     FlowSecrets, Step, TokenState, MAX_AUTH_BODY_BYTES,
 };
 use webmcp_host::core::mcp::exchange::Refusal;
-use webmcp_host::core::provider::HttpRequest;
 
 use super::{header, now_ms, send, Driver};
 

@@ -16,8 +16,8 @@ use super::url::{
     authorization_server_metadata_urls, canonical_resource, check_endpoint_url, resource_covers,
     resource_metadata_urls, strip_query, UrlParts,
 };
+use crate::core::http::HttpRequest;
 use crate::core::mcp::LATEST_PROTOCOL;
-use crate::core::provider::HttpRequest;
 
 /// What the person (or the configuration) gives a sign-in.
 #[derive(Debug, Clone, Default)]

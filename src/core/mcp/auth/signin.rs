@@ -12,9 +12,9 @@ use super::challenge::BearerChallenge;
 use super::flow::FlowConfig;
 use super::keep::Area;
 use super::token::{AuthRecord, ClientCredentials};
+use crate::core::http::HttpRequest;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::Session;
-use crate::core::provider::HttpRequest;
 
 /// Time for each request of a sign-in (and the probe), in ms.
 pub const REQUEST_MS: u32 = crate::core::limits::SIGN_IN_REQUEST_MS;

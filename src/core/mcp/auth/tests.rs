@@ -2,8 +2,8 @@
 //! whole [`super::Flow`] against scripted answers.
 
 use super::*;
+use crate::core::http::HttpRequest;
 use crate::core::mcp::LATEST_PROTOCOL;
-use crate::core::provider::HttpRequest;
 use serde_json::{json, Value};
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::encoding::{base64_standard, form_encode, percent_encode};
 use super::metadata::json_object;
-use crate::core::provider::HttpRequest;
+use crate::core::http::HttpRequest;
 
 pub use crate::core::limits::REFRESH_MARGIN_MS;
 

@@ -9,9 +9,9 @@ use super::{
     answer, Deadline, Exchange, Failure, Job, Kind, Listening, Output, Reader, Role, Stage, Stream,
     StreamId, MAX_EXTENDED_MS,
 };
+use crate::core::http::HttpRequest;
 use crate::core::mcp::jsonrpc::parse_messages;
 use crate::core::mcp::{McpEvent, Outgoing, Session};
-use crate::core::provider::HttpRequest;
 
 impl Exchange {
     pub(super) fn initialize(&self, session: &mut Session) -> Outgoing {

@@ -1,9 +1,9 @@
 //! What the exchange machine says and hears: stream ids, an answer's head, the outputs the
 //! shell performs, and the failures that end a job (each naming its cap or cause).
 
+use crate::core::http::HttpRequest;
 use crate::core::mcp::auth::{BearerChallenge, MAX_AUTHORIZATIONS};
 use crate::core::mcp::{McpError, McpEvent};
-use crate::core::provider::HttpRequest;
 
 /// One HTTP exchange the machine asked for; the shell feeds its answer back under this id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -4,11 +4,11 @@
 use serde_json::{json, Map, Value};
 
 use super::*;
+use crate::core::http::HttpRequest;
 use crate::core::mcp::auth::{AuthRecord, ClientCredentials, Tokens, MAX_AUTHORIZATIONS};
 use crate::core::mcp::modern::Protocols;
 use crate::core::mcp::{CallResult, McpError};
 use crate::core::provider::sse::MAX_SSE_EVENT_BYTES;
-use crate::core::provider::HttpRequest;
 
 const URL: &str = "http://127.0.0.1:9/mcp";
 

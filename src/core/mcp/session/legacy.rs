@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 
 use super::Session;
+use crate::core::http::HttpRequest;
 use crate::core::mcp::jsonrpc::{Id, Message};
 use crate::core::mcp::{McpEvent, Outgoing, Purpose, LATEST_PROTOCOL, SUPPORTED_PROTOCOLS};
-use crate::core::provider::HttpRequest;
 
 impl Session {
     /// The `Mcp-Session-Id` the server gave, if any.

@@ -21,7 +21,7 @@ use super::jsonrpc::{Id, Message, RpcError};
 use super::modern::{ParamHeader, MODERN_PROTOCOL};
 use super::tools::{self, parse_tools_owned, McpTool};
 use super::{Body, CallResult, McpError, McpEvent, Outgoing, Purpose};
-use crate::core::provider::HttpRequest;
+use crate::core::http::HttpRequest;
 
 /// One MCP session.
 #[derive(Debug, Clone)]

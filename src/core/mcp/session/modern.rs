@@ -7,10 +7,10 @@
 use serde_json::{json, Map, Value};
 
 use super::{describe, failure, Session};
+use crate::core::http::HttpRequest;
 use crate::core::mcp::jsonrpc::{Id, Message};
 use crate::core::mcp::modern::{self, MODERN_PROTOCOLS};
 use crate::core::mcp::{McpEvent, Outgoing, Purpose};
-use crate::core::provider::HttpRequest;
 
 impl Session {
     /// The client as 2026-07-28 requests name it in `_meta`: its name, version and

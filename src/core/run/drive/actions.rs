@@ -5,10 +5,11 @@ use serde_json::{Map, Value};
 
 use crate::core::agui::Event;
 use crate::core::gate::{McpCall, Permit};
+use crate::core::http::HttpRequest;
 use crate::core::mcp::tools::McpTool;
 use crate::core::page::call::{CallRequest, Listed};
 use crate::core::provider::prompt::Speaker;
-use crate::core::provider::{HttpRequest, ModelConfig};
+use crate::core::provider::ModelConfig;
 use crate::core::restart::Intent;
 use crate::core::run::{Input, PendingInput, RunOutcome};
 
