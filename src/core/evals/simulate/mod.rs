@@ -37,6 +37,7 @@ mod ready_tests;
 pub mod report;
 mod request;
 mod result;
+mod step;
 #[cfg(test)]
 mod tests;
 
@@ -44,7 +45,6 @@ pub use file::{parse, parse_value, write, DomAssertion, Expect, SetupCall, Simul
 pub use request::SimulateRequest;
 
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::wait::ToolWait;
 use crate::core::limits::SIM_DURATION_MS;
@@ -52,7 +52,6 @@ use crate::core::page::bridge::{DomObserved, DomQuery};
 use crate::core::page::call::CallAnswer;
 pub use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
-use read::hex;
 
 /// Why a conversation stopped (reported beside the verdict, never in place of one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -442,192 +441,6 @@ impl Simulate {
                     && (!named || r["model"].as_str() == Some(model))
             })
             .cloned()
-    }
-
-    /// The next request of the attempt under way; `None` once it is over.
-    fn step(&mut self, now_ms: f64) -> Option<Next> {
-        let tab_id = self.request.tab_id;
-        let case = self.request.cases[self.case].clone();
-        loop {
-            let a = self.attempt.as_mut().expect("an attempt");
-            match &a.stage {
-                Stage::Over => return None,
-                Stage::Reload => return Some(Next::Reload { tab_id }),
-                Stage::Loaded => {
-                    return Some(Next::ListTools {
-                        tab_id,
-                        after_ms: 0,
-                        settle: Settle::AfterLoad,
-                    })
-                }
-                Stage::Setup {
-                    index,
-                    listed,
-                    after_ms,
-                    ..
-                } => match case.setup.get(*index) {
-                    Some(_) if !*listed => {
-                        return Some(Next::ListTools {
-                            tab_id,
-                            after_ms: *after_ms,
-                            settle: Settle::Now,
-                        })
-                    }
-                    Some(call) => {
-                        return Some(Next::Call {
-                            tab_id,
-                            name: call.function_name.clone(),
-                            args: call.arguments.clone(),
-                            timeout_ms: self.request.timeout_ms,
-                        })
-                    }
-                    None => {
-                        a.started_ms = Some(now_ms);
-                        a.stage = Stage::User;
-                    }
-                },
-                Stage::User => {
-                    let started = *a.started_ms.get_or_insert(now_ms);
-                    let left =
-                        case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64 - (now_ms - started);
-                    if a.turns.len() >= case.user.max_turns() as usize {
-                        a.end(EndedBy::MaxTurns, now_ms, &case);
-                        continue;
-                    }
-                    if left <= 0.0 {
-                        a.end(EndedBy::Timeout, now_ms, &case);
-                        continue;
-                    }
-                    match &case.user {
-                        UserSide::Message(message) => a.stage = Stage::Agent(message.clone()),
-                        UserSide::Scenario { scenario, .. } => {
-                            let replay = match a.recorded(Role::User, a.recording.user.len()) {
-                                Some(Err(why)) => {
-                                    a.fail(why);
-                                    continue;
-                                }
-                                other => other.and_then(Result::ok),
-                            };
-                            let body = json!({
-                                "noTools": true,
-                                "messages": prompts::user_messages(scenario, &a.turns),
-                                "maxSteps": 1,
-                            });
-                            let model = (self.request.user_model.clone())
-                                .unwrap_or_else(|| self.agent_model().to_owned());
-                            let request = self.run_request(Role::User, &model, body, replay);
-                            return Some(Next::Run {
-                                role: Role::User,
-                                request,
-                                within_ms: left.max(1.0) as u64,
-                            });
-                        }
-                    }
-                }
-                // Before each agent turn, the tab's page, once loaded, and its origin: the
-                // conversation goes on only where it began.
-                Stage::Agent(_) if a.checked <= a.turns.len() => {
-                    return Some(Next::ListTools {
-                        tab_id,
-                        after_ms: 0,
-                        settle: Settle::Loaded,
-                    })
-                }
-                Stage::Agent(message) => {
-                    let started = a.started_ms.unwrap_or(now_ms);
-                    let left =
-                        case.max_duration_ms.unwrap_or(SIM_DURATION_MS) as f64 - (now_ms - started);
-                    let replay = match a.recorded(Role::Agent, a.recording.agent.len()) {
-                        Some(Err(why)) => {
-                            a.fail(why);
-                            continue;
-                        }
-                        other => other.and_then(Result::ok),
-                    };
-                    let mut messages = a.history.clone();
-                    let id = format!("sim-user-{}", a.turns.len() + 1);
-                    messages.push(json!({"id": id, "role": "user", "content": message}));
-                    let mut body = json!({
-                        "tabId": tab_id,
-                        "messages": messages,
-                        "maxSteps": self.request.max_steps,
-                    });
-                    let model = self.agent_model().to_owned();
-                    if !self.request.models.is_empty() {
-                        body["model"] = json!(model);
-                    }
-                    let request = self.run_request(Role::Agent, &model, body, replay);
-                    return Some(Next::Run {
-                        role: Role::Agent,
-                        request,
-                        within_ms: left.max(1.0) as u64,
-                    });
-                }
-                Stage::Dom => {
-                    let queries = (case.assertions.iter())
-                        .map(|assertion| DomQuery {
-                            selector: assertion.selector.clone(),
-                            attribute: match &assertion.expect {
-                                Expect::Attribute { name, .. } => Some(name.clone()),
-                                _ => None,
-                            },
-                        })
-                        .collect();
-                    return Some(Next::QueryDom { tab_id, queries });
-                }
-                Stage::Judge => {
-                    let Some(criteria) = case.success_criteria.as_deref() else {
-                        a.stage = Stage::Over;
-                        continue;
-                    };
-                    let ended = a.ended.unwrap_or(EndedBy::MaxTurns);
-                    let prompt = prompts::judge_prompt(
-                        criteria,
-                        &a.setup,
-                        &a.turns,
-                        a.closing.as_deref(),
-                        ended,
-                    );
-                    let input = hex(&Sha256::digest(prompt.as_bytes()));
-                    // A replayed judge whose transcript is unchanged answers as it did; one
-                    // whose transcript changed is asked again, when a judge is named.
-                    let recorded = (a.replay.as_ref())
-                        .filter(|r| {
-                            r.pointer("/recording/judge/input").and_then(Value::as_str)
-                                == Some(input.as_str())
-                        })
-                        .and_then(|r| {
-                            r.pointer("/recording/judge/transcript")?
-                                .as_str()
-                                .map(str::to_owned)
-                        });
-                    let model = match (&recorded, &self.request.judge_model) {
-                        (_, Some(model)) => model.clone(),
-                        (Some(_), None) => "judge".into(),
-                        (None, None) => {
-                            a.fail("the judge's transcript is not the recorded one, and no `judgeModel` is named to judge it again".into());
-                            continue;
-                        }
-                    };
-                    a.judge_input = Some(input);
-                    let body = json!({
-                        "noTools": true,
-                        "messages": [
-                            {"id": "judge-system", "role": "system", "content": prompts::JUDGE_SYSTEM},
-                            {"id": "judge-transcript", "role": "user", "content": prompt},
-                        ],
-                        "outputSchema": prompts::verdict_schema(),
-                        "maxSteps": 2,
-                    });
-                    let request = self.run_request(Role::Judge, &model, body, recorded);
-                    return Some(Next::Run {
-                        role: Role::Judge,
-                        request,
-                        within_ms: u64::from(self.request.timeout_ms).max(1),
-                    });
-                }
-            }
-        }
     }
 
     /// A run request with its id, its eval tag and, when replaying, its transcript.
