@@ -14,7 +14,7 @@ SHIP_DIR := target/ship
 WASM := $(SHIP_DIR)/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check test test-native test-agui test-mcp test-wasm test-e2e flakes test-playwright test-release release demo demo-local eval-local record-corpus bench clean
+.PHONY: build setup setup-browser check check-wasm check-beside test test-native test-agui test-mcp test-wasm test-e2e flakes test-playwright test-release release demo demo-local eval-local record-corpus bench clean
 
 ## build: assemble the unpacked extension in extension/
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
@@ -35,14 +35,16 @@ setup-browser:
 	@scripts/setup.sh --browser
 
 ## test: every test: native, wasm in headless Chromium, end-to-end with the extension loaded
-# Two builds run beside others, at the lowest priority (`nice -n 19`), each in a target
-# directory no other step waits on: the native tests while the shipped module builds (whose
-# LTO and wasm-opt use one core), and the wasm tests while the end-to-end suites run (they wait
-# on the browser far more than they compute: about 30% of two cores). Each runs after.
+# Work runs beside others at the lowest priority (`nice -n 19`): the native tests build while
+# the shipped module builds (whose LTO and wasm-opt use one core), and while the end-to-end
+# suites run (they wait on the browser far more than they compute: about 30% of two cores)
+# the wasm tests build and the wasm shell's lint and both doc builds run (`check-beside`).
+# `test-native` with `check-beside` is `make check`. Each builds in a target directory no
+# other step waits on.
 test: setup-browser
 	@$(call beside,test-native-build,cargo test --quiet --no-run,build)
 	@$(MAKE) --no-print-directory test-native test-agui test-mcp
-	@$(call beside,test-wasm-build,scripts/test-wasm.sh --build,test-e2e)
+	@$(call beside,check-beside,$(MAKE) --no-print-directory check-beside,test-e2e)
 	@$(MAKE) --no-print-directory test-wasm test-playwright test-release
 
 # $(call beside,LOG,COMMAND,TARGET): COMMAND at the lowest priority (its output in
@@ -53,15 +55,23 @@ beside = mkdir -p target; nice -n 19 $(2) > target/$(1).log 2>&1 & pid=$$!; \
   exit $$status
 
 ## check: the fast loop: formatting, clippy (native, and the wasm shell), doc links and the native tests
-check: setup
+check: test-native check-wasm
+
+test-native: setup
 	cargo fmt --check
 	cargo clippy --all-targets --quiet -- -D warnings
+	cargo test
+
+# The wasm shell's lint and the doc links (native and wasm).
+check-wasm: setup
 	cargo clippy --lib --target $(WASM_TARGET) --quiet -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --quiet
 	RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --quiet --target $(WASM_TARGET)
-	cargo test
 
-test-native: check
+# Beside the end-to-end suites in `make test`: the wasm tests' build, then `check-wasm`.
+check-beside:
+	scripts/test-wasm.sh --build
+	$(MAKE) --no-print-directory check-wasm
 
 ## test-agui: the official AG-UI validators over the core's golden event logs
 test-agui:
