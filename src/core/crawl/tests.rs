@@ -569,7 +569,7 @@ fn a_page_listed_while_it_still_loads_is_listed_again_and_one_that_never_loads_i
     use crate::core::host::listing::{played, Listing};
     use crate::core::host::Host;
     use crate::core::page::ready::PAGE_READY_MS;
-    use crate::core::page::tabs::fixture::{top_frame, top_unreachable};
+    use crate::core::page::tabs::fixture::{reloading, top_frame};
     let url = "https://shop.test/a";
     // Through the host's listing: the old document gone and the new one not answering, then
     // the new one still parsing, then the page, twice alike.
@@ -578,14 +578,7 @@ fn a_page_listed_while_it_still_loads_is_listed_again_and_one_that_never_loads_i
     let mut shown = 0;
     let mut frames = || {
         shown += 1;
-        vec![match shown {
-            1 => top_unreachable(
-                url,
-                "The message port closed before a response was received.",
-            ),
-            2 => top_frame(url, &[], true),
-            _ => top_frame(url, &["t"], false),
-        }]
+        reloading(url, shown, &["t"])
     };
     let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 0.0).unwrap();
     crawl.handle(Reply::Previous(None));

@@ -9,7 +9,7 @@ use super::*;
 use crate::core::host::listing::{played, Listing};
 use crate::core::host::Host;
 use crate::core::page::ready::PAGE_READY_MS;
-use crate::core::page::tabs::fixture::{top_frame, top_unreachable};
+use crate::core::page::tabs::fixture::reloading;
 use crate::core::page::tabs::FrameAnswer;
 
 /// One case of two mugs, its tab reloaded first or not.
@@ -19,18 +19,10 @@ fn mugs(reload: bool) -> Simulate {
     Simulate::new(request(case, json!({"reload": reload})), None, "s".into())
 }
 
-/// The tab as its top frame answers at its `n`th listing (from 1): the old document gone and
-/// the new one not answering, then the new one still parsing, then the shop.
+/// The shop as its top frame answers at its `n`th listing (from 1): not answering, then
+/// parsing, then offering `add_to_cart`.
 fn mid_load(n: usize) -> Vec<FrameAnswer> {
-    let url = "https://shop.test/";
-    vec![match n {
-        1 => top_unreachable(
-            url,
-            "The message port closed before a response was received.",
-        ),
-        2 => top_frame(url, &[], true),
-        _ => top_frame(url, &["add_to_cart"], false),
-    }]
+    reloading("https://shop.test/", n, &["add_to_cart"])
 }
 
 #[test]

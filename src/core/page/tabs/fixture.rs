@@ -94,3 +94,17 @@ pub(crate) fn top_unreachable(url: &str, message: &str) -> FrameAnswer {
         answer: Err(FrameFailure::Unreachable(message.into())),
     }
 }
+
+/// The tab showing `url` as its top frame answers at its `n`th listing (from 1) after a load:
+/// the old document gone and the new one not answering yet, then the new one still parsing,
+/// then the page offering `names`.
+pub(crate) fn reloading(url: &str, n: usize, names: &[&str]) -> Vec<FrameAnswer> {
+    vec![match n {
+        1 => top_unreachable(
+            url,
+            "The message port closed before a response was received.",
+        ),
+        2 => top_frame(url, &[], true),
+        _ => top_frame(url, names, false),
+    }]
+}
