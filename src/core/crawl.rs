@@ -20,7 +20,7 @@ pub use crate::core::limits::{
     MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
 };
 use crate::core::naming::kind;
-pub use crate::core::page::ready::Settle;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::{Listed, TabTools};
 use crate::core::url::Url;
 

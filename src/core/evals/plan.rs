@@ -34,7 +34,7 @@ use super::said::{page_said, reported_failure};
 use super::wait::ToolWait;
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
 use crate::core::page::call::CallAnswer;
-pub use crate::core::page::ready::Settle;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 pub use super::messages::Mode;

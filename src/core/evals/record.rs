@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::core::page::call::CallAnswer;
-pub use crate::core::page::ready::Settle;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 use super::messages::short;

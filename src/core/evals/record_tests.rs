@@ -4,6 +4,7 @@ use super::parse_evals;
 use super::plan::judge;
 use super::record::*;
 use crate::core::page::call::CallAnswer;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;
 
 /// A kept run's log: the prompt, then `search_products` and `add_to_cart` called.

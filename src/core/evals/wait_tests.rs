@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use super::plan::*;
 use super::plan_tests::{poll_smoke, request, run_answer};
 use crate::core::page::call::CallAnswer;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;
 
 /// Lists the tools `present` at `now_ms` for the next step; the next step after it.

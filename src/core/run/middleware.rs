@@ -162,19 +162,10 @@ pub fn layered_answer(response: &Value) -> ToolAnswer {
                 outcome: response["endTurn"].clone(),
             }
         }
-        (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => {
-            let mut result = serde_json::json!({"navigated": true});
-            for key in ["url", "crossOrigin", "tools", "openedTab", "resultNote"] {
-                if let Some(value) = response.get(key) {
-                    result[key] = value.clone();
-                }
-            }
-            if let Some(Value::String(text)) = response.get("result") {
-                result["result"] =
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            }
-            ToolOutcome::Ok(result.to_string())
-        }
+        (Some(Value::Bool(true)), _, Some(Value::Bool(true))) => ToolOutcome::navigation(
+            |key| response.get(key).cloned(),
+            response.get("result").and_then(Value::as_str),
+        ),
         (Some(Value::Bool(true)), Some(Value::String(text)), _) => match media_parts(response) {
             Some(parts) => ToolOutcome::Media {
                 text: text.clone(),

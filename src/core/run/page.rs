@@ -1,7 +1,7 @@
 //! The page tools of a run: a tab's tools as run tools with distinct names, bound to the page
 //! tool each stands for, and a page call's answer as the run's tool outcome.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::core::page::call::{CallAnswer, Ended};
 use crate::core::page::tabs::TabTools;
@@ -101,26 +101,17 @@ pub fn page_run_tools(
 pub fn page_answer(answer: &CallAnswer) -> ToolAnswer {
     let outcome = match &answer.ended {
         Ended::Result { text, .. } | Ended::InFrame { text, .. } => ToolOutcome::Ok(text.clone()),
-        Ended::Navigated(to) => {
-            let mut result = json!({"navigated": true});
-            let fields = [
-                ("url", to.url.as_ref().map(|u| json!(u))),
-                ("crossOrigin", to.cross_origin.as_ref().map(|o| json!(o))),
-                ("tools", to.tools.as_ref().map(|t| json!(t))),
-                ("openedTab", to.opened_tab.map(|t| json!(t))),
-                ("resultNote", to.result_note.as_ref().map(|n| json!(n))),
-            ];
-            for (key, value) in fields {
-                if let Some(value) = value {
-                    result[key] = value;
-                }
-            }
-            if let Some(text) = &to.result {
-                result["result"] =
-                    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
-            }
-            ToolOutcome::Ok(result.to_string())
-        }
+        Ended::Navigated(to) => ToolOutcome::navigation(
+            |key| match key {
+                "url" => to.url.as_ref().map(|u| json!(u)),
+                "crossOrigin" => to.cross_origin.as_ref().map(|o| json!(o)),
+                "tools" => to.tools.as_ref().map(|t| json!(t)),
+                "openedTab" => to.opened_tab.map(|t| json!(t)),
+                "resultNote" => to.result_note.as_ref().map(|n| json!(n)),
+                _ => None,
+            },
+            to.result.as_deref(),
+        ),
         Ended::Failed(error) => ToolOutcome::Error(error.clone()),
     };
     let output_errors = match &answer.ended {

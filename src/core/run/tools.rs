@@ -98,6 +98,30 @@ pub enum ToolOutcome {
     },
 }
 
+impl ToolOutcome {
+    /// A navigation as the model gets it, whichever form the answer came in (a page call's
+    /// typed answer, or what the middleware layers handed back): `{navigated: true, url?,
+    /// crossOrigin?, tools?, openedTab?, resultNote?, result?}` as JSON text, in that order, the
+    /// destination's JSON-LD (`result`) as a value, not as text in text. `field` gives each of
+    /// the named fields, when the answer has it.
+    pub(crate) fn navigation(
+        field: impl Fn(&str) -> Option<Value>,
+        result: Option<&str>,
+    ) -> ToolOutcome {
+        let mut out = serde_json::json!({"navigated": true});
+        for key in ["url", "crossOrigin", "tools", "openedTab", "resultNote"] {
+            if let Some(value) = field(key) {
+                out[key] = value;
+            }
+        }
+        if let Some(text) = result {
+            out["result"] =
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()));
+        }
+        ToolOutcome::Ok(out.to_string())
+    }
+}
+
 /// How a tool call of a run ended, typed, whoever carried it out (the page, an MCP server,
 /// the host's clock, the person's middleware): its outcome, and what the run's log says beside
 /// it. Every source hands it over as a value; only what the person's JavaScript middleware
@@ -127,29 +151,6 @@ impl ToolAnswer {
     /// A call that failed, was refused or was never made: why.
     pub fn error(message: impl Into<String>) -> ToolAnswer {
         ToolOutcome::Error(message.into()).into()
-    }
-
-    /// The answer in `callTool`'s shape, as the person's middleware layers get it from
-    /// `next()`: `{ok: true, result, parts?}` or `{ok: false, error, outputErrors?}` (a page
-    /// call's is its own, richer one: `page::call::CallAnswer::to_json`).
-    pub fn to_json(&self) -> Value {
-        let mut json = match &self.outcome {
-            ToolOutcome::Ok(text) => serde_json::json!({"ok": true, "result": text}),
-            ToolOutcome::Media { text, parts } => {
-                serde_json::json!({"ok": true, "result": text, "parts": parts})
-            }
-            ToolOutcome::Error(error) => serde_json::json!({"ok": false, "error": error}),
-            ToolOutcome::EndTurn { result, outcome } => {
-                serde_json::json!({"ok": true, "result": result, "endTurn": outcome})
-            }
-        };
-        if let Some(errors) = &self.output_errors {
-            json["outputErrors"] = Value::Array(errors.clone());
-        }
-        if let Some(allowed) = &self.confirmation {
-            json["confirmation"] = Value::String(allowed.clone());
-        }
-        json
     }
 }
 

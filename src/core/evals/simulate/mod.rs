@@ -50,7 +50,7 @@ use super::wait::ToolWait;
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
 use crate::core::page::call::CallAnswer;
-pub use crate::core::page::ready::Settle;
+use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 /// Why a conversation stopped (reported beside the verdict, never in place of one).

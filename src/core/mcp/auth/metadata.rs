@@ -18,7 +18,8 @@ pub struct ResourceMetadata {
     pub scopes_supported: Option<Vec<String>>,
 }
 
-pub(super) fn strings(value: Option<&Value>) -> Option<Vec<String>> {
+/// The strings of a JSON array (what is not a string left out), when it is one.
+pub(in crate::core::mcp) fn strings(value: Option<&Value>) -> Option<Vec<String>> {
     value.and_then(Value::as_array).map(|a| {
         a.iter()
             .filter_map(Value::as_str)

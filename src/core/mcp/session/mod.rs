@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
+use super::auth::metadata::strings;
 use super::auth::{self, AuthRecord};
 use super::jsonrpc::{Id, Message, RpcError};
 use super::modern::{ParamHeader, MODERN_PROTOCOL};
@@ -348,16 +349,8 @@ impl Session {
                     if error.code == RpcError::UNSUPPORTED_PROTOCOL_VERSION
                         && (self.modern || purpose == Purpose::Discover) =>
                 {
-                    let supported = (error.data.as_ref())
-                        .and_then(|d| d.get("supported"))
-                        .and_then(Value::as_array)
-                        .map(|v| {
-                            v.iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_owned)
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let supported = error.data.as_ref().and_then(|d| d.get("supported"));
+                    let supported = strings(supported).unwrap_or_default();
                     vec![McpEvent::VersionRejected {
                         id,
                         purpose,

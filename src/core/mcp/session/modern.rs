@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::{describe, failure, Session};
 use crate::core::http::HttpRequest;
+use crate::core::mcp::auth::metadata::strings;
 use crate::core::mcp::jsonrpc::{Id, Message};
 use crate::core::mcp::modern::{self, MODERN_PROTOCOLS};
 use crate::core::mcp::{McpEvent, Outgoing, Purpose};
@@ -160,15 +161,7 @@ impl Session {
     /// `server/discover` answered: 2026-07-28 from now on (no session) when it offers a
     /// revision this client speaks statelessly, else the request's failure.
     pub(super) fn discover_answered(&mut self, id: i64, result: &Value) -> Vec<McpEvent> {
-        let versions: Vec<String> = (result.get("supportedVersions"))
-            .and_then(Value::as_array)
-            .map(|v| {
-                v.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let versions = strings(result.get("supportedVersions")).unwrap_or_default();
         let Some(version) = MODERN_PROTOCOLS
             .iter()
             .find(|v| versions.iter().any(|s| s == *v))
