@@ -10,17 +10,35 @@ use std::path::Path;
 #[path = "common/production.rs"]
 mod production;
 
-/// Rust source files under `dir`, test files and test modules left out.
+/// Rust source files under `dir`, test files and test modules left out (`tests.rs`,
+/// `*_tests.rs`, `tests/`, and the files of every module declared `#[cfg(test)]`).
 fn sources(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    let mut test_files = Vec::new();
+    read_sources(root, dir, out, &mut test_files);
+    out.retain(|file, _| {
+        !test_files
+            .iter()
+            .any(|test| file.starts_with(test.as_str()))
+    });
+}
+
+fn read_sources(
+    root: &Path,
+    dir: &Path,
+    out: &mut BTreeMap<String, String>,
+    test_files: &mut Vec<String>,
+) {
     for entry in std::fs::read_dir(dir).expect("a readable directory") {
         let path = entry.expect("an entry").path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
             if name != "tests" {
-                sources(root, &path, out);
+                read_sources(root, &path, out, test_files);
             }
         } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
             let text = std::fs::read_to_string(&path).expect("readable");
+            let relative = path.strip_prefix(root).unwrap();
+            test_files.extend(production::test_module_files(relative, &text));
             let code = production::production(&text);
             let code = code.as_str();
             let code: String = code

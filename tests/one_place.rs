@@ -190,7 +190,8 @@ fn sources(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// The code of every `.rs` and `.js` file under `dirs` but `except`, each as `(its path from
 /// the project's root, its text without its `#[cfg(test)]` items, wherever they sit)`; with `skip_test_files`, without
-/// the files that only test (`tests.rs`, `*_tests.rs`, anything under a `tests` folder).
+/// the files that only test (`tests.rs`, `*_tests.rs`, anything under a `tests` folder). The
+/// files of a module declared `#[cfg(test)]` are never read.
 fn code_files(dirs: &[&str], except: &str, skip_test_files: bool) -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
@@ -203,14 +204,20 @@ fn code_files(dirs: &[&str], except: &str, skip_test_files: bool) -> Vec<(String
             || name.ends_with("_tests.rs")
             || f.components().any(|c| c.as_os_str() == "tests")
     };
-    files
-        .iter()
+    let texts: Vec<(String, String)> = (files.iter())
         .filter(|f| **f != root.join(except) && !(skip_test_files && is_test(f)))
         .map(|f| {
             let text = std::fs::read_to_string(f).expect("readable");
-            let code = production::production(&text);
-            (f.strip_prefix(root).unwrap().display().to_string(), code)
+            (f.strip_prefix(root).unwrap().display().to_string(), text)
         })
+        .collect();
+    // A module declared `#[cfg(test)]` has no production code, whatever its files.
+    let test_files: Vec<String> = (texts.iter())
+        .flat_map(|(file, text)| production::test_module_files(Path::new(file), text))
+        .collect();
+    (texts.into_iter())
+        .filter(|(file, _)| !test_files.iter().any(|t| file.starts_with(t.as_str())))
+        .map(|(file, text)| (file, production::production(&text)))
         .collect()
 }
 

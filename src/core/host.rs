@@ -25,6 +25,9 @@ pub mod listing;
 pub mod screen;
 pub mod uses;
 
+#[cfg(test)]
+pub(crate) mod play;
+
 /// The host's state.
 #[derive(Default)]
 pub struct Host {

@@ -45,10 +45,53 @@ fn skip_item(text: &str) -> &str {
     }
 }
 
+/// The files of the child modules that `file` (holding `text`) declares `#[cfg(test)]` (`mod
+/// play;` under the mark): `dir/play.rs` and everything under `dir/play/`, as path prefixes.
+/// Their code is test code, however it is laid out.
+pub fn test_module_files(file: &std::path::Path, text: &str) -> Vec<String> {
+    const MARK: &str = "#[cfg(test)]";
+    let dir = match file.file_name().and_then(|n| n.to_str()) {
+        Some("mod.rs") | Some("lib.rs") => file.parent().map(std::path::Path::to_path_buf),
+        _ => Some(file.with_extension("")),
+    };
+    let Some(dir) = dir else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices(MARK) {
+        let item = text[at + MARK.len()..].trim_start();
+        let item = item.strip_prefix("pub(crate) ").unwrap_or(item);
+        let Some(rest) = item.strip_prefix("mod ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() && rest[name.len()..].trim_start().starts_with(';') {
+            out.push(dir.join(format!("{name}.rs")).display().to_string());
+            out.push(format!("{}/", dir.join(&name).display()));
+        }
+    }
+    out
+}
+
 #[test]
 fn code_after_a_test_module_is_kept_and_test_items_are_not() {
     let text = "use a;\n#[cfg(test)]\nmod tests;\nfn b() {}\n#[cfg(test)]\nmod inline {\n    fn t() { if x { y } }\n}\nfn c() {}\n#[cfg(test)]\nuse d;\n";
     let kept = production(text);
     assert!(kept.contains("use a;") && kept.contains("fn b()") && kept.contains("fn c()"));
     assert!(!kept.contains("mod tests") && !kept.contains("fn t()") && !kept.contains("use d"));
+}
+
+#[test]
+fn the_files_of_a_test_only_module_are_named() {
+    let text = "pub mod call;\n#[cfg(test)]\npub(crate) mod play;\n#[cfg(test)]\nmod tests {}\n";
+    let files = test_module_files(std::path::Path::new("src/core/host.rs"), text);
+    assert_eq!(files, ["src/core/host/play.rs", "src/core/host/play/"]);
+    let files = test_module_files(
+        std::path::Path::new("src/core/mcp/mod.rs"),
+        "#[cfg(test)]\nmod fake;",
+    );
+    assert_eq!(files, ["src/core/mcp/fake.rs", "src/core/mcp/fake/"]);
 }

@@ -1,0 +1,491 @@
+//! The whole host played natively: the real [`Host`] and the machines it composes (listings,
+//! page calls through the gate, runs from their start to their end, simulations, smoke
+//! evaluations), driven by a scripted browser (tabs whose pages answer the bridge's messages,
+//! [`page::ShopPage`]), a scripted OpenAI-compatible model server ([`model::ModelServer`]: the
+//! real provider code reads its streams) and simulated time: what the shell performs in the
+//! browser, performed here as values, with the clock a number that moves only when something
+//! waits (a timer, a model's latency, a page loading).
+//!
+//! Each driver performs what its machine asks exactly as its shell driver does (`shell::list`,
+//! `shell::page_call`, `shell::agent::run`, `shell::evals::simulate` and `evaluate`); what the
+//! browser would add (messaging, storage, the popup) is answered from the scripted world.
+//!
+//! Crossings: every time a driver hands a value into the [`Host`] ([`Host::advance`],
+//! [`Host::list`]) counts one, so the tests can hold how often a page call enters the core.
+
+use std::collections::{HashMap, VecDeque};
+
+use serde_json::{Map, Value};
+
+use super::call::{Effect, HostCall, Outcome};
+use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::Host;
+use crate::core::evals::simulate::{Next, Reply, Simulate, SimulateRequest};
+use crate::core::gate::Asker;
+use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as FrameReply, Target};
+use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Input, Step, Tab};
+use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
+use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
+use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::RunOutcome;
+use crate::core::setup::call::Called;
+use crate::core::setup::start::{finished, Got, Need, Start};
+
+pub(crate) mod model;
+pub(crate) mod page;
+
+use model::ModelServer;
+use page::ShopPage;
+
+/// How long a page takes to load again (ms of simulated time).
+const LOAD_MS: f64 = 300.0;
+
+/// The scripted world and the host in it.
+pub(crate) struct Play {
+    /// The host under test.
+    pub host: Host,
+    /// The time now (ms since the epoch), moved only by waits.
+    pub now: f64,
+    /// The tabs, each showing one page, by id.
+    pub pages: HashMap<i64, ShopPage>,
+    /// The model server.
+    pub models: ModelServer,
+    /// The configured models, each served by [`Play::models`].
+    pub registry: ModelRegistry,
+    /// The person's stored layers (`configure({middleware})`), if any.
+    pub layers: Option<Value>,
+    /// Whether the person allows what a run asks them to confirm.
+    pub allow: bool,
+    /// Values handed into the host so far (see the module's note).
+    pub crossings: usize,
+    /// The crossings of each page call, in the order they ended (its listing included).
+    pub call_crossings: Vec<usize>,
+    /// Every run's outcome, in the order they ended.
+    pub outcomes: Vec<RunOutcome>,
+    ids: u64,
+}
+
+/// One run's pending answers in simulated time: when each is due, in order.
+#[derive(Default)]
+struct Pending {
+    due: Vec<(f64, u64, Answer)>,
+    seq: u64,
+    /// Each fetch's body pieces still to be read (`None`: its end).
+    bodies: HashMap<FetchId, VecDeque<Option<String>>>,
+}
+
+impl Pending {
+    fn at(&mut self, when: f64, answer: Answer) {
+        self.seq += 1;
+        self.due.push((when, self.seq, answer));
+    }
+
+    /// The earliest answer due.
+    fn next(&mut self) -> Option<(f64, Answer)> {
+        let first = (self.due.iter().enumerate())
+            .min_by(|(_, a), (_, b)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map(|(i, _)| i)?;
+        let (when, _, answer) = self.due.remove(first);
+        Some((when, answer))
+    }
+
+    fn drop_where(&mut self, gone: impl Fn(&Answer) -> bool) {
+        self.due.retain(|(_, _, answer)| !gone(answer));
+    }
+}
+
+impl Play {
+    /// Tab 4 showing the shop, and the models `names` (each `<name>-1` at the server).
+    pub(crate) fn shop(names: &[&str]) -> Play {
+        let models = names.iter().map(|name| ModelConfig {
+            name: (*name).into(),
+            provider: Provider::Openai,
+            base_url: "http://127.0.0.1:8808/v1".into(),
+            model: format!("{name}-1"),
+            native_tools: true,
+            key_ref: None,
+            max_tokens: None,
+            transcript: None,
+            idle_timeout_ms: None,
+        });
+        Play {
+            host: Host::default(),
+            now: 1_800_000_000_000.0,
+            pages: HashMap::from([(4, ShopPage::new("https://shop.test/"))]),
+            models: ModelServer::default(),
+            registry: ModelRegistry {
+                models: models.collect(),
+                default: names.first().map(|n| (*n).to_owned()),
+            },
+            layers: None,
+            allow: true,
+            crossings: 0,
+            call_crossings: Vec::new(),
+            outcomes: Vec::new(),
+            ids: 0,
+        }
+    }
+
+    fn fresh(&mut self) -> String {
+        self.ids += 1;
+        format!("p{}", self.ids)
+    }
+
+    /// Lists a tab as `shell::list` does.
+    pub(crate) fn list(&mut self, mut listing: Listing) -> Listed {
+        let mut input = None;
+        loop {
+            self.crossings += 1;
+            input = Some(match self.host.list(&mut listing, input.take(), self.now) {
+                ListEffect::Done(listed) => return listed,
+                ListEffect::Sleep { ms } => {
+                    self.now += f64::from(ms);
+                    ListInput::Slept
+                }
+                ListEffect::Frames { tab_id, sites } => ListInput::Frames {
+                    answers: self.frame_listings(tab_id),
+                    sites: sites.then(|| Ok(Vec::new())),
+                },
+                ListEffect::Inject { .. } => ListInput::Injected(Ok(())),
+            });
+        }
+    }
+
+    fn frame_listings(&mut self, tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
+        let frame = self.frames(tab_id).into_iter().next();
+        let frame = frame.ok_or_else(|| format!("No tab with id: {tab_id}."))?;
+        let message = FrameRequest::ListTools.to_message();
+        let reply = match self.send(tab_id, &frame.target(), &message) {
+            Input::Reply(text) => FrameReply::Answered(text),
+            _ => FrameReply::Failed("Receiving end does not exist.".into()),
+        };
+        Ok(vec![listing(frame, reply)])
+    }
+
+    fn frames(&self, tab_id: i64) -> Vec<Frame> {
+        let page = self.pages.get(&tab_id).into_iter();
+        page.map(|page| Frame {
+            frame_id: 0,
+            url: page.url.clone(),
+            document_id: Some(page.document()),
+        })
+        .collect()
+    }
+
+    fn tabs(&self) -> Vec<Tab> {
+        let mut ids: Vec<i64> = self.pages.keys().copied().collect();
+        ids.sort_unstable();
+        (ids.into_iter())
+            .map(|id| Tab {
+                id,
+                opener: None,
+                complete: true,
+            })
+            .collect()
+    }
+
+    /// A message to a frame's document: its reply, or the channel's failure when the document
+    /// is not the one aimed at.
+    fn send(&mut self, tab_id: i64, target: &Target, message: &Value) -> Input {
+        match self.pages.get_mut(&tab_id) {
+            Some(page) if target.frame_id == 0 => match &target.document_id {
+                Some(document) if *document != page.document() => Input::ChannelFailed(
+                    "Could not establish connection. Receiving end does not exist.".into(),
+                ),
+                _ => Input::Reply(Ok(page.answer(message))),
+            },
+            _ => Input::ChannelFailed(format!("No frame {} in tab {tab_id}.", target.frame_id)),
+        }
+    }
+
+    /// Reloads a tab's page (its cart emptied, `loading` listings while it parses).
+    pub(crate) fn reload(&mut self, tab_id: i64, loading: usize) -> Result<(), String> {
+        let page = self.pages.get_mut(&tab_id);
+        let page = page.ok_or_else(|| format!("No tab with id: {tab_id}."))?;
+        page.reload(loading);
+        self.now += LOAD_MS;
+        Ok(())
+    }
+
+    /// A page call that `asker` asks for, as `shell::gate::page_call` makes it.
+    pub(crate) fn asked(&mut self, asker: Asker, request: CallRequest) -> CallAnswer {
+        let id = format!("call_{}", self.fresh());
+        self.page_call(HostCall::asked(asker, request, id))
+    }
+
+    /// Performs a page call as `shell::page_call` does.
+    pub(crate) fn page_call(&mut self, mut call: HostCall) -> CallAnswer {
+        let (mut outcome, before) = (None, self.crossings);
+        loop {
+            self.crossings += 1;
+            let effect = self.host.advance(&mut call, outcome.take(), self.now);
+            outcome = Some(match effect {
+                Effect::Done(answer) => {
+                    self.call_crossings.push(self.crossings - before);
+                    return answer;
+                }
+                Effect::ReadLayers => Outcome::Layers(Ok(self.layers.clone())),
+                Effect::Hold { ms } => {
+                    self.now += f64::from(ms);
+                    Outcome::Held
+                }
+                Effect::ListTools { tab_id } => {
+                    Outcome::Page(Input::Tools(self.list(Listing::kept(tab_id, Settle::Now))))
+                }
+                Effect::Page(Step::Send {
+                    tab_id,
+                    target,
+                    message,
+                    list_tabs,
+                    ..
+                }) => Outcome::Sent {
+                    tabs: list_tabs.then(|| self.tabs()),
+                    reply: self.send(tab_id, &target, &message),
+                },
+                Effect::Page(step) => Outcome::Page(self.page_step(step)),
+            });
+        }
+    }
+
+    fn page_step(&mut self, step: Step) -> Input {
+        match step {
+            Step::Frame { tab_id, frame_id } => Input::Frame(
+                (self.frames(tab_id).into_iter())
+                    .find(|frame| frame.frame_id == frame_id)
+                    .map(|frame| FrameState {
+                        url: frame.url,
+                        document_id: frame.document_id,
+                    }),
+            ),
+            Step::Tabs => Input::Tabs(self.tabs()),
+            Step::Cancel {
+                tab_id,
+                target,
+                message,
+            } => match self.send(tab_id, &target, &message) {
+                reply @ Input::Reply(_) => reply,
+                _ => Input::Performed,
+            },
+            Step::Wait { ms } => {
+                self.now += f64::from(ms);
+                Input::Performed
+            }
+            Step::Frames { tab_id } => Input::Frames(self.frames(tab_id)),
+            Step::ReadResult {
+                tab_id,
+                target,
+                message,
+            } => self.send(tab_id, &target, &message),
+            other => Input::ChannelFailed(format!("internal error: {other:?} is the host's")),
+        }
+    }
+
+    /// `run(raw)` as `shell::agent::run` performs it: its start, then its drive to the end.
+    pub(crate) fn run(&mut self, raw: &Value) -> Result<Value, String> {
+        self.run_within(raw, None)
+    }
+
+    /// [`Play::run`], stopped once `within_ms` passed (a simulation's conversation deadline).
+    pub(crate) fn run_within(
+        &mut self,
+        raw: &Value,
+        within_ms: Option<u64>,
+    ) -> Result<Value, String> {
+        let registry = self.registry.clone();
+        let mut start = Start::new(raw, &registry, || self.fresh())?;
+        loop {
+            let got = match start.poll() {
+                Need::Conversation(_) => Got::Conversation(Ok(None)),
+                Need::RunLog(run_id) => Got::RunLog(Err(format!("no log of run `{run_id}`"))),
+                Need::Refused(message) => return Err(message),
+                Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
+                Need::Record => Got::Recorded(self.now),
+                Need::SaveConversation(_) => Got::ConversationSaved,
+                Need::TabTools(tab_id) => {
+                    Got::TabTools(self.list(Listing::kept(tab_id, Settle::Now)))
+                }
+                Need::Servers => Got::Servers(Ok(Vec::new())),
+                Need::Key(_) => Got::Key(Ok(None)),
+                Need::Open { server, .. } => {
+                    Got::Opened(Err(format!("{}: no MCP server here", server.name)))
+                }
+                Need::Ready => break,
+            };
+            start.handle(got);
+        }
+        let (run_id, thread_id) = (start.run_id().to_owned(), start.thread_id().to_owned());
+        let mut drive = start.finish();
+        let mut pending = Pending::default();
+        if let Some(ms) = within_ms {
+            let reason = "the simulation's time budget ran out".to_owned();
+            pending.at(self.now + ms as f64, Answer::Stop { reason });
+        }
+        let (outcome, events) = self.perform(&mut drive, &mut pending);
+        self.outcomes.push(outcome.clone());
+        Ok(finished(&run_id, &thread_id, &outcome, events, &drive))
+    }
+
+    /// Performs what the drive asks until the run ends: its outcome and events.
+    fn perform(&mut self, drive: &mut Drive, pending: &mut Pending) -> (RunOutcome, Vec<Value>) {
+        let mut events = Vec::new();
+        loop {
+            while let Some(action) = drive.poll() {
+                match action {
+                    Action::Event(event) => {
+                        events.push(serde_json::to_value(&event).unwrap_or(Value::Null));
+                    }
+                    Action::Finished(outcome) => return (outcome, events),
+                    action => self.act(action, pending),
+                }
+            }
+            let Some((when, answer)) = pending.next() else {
+                panic!("the run waits for nothing: it would hang");
+            };
+            self.now = self.now.max(when);
+            drive.handle(answer);
+        }
+    }
+
+    fn act(&mut self, action: Action, pending: &mut Pending) {
+        let now = self.now;
+        match action {
+            Action::Fetch { id, request } => {
+                let (status, body) = self.models.answer(&request.body);
+                pending
+                    .bodies
+                    .insert(id, VecDeque::from([Some(body), None]));
+                let head = Answer::Head {
+                    id,
+                    status,
+                    retry_after: None,
+                };
+                pending.at(now + self.models.latency_ms, head);
+            }
+            Action::Read { id } => {
+                let text = (pending.bodies.get_mut(&id)).and_then(|b| b.pop_front().flatten());
+                pending.at(now, Answer::Body { id, text });
+            }
+            Action::Abort { id } => {
+                pending.bodies.remove(&id);
+                pending.drop_where(|a| matches!(a, Answer::Head { id: i, .. } | Answer::Body { id: i, .. } if *i == id));
+            }
+            Action::Timer { id, ms } => pending.at(now + f64::from(ms), Answer::Timeout(id)),
+            Action::CancelTimer { id } => {
+                pending.drop_where(|a| matches!(a, Answer::Timeout(t) if *t == id));
+            }
+            Action::StoreIntents { call_id, .. } => {
+                pending.at(
+                    now,
+                    Answer::IntentsStored {
+                        call_id,
+                        error: None,
+                    },
+                );
+            }
+            Action::Confirm(ask) => {
+                let (call_id, allowed) = (ask.call_id, self.allow);
+                pending.at(now, Answer::Confirmed { call_id, allowed });
+            }
+            Action::Tool { call_id, call, .. } => {
+                let answer = self.call_tool(*call).answer();
+                pending.at(self.now, Answer::ToolDone { call_id, answer });
+            }
+            Action::ListTabTools { tab_id } => {
+                let listed = self.list(Listing::kept(tab_id, Settle::Now));
+                pending.at(self.now, Answer::TabTools(listed));
+            }
+            Action::WaitForPerson(_) => pending.at(now, Answer::Person(Vec::new())),
+            Action::RepairHook { call_id, .. } => pending.at(
+                now,
+                Answer::Hook {
+                    call_id,
+                    call: None,
+                },
+            ),
+            Action::ChromeAvailability { id } => {
+                let availability = "unavailable".into();
+                pending.at(now, Answer::ChromeAvailability { id, availability });
+            }
+            Action::ChromePrompt { id, .. } => {
+                let output = Err("no built-in model here".into());
+                pending.at(now, Answer::ChromeOutput { id, output });
+            }
+            Action::Intents(_) | Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
+            Action::Event(_) | Action::Finished(_) => unreachable!("performed by the loop"),
+        }
+    }
+
+    /// A run's tool call, as `shell::agent::call_tool` makes it (no middleware layers).
+    fn call_tool(&mut self, call: crate::core::gate::Permit<ToolCall>) -> Called {
+        match call.gated() {
+            Gated::CurrentTime => Called::Time {
+                now_ms: self.now,
+                utc_offset_minutes: 0,
+            },
+            Gated::Page(permit) => {
+                let id = format!("call_{}", self.fresh());
+                Called::Page(self.page_call(HostCall::permitted(permit, id)))
+            }
+            Gated::Mcp { server, .. } => Called::NotConnected(server),
+        }
+    }
+
+    /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
+    pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
+        let mut simulation = Simulate::new(request, None, "sim_play".into());
+        loop {
+            let reply = match simulation.poll(self.now) {
+                Next::Done(answer) => return answer,
+                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id, 2)),
+                Next::ListTools {
+                    tab_id,
+                    after_ms,
+                    settle,
+                } => Reply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
+                Next::Call {
+                    tab_id,
+                    name,
+                    args,
+                    timeout_ms,
+                } => Reply::Called(self.asked(
+                    Asker::Simulate,
+                    call_request(tab_id, name, args, timeout_ms),
+                )),
+                Next::Run {
+                    request, within_ms, ..
+                } => Reply::Ran(self.run_within(&request, Some(within_ms))),
+                Next::QueryDom { tab_id, queries } => {
+                    let asked = queries.len();
+                    let message = FrameRequest::QueryDom { queries }.to_message();
+                    Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
+                        Input::Reply(Ok(text)) => parse_dom_reply(&text, asked),
+                        Input::Reply(Err(e)) | Input::ChannelFailed(e) => Err(e),
+                        other => Err(format!("no answer: {other:?}")),
+                    })
+                }
+            };
+            simulation.handle(reply, self.now);
+        }
+    }
+}
+
+/// A page call's request as the evaluations make it (`callTool`'s shape, the top frame's tool).
+pub(crate) fn call_request(
+    tab_id: i64,
+    name: String,
+    args: Map<String, Value>,
+    timeout_ms: u32,
+) -> CallRequest {
+    CallRequest {
+        tab_id,
+        name,
+        args,
+        frame_id: None,
+        timeout_ms,
+        call: None,
+        expect: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

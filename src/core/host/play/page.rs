@@ -1,0 +1,116 @@
+//! A scripted shop page, answering the bridge's messages as the content script of a WebMCP
+//! page would (`listTools`, `callTool`, `queryDom`, `cancel`): its tools change its cart, which
+//! its DOM shows.
+
+use serde_json::{json, Value};
+
+/// The page of one tab.
+#[derive(Debug, Clone)]
+pub(crate) struct ShopPage {
+    /// The page's URL.
+    pub url: String,
+    /// How many mugs are in the cart.
+    pub cart: u64,
+    /// Every tool call the page ran: name and arguments.
+    pub ran: Vec<(String, Value)>,
+    /// Listings answered while the document still parses (`readyState: "loading"`, no tools)
+    /// before the page offers its tools (a page loading after a reload).
+    pub loading_listings: usize,
+    /// How many times the page was asked for its tools.
+    pub listed: usize,
+    /// How many times the page loaded: its document's id changes with each load.
+    pub loads: u32,
+}
+
+impl ShopPage {
+    pub(crate) fn new(url: &str) -> ShopPage {
+        ShopPage {
+            url: url.into(),
+            cart: 0,
+            ran: Vec::new(),
+            loading_listings: 0,
+            listed: 0,
+            loads: 1,
+        }
+    }
+
+    pub(crate) fn origin(&self) -> String {
+        crate::core::url::http_origin(&self.url).unwrap_or_default()
+    }
+
+    /// The id of the document the tab holds (`webNavigation`'s `documentId`).
+    pub(crate) fn document(&self) -> String {
+        format!("doc-{}", self.loads)
+    }
+
+    /// The page loaded again: a new document, an empty cart, and `loading` listings while it
+    /// parses.
+    pub(crate) fn reload(&mut self, loading: usize) {
+        self.loads += 1;
+        self.cart = 0;
+        self.loading_listings = loading;
+    }
+
+    /// The reply of the top frame's document to a bridge message, as JSON text.
+    pub(crate) fn answer(&mut self, message: &Value) -> String {
+        let reply = match message["op"].as_str().unwrap_or_default() {
+            "listTools" => self.listing(),
+            "callTool" => self.call(message),
+            "queryDom" => self.query(message),
+            "cancel" => json!({"ok": true, "cancelled": false}),
+            other => json!({"ok": false, "error": {"name": "NotSupportedError",
+                "message": format!("no op `{other}` on this page")}}),
+        };
+        reply.to_string()
+    }
+
+    fn listing(&mut self) -> Value {
+        self.listed += 1;
+        let origin = self.origin();
+        if self.loading_listings > 0 {
+            self.loading_listings -= 1;
+            return json!({"ok": true, "supported": true, "origin": origin, "title": "Shop",
+                "readyState": "loading", "tools": []});
+        }
+        let qty = json!({"type": "object",
+            "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}},
+            "required": ["id", "qty"]});
+        json!({"ok": true, "supported": true, "origin": origin, "title": "Shop",
+        "readyState": "complete", "tools": [
+            {"name": "empty_cart", "description": "Empties the cart.",
+             "inputSchema": {"type": "object"}},
+            {"name": "add_to_cart", "description": "Adds mugs to the cart.",
+             "inputSchema": qty},
+        ]})
+    }
+
+    fn call(&mut self, message: &Value) -> Value {
+        let name = message["name"].as_str().unwrap_or_default().to_owned();
+        let args = message["args"].clone();
+        self.ran.push((name.clone(), args.clone()));
+        match name.as_str() {
+            "empty_cart" => {
+                self.cart = 0;
+                json!({"ok": true, "result": r#"{"emptied": true}"#})
+            }
+            "add_to_cart" => {
+                self.cart += args["qty"].as_u64().unwrap_or(0);
+                json!({"ok": true, "result": json!({"cart": self.cart}).to_string()})
+            }
+            _ => json!({"ok": false, "error": {"name": "NotFoundError",
+                "message": format!("no tool named \"{name}\"")}}),
+        }
+    }
+
+    /// `.cart-count` shows the cart; no other selector matches.
+    fn query(&self, message: &Value) -> Value {
+        let queries = message["queries"].as_array().cloned().unwrap_or_default();
+        let results: Vec<Value> = (queries.iter())
+            .map(|query| match query["selector"].as_str() {
+                Some(".cart-count") => json!({"count": 1, "text": self.cart.to_string()}),
+                _ => json!({"count": 0}),
+            })
+            .collect();
+        json!({"ok": true, "results": results})
+    }
+}

@@ -1,0 +1,198 @@
+//! The host played end to end natively: simulations (the user model, the agent's turns with
+//! page calls, DOM assertions, the judge), runs, page calls by hand, under simulated time.
+
+use serde_json::{json, Value};
+
+use super::model::{last, offers, Said};
+use super::*;
+
+const USER_ASKS: &str = "I'd like two blue mugs please.";
+const USER_ENDS: &str = "Great, thanks!\n[[END_CONVERSATION]]";
+
+/// The shop with an agent that adds `qty` mugs once asked, a user who asks then ends, and a
+/// judge who passes the conversation when the agent's answer says the mugs were added.
+fn shop(qty: u64) -> Play {
+    let mut play = Play::shop(&["agent", "user", "judge"]);
+    play.models.serve(
+        "agent-1",
+        Box::new(move |request| match last(request)["role"].as_str() {
+            Some("tool") => Said::Text("Added two mugs.".into()),
+            _ => Said::Call("add_to_cart".into(), json!({"id": "mug-1", "qty": qty})),
+        }),
+    );
+    let mut turns = 0;
+    play.models.serve(
+        "user-1",
+        Box::new(move |_| {
+            turns += 1;
+            Said::Text(if turns == 1 { USER_ASKS } else { USER_ENDS }.into())
+        }),
+    );
+    play.models.serve(
+        "judge-1",
+        Box::new(|request| {
+            let text = request.to_string();
+            let passed = text.contains("Added two mugs");
+            Said::Call(
+                "submit_result".into(),
+                json!({"passed": passed, "reasoning": "The agent said so.", "evidence": ["Added two mugs."]}),
+            )
+        }),
+    );
+    play
+}
+
+fn cart_case() -> Value {
+    json!([{
+        "name": "two mugs",
+        "setup": [{"functionName": "empty_cart", "arguments": {}}],
+        "userScenario": "You want two blue mugs in your cart.",
+        "maxTurns": 4,
+        "assertions": [{"type": "dom", "selector": ".cart-count", "expect": {"text": "2"}}],
+        "successCriteria": "a cart with two mugs",
+    }])
+}
+
+fn simulation(cases: Value, extra: Value) -> SimulateRequest {
+    let mut value = json!({"tabId": 4, "mode": "simulate", "simulations": cases,
+        "models": ["agent"], "userModel": "user", "judgeModel": "judge"});
+    for (k, v) in extra.as_object().expect("an object") {
+        value[k] = v.clone();
+    }
+    SimulateRequest::parse(&value).expect("a simulation request")
+}
+
+#[test]
+fn a_simulation_plays_end_to_end_through_the_host() {
+    let mut play = shop(2);
+    let started = play.now;
+    let answer = play.simulate(simulation(cart_case(), json!({})));
+    let result = &answer["results"][0];
+    assert_eq!(result["outcome"], "pass", "{answer:#}");
+    assert_eq!(result["setupCalls"][0]["outcome"], "pass", "{result:#}");
+    assert_eq!(result["verdict"]["passed"], true);
+    assert_eq!(result["verdict"]["endedBy"], "user");
+    assert_eq!(result["conversation"]["closingMessage"], "Great, thanks!");
+    let turns = result["conversation"]["turns"].as_array().expect("turns");
+    assert_eq!(
+        turns[0]["toolCalls"][0]["functionName"], "add_to_cart",
+        "{result:#}"
+    );
+    // The page ran the setup, then the agent's call; its DOM showed the cart.
+    let page = &play.pages[&4];
+    let ran: Vec<&str> = page.ran.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(ran, ["empty_cart", "add_to_cart"]);
+    assert_eq!(page.cart, 2);
+    assert_eq!(answer["passCount"], 1);
+    // Every model was asked through the provider's real request: the user and the judge
+    // with no page tool, the agent with the page's.
+    let asked = |model: &str| {
+        (play.models.asked.iter())
+            .filter(|(m, _)| m == model)
+            .count()
+    };
+    assert_eq!(
+        (asked("user-1"), asked("agent-1"), asked("judge-1")),
+        (2, 2, 1)
+    );
+    for (model, request) in &play.models.asked {
+        assert_eq!(
+            offers(request, "add_to_cart"),
+            model == "agent-1",
+            "{model}"
+        );
+    }
+    assert!(offers(
+        &play.models.asked.last().unwrap().1,
+        "submit_result"
+    ));
+    // The clock moved only by what waited (nothing did).
+    assert_eq!(play.now, started);
+}
+
+#[test]
+fn a_dom_assertion_that_fails_fails_the_case_before_the_judge_is_asked() {
+    let mut play = shop(1);
+    let answer = play.simulate(simulation(cart_case(), json!({})));
+    let result = &answer["results"][0];
+    assert_eq!(play.pages[&4].cart, 1);
+    assert_eq!(result["outcome"], "fail", "{result:#}");
+    assert_eq!(result["assertionResults"][0]["actual"], "1");
+    let judged = play
+        .models
+        .asked
+        .iter()
+        .any(|(model, _)| model == "judge-1");
+    assert!(!judged, "the judge was asked");
+    assert_eq!(answer["passCount"], 0);
+}
+
+#[test]
+fn a_reloaded_page_is_awaited_before_the_setup_calls() {
+    let mut play = shop(2);
+    play.pages.get_mut(&4).unwrap().cart = 5;
+    let answer = play.simulate(simulation(cart_case(), json!({"reload": true})));
+    let result = &answer["results"][0];
+    assert_eq!(result["outcome"], "pass", "{result:#}");
+    let page = &play.pages[&4];
+    assert_eq!(page.loads, 2, "loaded once again");
+    // The setup was called only once the page offered its tools again.
+    assert_eq!(page.ran[0].0, "empty_cart");
+    assert_eq!(page.cart, 2);
+}
+
+#[test]
+fn a_slow_agent_is_stopped_at_the_conversation_deadline_in_simulated_time() {
+    let mut play = shop(2);
+    // Each model answers after 20 s: the user's first turn leaves 10 s of the case's 30 s to
+    // the agent, whose run is stopped there, before its model answered.
+    play.models.latency_ms = 20_000.0;
+    let mut case = cart_case();
+    case[0]["maxDurationMs"] = json!(30_000);
+    let started = play.now;
+    let answer = play.simulate(simulation(case, json!({})));
+    let result = &answer["results"][0];
+    assert_eq!(result["conversation"]["endedBy"], "timeout", "{result:#}");
+    let stopped = RunOutcome::Stopped {
+        reason: "the simulation's time budget ran out".into(),
+    };
+    assert_eq!(play.outcomes[1], stopped, "{:?}", play.outcomes);
+    assert!(play.pages[&4]
+        .ran
+        .iter()
+        .all(|(name, _)| name != "add_to_cart"));
+    // The cart stayed empty, so the DOM assertion failed the case before any judge; the
+    // clock stands at the deadline.
+    assert_eq!(result["outcome"], "fail", "{result:#}");
+    assert_eq!(play.now - started, 30_000.0);
+}
+
+#[test]
+fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
+    let mut play = shop(2);
+    let run = json!({"tabId": 4, "model": "agent",
+        "messages": [{"id": "u1", "role": "user", "content": USER_ASKS}]});
+    let answer = play.run(&run).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    assert_eq!(play.pages[&4].cart, 2);
+    // The tab was listed at the run's start, its page call made on that kept listing, and
+    // listed again after the call (the page may have changed its tools).
+    assert_eq!(play.pages[&4].listed, 2);
+    assert_eq!(
+        play.call_crossings,
+        [2],
+        "the call was resolved on the kept listing"
+    );
+    // By hand: on the kept listing, once the stored layers are read.
+    let args = json!({"id": "mug-1", "qty": 1})
+        .as_object()
+        .cloned()
+        .unwrap();
+    let answer = play.asked(
+        Asker::CallTool,
+        call_request(4, "add_to_cart".into(), args, 5_000),
+    );
+    assert_eq!(answer, CallAnswer::text(r#"{"cart":3}"#));
+    assert_eq!(play.pages[&4].listed, 2);
+    assert_eq!(play.call_crossings, [2, 3]);
+}
