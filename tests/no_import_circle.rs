@@ -299,7 +299,8 @@ fn set(files: &[&str]) -> BTreeSet<String> {
 /// floor down. A neighbourhood imports only neighbourhoods on floors below its own, but for
 /// the arrows of [`ALLOWED_UP`]; a new neighbourhood is given its floor here.
 const FLOORS: &[&[&str]] = &[
-    &["host", "setup"],
+    &["host"],
+    &["setup"],
     &["ops"],
     &["cli", "crawl", "workbench"],
     &["conversation", "evals"],

@@ -21,7 +21,9 @@ use crate::core::page::kept::Kept;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
+pub mod door;
 pub mod listing;
+pub mod run;
 pub mod screen;
 pub mod uses;
 

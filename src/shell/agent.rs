@@ -26,11 +26,12 @@ use super::state::{Going, Inbox, Record};
 use super::store;
 use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
+use crate::core::host::run::{HostRun, RunEffect, RunFeed};
 use crate::core::observe::collector::COLLECTORS_KEY;
-use crate::core::ops::threads::thread_key;
+use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
-use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, FetchId, Gated, ToolCall};
 use crate::core::run::middleware::layered_answer;
 use crate::core::run::RunOutcome;
 use crate::core::run::ToolAnswer;
@@ -62,14 +63,14 @@ fn stop_promise(run_id: &str) -> Promise {
 }
 
 impl Inbox {
-    fn push(&self, answer: Answer) {
-        self.queue.borrow_mut().push_back(answer);
+    fn push(&self, feed: RunFeed) {
+        self.queue.borrow_mut().push_back(feed);
         if let Some(wake) = self.wake.borrow_mut().take() {
             let _ = wake.call0(&JsValue::UNDEFINED);
         }
     }
 
-    async fn next(&self) -> Answer {
+    async fn next(&self) -> RunFeed {
         loop {
             if let Some(answer) = self.queue.borrow_mut().pop_front() {
                 return answer;
@@ -80,7 +81,7 @@ impl Inbox {
     }
 
     /// Performs `effect` in the background; its answer comes back through the inbox.
-    fn spawn(self: &Rc<Self>, effect: impl Future<Output = Answer> + 'static) {
+    fn spawn(self: &Rc<Self>, effect: impl Future<Output = RunFeed> + 'static) {
         let inbox = self.clone();
         spawn_local(async move { inbox.push(effect.await) });
     }
@@ -119,7 +120,7 @@ pub fn stop(request: &Value) -> Result<Value, String> {
         }
         r.going = Going::Stopped;
         let _ = (r.resolve_stop.as_ref()).map(|resolve| resolve.call0(&JsValue::UNDEFINED));
-        r.inbox.push(Answer::Stop { reason });
+        r.inbox.push(RunFeed::Drive(Answer::Stop { reason }));
         true
     })
     .map(Value::Bool)
@@ -130,83 +131,33 @@ pub fn stop(request: &Value) -> Result<Value, String> {
 /// `recorded` is called once the run is stored (before it acts).
 pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value, String> {
     let registry = store::load_registry().await?;
-    let mut start = Start::new(&raw, &registry, random_id)?;
+    let start = Start::new(&raw, &registry, random_id)?;
     let run_id = start.run_id().to_owned();
     if with_record(&run_id, |_| ()).is_some() {
         return Err(format!("run: a run `{run_id}` exists already"));
     }
-    let inbox = Rc::new(Inbox::default());
-    // Its conversation, its record, its tool sources, read as the core asks; the MCP clients
-    // opened are kept for the calls.
-    let (mut clients, mut thread) = (HashMap::new(), None);
-    loop {
-        let got = match start.poll() {
-            Need::Conversation(id) => {
-                Got::Conversation(store::read(Session, &thread_key(&id)).await)
-            }
-            Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
-            Need::Refused(message) => return Err(message),
-            Need::Middleware => Got::Middleware(store::layers().await),
-            Need::Record => {
-                let mut resolve_stop = None;
-                let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
-                let (events, going, inbox) = (Vec::new(), Going::Yes, inbox.clone());
-                let record = Record {
-                    events,
-                    stop,
-                    resolve_stop,
-                    going,
-                    inbox,
-                };
-                super::state::driver(|d| d.runs.borrow_mut().insert(run_id.clone(), record));
-                let thread_id = start.thread_id().to_owned();
-                super::runlog::on_start(&run_id, &thread_id, start.tab_id(), &raw).await;
-                let _ = recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));
-                Got::Recorded(now_ms())
-            }
-            Need::SaveConversation(record) => {
-                super::threads::save(&record).await;
-                thread = Some(record);
-                Got::ConversationSaved
-            }
-            Need::TabTools(tab_id) => {
-                let found = super::tab_tools(tab_id).await;
-                if let Some(page) = found.as_ref().ok().and_then(|t| t.top_page()) {
-                    super::runlog::on_page(&run_id, page);
-                }
-                Got::TabTools(found)
-            }
-            Need::Servers => Got::Servers(store::load_servers().await),
-            Need::Key(reference) => Got::Key(store::read_key(&reference).await),
-            Need::Open {
-                server,
-                key,
-                within_ms,
-            } => Got::Opened(
-                match super::mcp::open(server.clone(), key, within_ms).await {
-                    Ok((client, listed)) => {
-                        let auth = client.borrow().session.auth().cloned().map(Box::new);
-                        let protocol = super::mcp::protocol(&client);
-                        clients.insert(server.name, client);
-                        Ok((listed, auth, protocol))
-                    }
-                    Err(message) => Err(message),
-                },
-            ),
-            Need::Ready => break,
-        };
-        start.handle(got);
-    }
-    let thread_id = start.thread_id().to_owned();
-    start.set_repair_hook(super::io::has_repair_hook());
     let prices = store::read(Local, crate::core::observe::cost::PRICES_KEY).await;
-    let mut drive = start.finish();
-    drive.set_prices(crate::core::observe::cost::stored(prices.ok().flatten()));
-    let outcome = perform(&mut drive, &run_id, &inbox, &clients).await;
+    let prices = crate::core::observe::cost::stored(prices.ok().flatten());
+    let calls = format!("call_{}", random_id());
+    let mut run = HostRun::new(start, super::io::has_repair_hook(), prices, calls);
+    let inbox = Rc::new(Inbox::default());
+    // The MCP clients opened by the start are kept for the run's calls.
+    let mut opened = Opened {
+        raw: &raw,
+        recorded,
+        inbox: &inbox,
+        clients: HashMap::new(),
+        thread: None,
+    };
+    let outcome = perform(&mut run, &run_id, &mut opened).await?;
+    let Opened {
+        clients, thread, ..
+    } = opened;
     super::runlog::forget_intents(&run_id).await;
     for client in clients.values() {
         super::mcp::close(client).await;
     }
+    let drive = run.drive().ok_or("run: the run ended without a drive")?;
     if let Some(record) = thread {
         super::threads::save(&record.ended(drive.messages(), now_ms())).await;
     }
@@ -220,22 +171,121 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
     super::runlog::on_finish(&run_id, &value);
     super::traces::export(run_id.clone());
-    Ok(finished(&run_id, &thread_id, &outcome, events, &drive))
+    Ok(finished(&run_id, run.thread_id(), &outcome, events, drive))
 }
 
-/// Performs what the drive asks until the run ends.
+/// What the start of a run keeps for the rest of it.
+struct Opened<'a> {
+    raw: &'a Value,
+    recorded: Option<js_sys::Function>,
+    inbox: &'a Rc<Inbox>,
+    /// The MCP clients opened, by server.
+    clients: HashMap<String, super::mcp::Shared>,
+    /// The conversation's record, once saved.
+    thread: Option<ThreadRecord>,
+}
+
+/// What the start needs: read, stored or opened (in turn: the start asks one at a time).
+async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut Opened<'_>) -> Result<Got, String> {
+    Ok(match need {
+        Need::Conversation(id) => Got::Conversation(store::read(Session, &thread_key(&id)).await),
+        Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
+        Need::Refused(message) => return Err(message),
+        Need::Middleware => Got::Middleware(store::layers().await),
+        Need::Record => {
+            let mut resolve_stop = None;
+            let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
+            let (events, going, inbox) = (Vec::new(), Going::Yes, o.inbox.clone());
+            let record = Record {
+                events,
+                stop,
+                resolve_stop,
+                going,
+                inbox,
+            };
+            super::state::driver(|d| d.runs.borrow_mut().insert(run_id.to_owned(), record));
+            let tab_id = run.start().and_then(Start::tab_id);
+            super::runlog::on_start(run_id, run.thread_id(), tab_id, o.raw).await;
+            let _ = o.recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));
+            Got::Recorded(now_ms())
+        }
+        Need::SaveConversation(record) => {
+            super::threads::save(&record).await;
+            o.thread = Some(*record);
+            Got::ConversationSaved
+        }
+        Need::Servers => Got::Servers(store::load_servers().await),
+        Need::Key(reference) => Got::Key(store::read_key(&reference).await),
+        Need::Open {
+            server,
+            key,
+            within_ms,
+        } => Got::Opened(
+            match super::mcp::open(server.clone(), key, within_ms).await {
+                Ok((client, listed)) => {
+                    let auth = client.borrow().session.auth().cloned().map(Box::new);
+                    let protocol = super::mcp::protocol(&client);
+                    o.clients.insert(server.name, client);
+                    Ok((listed, auth, protocol))
+                }
+                Err(message) => Err(message),
+            },
+        ),
+        // The host lists the tab and finishes the start itself.
+        Need::TabTools(_) | Need::Ready => {
+            return Err("internal error: a need the host answers".into())
+        }
+    })
+}
+
+/// Performs what the run asks (its start's needs, its drive's actions, its listings' and page
+/// calls' steps) until it ends: how it ended, or why it could not start.
 async fn perform(
-    drive: &mut Drive,
+    run: &mut HostRun,
     run_id: &str,
-    inbox: &Rc<Inbox>,
-    clients: &HashMap<String, super::mcp::Shared>,
-) -> RunOutcome {
+    o: &mut Opened<'_>,
+) -> Result<RunOutcome, String> {
     // Fetches by id: `None` until the head arrived; gone once aborted.
     let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
     let mut timers: HashMap<u64, JsValue> = HashMap::new();
     let mut keep_alive: Option<js_sys::Function> = None;
+    let inbox = o.inbox.clone();
     loop {
-        while let Some(action) = drive.poll() {
+        run.set_layered(super::io::has_layers());
+        while let Some(effect) = super::state::host(|h| h.run_poll(run, now_ms())) {
+            let action = match effect {
+                RunEffect::Need(asked) => {
+                    let got = need(run, run_id, asked, o).await?;
+                    super::state::host(|h| h.run_handle(run, RunFeed::Got(got), now_ms()));
+                    continue;
+                }
+                RunEffect::Listing { child, effect } => {
+                    inbox.spawn(async move {
+                        let input = super::list_step(effect).await;
+                        RunFeed::Listing { child, input }
+                    });
+                    continue;
+                }
+                RunEffect::Call { child, effect } => {
+                    inbox.spawn(async move {
+                        let outcome = super::call_step(effect).await;
+                        RunFeed::Call { child, outcome }
+                    });
+                    continue;
+                }
+                RunEffect::Listed {
+                    tab_id,
+                    tools,
+                    at_start,
+                } => {
+                    if let (true, Some(page)) = (at_start, tools.top_page()) {
+                        super::runlog::on_page(run_id, page);
+                    }
+                    super::workbench::observe(tab_id, tools);
+                    continue;
+                }
+                RunEffect::Act(action) => action,
+            };
             match action {
                 Action::Event(event) => {
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
@@ -246,22 +296,22 @@ async fn perform(
                     fetches.borrow_mut().insert(id, None);
                     let fetches = fetches.clone();
                     inbox.spawn(async move {
-                        match JsFuture::from(super::io::fetch(request)).await {
+                        RunFeed::Drive(match JsFuture::from(super::io::fetch(request)).await {
                             Ok(handle) => opened(id, handle, &fetches),
                             Err(error) => Answer::FetchFailed {
                                 id,
                                 message: describe(&error),
                             },
-                        }
+                        })
                     });
                 }
                 Action::Read { id } => {
                     if let Some(handle) = fetches.borrow().get(&id).cloned().flatten() {
                         inbox.spawn(async move {
-                            match super::io::read(&handle).await {
+                            RunFeed::Drive(match super::io::read(&handle).await {
                                 Ok(text) => Answer::Body { id, text },
                                 Err(message) => Answer::FetchFailed { id, message },
-                            }
+                            })
                         });
                     }
                 }
@@ -272,21 +322,23 @@ async fn perform(
                 }
                 Action::ChromeAvailability { id } => inbox.spawn(async move {
                     let availability = chrome_model_availability().await;
-                    Answer::ChromeAvailability {
+                    RunFeed::Drive(Answer::ChromeAvailability {
                         id,
                         availability: availability.as_string().unwrap_or_default(),
-                    }
+                    })
                 }),
                 Action::ChromePrompt { id, system, turns } => {
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
                         let output = chrome_model(&system, &turns, stop).await;
-                        Answer::ChromeOutput { id, output }
+                        RunFeed::Drive(Answer::ChromeOutput { id, output })
                     })
                 }
                 Action::Timer { id, ms } => {
                     let inbox = inbox.clone();
-                    let handle = super::timer::after(ms, move || inbox.push(Answer::Timeout(id)));
+                    let handle = super::timer::after(ms, move || {
+                        inbox.push(RunFeed::Drive(Answer::Timeout(id)));
+                    });
                     timers.insert(id.0, handle);
                 }
                 Action::CancelTimer { id } => {
@@ -299,34 +351,33 @@ async fn perform(
                 }
                 Action::StoreIntents { call_id, intents } => {
                     let error = super::runlog::on_intents(run_id, &intents).await.err();
-                    inbox.push(Answer::IntentsStored { call_id, error });
+                    inbox.push(RunFeed::Drive(Answer::IntentsStored { call_id, error }));
                 }
                 // Asked in the extension's own UI, never in the tab (whose renderer a hostile
                 // site may control): the call acts on a server, not on the page.
                 Action::Confirm(ask) => inbox.spawn(async move {
                     let allowed = super::waits::confirm_run_call(&ask).await;
-                    Answer::Confirmed {
+                    RunFeed::Drive(Answer::Confirmed {
                         call_id: ask.call_id,
                         allowed,
-                    }
+                    })
                 }),
+                // The clock's and the MCP servers' calls, and any call while the person's
+                // layers wrap them (the host makes the run's page calls itself otherwise).
                 Action::Tool {
                     call_id,
                     call,
                     info,
                 } => {
                     let client = match call.call() {
-                        ToolCall::Mcp { server, .. } => clients.get(server).cloned(),
+                        ToolCall::Mcp { server, .. } => o.clients.get(server).cloned(),
                         _ => None,
                     };
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
                         let answer = through_layers(*call, client, &info, stop).await;
-                        Answer::ToolDone { call_id, answer }
+                        RunFeed::Drive(Answer::ToolDone { call_id, answer })
                     });
-                }
-                Action::ListTabTools { tab_id } => {
-                    inbox.spawn(async move { Answer::TabTools(super::tab_tools(tab_id).await) })
                 }
                 Action::CancelInFrame {
                     tab_id,
@@ -338,16 +389,17 @@ async fn perform(
                     // `decline`); the wait ends with answers, or with a stop.
                     let (run_id, stop) = (run_id.to_owned(), stop_promise(run_id));
                     inbox.spawn(async move {
-                        Answer::Person(super::waits::wait_for_inputs(&run_id, &pending, stop).await)
+                        let inputs = super::waits::wait_for_inputs(&run_id, &pending, stop).await;
+                        RunFeed::Drive(Answer::Person(inputs))
                     });
                 }
-                // While the run works, the worker is kept from idling out (Chrome stops an idle
-                // worker after 30 s, and a model may think longer than that between two chunks).
                 Action::RepairHook { call_id, request } => inbox.spawn(async move {
                     let answer = super::io::ask_repair_hook(convert::from_json(&request)).await;
                     let call = convert::to_json(&answer).ok().filter(|v| !v.is_null());
-                    Answer::Hook { call_id, call }
+                    RunFeed::Drive(Answer::Hook { call_id, call })
                 }),
+                // While the run works, the worker is kept from idling out (Chrome stops an idle
+                // worker after 30 s, and a model may think longer than that between two chunks).
                 Action::KeepAlive(true) => {
                     keep_alive.get_or_insert_with(super::io::keep_alive);
                 }
@@ -356,10 +408,13 @@ async fn perform(
                         let _ = stop.call0(&JsValue::UNDEFINED);
                     }
                 }
-                Action::Finished(outcome) => return outcome,
+                Action::Finished(outcome) => return Ok(outcome),
+                // The host lists the run's tab itself.
+                Action::ListTabTools { .. } => {}
             }
         }
-        drive.handle(inbox.next().await);
+        let feed = inbox.next().await;
+        super::state::host(|h| h.run_handle(run, feed, now_ms()));
     }
 }
 

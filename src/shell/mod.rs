@@ -77,24 +77,30 @@ pub(crate) async fn list(mut listing: Listing) -> Listed {
                 }
                 return listed;
             }
-            ListEffect::Sleep { ms } => {
-                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-                ListInput::Slept
-            }
-            ListEffect::Frames { tab_id, sites } => {
-                // The site policies are read while the frames list their tools.
-                let read = sites.then(|| timer::started(store::load_sites()));
-                let answers = frame_listings(tab_id).await;
-                let sites = match read {
-                    Some(read) => read.await,
-                    None => None,
-                };
-                ListInput::Frames { answers, sites }
-            }
-            ListEffect::Inject { tab_id } => {
-                ListInput::Injected(chrome::inject_bridge(tab_id).await)
-            }
+            effect => list_step(effect).await,
         });
+    }
+}
+
+/// Performs one step of a listing (never [`ListEffect::Done`], the listing's end).
+pub(crate) async fn list_step(effect: ListEffect) -> ListInput {
+    match effect {
+        ListEffect::Sleep { ms } => {
+            let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+            ListInput::Slept
+        }
+        ListEffect::Frames { tab_id, sites } => {
+            // The site policies are read while the frames list their tools.
+            let read = sites.then(|| timer::started(store::load_sites()));
+            let answers = frame_listings(tab_id).await;
+            let sites = match read {
+                Some(read) => read.await,
+                None => None,
+            };
+            ListInput::Frames { answers, sites }
+        }
+        ListEffect::Inject { tab_id } => ListInput::Injected(chrome::inject_bridge(tab_id).await),
+        ListEffect::Done(_) => ListInput::Injected(Err("internal error: a listing's end".into())),
     }
 }
 
@@ -151,66 +157,73 @@ pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
         let effect = state::host(|host| host.advance(&mut call, outcome.take(), io::now_ms()));
         outcome = Some(match effect {
             Effect::Done(answer) => return answer,
-            Effect::ReadLayers => Outcome::Layers(store::read(Local, MIDDLEWARE_KEY).await),
-            Effect::Hold { ms } => {
-                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-                Outcome::Held
+            effect => call_step(effect).await,
+        });
+    }
+}
+
+/// Performs one step of a page call (never [`Effect::Done`], the call's end).
+pub(crate) async fn call_step(effect: Effect) -> Outcome {
+    match effect {
+        Effect::ReadLayers => Outcome::Layers(store::read(Local, MIDDLEWARE_KEY).await),
+        Effect::Hold { ms } => {
+            let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+            Outcome::Held
+        }
+        Effect::ListTools { tab_id } => Outcome::Page(Input::Tools(tab_tools(tab_id).await)),
+        Effect::Page(Step::Send {
+            tab_id,
+            target,
+            message,
+            timeout_ms,
+            list_tabs,
+        }) => {
+            // The tabs are asked for before the message leaves: any tab the call opens comes
+            // after them.
+            let tabs = list_tabs.then(chrome::tabs);
+            let reply = ask(tab_id, target, &message, timeout_ms);
+            let tabs = match tabs {
+                Some(tabs) => Some(tabs.await),
+                None => None,
+            };
+            Outcome::Sent {
+                tabs,
+                reply: reply.await.into(),
             }
-            Effect::ListTools { tab_id } => Outcome::Page(Input::Tools(tab_tools(tab_id).await)),
-            Effect::Page(Step::Send {
+        }
+        Effect::Page(step) => Outcome::Page(match step {
+            Step::Frame { tab_id, frame_id } => {
+                Input::Frame(chrome::frame_state(tab_id, frame_id).await)
+            }
+            Step::Tabs => Input::Tabs(chrome::tabs().await),
+            Step::Cancel {
                 tab_id,
                 target,
                 message,
-                timeout_ms,
-                list_tabs,
-            }) => {
-                // The tabs are asked for before the message leaves: any tab the call opens
-                // comes after them.
-                let tabs = list_tabs.then(chrome::tabs);
-                let reply = ask(tab_id, target, &message, timeout_ms);
-                let tabs = match tabs {
-                    Some(tabs) => Some(tabs.await),
-                    None => None,
-                };
-                Outcome::Sent {
-                    tabs,
-                    reply: reply.await.into(),
-                }
+            } => match ask(tab_id, target, &message, CANCEL_REPLY_MS).await {
+                Reply::Answered(reply) => Input::Reply(reply),
+                Reply::TimedOut | Reply::Failed(_) => Input::Performed,
+            },
+            Step::Wait { ms } => {
+                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
+                Input::Performed
             }
-            Effect::Page(step) => Outcome::Page(match step {
-                Step::Frame { tab_id, frame_id } => {
-                    Input::Frame(chrome::frame_state(tab_id, frame_id).await)
-                }
-                Step::Tabs => Input::Tabs(chrome::tabs().await),
-                Step::Cancel {
-                    tab_id,
-                    target,
-                    message,
-                } => match ask(tab_id, target, &message, CANCEL_REPLY_MS).await {
-                    Reply::Answered(reply) => Input::Reply(reply),
-                    Reply::TimedOut | Reply::Failed(_) => Input::Performed,
-                },
-                Step::Wait { ms } => {
-                    let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-                    Input::Performed
-                }
-                Step::Frames { tab_id } => {
-                    Input::Frames(chrome::all_frames(tab_id).await.unwrap_or_default())
-                }
-                Step::ReadResult {
-                    tab_id,
-                    target,
-                    message,
-                } => ask(tab_id, target, &message, PAGE_RESULT_MS).await.into(),
-                // Sent above; the host answers the others itself (`Effect::ListTools`, `Done`).
-                Step::Send { .. }
-                | Step::KeptTools { .. }
-                | Step::ListTools { .. }
-                | Step::Done(_) => {
-                    Input::ChannelFailed("internal error: a step the host answers".into())
-                }
-            }),
-        });
+            Step::Frames { tab_id } => {
+                Input::Frames(chrome::all_frames(tab_id).await.unwrap_or_default())
+            }
+            Step::ReadResult {
+                tab_id,
+                target,
+                message,
+            } => ask(tab_id, target, &message, PAGE_RESULT_MS).await.into(),
+            // Sent above; the host answers the others itself (`Effect::ListTools`, `Done`).
+            Step::Send { .. } | Step::KeptTools { .. } | Step::ListTools { .. } | Step::Done(_) => {
+                Input::ChannelFailed("internal error: a step the host answers".into())
+            }
+        }),
+        Effect::Done(_) => {
+            Outcome::Page(Input::ChannelFailed("internal error: a call's end".into()))
+        }
     }
 }
 

@@ -19,10 +19,9 @@ use super::convert;
 use super::io::random_id;
 use super::pages::{on_tools_changed, push};
 use super::{agent, auth, chrome, expose, runlog, settings, threads, waits, workbench};
-use crate::core::gate::Asker;
+use crate::core::host::door::{Arrival, Opened};
 use crate::core::ops::runs::{fill_run_ids, not_started};
-use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender};
-use crate::core::setup::call::page;
+use crate::core::ops::{Op, OpName, Sender};
 
 /// The names of the operations of the automation surface (`globalThis.webmcpHost`).
 #[wasm_bindgen]
@@ -39,11 +38,35 @@ pub fn operations() -> Array {
 #[wasm_bindgen]
 pub async fn call(op: String, request: JsValue) -> JsValue {
     let outcome = async {
-        let name = OpName::parse(&op).map_err(|e| e.0)?;
         let request = convert::to_json(&request)?;
-        perform_done(Op::parse(name, &request).map_err(|e| e.0)?, None).await
+        open(Arrival::Automation {
+            op: &op,
+            request: &request,
+        })?
+        .await
     };
     answer(outcome.await)
+}
+
+/// What an arrival opens in the host ([`Host::open`](crate::core::host::Host::open): read,
+/// authorized, parsed), then performed: a page call with the host's call steps, any other
+/// operation here. A refusal is warned of in the worker's console.
+fn open(
+    arrival: Arrival,
+) -> Result<impl std::future::Future<Output = Result<Done, String>>, String> {
+    let call_id = format!("call_{}", random_id());
+    let opened = super::state::host(|host| host.open(arrival, call_id)).map_err(|closed| {
+        if let Some(warning) = &closed.warning {
+            chrome::warn(warning);
+        }
+        closed.error
+    })?;
+    Ok(async move {
+        match opened {
+            Opened::Call(call) => Ok(Done::Value(super::page_call(*call).await.to_json())),
+            Opened::Op { op, sender } => perform_done(op, sender.as_ref()).await,
+        }
+    })
 }
 
 /// The worker's `chrome.runtime.onMessage` handler: classifies the sender, authorizes the
@@ -83,13 +106,16 @@ async fn perform_done(op: Op, sender: Option<&Sender>) -> Result<Done, String> {
 async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
     let own_id =
         super::pages::runtime_id().ok_or("chrome.runtime is not available in this context")?;
-    let sender = classify(&own_id, &convert::sender_info(sender));
-    let (name, message) = read_message(&convert::to_json_text(message)?)?;
-    if let Err(refusal) = authorize(&sender, name) {
-        chrome::warn(&format!("webmcp-host: {refusal}"));
-        return Err(refusal.to_string());
-    }
-    perform_done(Op::parse(name, &message).map_err(|e| e.0)?, Some(&sender)).await
+    let (sender, text) = (
+        convert::sender_info(sender),
+        convert::to_json_text(message)?,
+    );
+    open(Arrival::Message {
+        text: &text,
+        sender: &sender,
+        own_id: &own_id,
+    })?
+    .await
 }
 
 /// Runs an authorized operation; `sender` is the message's (none for the automation surface).
@@ -97,10 +123,8 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
-        Op::CallTool(request) => {
-            let answer = super::gate::page_call(Asker::CallTool, page(&request)).await;
-            Ok(answer.to_json())
-        }
+        // The host opens a page call as its own (`Opened::Call`), never as an operation.
+        Op::CallTool(_) => Err("internal error: a page call opened as an operation".into()),
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
         Op::CallServerTool(request) => workbench::server_call(request).await,
         Op::Audit(request) => super::audit(request).await,

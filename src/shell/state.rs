@@ -19,13 +19,13 @@ use js_sys::{Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
+use crate::core::host::run::RunFeed;
 use crate::core::host::Host;
 use crate::core::mcp::client::{Connection, ToolWatch};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::Session;
 use crate::core::ops::waits::Waiter;
-use crate::core::run::drive::Answer;
 
 /// What the shell's driver holds of the browser.
 pub(crate) struct Driver {
@@ -78,7 +78,7 @@ pub(crate) struct Record {
 /// The answers of a run's effects, in the order they came, and the wake-up of its loop.
 #[derive(Default)]
 pub(crate) struct Inbox {
-    pub(crate) queue: RefCell<VecDeque<Answer>>,
+    pub(crate) queue: RefCell<VecDeque<RunFeed>>,
     pub(crate) wake: RefCell<Option<js_sys::Function>>,
 }
 

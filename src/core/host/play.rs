@@ -19,14 +19,16 @@ use serde_json::{Map, Value};
 
 use super::call::{Effect, HostCall, Outcome};
 use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
 use crate::core::evals::simulate::{Next, Reply, Simulate, SimulateRequest};
 use crate::core::gate::Asker;
+use crate::core::observe::cost::Prices;
 use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Input, Step, Tab};
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
-use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, FetchId, Gated};
 use crate::core::run::RunOutcome;
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{finished, Got, Need, Start};
@@ -56,6 +58,9 @@ pub(crate) struct Play {
     pub layers: Option<Value>,
     /// Whether the person allows what a run asks them to confirm.
     pub allow: bool,
+    /// Whether JavaScript layers (`webmcpHost.use`) wrap the runs' tool calls: then a run's
+    /// page call comes to the shell, which makes it (as the layers' `next()` does).
+    pub layered: bool,
     /// Values handed into the host so far (see the module's note).
     pub crossings: usize,
     /// The crossings of each page call, in the order they ended (its listing included).
@@ -65,23 +70,24 @@ pub(crate) struct Play {
     ids: u64,
 }
 
-/// One run's pending answers in simulated time: when each is due, in order.
+/// One run's pending answers in simulated time: when each is due, in order (answers due at
+/// the same time in the order they were asked for).
 #[derive(Default)]
 struct Pending {
-    due: Vec<(f64, u64, Answer)>,
+    due: Vec<(f64, u64, RunFeed)>,
     seq: u64,
     /// Each fetch's body pieces still to be read (`None`: its end).
     bodies: HashMap<FetchId, VecDeque<Option<String>>>,
 }
 
 impl Pending {
-    fn at(&mut self, when: f64, answer: Answer) {
+    fn at(&mut self, when: f64, answer: RunFeed) {
         self.seq += 1;
         self.due.push((when, self.seq, answer));
     }
 
     /// The earliest answer due.
-    fn next(&mut self) -> Option<(f64, Answer)> {
+    fn next(&mut self) -> Option<(f64, RunFeed)> {
         let first = (self.due.iter().enumerate())
             .min_by(|(_, a), (_, b)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map(|(i, _)| i)?;
@@ -89,7 +95,7 @@ impl Pending {
         Some((when, answer))
     }
 
-    fn drop_where(&mut self, gone: impl Fn(&Answer) -> bool) {
+    fn drop_where(&mut self, gone: impl Fn(&RunFeed) -> bool) {
         self.due.retain(|(_, _, answer)| !gone(answer));
     }
 }
@@ -119,6 +125,7 @@ impl Play {
             },
             layers: None,
             allow: true,
+            layered: false,
             crossings: 0,
             call_crossings: Vec::new(),
             outcomes: Vec::new(),
@@ -136,18 +143,28 @@ impl Play {
         let mut input = None;
         loop {
             self.crossings += 1;
-            input = Some(match self.host.list(&mut listing, input.take(), self.now) {
+            match self.host.list(&mut listing, input.take(), self.now) {
                 ListEffect::Done(listed) => return listed,
-                ListEffect::Sleep { ms } => {
-                    self.now += f64::from(ms);
-                    ListInput::Slept
+                effect => {
+                    let (ms, fed) = self.list_step(effect);
+                    self.now += ms;
+                    input = Some(fed);
                 }
-                ListEffect::Frames { tab_id, sites } => ListInput::Frames {
-                    answers: self.frame_listings(tab_id),
-                    sites: sites.then(|| Ok(Vec::new())),
-                },
-                ListEffect::Inject { .. } => ListInput::Injected(Ok(())),
-            });
+            }
+        }
+    }
+
+    /// Performs a listing's step: how long it took (ms) and its input.
+    fn list_step(&mut self, effect: ListEffect) -> (f64, ListInput) {
+        match effect {
+            ListEffect::Sleep { ms } => (f64::from(ms), ListInput::Slept),
+            ListEffect::Frames { tab_id, sites } => {
+                let answers = self.frame_listings(tab_id);
+                let sites = sites.then(|| Ok(Vec::new()));
+                (0.0, ListInput::Frames { answers, sites })
+            }
+            ListEffect::Inject { .. } => (0.0, ListInput::Injected(Ok(()))),
+            ListEffect::Done(_) => unreachable!("the caller's"),
         }
     }
 
@@ -218,32 +235,43 @@ impl Play {
         let (mut outcome, before) = (None, self.crossings);
         loop {
             self.crossings += 1;
-            let effect = self.host.advance(&mut call, outcome.take(), self.now);
-            outcome = Some(match effect {
+            match self.host.advance(&mut call, outcome.take(), self.now) {
                 Effect::Done(answer) => {
                     self.call_crossings.push(self.crossings - before);
                     return answer;
                 }
-                Effect::ReadLayers => Outcome::Layers(Ok(self.layers.clone())),
-                Effect::Hold { ms } => {
-                    self.now += f64::from(ms);
-                    Outcome::Held
+                effect => {
+                    let (ms, fed) = self.call_step(effect);
+                    self.now += ms;
+                    outcome = Some(fed);
                 }
-                Effect::ListTools { tab_id } => {
-                    Outcome::Page(Input::Tools(self.list(Listing::kept(tab_id, Settle::Now))))
-                }
-                Effect::Page(Step::Send {
-                    tab_id,
-                    target,
-                    message,
-                    list_tabs,
-                    ..
-                }) => Outcome::Sent {
-                    tabs: list_tabs.then(|| self.tabs()),
-                    reply: self.send(tab_id, &target, &message),
-                },
-                Effect::Page(step) => Outcome::Page(self.page_step(step)),
-            });
+            }
+        }
+    }
+
+    /// Performs a page call's step: how long it took (ms) and its outcome.
+    fn call_step(&mut self, effect: Effect) -> (f64, Outcome) {
+        match effect {
+            Effect::ReadLayers => (0.0, Outcome::Layers(Ok(self.layers.clone()))),
+            Effect::Hold { ms } => (f64::from(ms), Outcome::Held),
+            Effect::ListTools { tab_id } => {
+                let listed = self.list(Listing::kept(tab_id, Settle::Now));
+                (0.0, Outcome::Page(Input::Tools(listed)))
+            }
+            Effect::Page(Step::Send {
+                tab_id,
+                target,
+                message,
+                list_tabs,
+                ..
+            }) => {
+                let tabs = list_tabs.then(|| self.tabs());
+                let reply = self.send(tab_id, &target, &message);
+                (0.0, Outcome::Sent { tabs, reply })
+            }
+            Effect::Page(Step::Wait { ms }) => (f64::from(ms), Outcome::Page(Input::Performed)),
+            Effect::Page(step) => (0.0, Outcome::Page(self.page_step(step))),
+            Effect::Done(_) => unreachable!("the caller's"),
         }
     }
 
@@ -266,10 +294,6 @@ impl Play {
                 reply @ Input::Reply(_) => reply,
                 _ => Input::Performed,
             },
-            Step::Wait { ms } => {
-                self.now += f64::from(ms);
-                Input::Performed
-            }
             Step::Frames { tab_id } => Input::Frames(self.frames(tab_id)),
             Step::ReadResult {
                 tab_id,
@@ -285,148 +309,159 @@ impl Play {
         self.run_within(raw, None)
     }
 
-    /// [`Play::run`], stopped once `within_ms` passed (a simulation's conversation deadline).
+    /// [`Play::run`], stopped once `within_ms` passed (a simulation's conversation deadline):
+    /// the host's [`HostRun`], its effects performed as `shell::agent::run` performs them.
     pub(crate) fn run_within(
         &mut self,
         raw: &Value,
         within_ms: Option<u64>,
     ) -> Result<Value, String> {
         let registry = self.registry.clone();
-        let mut start = Start::new(raw, &registry, || self.fresh())?;
-        loop {
-            let got = match start.poll() {
-                Need::Conversation(_) => Got::Conversation(Ok(None)),
-                Need::RunLog(run_id) => Got::RunLog(Err(format!("no log of run `{run_id}`"))),
-                Need::Refused(message) => return Err(message),
-                Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
-                Need::Record => Got::Recorded(self.now),
-                Need::SaveConversation(_) => Got::ConversationSaved,
-                Need::TabTools(tab_id) => {
-                    Got::TabTools(self.list(Listing::kept(tab_id, Settle::Now)))
-                }
-                Need::Servers => Got::Servers(Ok(Vec::new())),
-                Need::Key(_) => Got::Key(Ok(None)),
-                Need::Open { server, .. } => {
-                    Got::Opened(Err(format!("{}: no MCP server here", server.name)))
-                }
-                Need::Ready => break,
-            };
-            start.handle(got);
-        }
+        let start = Start::new(raw, &registry, || self.fresh())?;
         let (run_id, thread_id) = (start.run_id().to_owned(), start.thread_id().to_owned());
-        let mut drive = start.finish();
+        let calls = format!("call_{}", self.fresh());
+        let mut run = HostRun::new(start, false, Prices::default(), calls);
         let mut pending = Pending::default();
         if let Some(ms) = within_ms {
             let reason = "the simulation's time budget ran out".to_owned();
-            pending.at(self.now + ms as f64, Answer::Stop { reason });
+            pending.at(
+                self.now + ms as f64,
+                RunFeed::Drive(Answer::Stop { reason }),
+            );
         }
-        let (outcome, events) = self.perform(&mut drive, &mut pending);
-        self.outcomes.push(outcome.clone());
-        Ok(finished(&run_id, &thread_id, &outcome, events, &drive))
-    }
-
-    /// Performs what the drive asks until the run ends: its outcome and events.
-    fn perform(&mut self, drive: &mut Drive, pending: &mut Pending) -> (RunOutcome, Vec<Value>) {
         let mut events = Vec::new();
+        // Each page call's crossings, by its id in the run: per step, the poll that gave it and
+        // the feed of its outcome.
+        let mut calls = std::collections::BTreeMap::<u64, usize>::new();
         loop {
-            while let Some(action) = drive.poll() {
-                match action {
-                    Action::Event(event) => {
+            run.set_layered(self.layered);
+            while let Some(effect) = self.host.run_poll(&mut run, self.now) {
+                let now = self.now;
+                match effect {
+                    RunEffect::Need(Need::Refused(message)) => return Err(message),
+                    RunEffect::Need(need) => pending.at(now, RunFeed::Got(self.got(need))),
+                    RunEffect::Act(Action::Event(event)) => {
                         events.push(serde_json::to_value(&event).unwrap_or(Value::Null));
                     }
-                    Action::Finished(outcome) => return (outcome, events),
-                    action => self.act(action, pending),
+                    RunEffect::Act(Action::Finished(outcome)) => {
+                        self.outcomes.push(outcome.clone());
+                        self.call_crossings.extend(calls.into_values());
+                        let drive = run.drive().expect("the run's drive");
+                        return Ok(finished(&run_id, &thread_id, &outcome, events, drive));
+                    }
+                    RunEffect::Act(action) => self.act(action, &mut pending),
+                    RunEffect::Listing { child, effect } => {
+                        let (ms, input) = self.list_step(effect);
+                        pending.at(now + ms, RunFeed::Listing { child, input });
+                    }
+                    RunEffect::Call { child, effect } => {
+                        self.crossings += 1;
+                        *calls.entry(child).or_default() += 2;
+                        let (ms, outcome) = self.call_step(effect);
+                        pending.at(now + ms, RunFeed::Call { child, outcome });
+                    }
+                    RunEffect::Listed { .. } => {}
                 }
             }
-            let Some((when, answer)) = pending.next() else {
+            let Some((when, feed)) = pending.next() else {
                 panic!("the run waits for nothing: it would hang");
             };
             self.now = self.now.max(when);
-            drive.handle(answer);
+            self.host.run_handle(&mut run, feed, self.now);
+        }
+    }
+
+    /// What the start needs, from the scripted world (no conversation, no MCP server).
+    fn got(&mut self, need: Need) -> Got {
+        match need {
+            Need::Conversation(_) => Got::Conversation(Ok(None)),
+            Need::RunLog(run_id) => Got::RunLog(Err(format!("no log of run `{run_id}`"))),
+            Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
+            Need::Record => Got::Recorded(self.now),
+            Need::SaveConversation(_) => Got::ConversationSaved,
+            Need::Servers => Got::Servers(Ok(Vec::new())),
+            Need::Key(_) => Got::Key(Ok(None)),
+            Need::Open { server, .. } => {
+                Got::Opened(Err(format!("{}: no MCP server here", server.name)))
+            }
+            other => panic!("the host asks for {other:?} itself"),
         }
     }
 
     fn act(&mut self, action: Action, pending: &mut Pending) {
         let now = self.now;
+        let drive = RunFeed::Drive;
         match action {
             Action::Fetch { id, request } => {
                 let (status, body) = self.models.answer(&request.body);
-                pending
-                    .bodies
-                    .insert(id, VecDeque::from([Some(body), None]));
+                (pending.bodies).insert(id, VecDeque::from([Some(body), None]));
                 let head = Answer::Head {
                     id,
                     status,
                     retry_after: None,
                 };
-                pending.at(now + self.models.latency_ms, head);
+                pending.at(now + self.models.latency_ms, drive(head));
             }
             Action::Read { id } => {
                 let text = (pending.bodies.get_mut(&id)).and_then(|b| b.pop_front().flatten());
-                pending.at(now, Answer::Body { id, text });
+                pending.at(now, drive(Answer::Body { id, text }));
             }
             Action::Abort { id } => {
                 pending.bodies.remove(&id);
-                pending.drop_where(|a| matches!(a, Answer::Head { id: i, .. } | Answer::Body { id: i, .. } if *i == id));
+                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Head { id: i, .. } | Answer::Body { id: i, .. }) if *i == id));
             }
-            Action::Timer { id, ms } => pending.at(now + f64::from(ms), Answer::Timeout(id)),
+            Action::Timer { id, ms } => pending.at(now + f64::from(ms), drive(Answer::Timeout(id))),
             Action::CancelTimer { id } => {
-                pending.drop_where(|a| matches!(a, Answer::Timeout(t) if *t == id));
+                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Timeout(t)) if *t == id));
             }
             Action::StoreIntents { call_id, .. } => {
-                pending.at(
-                    now,
-                    Answer::IntentsStored {
-                        call_id,
-                        error: None,
-                    },
-                );
+                let error = None;
+                pending.at(now, drive(Answer::IntentsStored { call_id, error }));
             }
             Action::Confirm(ask) => {
                 let (call_id, allowed) = (ask.call_id, self.allow);
-                pending.at(now, Answer::Confirmed { call_id, allowed });
+                pending.at(now, drive(Answer::Confirmed { call_id, allowed }));
             }
+            // The run's other tools: the clock here, no MCP server; a page call only through
+            // the layers (the host makes it otherwise).
             Action::Tool { call_id, call, .. } => {
-                let answer = self.call_tool(*call).answer();
-                pending.at(self.now, Answer::ToolDone { call_id, answer });
+                let answer = match call.gated() {
+                    Gated::CurrentTime => Called::Time {
+                        now_ms: now,
+                        utc_offset_minutes: 0,
+                    },
+                    Gated::Mcp { server, .. } => Called::NotConnected(server),
+                    Gated::Page(permit) if self.layered => {
+                        let id = format!("call_{}", self.fresh());
+                        Called::Page(self.page_call(HostCall::permitted(permit, id)))
+                    }
+                    Gated::Page(_) => panic!("a page call the host makes itself"),
+                };
+                let answer = answer.answer();
+                pending.at(now, drive(Answer::ToolDone { call_id, answer }));
             }
-            Action::ListTabTools { tab_id } => {
-                let listed = self.list(Listing::kept(tab_id, Settle::Now));
-                pending.at(self.now, Answer::TabTools(listed));
+            Action::WaitForPerson(_) => pending.at(now, drive(Answer::Person(Vec::new()))),
+            Action::RepairHook { call_id, .. } => {
+                pending.at(
+                    now,
+                    drive(Answer::Hook {
+                        call_id,
+                        call: None,
+                    }),
+                );
             }
-            Action::WaitForPerson(_) => pending.at(now, Answer::Person(Vec::new())),
-            Action::RepairHook { call_id, .. } => pending.at(
-                now,
-                Answer::Hook {
-                    call_id,
-                    call: None,
-                },
-            ),
             Action::ChromeAvailability { id } => {
                 let availability = "unavailable".into();
-                pending.at(now, Answer::ChromeAvailability { id, availability });
+                pending.at(now, drive(Answer::ChromeAvailability { id, availability }));
             }
             Action::ChromePrompt { id, .. } => {
                 let output = Err("no built-in model here".into());
-                pending.at(now, Answer::ChromeOutput { id, output });
+                pending.at(now, drive(Answer::ChromeOutput { id, output }));
             }
             Action::Intents(_) | Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
-            Action::Event(_) | Action::Finished(_) => unreachable!("performed by the loop"),
-        }
-    }
-
-    /// A run's tool call, as `shell::agent::call_tool` makes it (no middleware layers).
-    fn call_tool(&mut self, call: crate::core::gate::Permit<ToolCall>) -> Called {
-        match call.gated() {
-            Gated::CurrentTime => Called::Time {
-                now_ms: self.now,
-                utc_offset_minutes: 0,
-            },
-            Gated::Page(permit) => {
-                let id = format!("call_{}", self.fresh());
-                Called::Page(self.page_call(HostCall::permitted(permit, id)))
+            Action::ListTabTools { .. } | Action::Event(_) | Action::Finished(_) => {
+                unreachable!("the host's or the loop's")
             }
-            Gated::Mcp { server, .. } => Called::NotConnected(server),
         }
     }
 

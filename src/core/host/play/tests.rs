@@ -178,11 +178,9 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
     // The tab was listed at the run's start, its page call made on that kept listing, and
     // listed again after the call (the page may have changed its tools).
     assert_eq!(play.pages[&4].listed, 2);
-    assert_eq!(
-        play.call_crossings,
-        [2],
-        "the call was resolved on the kept listing"
-    );
+    // The run's page call crossed twice: its message handed out, its reply fed back (the host
+    // made it from the drive's permit on the kept listing, and handed its answer to the drive).
+    assert_eq!(play.call_crossings, [2]);
     // By hand: on the kept listing, once the stored layers are read.
     let args = json!({"id": "mug-1", "qty": 1})
         .as_object()
@@ -195,4 +193,40 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
     assert_eq!(answer, CallAnswer::text(r#"{"cart":3}"#));
     assert_eq!(play.pages[&4].listed, 2);
     assert_eq!(play.call_crossings, [2, 3]);
+}
+
+/// A run of the agent on the shop, asked for two mugs.
+fn mugs_run() -> Value {
+    json!({"tabId": 4, "model": "agent",
+        "messages": [{"id": "u1", "role": "user", "content": USER_ASKS}]})
+}
+
+#[test]
+fn a_stop_while_the_run_starts_ends_it_before_anything_acts() {
+    let mut play = shop(2);
+    let started = play.now;
+    // The stop is due at once: it comes while the start still reads its sources, and is
+    // kept for the drive, which ends on it (its first model request aborted unread).
+    let answer = play
+        .run_within(&mugs_run(), Some(0))
+        .expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "stopped", "{answer:#}");
+    assert_eq!(play.now, started, "nothing was waited for");
+    assert!(
+        play.pages[&4].ran.is_empty(),
+        "the page ran {:?}",
+        play.pages[&4].ran
+    );
+}
+
+#[test]
+fn with_layers_a_runs_page_call_is_made_by_the_shell_on_the_drives_permit() {
+    let mut play = shop(2);
+    play.layered = true;
+    let answer = play.run(&mugs_run()).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    assert_eq!(play.pages[&4].cart, 2);
+    // Made by the shell's page call driver, from the drive's permit: no layers read, the
+    // kept listing used (sent, then its reply).
+    assert_eq!(play.call_crossings, [2]);
 }

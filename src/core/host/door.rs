@@ -1,0 +1,115 @@
+//! The host's front door: an operation as it arrives, from either caller (a runtime message
+//! with the sender Chrome describes, or a call of the automation surface,
+//! `webmcpHost[op](request)`), read, authorized and parsed in one step, and a page tool call
+//! opened as the host's own [`HostCall`] through the gate. The shell hands the arrival over
+//! once and performs what comes out; it reads nothing of the message itself.
+//!
+//! Invariant: a runtime message is authorized from its sender as Chrome describes it
+//! ([`classify`], [`authorize`]), never from anything the message says; an operation reaches
+//! the shell's router only once authorized and parsed.
+
+use serde_json::Value;
+
+use super::call::HostCall;
+use super::Host;
+use crate::core::gate::Asker;
+use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender, SenderInfo};
+use crate::core::setup::call::page;
+
+/// An operation as it arrives.
+#[derive(Debug, Clone, Copy)]
+pub enum Arrival<'a> {
+    /// A runtime message (untrusted): its JSON text, its sender as Chrome describes it, and
+    /// this extension's own id.
+    Message {
+        /// The message as JSON text.
+        text: &'a str,
+        /// Chrome's `MessageSender`.
+        sender: &'a SenderInfo,
+        /// This extension's id.
+        own_id: &'a str,
+    },
+    /// A call of the automation surface: the operation's name and its request.
+    Automation {
+        /// The operation's name.
+        op: &'a str,
+        /// Its request.
+        request: &'a Value,
+    },
+}
+
+/// What an arrival opened.
+#[derive(Debug)]
+pub enum Opened {
+    /// A page tool call (`callTool` on a tab), to perform with the host's call steps
+    /// ([`Host::advance`]); its answer is [`CallAnswer::to_json`].
+    ///
+    /// [`CallAnswer::to_json`]: crate::core::page::call::CallAnswer::to_json
+    Call(Box<HostCall>),
+    /// Any other operation, authorized and parsed, for the shell's router, with the message's
+    /// sender (none for the automation surface).
+    Op {
+        /// The operation.
+        op: Op,
+        /// Who sent it.
+        sender: Option<Sender>,
+    },
+}
+
+/// Why an arrival opened nothing: the error to answer, and for a refused sender a warning
+/// for the worker's console.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    /// The operation's error.
+    pub error: String,
+    /// A refusal, to warn of.
+    pub warning: Option<String>,
+}
+
+impl From<String> for Closed {
+    fn from(error: String) -> Closed {
+        Closed {
+            error,
+            warning: None,
+        }
+    }
+}
+
+impl Host {
+    /// Reads, authorizes and parses an arrival; a page tool call gets `call_id` as its id in
+    /// the page (unless its request names one).
+    pub fn open(&self, arrival: Arrival, call_id: String) -> Result<Opened, Closed> {
+        let (op, sender) = match arrival {
+            Arrival::Message {
+                text,
+                sender,
+                own_id,
+            } => {
+                let sender = classify(own_id, sender);
+                let (name, message) = read_message(text)?;
+                if let Err(refusal) = authorize(&sender, name) {
+                    return Err(Closed {
+                        error: refusal.to_string(),
+                        warning: Some(format!("webmcp-host: {refusal}")),
+                    });
+                }
+                (Op::parse(name, &message).map_err(|e| e.0)?, Some(sender))
+            }
+            Arrival::Automation { op, request } => {
+                let name = OpName::parse(op).map_err(|e| e.0)?;
+                (Op::parse(name, request).map_err(|e| e.0)?, None)
+            }
+        };
+        Ok(match op {
+            Op::CallTool(request) => Opened::Call(Box::new(HostCall::asked(
+                Asker::CallTool,
+                page(&request),
+                call_id,
+            ))),
+            op => Opened::Op { op, sender },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,166 @@
+//! The front door: who may open what, and a page call opened whole in one step.
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::core::host::play::model::{last, Said};
+use crate::core::host::play::{call_request, Play};
+use crate::core::page::call::CallAnswer;
+
+const OWN: &str = "abcdefghijklmnopabcdefghijklmnop";
+
+fn popup() -> SenderInfo {
+    SenderInfo {
+        id: Some(OWN.into()),
+        url: Some(format!("chrome-extension://{OWN}/popup/popup.html")),
+        origin: Some(format!("chrome-extension://{OWN}")),
+        tab_id: None,
+        frame_id: None,
+    }
+}
+
+fn page_script(frame_id: i64) -> SenderInfo {
+    SenderInfo {
+        id: Some(OWN.into()),
+        url: Some("https://shop.test/".into()),
+        origin: Some("https://shop.test".into()),
+        tab_id: Some(4),
+        frame_id: Some(frame_id),
+    }
+}
+
+fn call_tool(qty: u64) -> Value {
+    json!({"op": "callTool", "tabId": 4, "name": "add_to_cart", "args": {"id": "mug-1", "qty": qty}})
+}
+
+fn message(host: &Host, value: &Value, sender: &SenderInfo) -> Result<Opened, Closed> {
+    let text = value.to_string();
+    let arrival = Arrival::Message {
+        text: &text,
+        sender,
+        own_id: OWN,
+    };
+    host.open(arrival, "call_1".into())
+}
+
+#[test]
+fn a_page_may_not_call_a_tool_and_is_warned_of() {
+    let host = Host::default();
+    for frame in [0, 3] {
+        let closed = message(&host, &call_tool(1), &page_script(frame)).unwrap_err();
+        assert!(closed.error.starts_with("refused: "), "{closed:?}");
+        assert!(closed.warning.is_some(), "{closed:?}");
+    }
+    // A message that cannot be read is an error, not a refusal.
+    let closed = message(&host, &json!({"tabId": 4}), &popup()).unwrap_err();
+    assert_eq!(closed.warning, None, "{closed:?}");
+}
+
+#[test]
+fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() {
+    let host = Host::default();
+    assert!(matches!(
+        message(&host, &call_tool(1), &popup()),
+        Ok(Opened::Call(_))
+    ));
+    let listed = message(&host, &json!({"op": "listTools", "tabId": 4}), &popup());
+    assert!(matches!(
+        listed,
+        Ok(Opened::Op {
+            op: Op::ListTools(_),
+            sender: Some(Sender::ExtensionPage)
+        })
+    ));
+    let request = call_tool(1);
+    let automated = host.open(
+        Arrival::Automation {
+            op: "callTool",
+            request: &request,
+        },
+        "c".into(),
+    );
+    assert!(matches!(automated, Ok(Opened::Call(_))));
+    let unknown = host.open(
+        Arrival::Automation {
+            op: "nope",
+            request: &request,
+        },
+        "c".into(),
+    );
+    assert!(unknown.is_err());
+}
+
+/// How often a page call crosses from a shell into the core, whole: each call of a core
+/// function or method that the shell makes for it (its arrival read, each of its steps fed and
+/// the next one taken, its answer written), counted by the play harness, which performs every
+/// step as the shell does. A call on a warm host (the stored layers read before, the tab's
+/// listing kept) is the measure; a cold one (a fresh worker's first) adds a layers read and a
+/// listing.
+#[test]
+fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
+    let mut play = Play::shop(&["agent"]);
+    play.models.serve(
+        "agent-1",
+        Box::new(|request| match last(request)["role"].as_str() {
+            Some("tool") => Said::Text("Done.".into()),
+            _ => Said::Call("add_to_cart".into(), json!({"id": "mug-1", "qty": 1})),
+        }),
+    );
+    // From the popup (a runtime message) and from `webmcpHost.callTool`.
+    let by_hand = |play: &mut Play, arrival: Arrival| {
+        let before = play.crossings;
+        let Ok(Opened::Call(call)) = play.host.open(arrival, "call_1".into()) else {
+            panic!("not a page call");
+        };
+        let answer = play.page_call(*call);
+        let _written = answer.to_json();
+        // Opened (1), the steps (counted by the driver), written (1).
+        (answer, play.crossings - before + 2)
+    };
+    let (text, sender) = (call_tool(1).to_string(), popup());
+    let popup = || Arrival::Message {
+        text: &text,
+        sender: &sender,
+        own_id: OWN,
+    };
+    let (answer, cold) = by_hand(&mut play, popup());
+    assert_eq!(answer, CallAnswer::text(r#"{"cart":1}"#));
+    let (_, from_popup) = by_hand(&mut play, popup());
+    let request = call_tool(1);
+    let automated = Arrival::Automation {
+        op: "callTool",
+        request: &request,
+    };
+    let (_, from_call_tool) = by_hand(&mut play, automated);
+    // From a run: its page call is the host's child; per step, the shell takes it and feeds
+    // its outcome back.
+    let before = play.call_crossings.len();
+    let run = json!({"tabId": 4, "model": "agent",
+        "messages": [{"id": "u", "role": "user", "content": "One mug."}]});
+    play.run(&run).expect("the run starts");
+    let from_run = play.call_crossings[before..].to_vec();
+    // From a smoke evaluation: its `Next::Call` polled (1), the call asked of the host (its
+    // steps), its `Reply::Called` fed back (1).
+    let before = play.crossings;
+    let args = json!({"id": "mug-1", "qty": 1})
+        .as_object()
+        .cloned()
+        .unwrap();
+    play.asked(
+        Asker::Smoke,
+        call_request(4, "add_to_cart".into(), args, 5_000),
+    );
+    let from_eval = play.crossings - before + 2;
+    assert_eq!(play.pages[&4].cart, 5, "every call ran");
+    let counts = [from_popup, from_call_tool, from_eval];
+    assert!(
+        counts.iter().chain(&from_run).all(|n| *n <= 6),
+        "{counts:?} {from_run:?}"
+    );
+    assert_eq!(
+        (from_popup, from_call_tool, from_run[0], from_eval),
+        (4, 4, 2, 4)
+    );
+    // Cold: the layers read (1) and the tab listed (2 more) first.
+    assert_eq!(cold, 8);
+}

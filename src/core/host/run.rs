@@ -1,0 +1,366 @@
+//! A run as the [`Host`] composes it: its start ([`Start`]: the conversation, the tab's tools,
+//! the MCP servers, the keys), then its drive ([`Drive`]: the model, the tools, the person),
+//! with the tab's listings and the page calls resolved inside the host, as children of the
+//! run: a listing is the host's [`Listing`], a page call the host's [`HostCall`] on the permit
+//! the drive's gate gave. The shell performs what is left (storage, the model's fetches,
+//! timers, MCP connections, the person's answers) and each child's browser steps, and feeds
+//! every result back; a child's answer goes to the start or the drive as a value, never
+//! through the shell.
+//!
+//! The shell sees [`RunEffect`]s, any number in flight at once, and feeds each one's answer
+//! back as one [`RunFeed`] through [`Host::run_handle`]; [`Host::run_poll`] says what to do
+//! next until nothing is ready.
+//!
+//! Invariant: a run's page call reaches the page only as a [`HostCall`] of the permit its
+//! drive's gate gave ([`HostCall::permitted`]); when the person's JavaScript layers
+//! (`webmcpHost.use`) wrap the run's calls, the call goes to the shell as the drive asked it
+//! ([`RunEffect::Act`] with [`Action::Tool`]), for the layers to see it first, and comes back
+//! through the same permit.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use super::call::{Effect, HostCall, Outcome};
+use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::Host;
+use crate::core::observe::cost::Prices;
+use crate::core::page::tabs::{Listed, TabTools};
+use crate::core::run::drive::{Action, Answer, Drive, Gated, ToolCall};
+use crate::core::setup::call::Called;
+use crate::core::setup::start::{Got, Need, Start};
+
+/// What the shell does next for a run. Each is answered by the [`RunFeed`] it names, but
+/// [`RunEffect::Listed`] and the drive's actions that want no answer.
+pub enum RunEffect {
+    /// What the start needs (never [`Need::TabTools`], which the host lists itself):
+    /// [`RunFeed::Got`]. [`Need::Ready`] is never asked: the host finishes the start.
+    Need(Need),
+    /// What the drive asks (never a page tool call the host makes itself, nor
+    /// [`Action::ListTabTools`]): [`RunFeed::Drive`] when it wants an answer. After
+    /// [`Action::Finished`] the run has ended: [`HostRun::drive`] gives its messages.
+    Act(Action),
+    /// A step of one of the run's listings: [`RunFeed::Listing`] with the same `child`.
+    Listing {
+        /// The listing's id in the run.
+        child: u64,
+        /// Its step.
+        effect: ListEffect,
+    },
+    /// A step of one of the run's page calls (never [`Effect::Done`]): [`RunFeed::Call`]
+    /// with the same `child`.
+    Call {
+        /// The call's id in the run.
+        child: u64,
+        /// Its step.
+        effect: Effect,
+    },
+    /// The run's tab was listed and the host kept the listing (no answer): the shell observes
+    /// its tools (the first definitions seen) and, for the start's listing, records the page
+    /// the run was made on.
+    Listed {
+        /// The tab.
+        tab_id: i64,
+        /// Its tools.
+        tools: Rc<TabTools>,
+        /// Whether the start asked for it (else the drive, after a page call).
+        at_start: bool,
+    },
+}
+
+/// What the shell feeds back for a [`RunEffect`].
+#[derive(Debug)]
+pub enum RunFeed {
+    /// What a [`RunEffect::Need`] got.
+    Got(Got),
+    /// The answer to a [`RunEffect::Act`] (or a stop: [`Answer::Stop`], at any time).
+    Drive(Answer),
+    /// The input of a [`RunEffect::Listing`].
+    Listing {
+        /// The listing's id in the run.
+        child: u64,
+        /// Its input.
+        input: ListInput,
+    },
+    /// The outcome of a [`RunEffect::Call`].
+    Call {
+        /// The call's id in the run.
+        child: u64,
+        /// Its outcome.
+        outcome: Outcome,
+    },
+}
+
+/// A child of the run: one of its listings or page calls.
+#[derive(Debug)]
+enum Child {
+    /// A listing, for the start or for the drive.
+    Listing(Listing),
+    /// A page call of the drive's call `call_id`.
+    Call {
+        call_id: String,
+        call: Box<HostCall>,
+    },
+}
+
+enum Phase {
+    /// Starting: the start, and whether its current need was asked already.
+    Start { start: Box<Start>, asked: bool },
+    /// Driving.
+    Drive(Box<Drive>),
+    /// Refused before it started, or ended.
+    Over,
+    /// Taken during a step.
+    Gone,
+}
+
+/// One run under way.
+pub struct HostRun {
+    phase: Phase,
+    /// Kept once it ended, for its messages and transcript.
+    ended: Option<Box<Drive>>,
+    children: BTreeMap<u64, Child>,
+    next_child: u64,
+    out: VecDeque<RunEffect>,
+    hook: bool,
+    prices: Option<Prices>,
+    layered: bool,
+    /// Names the run's page calls in their pages: `<calls>_<n>`.
+    calls: String,
+    /// What came for the drive before it existed (a stop while the run started).
+    early: Vec<Answer>,
+    /// The conversation's id, once the start settled it.
+    thread_id: String,
+}
+
+impl HostRun {
+    /// The run `start` will start; `hook` says whether a repair hook is set, `prices` are the
+    /// stored prices of tokens, `calls` is a fresh name from which its page calls' ids are
+    /// made.
+    pub fn new(start: Start, hook: bool, prices: Prices, calls: String) -> HostRun {
+        HostRun {
+            phase: Phase::Start {
+                start: Box::new(start),
+                asked: false,
+            },
+            ended: None,
+            children: BTreeMap::new(),
+            next_child: 0,
+            out: VecDeque::new(),
+            hook,
+            prices: Some(prices),
+            layered: false,
+            calls,
+            early: Vec::new(),
+            thread_id: String::new(),
+        }
+    }
+
+    /// The start, while the run starts (its ids, its tab).
+    pub fn start(&self) -> Option<&Start> {
+        match &self.phase {
+            Phase::Start { start, .. } => Some(start),
+            _ => None,
+        }
+    }
+
+    /// The conversation the run belongs to (as its start settled it, once it started).
+    pub fn thread_id(&self) -> &str {
+        match &self.phase {
+            Phase::Start { start, .. } => start.thread_id(),
+            _ => &self.thread_id,
+        }
+    }
+
+    /// The drive, once the run started (and after it ended).
+    pub fn drive(&self) -> Option<&Drive> {
+        match &self.phase {
+            Phase::Drive(drive) => Some(drive),
+            _ => self.ended.as_deref(),
+        }
+    }
+
+    /// Whether the person's JavaScript layers wrap tool calls now (`webmcpHost.use`): then
+    /// the run's page calls go to the shell, through them. Asked again before every step.
+    pub fn set_layered(&mut self, layered: bool) {
+        self.layered = layered;
+    }
+
+    fn child(&mut self, child: Child) -> u64 {
+        self.next_child += 1;
+        self.children.insert(self.next_child, child);
+        self.next_child
+    }
+}
+
+impl Host {
+    /// What the run needs next, until nothing is ready (then feed an answer).
+    pub fn run_poll(&self, run: &mut HostRun, now_ms: f64) -> Option<RunEffect> {
+        loop {
+            if let Some(effect) = run.out.pop_front() {
+                return Some(effect);
+            }
+            match std::mem::replace(&mut run.phase, Phase::Gone) {
+                Phase::Start { mut start, asked } => match start.poll() {
+                    Need::Ready => {
+                        run.thread_id = start.thread_id().to_owned();
+                        start.set_repair_hook(run.hook);
+                        let mut drive = start.finish();
+                        drive.set_prices(run.prices.take().unwrap_or_default());
+                        for answer in run.early.drain(..) {
+                            drive.handle(answer);
+                        }
+                        run.phase = Phase::Drive(Box::new(drive));
+                    }
+                    _ if asked => {
+                        run.phase = Phase::Start { start, asked };
+                        return None;
+                    }
+                    Need::TabTools(tab_id) => {
+                        run.phase = Phase::Start { start, asked: true };
+                        self.list_for(run, tab_id, now_ms);
+                    }
+                    need @ Need::Refused(_) => {
+                        run.phase = Phase::Over;
+                        return Some(RunEffect::Need(need));
+                    }
+                    need => {
+                        run.phase = Phase::Start { start, asked: true };
+                        return Some(RunEffect::Need(need));
+                    }
+                },
+                Phase::Drive(mut drive) => {
+                    let Some(action) = drive.poll() else {
+                        run.phase = Phase::Drive(drive);
+                        return None;
+                    };
+                    match action {
+                        Action::ListTabTools { tab_id } => {
+                            run.phase = Phase::Drive(drive);
+                            self.list_for(run, tab_id, now_ms);
+                        }
+                        Action::Tool {
+                            call_id,
+                            call,
+                            info,
+                        } if run.layered || !matches!(call.call(), ToolCall::Page(_)) => {
+                            run.phase = Phase::Drive(drive);
+                            return Some(RunEffect::Act(Action::Tool {
+                                call_id,
+                                call,
+                                info,
+                            }));
+                        }
+                        Action::Tool { call_id, call, .. } => {
+                            run.phase = Phase::Drive(drive);
+                            let Gated::Page(permit) = call.gated() else {
+                                unreachable!("a page tool call, matched above");
+                            };
+                            let id = format!("{}_{}", run.calls, run.next_child + 1);
+                            let call = Box::new(HostCall::permitted(permit, id));
+                            let child = run.child(Child::Call { call_id, call });
+                            self.advance_child(run, child, None, now_ms);
+                        }
+                        finished @ Action::Finished(_) => {
+                            run.ended = Some(drive);
+                            run.phase = Phase::Over;
+                            return Some(RunEffect::Act(finished));
+                        }
+                        action => {
+                            run.phase = Phase::Drive(drive);
+                            return Some(RunEffect::Act(action));
+                        }
+                    }
+                }
+                phase @ (Phase::Over | Phase::Gone) => {
+                    run.phase = phase;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Feeds the answer of one of the run's effects.
+    pub fn run_handle(&self, run: &mut HostRun, feed: RunFeed, now_ms: f64) {
+        match feed {
+            RunFeed::Got(got) => {
+                if let Phase::Start { start, asked } = &mut run.phase {
+                    *asked = false;
+                    start.handle(got);
+                }
+            }
+            RunFeed::Drive(answer) => self.to_drive(run, answer),
+            RunFeed::Listing { child, input } => {
+                let Some(Child::Listing(mut listing)) = run.children.remove(&child) else {
+                    return;
+                };
+                match self.list(&mut listing, Some(input), now_ms) {
+                    ListEffect::Done(listed) => self.run_listed(run, listing.tab_id(), listed),
+                    effect => {
+                        run.children.insert(child, Child::Listing(listing));
+                        run.out.push_back(RunEffect::Listing { child, effect });
+                    }
+                }
+            }
+            RunFeed::Call { child, outcome } => {
+                self.advance_child(run, child, Some(outcome), now_ms)
+            }
+        }
+    }
+
+    /// Lists the run's tab for its start or its drive, as a child.
+    fn list_for(&self, run: &mut HostRun, tab_id: i64, now_ms: f64) {
+        let mut listing = Listing::kept(tab_id, Settle::Now);
+        match self.list(&mut listing, None, now_ms) {
+            ListEffect::Done(listed) => self.run_listed(run, tab_id, listed),
+            effect => {
+                let child = run.child(Child::Listing(listing));
+                run.out.push_back(RunEffect::Listing { child, effect });
+            }
+        }
+    }
+
+    /// A listing of the run's tab, to whichever asked for it.
+    fn run_listed(&self, run: &mut HostRun, tab_id: i64, listed: Listed) {
+        if let Ok(tools) = &listed {
+            let tools = tools.clone();
+            let at_start = matches!(run.phase, Phase::Start { .. });
+            run.out.push_back(RunEffect::Listed {
+                tab_id,
+                tools,
+                at_start,
+            });
+        }
+        match &mut run.phase {
+            Phase::Start { start, asked } => {
+                *asked = false;
+                start.handle(Got::TabTools(listed));
+            }
+            _ => self.to_drive(run, Answer::TabTools(listed)),
+        }
+    }
+
+    /// Steps a page call of the run; its answer goes to the drive.
+    fn advance_child(&self, run: &mut HostRun, child: u64, outcome: Option<Outcome>, now: f64) {
+        let Some(Child::Call { call_id, mut call }) = run.children.remove(&child) else {
+            return;
+        };
+        match self.advance(&mut call, outcome, now) {
+            Effect::Done(answer) => {
+                let answer = Called::Page(answer).answer();
+                self.to_drive(run, Answer::ToolDone { call_id, answer });
+            }
+            effect => {
+                run.children.insert(child, Child::Call { call_id, call });
+                run.out.push_back(RunEffect::Call { child, effect });
+            }
+        }
+    }
+
+    fn to_drive(&self, run: &mut HostRun, answer: Answer) {
+        match &mut run.phase {
+            Phase::Drive(drive) => drive.handle(answer),
+            Phase::Start { .. } => run.early.push(answer),
+            Phase::Over | Phase::Gone => {}
+        }
+    }
+}
