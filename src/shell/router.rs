@@ -64,7 +64,7 @@ fn open(
     Ok(async move {
         match opened {
             Opened::Call(call) => Ok(Done::Value(super::page_call(*call).await.to_json())),
-            Opened::Op { op, sender } => perform_done(op, sender.as_ref()).await,
+            Opened::Op { op, sender } => perform_done(*op, sender.as_ref()).await,
         }
     })
 }

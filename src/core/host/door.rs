@@ -50,7 +50,7 @@ pub enum Opened {
     /// sender (none for the automation surface).
     Op {
         /// The operation.
-        op: Op,
+        op: Box<Op>,
         /// Who sent it.
         sender: Option<Sender>,
     },
@@ -106,7 +106,10 @@ impl Host {
                 page(&request),
                 call_id,
             ))),
-            op => Opened::Op { op, sender },
+            op => Opened::Op {
+                op: Box::new(op),
+                sender,
+            },
         })
     }
 }

@@ -64,13 +64,11 @@ fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() 
         Ok(Opened::Call(_))
     ));
     let listed = message(&host, &json!({"op": "listTools", "tabId": 4}), &popup());
-    assert!(matches!(
-        listed,
-        Ok(Opened::Op {
-            op: Op::ListTools(_),
-            sender: Some(Sender::ExtensionPage)
-        })
-    ));
+    let Ok(Opened::Op { op, sender }) = listed else {
+        panic!("not an operation: {listed:?}");
+    };
+    assert!(matches!(*op, Op::ListTools(_)), "{op:?}");
+    assert_eq!(sender, Some(Sender::ExtensionPage));
     let request = call_tool(1);
     let automated = host.open(
         Arrival::Automation {
