@@ -21,10 +21,15 @@ use super::call::{Effect, HostCall, Outcome};
 use super::listing::{ListEffect, ListInput, Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
+use crate::core::crawl::{Crawl, CrawlRequest, Next as CrawlNext, Reply as CrawlReply};
+use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next as Eval, Reply as EvalReply};
 use crate::core::evals::simulate::{Next, Reply, Simulate, SimulateRequest};
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
-use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as FrameReply, Target};
+use crate::core::ops::threads::ThreadRecord;
+use crate::core::page::bridge::{
+    parse_dom_reply, parse_sitemap_reply, FrameRequest, Reply as FrameReply, Target,
+};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Input, Step, Tab};
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
@@ -61,12 +66,27 @@ pub(crate) struct Play {
     /// Whether JavaScript layers (`webmcpHost.use`) wrap the runs' tool calls: then a run's
     /// page call comes to the shell, which makes it (as the layers' `next()` does).
     pub layered: bool,
+    /// How a reloaded page answers its first listings: how many while it parses, then how
+    /// many before it registers its tools.
+    pub loading: (usize, usize),
     /// Values handed into the host so far (see the module's note).
     pub crossings: usize,
     /// The crossings of each page call, in the order they ended (its listing included).
     pub call_crossings: Vec<usize>,
     /// Every run's outcome, in the order they ended.
     pub outcomes: Vec<RunOutcome>,
+    /// The conversations as stored (session storage), by id.
+    pub threads: HashMap<String, Value>,
+    /// The logs of the runs of workers before this one (as `runLog` reads them back from
+    /// storage), by run id.
+    pub stored_logs: HashMap<String, Value>,
+    /// The runs started, in order.
+    pub run_ids: Vec<String>,
+    /// Each origin's last crawl as kept (local storage), by origin.
+    pub crawls: HashMap<String, Value>,
+    /// When a run's event makes this true, the worker stops there: the run is cut, that event
+    /// never recorded (its run answers an error saying so).
+    pub cut: Option<Box<dyn Fn(&Value) -> bool>>,
     ids: u64,
 }
 
@@ -126,9 +146,15 @@ impl Play {
             layers: None,
             allow: true,
             layered: false,
+            loading: (2, 0),
             crossings: 0,
             call_crossings: Vec::new(),
             outcomes: Vec::new(),
+            threads: HashMap::new(),
+            stored_logs: HashMap::new(),
+            run_ids: Vec::new(),
+            crawls: HashMap::new(),
+            cut: None,
             ids: 0,
         }
     }
@@ -215,11 +241,13 @@ impl Play {
         }
     }
 
-    /// Reloads a tab's page (its cart emptied, `loading` listings while it parses).
-    pub(crate) fn reload(&mut self, tab_id: i64, loading: usize) -> Result<(), String> {
+    /// Reloads a tab's page (its cart emptied; as it loads, [`Play::loading`] listings while
+    /// it parses, then those before it registers its tools).
+    pub(crate) fn reload(&mut self, tab_id: i64) -> Result<(), String> {
+        let (loading, late) = self.loading;
         let page = self.pages.get_mut(&tab_id);
         let page = page.ok_or_else(|| format!("No tab with id: {tab_id}."))?;
-        page.reload(loading);
+        page.reload(loading, late);
         self.now += LOAD_MS;
         Ok(())
     }
@@ -329,7 +357,7 @@ impl Play {
                 RunFeed::Drive(Answer::Stop { reason }),
             );
         }
-        let mut events = Vec::new();
+        let (mut events, mut thread) = (Vec::new(), None::<ThreadRecord>);
         // Each page call's crossings, by its id in the run: per step, the poll that gave it and
         // the feed of its outcome.
         let mut calls = std::collections::BTreeMap::<u64, usize>::new();
@@ -339,14 +367,37 @@ impl Play {
                 let now = self.now;
                 match effect {
                     RunEffect::Need(Need::Refused(message)) => return Err(message),
+                    RunEffect::Need(Need::Record) => {
+                        // Kept as the shell keeps it: the run's log, read back by `runLog`.
+                        let tab_id = run.start().and_then(Start::tab_id);
+                        self.run_ids.push(run_id.clone());
+                        let mut log = self.host.runs.borrow_mut();
+                        log.on_start(&run_id, run.thread_id(), tab_id, raw, now);
+                        pending.at(now, RunFeed::Got(Got::Recorded(now)));
+                    }
+                    RunEffect::Need(Need::SaveConversation(record)) => {
+                        self.save_thread(&record);
+                        thread = Some(*record);
+                        pending.at(now, RunFeed::Got(Got::ConversationSaved));
+                    }
                     RunEffect::Need(need) => pending.at(now, RunFeed::Got(self.got(need))),
                     RunEffect::Act(Action::Event(event)) => {
-                        events.push(serde_json::to_value(&event).unwrap_or(Value::Null));
+                        let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                        if self.cut.as_ref().is_some_and(|cut| cut(&value)) {
+                            return Err(format!("the worker stopped during run `{run_id}`"));
+                        }
+                        self.host.runs.borrow_mut().on_event(&run_id, &value, now);
+                        events.push(value);
                     }
                     RunEffect::Act(Action::Finished(outcome)) => {
+                        let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+                        self.host.runs.borrow_mut().on_finish(&run_id, &value);
                         self.outcomes.push(outcome.clone());
-                        self.call_crossings.extend(calls.into_values());
                         let drive = run.drive().expect("the run's drive");
+                        if let Some(record) = thread.take() {
+                            self.save_thread(&record.ended(drive.messages(), now));
+                        }
+                        self.call_crossings.extend(calls.into_values());
                         return Ok(finished(&run_id, &thread_id, &outcome, events, drive));
                     }
                     RunEffect::Act(action) => self.act(action, &mut pending),
@@ -360,7 +411,13 @@ impl Play {
                         let (ms, outcome) = self.call_step(effect);
                         pending.at(now + ms, RunFeed::Call { child, outcome });
                     }
-                    RunEffect::Listed { .. } => {}
+                    RunEffect::Listed {
+                        tools, at_start, ..
+                    } => {
+                        if let (true, Some(page)) = (at_start, tools.top_page()) {
+                            self.host.runs.borrow_mut().on_page(&run_id, page);
+                        }
+                    }
                 }
             }
             let Some((when, feed)) = pending.next() else {
@@ -371,14 +428,41 @@ impl Play {
         }
     }
 
-    /// What the start needs, from the scripted world (no conversation, no MCP server).
+    /// `runLog({runId})` as `shell::runlog::run_log` answers it: from this worker, else as
+    /// stored by one before.
+    pub(crate) fn run_log(&self, run_id: &str) -> Result<Value, String> {
+        let live = self.host.runs.borrow().live_log(run_id, 0);
+        (live.or_else(|| self.stored_logs.get(run_id).cloned()))
+            .ok_or_else(|| format!("runLog: no run `{run_id}` is kept"))
+    }
+
+    /// The worker stops and a new one starts: the host's state is gone, what was stored
+    /// stays (the conversations, the runs' logs, a run that was going marked as cut:
+    /// `interrupted`, as the new worker reads the run list back).
+    pub(crate) fn restart(&mut self) {
+        let old = std::mem::take(&mut self.host);
+        for run_id in &self.run_ids {
+            if let Some(mut log) = old.runs.borrow().live_log(run_id, 0) {
+                if log["run"]["state"] == "running" {
+                    log["run"]["state"] = "interrupted".into();
+                }
+                self.stored_logs.insert(run_id.clone(), log);
+            }
+        }
+    }
+
+    /// Stores a conversation's record, as `shell::threads::save` does.
+    fn save_thread(&mut self, record: &ThreadRecord) {
+        let (value, _) = record.for_storage();
+        self.threads.insert(record.summary.thread_id.clone(), value);
+    }
+
+    /// What the start needs, from the scripted world (no MCP server).
     fn got(&mut self, need: Need) -> Got {
         match need {
-            Need::Conversation(_) => Got::Conversation(Ok(None)),
-            Need::RunLog(run_id) => Got::RunLog(Err(format!("no log of run `{run_id}`"))),
+            Need::Conversation(id) => Got::Conversation(Ok(self.threads.get(&id).cloned())),
+            Need::RunLog(run_id) => Got::RunLog(self.run_log(&run_id)),
             Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
-            Need::Record => Got::Recorded(self.now),
-            Need::SaveConversation(_) => Got::ConversationSaved,
             Need::Servers => Got::Servers(Ok(Vec::new())),
             Need::Key(_) => Got::Key(Ok(None)),
             Need::Open { server, .. } => {
@@ -465,13 +549,102 @@ impl Play {
         }
     }
 
+    /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
+    pub(crate) fn evaluate(&mut self, request: EvaluateRequest) -> Value {
+        let mut evaluation = Evaluation::new(request, None).with_suite("eval_play".into());
+        loop {
+            let reply = match evaluation.poll() {
+                Eval::Done(answer) => return answer,
+                Eval::Call {
+                    tab_id,
+                    name,
+                    args,
+                    timeout_ms,
+                } => {
+                    let request = call_request(tab_id, name, args, timeout_ms);
+                    let answer = self.asked(Asker::Smoke, request);
+                    EvalReply::Called {
+                        answer,
+                        now_ms: self.now,
+                    }
+                }
+                Eval::Run { request, .. } => {
+                    let started = self.now;
+                    let answer = self.run(&request);
+                    EvalReply::Ran {
+                        answer,
+                        latency_ms: self.now - started,
+                    }
+                }
+                Eval::Log { run_id } => EvalReply::Logged(self.run_log(&run_id)),
+                Eval::Reload { tab_id } => EvalReply::Reloaded(self.reload(tab_id)),
+                Eval::ListTools {
+                    tab_id,
+                    after_ms,
+                    settle,
+                    ..
+                } => EvalReply::Listed {
+                    tools: self.list(Listing::kept(tab_id, settle).after(after_ms)),
+                    now_ms: self.now,
+                },
+            };
+            evaluation.handle(reply);
+        }
+    }
+
+    /// `crawl({tabId, ...})` as `shell::crawl::crawl` performs it.
+    pub(crate) fn crawl(&mut self, request: CrawlRequest) -> Result<Value, String> {
+        let tab_id = request.tab_id;
+        let start = (self.pages.get(&tab_id).map(|page| page.url.clone()))
+            .ok_or_else(|| format!("crawl: tab {tab_id}: no such tab"))?;
+        let mut crawl = Crawl::new(request, &start, self.now)?;
+        loop {
+            crawl.tick(self.now);
+            let reply = match crawl.poll() {
+                CrawlNext::Done(answer) => return Ok(answer),
+                CrawlNext::ReadSitemap { tab_id, url } => {
+                    let message = FrameRequest::ReadSitemap { url }.to_message();
+                    CrawlReply::Sitemap(match self.send(tab_id, &Target::TOP, &message) {
+                        Input::Reply(Ok(text)) => parse_sitemap_reply(&text),
+                        other => Err(format!("no sitemap: {other:?}")),
+                    })
+                }
+                CrawlNext::Previous { origin } => {
+                    CrawlReply::Previous(self.crawls.get(&origin).cloned())
+                }
+                CrawlNext::Load { tab_id, url } => {
+                    let (loading, late) = self.loading;
+                    let page = self.pages.get_mut(&tab_id);
+                    CrawlReply::Loaded(match page {
+                        Some(page) => {
+                            page.load(&url, loading, late);
+                            self.now += LOAD_MS;
+                            Ok(url)
+                        }
+                        None => Err(format!("No tab with id: {tab_id}.")),
+                    })
+                }
+                CrawlNext::List {
+                    tab_id,
+                    after_ms,
+                    settle,
+                } => CrawlReply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
+                CrawlNext::Keep { origin, value } => {
+                    self.crawls.insert(origin, value);
+                    CrawlReply::Kept(Ok(()))
+                }
+            };
+            crawl.handle(reply);
+        }
+    }
+
     /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
     pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
         let mut simulation = Simulate::new(request, None, "sim_play".into());
         loop {
             let reply = match simulation.poll(self.now) {
                 Next::Done(answer) => return answer,
-                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id, 2)),
+                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id)),
                 Next::ListTools {
                     tab_id,
                     after_ms,

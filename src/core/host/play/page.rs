@@ -16,10 +16,17 @@ pub(crate) struct ShopPage {
     /// Listings answered while the document still parses (`readyState: "loading"`, no tools)
     /// before the page offers its tools (a page loading after a reload).
     pub loading_listings: usize,
+    /// Then listings answered once parsed but before its script registered its tools (a page
+    /// that registers them late).
+    pub late_listings: usize,
     /// How many times the page was asked for its tools.
     pub listed: usize,
     /// How many times the page loaded: its document's id changes with each load.
     pub loads: u32,
+    /// Tools every page of the shop offers besides its own (JSON definitions).
+    pub extra: Vec<Value>,
+    /// The shop's sitemap, as the page reads it.
+    pub sitemap: String,
 }
 
 impl ShopPage {
@@ -29,8 +36,11 @@ impl ShopPage {
             cart: 0,
             ran: Vec::new(),
             loading_listings: 0,
+            late_listings: 0,
             listed: 0,
             loads: 1,
+            extra: Vec::new(),
+            sitemap: String::new(),
         }
     }
 
@@ -38,17 +48,26 @@ impl ShopPage {
         crate::core::url::http_origin(&self.url).unwrap_or_default()
     }
 
+    /// The tab loads `url` (a page of the shop: its cart kept), as slowly as a reload.
+    pub(crate) fn load(&mut self, url: &str, loading: usize, late: usize) {
+        let cart = self.cart;
+        self.url = url.into();
+        self.reload(loading, late);
+        self.cart = cart;
+    }
+
     /// The id of the document the tab holds (`webNavigation`'s `documentId`).
     pub(crate) fn document(&self) -> String {
         format!("doc-{}", self.loads)
     }
 
-    /// The page loaded again: a new document, an empty cart, and `loading` listings while it
-    /// parses.
-    pub(crate) fn reload(&mut self, loading: usize) {
+    /// The page loaded again: a new document, an empty cart, `loading` listings while it
+    /// parses and `late` ones before it registers its tools.
+    pub(crate) fn reload(&mut self, loading: usize, late: usize) {
         self.loads += 1;
         self.cart = 0;
         self.loading_listings = loading;
+        self.late_listings = late;
     }
 
     /// The reply of the top frame's document to a bridge message, as JSON text.
@@ -58,6 +77,7 @@ impl ShopPage {
             "callTool" => self.call(message),
             "queryDom" => self.query(message),
             "cancel" => json!({"ok": true, "cancelled": false}),
+            "readSitemap" => json!({"ok": true, "text": self.sitemap}),
             other => json!({"ok": false, "error": {"name": "NotSupportedError",
                 "message": format!("no op `{other}` on this page")}}),
         };
@@ -67,21 +87,35 @@ impl ShopPage {
     fn listing(&mut self) -> Value {
         self.listed += 1;
         let origin = self.origin();
-        if self.loading_listings > 0 {
-            self.loading_listings -= 1;
+        if self.loading_listings > 0 || self.late_listings > 0 {
+            let state = match self.loading_listings {
+                0 => "complete",
+                _ => "loading",
+            };
+            match self.loading_listings {
+                0 => self.late_listings -= 1,
+                _ => self.loading_listings -= 1,
+            }
             return json!({"ok": true, "supported": true, "origin": origin, "title": "Shop",
-                "readyState": "loading", "tools": []});
+                "readyState": state, "tools": []});
         }
         let qty = json!({"type": "object",
             "properties": {"id": {"type": "string"}, "qty": {"type": "integer"}},
             "required": ["id", "qty"]});
+        let empty = json!({"name": "empty_cart", "description": "Empties the cart.",
+            "inputSchema": {"type": "object"}});
+        let add = json!({"name": "add_to_cart", "description": "Adds mugs to the cart.",
+            "inputSchema": qty});
+        // The shop's front page offers both; its mugs page adds only; its other pages none.
+        let path = self.url.strip_prefix(&origin).unwrap_or("/");
+        let mut tools = match path.split(['?', '#']).next().unwrap_or("/") {
+            "/" | "" => vec![empty, add],
+            "/mugs" => vec![add],
+            _ => Vec::new(),
+        };
+        tools.extend(self.extra.iter().cloned());
         json!({"ok": true, "supported": true, "origin": origin, "title": "Shop",
-        "readyState": "complete", "tools": [
-            {"name": "empty_cart", "description": "Empties the cart.",
-             "inputSchema": {"type": "object"}},
-            {"name": "add_to_cart", "description": "Adds mugs to the cart.",
-             "inputSchema": qty},
-        ]})
+            "readyState": "complete", "tools": tools})
     }
 
     fn call(&mut self, message: &Value) -> Value {

@@ -5,6 +5,8 @@ use serde_json::{json, Value};
 
 use super::model::{last, offers, Said};
 use super::*;
+use crate::core::crawl::CrawlRequest;
+use crate::core::evals::plan::EvaluateRequest;
 
 const USER_ASKS: &str = "I'd like two blue mugs please.";
 const USER_ENDS: &str = "Great, thanks!\n[[END_CONVERSATION]]";
@@ -229,4 +231,139 @@ fn with_layers_a_runs_page_call_is_made_by_the_shell_on_the_drives_permit() {
     // Made by the shell's page call driver, from the drive's permit: no layers read, the
     // kept listing used (sent, then its reply).
     assert_eq!(play.call_crossings, [2]);
+}
+
+#[test]
+fn an_agent_evaluation_reloads_and_runs_each_time_once_the_page_lists_the_tool() {
+    let mut play = shop(2);
+    // After each load the page parses (one listing), then registers its tools late (three).
+    play.loading = (1, 3);
+    let case = json!({"name": "mugs",
+        "messages": [{"role": "user", "type": "message", "content": USER_ASKS}],
+        "expectedCall": [{"functionName": "add_to_cart", "arguments": {"id": "mug-1", "qty": 2}}]});
+    let request = json!({"tabId": 4, "evals": [case], "mode": "agent", "models": ["agent"],
+        "runs": 2, "reload": true});
+    let started = play.now;
+    let answer = play.evaluate(EvaluateRequest::parse(&request).expect("a request"));
+    let results = answer["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2, "{answer:#}");
+    for result in results {
+        assert_eq!(result["outcome"], "pass", "{result:#}");
+        assert_eq!(
+            result["calls"][0]["result"],
+            json!({"cart": 2}),
+            "{result:#}"
+        );
+    }
+    // Loaded again for each run; each run began once the tool was listed: the model was
+    // offered it every time, and the page's cart holds the second run's mugs alone.
+    let page = &play.pages[&4];
+    assert_eq!(page.loads, 3);
+    assert_eq!(page.cart, 2);
+    assert_eq!(play.models.asked.len(), 4);
+    assert!(play
+        .models
+        .asked
+        .iter()
+        .all(|(_, r)| offers(r, "add_to_cart")));
+    assert!(
+        play.now > started,
+        "the waits for the page took simulated time"
+    );
+}
+
+#[test]
+fn a_cut_run_is_continued_and_its_unanswered_call_said_to_have_maybe_run() {
+    let mut play = shop(2);
+    // The agent calls once; told that a call may have run, it checks rather than calls again.
+    play.models.serve(
+        "agent-1",
+        Box::new(|request| {
+            if request.to_string().contains("The call may have run") {
+                return Said::Text("It may have run: I checked the cart.".into());
+            }
+            match last(request)["role"].as_str() {
+                Some("tool") => Said::Text("Added two mugs.".into()),
+                _ => Said::Call("add_to_cart".into(), json!({"id": "mug-1", "qty": 2})),
+            }
+        }),
+    );
+    // The worker stops once the page ran the call, before its result was recorded, and starts
+    // again.
+    play.cut = Some(Box::new(|event| event["type"] == "TOOL_CALL_RESULT"));
+    let mut first = mugs_run();
+    first["threadId"] = json!("t-mugs");
+    let cut = play.run(&first).expect_err("the run was cut");
+    assert!(cut.starts_with("the worker stopped"), "{cut}");
+    assert_eq!(play.pages[&4].cart, 2);
+    play.cut = None;
+    play.restart();
+    let next = json!({"tabId": 4, "model": "agent", "threadId": "t-mugs",
+        "messages": [{"id": "u2", "role": "user", "content": "Did it work?"}]});
+    let answer = play.run(&next).expect("the conversation goes on");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    assert_eq!(
+        answer["outcome"]["text"],
+        "It may have run: I checked the cart."
+    );
+    // The cut run's call is in the history the model got, said to have maybe run, and the
+    // page ran it once.
+    let (_, request) = play.models.asked.last().expect("asked");
+    assert!(request.to_string().contains("add_to_cart"), "{request:#}");
+    assert_eq!(play.pages[&4].ran.len(), 1, "{:?}", play.pages[&4].ran);
+    assert_eq!(play.pages[&4].cart, 2);
+}
+
+#[test]
+fn a_crawl_lists_each_page_once_ready_and_the_next_one_names_what_changed() {
+    let mut play = shop(2);
+    // Each page parses (one listing), then registers its tools (one more).
+    play.loading = (1, 1);
+    let sitemap = ["/", "/mugs", "/about"]
+        .map(|path| format!("<url><loc>https://shop.test{path}</loc></url>"))
+        .concat();
+    play.pages.get_mut(&4).unwrap().sitemap = format!("<urlset>{sitemap}</urlset>");
+    let request = json!({"tabId": 4, "sitemap": "/sitemap.xml"});
+    let crawl = |play: &mut Play| {
+        let request = CrawlRequest::parse(&request).expect("a request");
+        play.crawl(request).expect("a crawl")
+    };
+    let first = crawl(&mut play);
+    let names = |page: &Value| -> Vec<String> {
+        let tools = page["tools"].as_array().cloned().unwrap_or_default();
+        let mut names: Vec<String> = (tools.iter())
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect();
+        names.sort();
+        names
+    };
+    let pages = first["pages"].as_array().expect("pages");
+    let seen: Vec<(&str, Vec<String>)> = (pages.iter())
+        .map(|p| (p["url"].as_str().unwrap_or_default(), names(p)))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "https://shop.test/",
+                vec!["add_to_cart".into(), "empty_cart".into()]
+            ),
+            ("https://shop.test/mugs", vec!["add_to_cart".into()]),
+            ("https://shop.test/about", vec![]),
+        ],
+        "{first:#}"
+    );
+    // The tab went back to the page it showed.
+    assert_eq!(play.pages[&4].url, "https://shop.test/");
+    // The shop adds a tool on every page: the next crawl names it.
+    let checkout =
+        json!({"name": "checkout", "description": "Pays.", "inputSchema": {"type": "object"}});
+    play.pages.get_mut(&4).unwrap().extra.push(checkout);
+    let second = crawl(&mut play);
+    let changed = second["diff"]["pages"].as_array().expect("changed pages");
+    assert_eq!(changed.len(), 3, "{:#}", second["diff"]);
+    assert!(
+        changed.iter().all(|p| p["added"] == json!(["checkout"])),
+        "{changed:#?}"
+    );
 }
