@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde_json::Value;
 
@@ -18,6 +19,7 @@ use crate::core::ops::runlog::RunLog;
 use crate::core::ops::threads::Threads;
 use crate::core::ops::waits::Waits;
 use crate::core::page::kept::Kept;
+use crate::core::page::tabs::TabTools;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
@@ -49,6 +51,16 @@ pub struct Host {
     pub layers: RefCell<StoredLayers>,
     /// The MCP servers used by hand: their uses, for the idle policy of their connections.
     pub uses: RefCell<uses::Uses>,
+    /// The listings the host kept since the shell last took them ([`Host::take_listed`]),
+    /// whoever asked for them: each is observed (the first definitions seen, `seen`).
+    pub listed: RefCell<Vec<(i64, Rc<TabTools>)>>,
+}
+
+impl Host {
+    /// The listings kept since the last call, for the shell to observe.
+    pub fn take_listed(&self) -> Vec<(i64, Rc<TabTools>)> {
+        std::mem::take(&mut self.listed.borrow_mut())
+    }
 }
 
 /// The person's stored layers (`configure({middleware})`) as the worker last read them, kept

@@ -273,15 +273,8 @@ async fn perform(
                     });
                     continue;
                 }
-                RunEffect::Listed {
-                    tab_id,
-                    tools,
-                    at_start,
-                } => {
-                    if let (true, Some(page)) = (at_start, tools.top_page()) {
-                        super::runlog::on_page(run_id, page);
-                    }
-                    super::workbench::observe(tab_id, tools);
+                RunEffect::Page(page) => {
+                    super::runlog::on_page(run_id, page);
                     continue;
                 }
                 RunEffect::Act(action) => action,
@@ -415,6 +408,7 @@ async fn perform(
         }
         let feed = inbox.next().await;
         super::state::host(|h| h.run_handle(run, feed, now_ms()));
+        super::observe_listed();
     }
 }
 

@@ -64,21 +64,26 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
 
 /// Lists a tab as the host's listing machine says ([`Listing`]: every frame asked at once,
 /// the bridge injected into an orphaned tab, the site policies applied, the listing kept, the
-/// page awaited as the caller asked): every listing of a tab, whoever asks, passes here. A
-/// listing the host keeps is observed (the first definitions seen).
+/// page awaited as the caller asked).
 pub(crate) async fn list(mut listing: Listing) -> Listed {
     let mut input = None;
     loop {
         let effect = state::host(|host| host.list(&mut listing, input.take(), io::now_ms()));
         input = Some(match effect {
             ListEffect::Done(listed) => {
-                if let (true, Ok(tools)) = (listing.is_kept(), &listed) {
-                    workbench::observe(listing.tab_id(), tools.clone());
-                }
+                observe_listed();
                 return listed;
             }
             effect => list_step(effect).await,
         });
+    }
+}
+
+/// Observes every listing the host kept since the last time (the first definitions seen),
+/// whichever machine made it: each driver calls this once its machine moved.
+pub(crate) fn observe_listed() {
+    for (tab_id, tools) in state::host(|host| host.take_listed()) {
+        workbench::observe(tab_id, tools);
     }
 }
 
@@ -156,7 +161,10 @@ pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
     loop {
         let effect = state::host(|host| host.advance(&mut call, outcome.take(), io::now_ms()));
         outcome = Some(match effect {
-            Effect::Done(answer) => return answer,
+            Effect::Done(answer) => {
+                observe_listed();
+                return answer;
+            }
             effect => call_step(effect).await,
         });
     }
@@ -170,7 +178,7 @@ pub(crate) async fn call_step(effect: Effect) -> Outcome {
             let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
             Outcome::Held
         }
-        Effect::ListTools { tab_id } => Outcome::Page(Input::Tools(tab_tools(tab_id).await)),
+        Effect::List(effect) => Outcome::Listing(list_step(effect).await),
         Effect::Page(Step::Send {
             tab_id,
             target,

@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
+use super::listing::{ListEffect, ListInput, Listing, Settle};
 use super::screen::{ScreenEffect, ScreenInput, Screening};
 use super::Host;
 use crate::core::gate::{Asker, Permit};
@@ -32,15 +33,13 @@ pub enum Effect {
         /// How long (ms).
         ms: u32,
     },
-    /// List the tab's tools afresh (every frame, the site policies applied) and keep the
-    /// listing in the host ([`Host::keep_listing`]): [`Outcome::Page`] with [`Input::Tools`].
-    ListTools {
-        /// The tab.
-        tab_id: i64,
-    },
+    /// A step of the tab's listing, which the call makes itself (no fresh kept listing: every
+    /// frame, the site policies applied, kept in the host): [`Outcome::Listing`]. Never
+    /// [`ListEffect::Done`].
+    List(ListEffect),
     /// A step of the page call machine that the browser performs (never
-    /// [`Step::KeptTools`], which the host answers, nor [`Step::ListTools`], which is
-    /// [`Effect::ListTools`]): [`Outcome::Page`], or for a [`Step::Send`] [`Outcome::Sent`].
+    /// [`Step::KeptTools`] nor [`Step::ListTools`], which the host answers with its kept or
+    /// its own listing): [`Outcome::Page`], or for a [`Step::Send`] [`Outcome::Sent`].
     Page(Step),
     /// How the call ended (`callTool` writes it as its answer).
     Done(CallAnswer),
@@ -53,6 +52,8 @@ pub enum Outcome {
     Layers(Result<Option<Value>, String>),
     /// An [`Effect::Hold`] was performed.
     Held,
+    /// The input of an [`Effect::List`] step.
+    Listing(ListInput),
     /// The input of the page call step asked for.
     Page(Input),
     /// A [`Step::Send`] performed: the browser's tabs when the step asked for them (listed
@@ -70,6 +71,8 @@ pub enum Outcome {
 pub struct HostCall {
     phase: Phase,
     id: String,
+    /// The tab's listing the call makes, while it makes it.
+    listing: Option<Listing>,
 }
 
 #[derive(Debug)]
@@ -97,6 +100,7 @@ impl HostCall {
                 request,
             },
             id,
+            listing: None,
         }
     }
 
@@ -105,6 +109,7 @@ impl HostCall {
         HostCall {
             phase: Phase::Held(permit),
             id,
+            listing: None,
         }
     }
 }
@@ -152,6 +157,19 @@ impl Host {
                 (Phase::Call(mut page), fed) => {
                     match fed {
                         None => {}
+                        Some(Outcome::Listing(input)) => {
+                            let Some(mut listing) = call.listing.take() else {
+                                return unasked(&Outcome::Listing(input));
+                            };
+                            match self.list(&mut listing, Some(input), now_ms) {
+                                ListEffect::Done(listed) => page.handle(Input::Tools(listed)),
+                                effect => {
+                                    call.listing = Some(listing);
+                                    call.phase = Phase::Call(page);
+                                    return Effect::List(effect);
+                                }
+                            }
+                        }
                         Some(Outcome::Page(input)) => page.handle(input),
                         Some(Outcome::Sent { tabs, reply }) => {
                             if let Some(tabs) = tabs {
@@ -167,10 +185,14 @@ impl Host {
                                 page.handle(Input::Kept(tools));
                                 (Phase::Call(page), None)
                             }
-                            None => (Phase::Call(page), Some(Effect::ListTools { tab_id })),
+                            None => {
+                                let effect = self.call_listing(call, &mut page, tab_id, now_ms);
+                                (Phase::Call(page), effect)
+                            }
                         },
                         Step::ListTools { tab_id } => {
-                            (Phase::Call(page), Some(Effect::ListTools { tab_id }))
+                            let effect = self.call_listing(call, &mut page, tab_id, now_ms);
+                            (Phase::Call(page), effect)
                         }
                         Step::Done(answer) => (Phase::Gone, Some(Effect::Done(answer))),
                         step => (Phase::Call(page), Some(Effect::Page(step))),
@@ -184,6 +206,28 @@ impl Host {
             call.phase = phase;
             if let Some(effect) = effect {
                 return effect;
+            }
+        }
+    }
+
+    /// Starts listing the call's tab: its first step, or none when it ended at once (then the
+    /// page call has the listing).
+    fn call_listing(
+        &self,
+        call: &mut HostCall,
+        page: &mut PageCall,
+        tab_id: i64,
+        now_ms: f64,
+    ) -> Option<Effect> {
+        let mut listing = Listing::kept(tab_id, Settle::Now);
+        match self.list(&mut listing, None, now_ms) {
+            ListEffect::Done(listed) => {
+                page.handle(Input::Tools(listed));
+                None
+            }
+            effect => {
+                call.listing = Some(listing);
+                Some(Effect::List(effect))
             }
         }
     }
@@ -204,6 +248,7 @@ fn unasked(outcome: &Outcome) -> Effect {
     let what = match outcome {
         Outcome::Layers(_) => "the stored layers",
         Outcome::Held => "a hold",
+        Outcome::Listing(_) => "a listing's step",
         Outcome::Page(_) => "a page step's input",
         Outcome::Sent { .. } => "a message's reply",
     };

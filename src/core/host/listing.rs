@@ -45,7 +45,7 @@ pub enum ListEffect {
         tab_id: i64,
     },
     /// The listing, the tools as the caller gets them. With [`Listing::kept`], the host kept it
-    /// and the shell observes it (the first definitions seen).
+    /// and the shell observes it (the first definitions seen: [`Host::take_listed`]).
     Done(Listed),
 }
 
@@ -217,6 +217,7 @@ impl Host {
         site::apply_stored(sites, &mut tools);
         let tools = Rc::new(tools);
         self.keep_listing(listing.tab_id, now_ms, tools.clone(), listing.epoch);
+        (self.listed.borrow_mut()).push((listing.tab_id, tools.clone()));
         tools
     }
 }

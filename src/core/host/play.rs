@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::{Map, Value};
 
 use super::call::{Effect, HostCall, Outcome};
-use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::listing::{ListEffect, ListInput, Listing};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
 use crate::core::crawl::{Crawl, CrawlRequest, Next as CrawlNext, Reply as CrawlReply};
@@ -86,9 +86,12 @@ pub(crate) struct Play {
     pub crawls: HashMap<String, Value>,
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
     /// never recorded (its run answers an error saying so).
-    pub cut: Option<Box<dyn Fn(&Value) -> bool>>,
+    pub cut: Option<Cut>,
     ids: u64,
 }
+
+/// When a run's event cuts it (the worker stops before that event is recorded).
+pub(crate) type Cut = Box<dyn Fn(&Value) -> bool>;
 
 /// One run's pending answers in simulated time: when each is due, in order (answers due at
 /// the same time in the order they were asked for).
@@ -282,9 +285,9 @@ impl Play {
         match effect {
             Effect::ReadLayers => (0.0, Outcome::Layers(Ok(self.layers.clone()))),
             Effect::Hold { ms } => (f64::from(ms), Outcome::Held),
-            Effect::ListTools { tab_id } => {
-                let listed = self.list(Listing::kept(tab_id, Settle::Now));
-                (0.0, Outcome::Page(Input::Tools(listed)))
+            Effect::List(effect) => {
+                let (ms, input) = self.list_step(effect);
+                (ms, Outcome::Listing(input))
             }
             Effect::Page(Step::Send {
                 tab_id,
@@ -411,12 +414,8 @@ impl Play {
                         let (ms, outcome) = self.call_step(effect);
                         pending.at(now + ms, RunFeed::Call { child, outcome });
                     }
-                    RunEffect::Listed {
-                        tools, at_start, ..
-                    } => {
-                        if let (true, Some(page)) = (at_start, tools.top_page()) {
-                            self.host.runs.borrow_mut().on_page(&run_id, page);
-                        }
+                    RunEffect::Page(page) => {
+                        self.host.runs.borrow_mut().on_page(&run_id, page);
                     }
                 }
             }

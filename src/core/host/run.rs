@@ -18,13 +18,14 @@
 //! through the same permit.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::rc::Rc;
 
 use super::call::{Effect, HostCall, Outcome};
 use super::listing::{ListEffect, ListInput, Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
-use crate::core::page::tabs::{Listed, TabTools};
+use serde_json::Value;
+
+use crate::core::page::tabs::Listed;
 use crate::core::run::drive::{Action, Answer, Drive, Gated, ToolCall};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
@@ -54,17 +55,9 @@ pub enum RunEffect {
         /// Its step.
         effect: Effect,
     },
-    /// The run's tab was listed and the host kept the listing (no answer): the shell observes
-    /// its tools (the first definitions seen) and, for the start's listing, records the page
-    /// the run was made on.
-    Listed {
-        /// The tab.
-        tab_id: i64,
-        /// Its tools.
-        tools: Rc<TabTools>,
-        /// Whether the start asked for it (else the drive, after a page call).
-        at_start: bool,
-    },
+    /// The page the run is made on, as its start listed its tab (no answer): the shell
+    /// records it in the run's log.
+    Page(Value),
 }
 
 /// What the shell feeds back for a [`RunEffect`].
@@ -294,7 +287,7 @@ impl Host {
                     return;
                 };
                 match self.list(&mut listing, Some(input), now_ms) {
-                    ListEffect::Done(listed) => self.run_listed(run, listing.tab_id(), listed),
+                    ListEffect::Done(listed) => self.run_listed(run, listed),
                     effect => {
                         run.children.insert(child, Child::Listing(listing));
                         run.out.push_back(RunEffect::Listing { child, effect });
@@ -311,7 +304,7 @@ impl Host {
     fn list_for(&self, run: &mut HostRun, tab_id: i64, now_ms: f64) {
         let mut listing = Listing::kept(tab_id, Settle::Now);
         match self.list(&mut listing, None, now_ms) {
-            ListEffect::Done(listed) => self.run_listed(run, tab_id, listed),
+            ListEffect::Done(listed) => self.run_listed(run, listed),
             effect => {
                 let child = run.child(Child::Listing(listing));
                 run.out.push_back(RunEffect::Listing { child, effect });
@@ -320,20 +313,13 @@ impl Host {
     }
 
     /// A listing of the run's tab, to whichever asked for it.
-    fn run_listed(&self, run: &mut HostRun, tab_id: i64, listed: Listed) {
-        if let Ok(tools) = &listed {
-            let tools = tools.clone();
-            let at_start = matches!(run.phase, Phase::Start { .. });
-            run.out.push_back(RunEffect::Listed {
-                tab_id,
-                tools,
-                at_start,
-            });
-        }
+    fn run_listed(&self, run: &mut HostRun, listed: Listed) {
+        let page = listed.as_ref().ok().and_then(|tools| tools.top_page());
         match &mut run.phase {
             Phase::Start { start, asked } => {
                 *asked = false;
                 start.handle(Got::TabTools(listed));
+                run.out.extend(page.map(RunEffect::Page));
             }
             _ => self.to_drive(run, Answer::TabTools(listed)),
         }

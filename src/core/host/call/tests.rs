@@ -6,8 +6,9 @@ use std::rc::Rc;
 use serde_json::{json, Map, Value};
 
 use super::*;
+use crate::core::host::listing::{ListEffect, ListInput};
 use crate::core::page::call::FrameState;
-use crate::core::page::tabs::TabTools;
+use crate::core::page::tabs::{fixture, TabTools};
 use crate::core::page::tool::PageTool;
 
 fn listing(names: &[&str]) -> Rc<TabTools> {
@@ -54,10 +55,16 @@ fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Val
             Effect::Done(answer) => return (answer.to_json(), crossings, sent),
             Effect::ReadLayers => Outcome::Layers(Ok(Some(stored.clone()))),
             Effect::Hold { .. } => Outcome::Held,
-            Effect::ListTools { tab_id } => {
-                let tools = listing(&["search", "buy"]);
-                host.keep_listing(tab_id, NOW, tools.clone(), 0);
-                Outcome::Page(Input::Tools(Ok(tools)))
+            // The tab's top frame, document `d1`, offers `search` and `buy`.
+            Effect::List(ListEffect::Frames { .. }) => {
+                let mut frame = fixture::top_frame("https://shop.test/", &["search", "buy"], false);
+                if let Ok(listing) = &mut frame.answer {
+                    listing.document_id = Some("d1".into());
+                }
+                Outcome::Listing(ListInput::Frames {
+                    answers: Ok(vec![frame]),
+                    sites: Some(Ok(Vec::new())),
+                })
             }
             Effect::Page(Step::Send {
                 message, list_tabs, ..
@@ -74,6 +81,7 @@ fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Val
             }))),
             Effect::Page(Step::Tabs) => Outcome::Page(Input::Tabs(Vec::new())),
             Effect::Page(other) => panic!("not expected here: {other:?}"),
+            Effect::List(other) => panic!("not expected here: {other:?}"),
         };
         crossings += 1;
         effect = host.advance(&mut call, Some(outcome), NOW);

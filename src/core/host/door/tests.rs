@@ -91,9 +91,8 @@ fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() 
 /// How often a page call crosses from a shell into the core, whole: each call of a core
 /// function or method that the shell makes for it (its arrival read, each of its steps fed and
 /// the next one taken, its answer written), counted by the play harness, which performs every
-/// step as the shell does. A call on a warm host (the stored layers read before, the tab's
-/// listing kept) is the measure; a cold one (a fresh worker's first) adds a layers read and a
-/// listing.
+/// step as the shell does: on a cold host (a worker's first call: the stored layers to read,
+/// the tab to list) and on a warm one (both kept).
 #[test]
 fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
     let mut play = Play::shop(&["agent"]);
@@ -150,15 +149,13 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
     );
     let from_eval = play.crossings - before + 2;
     assert_eq!(play.pages[&4].cart, 5, "every call ran");
-    let counts = [from_popup, from_call_tool, from_eval];
+    // Cold, a worker's first call: the stored layers read and the tab listed first (the
+    // listing's step inside the call), one crossing each.
+    let counts = [cold, from_popup, from_call_tool, from_eval];
     assert!(
         counts.iter().chain(&from_run).all(|n| *n <= 6),
         "{counts:?} {from_run:?}"
     );
-    assert_eq!(
-        (from_popup, from_call_tool, from_run[0], from_eval),
-        (4, 4, 2, 4)
-    );
-    // Cold: the layers read (1) and the tab listed (2 more) first.
-    assert_eq!(cold, 8);
+    assert_eq!(from_run.len(), 1);
+    assert!(cold > from_popup, "the cold call read and listed: {cold}");
 }

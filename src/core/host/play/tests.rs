@@ -180,6 +180,12 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
     // The tab was listed at the run's start, its page call made on that kept listing, and
     // listed again after the call (the page may have changed its tools).
     assert_eq!(play.pages[&4].listed, 2);
+    // Both listings were kept, and are there for the shell to observe (the first definitions
+    // seen), as every kept listing is, whoever made it.
+    let listed = play.host.take_listed();
+    assert_eq!(listed.len(), 2);
+    assert!(listed.iter().all(|(tab, tools)| *tab == 4 && tools.tools.len() == 2));
+    assert!(play.host.take_listed().is_empty(), "taken once");
     // The run's page call crossed twice: its message handed out, its reply fed back (the host
     // made it from the drive's permit on the kept listing, and handed its answer to the drive).
     assert_eq!(play.call_crossings, [2]);
