@@ -25,6 +25,7 @@ use crate::core::workbench::inventory::Seen;
 pub mod call;
 pub mod door;
 pub mod listing;
+pub mod probe;
 pub mod run;
 pub mod screen;
 pub mod uses;

@@ -35,15 +35,12 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::core::gate::Asker;
 use crate::core::host::call::{Effect, HostCall, Outcome};
 use crate::core::host::listing::{ListEffect, ListInput, Listing, Settle};
-use crate::core::limits::Limits;
+use crate::core::host::probe::{ProbeEffect, ProbeInput, Probing};
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::bridge::{parse_watched, FrameRequest, Reply, Target};
-use crate::core::page::call::{
-    CallAnswer, CallRequest, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS,
-};
+use crate::core::page::bridge::{FrameRequest, Reply, Target};
+use crate::core::page::call::{CallAnswer, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, FrameAnswer, Listed};
 use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
@@ -252,85 +249,33 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
     });
 }
 
-/// `audit({tabId, format?, probe?, allowActing?, tools?})`: the tab's tools audited and, with
-/// `probe`, called (every tool, or those `tools` names) as `core::audit::probe` plans (one at a time, each through the gate and confirmed
-/// like any call). A call that navigated the page gets no more calls; the page is loaded again
-/// (as `evaluate({reload})` does) and the other tools are probed there, or, when it cannot be,
-/// are said skipped.
+/// `audit({tabId, format?, probe?, allowActing?, watchNetwork?, tools?})`: performs what the
+/// host's [`Probing`] asks (the tab listed, each probe's call and the page's requests watched
+/// around it, the page loaded again after a probe navigated it) until the audit's answer.
 pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Value, String> {
-    use crate::core::audit::{audit_tab_probed, probe};
-    let tools = tab_tools(request.tab_id).await?;
-    let mut findings = Vec::new();
-    if request.probe {
-        let page = match &tools.page {
-            Some(page) => Ok(page.url.clone()),
-            None => evals::page_url("audit", request.tab_id).await,
-        };
-        let plan = match &request.tools {
-            Some(only) => probe::plan_only(&tools, request.allow_acting, only)?,
-            None => probe::plan(&tools, request.allow_acting),
-        };
-        findings = plan.findings;
-        let mut calls: std::collections::VecDeque<_> = plan.calls.into();
-        while let Some(call) = calls.pop_front() {
-            let watch = |on| {
-                let message = FrameRequest::Watch { on }.to_message();
-                ask(
-                    request.tab_id,
-                    call.frame_id.into(),
-                    &message,
-                    crate::core::limits::PROBE_WATCH_MS,
-                )
-            };
-            if request.watch_network {
-                watch(true).await;
+    let mut probing = Probing::new(request, format!("call_{}", io::random_id()));
+    let mut input = None;
+    loop {
+        let effect = state::host(|host| host.probe(&mut probing, input.take(), io::now_ms()));
+        observe_listed();
+        input = Some(match effect {
+            ProbeEffect::Done(answer) => return answer,
+            ProbeEffect::List(effect) => ProbeInput::Listing(list_step(effect).await),
+            ProbeEffect::PageUrl { tab_id } => {
+                ProbeInput::PageUrl(evals::page_url("audit", tab_id).await)
             }
-            let response = gate::page_call(
-                Asker::Probe,
-                CallRequest {
-                    tab_id: request.tab_id,
-                    name: call.tool.clone(),
-                    args: call.args.clone(),
-                    frame_id: Some(call.frame_id),
-                    timeout_ms: probe::PROBE_MS,
-                    call: None,
-                    expect: None,
-                },
-            )
-            .await;
-            let requests = match request.watch_network {
-                true => parse_watched(&watch(false).await, &Limits::DEFAULT).unwrap_or_default(),
-                false => Vec::new(),
-            };
-            let found = probe::judge(&call, &response, &requests);
-            let navigated = found.iter().any(|f| f.rule == "probe-navigates");
-            findings.extend(found);
-            if navigated {
-                calls.retain(|next| next.tool != call.tool);
-                let reloaded = match &page {
-                    Ok(url) => {
-                        match io::reload_tab(
-                            request.tab_id as f64,
-                            url,
-                            crate::core::limits::EVAL_RELOAD_MS,
-                        )
-                        .await
-                        {
-                            // The next probes only once the page is there again.
-                            Ok(_) => list(Listing::kept(request.tab_id, Settle::AfterLoad))
-                                .await
-                                .map(drop),
-                            Err(e) => Err(convert::describe(&e)),
-                        }
-                    }
-                    Err(error) => Err(error.clone()),
-                };
-                if reloaded.is_err() {
-                    findings.extend(probe::left_out(calls.into_iter(), &call.tool));
-                    break;
-                }
-            }
-        }
+            ProbeEffect::Ask {
+                tab_id,
+                target,
+                message,
+                ms,
+            } => ProbeInput::Watched(ask(tab_id, target, &message, ms).await),
+            ProbeEffect::Call(effect) => ProbeInput::Call(call_step(effect).await),
+            ProbeEffect::Reload { tab_id, url, ms } => ProbeInput::Reloaded(
+                (io::reload_tab(tab_id as f64, &url, ms).await)
+                    .map(drop)
+                    .map_err(|e| convert::describe(&e)),
+            ),
+        });
     }
-    Ok(audit_tab_probed(&tools, findings).render(request.format, None))
 }

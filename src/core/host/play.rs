@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::call::{Effect, HostCall, Outcome};
 use super::listing::{ListEffect, ListInput, Listing};
+use super::probe::{ProbeEffect, ProbeInput, Probing};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
 use crate::core::crawl::{Crawl, CrawlRequest, Next as CrawlNext, Reply as CrawlReply};
@@ -27,6 +28,7 @@ use crate::core::evals::simulate::{Next, Reply, Simulate, SimulateRequest};
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
 use crate::core::ops::threads::ThreadRecord;
+use crate::core::ops::AuditRequest;
 use crate::core::page::bridge::{
     parse_dom_reply, parse_sitemap_reply, FrameRequest, Reply as FrameReply, Target,
 };
@@ -40,6 +42,7 @@ use crate::core::setup::start::{finished, Got, Need, Start};
 
 pub(crate) mod model;
 pub(crate) mod page;
+mod suites;
 
 use model::ModelServer;
 use page::ShopPage;
@@ -84,6 +87,8 @@ pub(crate) struct Play {
     pub run_ids: Vec<String>,
     /// Each origin's last crawl as kept (local storage), by origin.
     pub crawls: HashMap<String, Value>,
+    /// Whether loading a page again fails (as when its tab was closed meanwhile).
+    pub lose_tab_on_reload: bool,
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
     /// never recorded (its run answers an error saying so).
     pub cut: Option<Cut>,
@@ -157,6 +162,7 @@ impl Play {
             stored_logs: HashMap::new(),
             run_ids: Vec::new(),
             crawls: HashMap::new(),
+            lose_tab_on_reload: false,
             cut: None,
             ids: 0,
         }
@@ -238,7 +244,10 @@ impl Play {
                 Some(document) if *document != page.document() => Input::ChannelFailed(
                     "Could not establish connection. Receiving end does not exist.".into(),
                 ),
-                _ => Input::Reply(Ok(page.answer(message))),
+                _ => match page.answer(message) {
+                    Ok(reply) => Input::Reply(Ok(reply)),
+                    Err(closed) => Input::ChannelFailed(closed),
+                },
             },
             _ => Input::ChannelFailed(format!("No frame {} in tab {tab_id}.", target.frame_id)),
         }
@@ -545,133 +554,6 @@ impl Play {
             Action::ListTabTools { .. } | Action::Event(_) | Action::Finished(_) => {
                 unreachable!("the host's or the loop's")
             }
-        }
-    }
-
-    /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
-    pub(crate) fn evaluate(&mut self, request: EvaluateRequest) -> Value {
-        let mut evaluation = Evaluation::new(request, None).with_suite("eval_play".into());
-        loop {
-            let reply = match evaluation.poll() {
-                Eval::Done(answer) => return answer,
-                Eval::Call {
-                    tab_id,
-                    name,
-                    args,
-                    timeout_ms,
-                } => {
-                    let request = call_request(tab_id, name, args, timeout_ms);
-                    let answer = self.asked(Asker::Smoke, request);
-                    EvalReply::Called {
-                        answer,
-                        now_ms: self.now,
-                    }
-                }
-                Eval::Run { request, .. } => {
-                    let started = self.now;
-                    let answer = self.run(&request);
-                    EvalReply::Ran {
-                        answer,
-                        latency_ms: self.now - started,
-                    }
-                }
-                Eval::Log { run_id } => EvalReply::Logged(self.run_log(&run_id)),
-                Eval::Reload { tab_id } => EvalReply::Reloaded(self.reload(tab_id)),
-                Eval::ListTools {
-                    tab_id,
-                    after_ms,
-                    settle,
-                    ..
-                } => EvalReply::Listed {
-                    tools: self.list(Listing::kept(tab_id, settle).after(after_ms)),
-                    now_ms: self.now,
-                },
-            };
-            evaluation.handle(reply);
-        }
-    }
-
-    /// `crawl({tabId, ...})` as `shell::crawl::crawl` performs it.
-    pub(crate) fn crawl(&mut self, request: CrawlRequest) -> Result<Value, String> {
-        let tab_id = request.tab_id;
-        let start = (self.pages.get(&tab_id).map(|page| page.url.clone()))
-            .ok_or_else(|| format!("crawl: tab {tab_id}: no such tab"))?;
-        let mut crawl = Crawl::new(request, &start, self.now)?;
-        loop {
-            crawl.tick(self.now);
-            let reply = match crawl.poll() {
-                CrawlNext::Done(answer) => return Ok(answer),
-                CrawlNext::ReadSitemap { tab_id, url } => {
-                    let message = FrameRequest::ReadSitemap { url }.to_message();
-                    CrawlReply::Sitemap(match self.send(tab_id, &Target::TOP, &message) {
-                        Input::Reply(Ok(text)) => parse_sitemap_reply(&text),
-                        other => Err(format!("no sitemap: {other:?}")),
-                    })
-                }
-                CrawlNext::Previous { origin } => {
-                    CrawlReply::Previous(self.crawls.get(&origin).cloned())
-                }
-                CrawlNext::Load { tab_id, url } => {
-                    let (loading, late) = self.loading;
-                    let page = self.pages.get_mut(&tab_id);
-                    CrawlReply::Loaded(match page {
-                        Some(page) => {
-                            page.load(&url, loading, late);
-                            self.now += LOAD_MS;
-                            Ok(url)
-                        }
-                        None => Err(format!("No tab with id: {tab_id}.")),
-                    })
-                }
-                CrawlNext::List {
-                    tab_id,
-                    after_ms,
-                    settle,
-                } => CrawlReply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
-                CrawlNext::Keep { origin, value } => {
-                    self.crawls.insert(origin, value);
-                    CrawlReply::Kept(Ok(()))
-                }
-            };
-            crawl.handle(reply);
-        }
-    }
-
-    /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
-    pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
-        let mut simulation = Simulate::new(request, None, "sim_play".into());
-        loop {
-            let reply = match simulation.poll(self.now) {
-                Next::Done(answer) => return answer,
-                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id)),
-                Next::ListTools {
-                    tab_id,
-                    after_ms,
-                    settle,
-                } => Reply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
-                Next::Call {
-                    tab_id,
-                    name,
-                    args,
-                    timeout_ms,
-                } => Reply::Called(self.asked(
-                    Asker::Simulate,
-                    call_request(tab_id, name, args, timeout_ms),
-                )),
-                Next::Run {
-                    request, within_ms, ..
-                } => Reply::Ran(self.run_within(&request, Some(within_ms))),
-                Next::QueryDom { tab_id, queries } => {
-                    let asked = queries.len();
-                    let message = FrameRequest::QueryDom { queries }.to_message();
-                    Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
-                        Input::Reply(Ok(text)) => parse_dom_reply(&text, asked),
-                        Input::Reply(Err(e)) | Input::ChannelFailed(e) => Err(e),
-                        other => Err(format!("no answer: {other:?}")),
-                    })
-                }
-            };
-            simulation.handle(reply, self.now);
         }
     }
 }

@@ -23,7 +23,8 @@ pub(crate) struct ShopPage {
     pub listed: usize,
     /// How many times the page loaded: its document's id changes with each load.
     pub loads: u32,
-    /// Tools every page of the shop offers besides its own (JSON definitions).
+    /// Tools every page of the shop offers before its own (JSON definitions; `open_about`
+    /// takes the tab to the shop's about page).
     pub extra: Vec<Value>,
     /// The shop's sitemap, as the page reads it.
     pub sitemap: String,
@@ -70,10 +71,18 @@ impl ShopPage {
         self.late_listings = late;
     }
 
-    /// The reply of the top frame's document to a bridge message, as JSON text.
-    pub(crate) fn answer(&mut self, message: &Value) -> String {
+    /// The reply of the top frame's document to a bridge message, as JSON text; or, when
+    /// the message made the page go elsewhere (`open_about`), the channel's failure.
+    pub(crate) fn answer(&mut self, message: &Value) -> Result<String, String> {
         let reply = match message["op"].as_str().unwrap_or_default() {
             "listTools" => self.listing(),
+            "callTool" if message["name"] == "open_about" => {
+                self.ran
+                    .push(("open_about".into(), message["args"].clone()));
+                let about = format!("{}/about", self.origin());
+                self.load(&about, 0, 0);
+                return Err("The message port closed before a response was received.".into());
+            }
             "callTool" => self.call(message),
             "queryDom" => self.query(message),
             "cancel" => json!({"ok": true, "cancelled": false}),
@@ -81,7 +90,7 @@ impl ShopPage {
             other => json!({"ok": false, "error": {"name": "NotSupportedError",
                 "message": format!("no op `{other}` on this page")}}),
         };
-        reply.to_string()
+        Ok(reply.to_string())
     }
 
     fn listing(&mut self) -> Value {
@@ -108,12 +117,13 @@ impl ShopPage {
             "inputSchema": qty});
         // The shop's front page offers both; its mugs page adds only; its other pages none.
         let path = self.url.strip_prefix(&origin).unwrap_or("/");
-        let mut tools = match path.split(['?', '#']).next().unwrap_or("/") {
+        let own = match path.split(['?', '#']).next().unwrap_or("/") {
             "/" | "" => vec![empty, add],
             "/mugs" => vec![add],
             _ => Vec::new(),
         };
-        tools.extend(self.extra.iter().cloned());
+        let mut tools = self.extra.clone();
+        tools.extend(own);
         json!({"ok": true, "supported": true, "origin": origin, "title": "Shop",
             "readyState": "complete", "tools": tools})
     }

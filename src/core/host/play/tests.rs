@@ -7,6 +7,7 @@ use super::model::{last, offers, Said};
 use super::*;
 use crate::core::crawl::CrawlRequest;
 use crate::core::evals::plan::EvaluateRequest;
+use crate::core::ops::AuditRequest;
 
 const USER_ASKS: &str = "I'd like two blue mugs please.";
 const USER_ENDS: &str = "Great, thanks!\n[[END_CONVERSATION]]";
@@ -184,7 +185,9 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
     // seen), as every kept listing is, whoever made it.
     let listed = play.host.take_listed();
     assert_eq!(listed.len(), 2);
-    assert!(listed.iter().all(|(tab, tools)| *tab == 4 && tools.tools.len() == 2));
+    assert!(listed
+        .iter()
+        .all(|(tab, tools)| *tab == 4 && tools.tools.len() == 2));
     assert!(play.host.take_listed().is_empty(), "taken once");
     // The run's page call crossed twice: its message handed out, its reply fed back (the host
     // made it from the drive's permit on the kept listing, and handed its answer to the drive).
@@ -372,4 +375,77 @@ fn a_crawl_lists_each_page_once_ready_and_the_next_one_names_what_changed() {
         changed.iter().all(|p| p["added"] == json!(["checkout"])),
         "{changed:#?}"
     );
+}
+
+fn audit(extra: Value) -> AuditRequest {
+    let mut request = json!({"tabId": 4, "probe": true, "allowActing": true});
+    for (k, v) in extra.as_object().expect("an object") {
+        request[k] = v.clone();
+    }
+    AuditRequest::parse(&request).expect("an audit request")
+}
+
+#[test]
+fn a_probe_that_navigates_has_the_page_loaded_again_and_the_other_tools_probed_there() {
+    let mut play = shop(2);
+    // The page parses (one listing) and registers its tools (one more) after each load.
+    play.loading = (1, 1);
+    let about = json!({"name": "open_about", "description": "Opens the about page.",
+        "inputSchema": {"type": "object"}});
+    play.pages.get_mut(&4).unwrap().extra.push(about);
+    let answer = play.audit(audit(json!({}))).expect("an audit");
+    let findings = answer["findings"].as_array().cloned().unwrap_or_default();
+    let rules: Vec<(&str, &str)> = (findings.iter())
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or(""),
+                f["tool"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert!(
+        rules.contains(&("probe-navigates", "open_about")),
+        "{answer:#}"
+    );
+    // Back on the page the audit started on, loaded again, where the other tools were probed.
+    let page = &play.pages[&4];
+    assert_eq!(page.url, "https://shop.test/");
+    assert_eq!(page.loads, 3, "to the about page, then back");
+    let ran: Vec<&str> = page.ran.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(ran.first(), Some(&"open_about"), "{ran:?}");
+    assert!(
+        ran.contains(&"add_to_cart") && ran.contains(&"empty_cart"),
+        "{ran:?}"
+    );
+    assert!(
+        !rules.iter().any(|(rule, _)| *rule == "probe-skipped"),
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn without_a_page_to_load_again_the_tools_left_are_said_skipped() {
+    let mut play = shop(2);
+    let about = json!({"name": "open_about", "description": "Opens the about page.",
+        "inputSchema": {"type": "object"}});
+    play.pages.get_mut(&4).unwrap().extra.push(about);
+    // The audit asks for open_about first, then the cart's tools; the page cannot be loaded
+    // again (its tab is gone once the call navigated it).
+    play.lose_tab_on_reload = true;
+    let answer = play.audit(audit(json!({}))).expect("an audit");
+    let findings = answer["findings"].as_array().cloned().unwrap_or_default();
+    let skipped: Vec<&str> = (findings.iter())
+        .filter(|f| f["rule"] == "probe-skipped")
+        .filter_map(|f| f["tool"].as_str())
+        .collect();
+    assert!(
+        skipped.contains(&"add_to_cart") && skipped.contains(&"empty_cart"),
+        "{answer:#}"
+    );
+    let ran: Vec<&str> = play.pages[&4]
+        .ran
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(ran, ["open_about"]);
 }

@@ -1,0 +1,184 @@
+//! The suites played: evaluations, simulations, crawls and audits, each performed as its
+//! shell driver performs it (`shell::evals`, `shell::crawl`, `shell::audit`).
+
+use serde_json::Value;
+
+use super::*;
+
+impl Play {
+    /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
+    pub(crate) fn evaluate(&mut self, request: EvaluateRequest) -> Value {
+        let mut evaluation = Evaluation::new(request, None).with_suite("eval_play".into());
+        loop {
+            let reply = match evaluation.poll() {
+                Eval::Done(answer) => return answer,
+                Eval::Call {
+                    tab_id,
+                    name,
+                    args,
+                    timeout_ms,
+                } => {
+                    let request = call_request(tab_id, name, args, timeout_ms);
+                    let answer = self.asked(Asker::Smoke, request);
+                    EvalReply::Called {
+                        answer,
+                        now_ms: self.now,
+                    }
+                }
+                Eval::Run { request, .. } => {
+                    let started = self.now;
+                    let answer = self.run(&request);
+                    EvalReply::Ran {
+                        answer,
+                        latency_ms: self.now - started,
+                    }
+                }
+                Eval::Log { run_id } => EvalReply::Logged(self.run_log(&run_id)),
+                Eval::Reload { tab_id } => EvalReply::Reloaded(self.reload(tab_id)),
+                Eval::ListTools {
+                    tab_id,
+                    after_ms,
+                    settle,
+                    ..
+                } => EvalReply::Listed {
+                    tools: self.list(Listing::kept(tab_id, settle).after(after_ms)),
+                    now_ms: self.now,
+                },
+            };
+            evaluation.handle(reply);
+        }
+    }
+
+    /// `crawl({tabId, ...})` as `shell::crawl::crawl` performs it.
+    pub(crate) fn crawl(&mut self, request: CrawlRequest) -> Result<Value, String> {
+        let tab_id = request.tab_id;
+        let start = (self.pages.get(&tab_id).map(|page| page.url.clone()))
+            .ok_or_else(|| format!("crawl: tab {tab_id}: no such tab"))?;
+        let mut crawl = Crawl::new(request, &start, self.now)?;
+        loop {
+            crawl.tick(self.now);
+            let reply = match crawl.poll() {
+                CrawlNext::Done(answer) => return Ok(answer),
+                CrawlNext::ReadSitemap { tab_id, url } => {
+                    let message = FrameRequest::ReadSitemap { url }.to_message();
+                    CrawlReply::Sitemap(match self.send(tab_id, &Target::TOP, &message) {
+                        Input::Reply(Ok(text)) => parse_sitemap_reply(&text),
+                        other => Err(format!("no sitemap: {other:?}")),
+                    })
+                }
+                CrawlNext::Previous { origin } => {
+                    CrawlReply::Previous(self.crawls.get(&origin).cloned())
+                }
+                CrawlNext::Load { tab_id, url } => {
+                    let (loading, late) = self.loading;
+                    let page = self.pages.get_mut(&tab_id);
+                    CrawlReply::Loaded(match page {
+                        Some(page) => {
+                            page.load(&url, loading, late);
+                            self.now += LOAD_MS;
+                            Ok(url)
+                        }
+                        None => Err(format!("No tab with id: {tab_id}.")),
+                    })
+                }
+                CrawlNext::List {
+                    tab_id,
+                    after_ms,
+                    settle,
+                } => CrawlReply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
+                CrawlNext::Keep { origin, value } => {
+                    self.crawls.insert(origin, value);
+                    CrawlReply::Kept(Ok(()))
+                }
+            };
+            crawl.handle(reply);
+        }
+    }
+
+    /// `audit({...})` as `shell::audit` performs it.
+    pub(crate) fn audit(&mut self, request: AuditRequest) -> Result<Value, String> {
+        let mut probing = Probing::new(request, format!("call_{}", self.fresh()));
+        let mut input = None;
+        loop {
+            let effect = self.host.probe(&mut probing, input.take(), self.now);
+            input = Some(match effect {
+                ProbeEffect::Done(answer) => return answer,
+                ProbeEffect::List(effect) => {
+                    let (ms, input) = self.list_step(effect);
+                    self.now += ms;
+                    ProbeInput::Listing(input)
+                }
+                ProbeEffect::PageUrl { tab_id } => ProbeInput::PageUrl(
+                    (self.pages.get(&tab_id).map(|page| page.url.clone()))
+                        .ok_or_else(|| format!("audit: tab {tab_id}: no such tab")),
+                ),
+                ProbeEffect::Ask {
+                    tab_id,
+                    target,
+                    message,
+                    ..
+                } => ProbeInput::Watched(match self.send(tab_id, &target, &message) {
+                    Input::Reply(text) => FrameReply::Answered(text),
+                    _ => FrameReply::Failed("Receiving end does not exist.".into()),
+                }),
+                ProbeEffect::Call(effect) => {
+                    let (ms, outcome) = self.call_step(effect);
+                    self.now += ms;
+                    ProbeInput::Call(outcome)
+                }
+                ProbeEffect::Reload { tab_id, url, .. } => {
+                    ProbeInput::Reloaded(match self.pages.get_mut(&tab_id) {
+                        Some(_) if self.lose_tab_on_reload => {
+                            Err(format!("No tab with id: {tab_id}."))
+                        }
+                        Some(page) => {
+                            let (loading, late) = self.loading;
+                            page.load(&url, loading, late);
+                            self.now += LOAD_MS;
+                            Ok(())
+                        }
+                        None => Err(format!("No tab with id: {tab_id}.")),
+                    })
+                }
+            });
+        }
+    }
+
+    /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
+    pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
+        let mut simulation = Simulate::new(request, None, "sim_play".into());
+        loop {
+            let reply = match simulation.poll(self.now) {
+                Next::Done(answer) => return answer,
+                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id)),
+                Next::ListTools {
+                    tab_id,
+                    after_ms,
+                    settle,
+                } => Reply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
+                Next::Call {
+                    tab_id,
+                    name,
+                    args,
+                    timeout_ms,
+                } => Reply::Called(self.asked(
+                    Asker::Simulate,
+                    call_request(tab_id, name, args, timeout_ms),
+                )),
+                Next::Run {
+                    request, within_ms, ..
+                } => Reply::Ran(self.run_within(&request, Some(within_ms))),
+                Next::QueryDom { tab_id, queries } => {
+                    let asked = queries.len();
+                    let message = FrameRequest::QueryDom { queries }.to_message();
+                    Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
+                        Input::Reply(Ok(text)) => parse_dom_reply(&text, asked),
+                        Input::Reply(Err(e)) | Input::ChannelFailed(e) => Err(e),
+                        other => Err(format!("no answer: {other:?}")),
+                    })
+                }
+            };
+            simulation.handle(reply, self.now);
+        }
+    }
+}
