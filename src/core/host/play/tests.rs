@@ -184,7 +184,9 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
     // seen), as every kept listing is, whoever made it.
     let listed = play.host.take_listed();
     assert_eq!(listed.len(), 2);
-    assert!(listed.iter().all(|(tab, tools)| *tab == 4 && tools.tools.len() == 2));
+    assert!(listed
+        .iter()
+        .all(|(tab, tools)| *tab == 4 && tools.tools.len() == 2));
     assert!(play.host.take_listed().is_empty(), "taken once");
     // The run's page call crossed twice: its message handed out, its reply fed back (the host
     // made it from the drive's permit on the kept listing, and handed its answer to the drive).
