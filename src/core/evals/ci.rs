@@ -388,3 +388,6 @@ pub fn sarif(answer: &Value, file: Option<&str>) -> Value {
         }],
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -289,12 +289,4 @@ fn node_ends(node: &Expected, calls: &[ActualCall], p: usize) -> Result<Vec<usiz
 }
 
 #[cfg(test)]
-mod ci_tests;
-#[cfg(test)]
-mod plan_tests;
-#[cfg(test)]
-mod record_tests;
-#[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod wait_tests;

@@ -753,3 +753,6 @@ fn literal(pattern: &str) -> Option<String> {
 }
 
 pub use super::messages::short;
+
+#[cfg(test)]
+mod tests;

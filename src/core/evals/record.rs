@@ -338,3 +338,6 @@ impl ReplayDiff {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

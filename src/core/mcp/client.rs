@@ -224,5 +224,4 @@ impl std::fmt::Display for OpenMiss {
 }
 
 #[cfg(test)]
-#[path = "client_tests.rs"]
 mod tests;

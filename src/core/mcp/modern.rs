@@ -241,5 +241,4 @@ pub fn ttl_ms(result: &Value) -> u64 {
 }
 
 #[cfg(test)]
-#[path = "modern_tests.rs"]
 mod tests;

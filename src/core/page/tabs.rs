@@ -344,8 +344,6 @@ pub fn undelivered(failure: &str) -> bool {
 }
 
 #[cfg(test)]
-mod chrome_tests;
-#[cfg(test)]
 pub(crate) mod fixture;
 #[cfg(test)]
 mod tests;

@@ -21,6 +21,4 @@ pub mod trial;
 pub mod validate;
 
 #[cfg(test)]
-mod server_tests;
-#[cfg(test)]
 mod tests;

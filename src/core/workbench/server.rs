@@ -266,3 +266,6 @@ pub fn timed_out(request: &ServerCallRequest) -> Value {
 pub fn call_answer<S: AsRef<str>>(tool: &McpTool, result: CallResult, secrets: &[S]) -> Value {
     result_line(Some(tool), &redact_result(result, secrets)).1
 }
+
+#[cfg(test)]
+mod tests;

@@ -376,3 +376,6 @@ fn matcher(map: &Map<String, Value>) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

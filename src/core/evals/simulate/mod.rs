@@ -27,13 +27,9 @@
 //! again only when its transcript changed.
 
 mod file;
-#[cfg(test)]
-mod file_tests;
 mod handle;
 pub mod prompts;
 mod read;
-#[cfg(test)]
-mod ready_tests;
 pub mod report;
 mod request;
 mod result;

@@ -701,3 +701,5 @@ fn a_conversation_is_not_carried_to_another_origin() {
     );
     assert!(runs(&asked, Role::Judge).is_empty());
 }
+
+mod ready;

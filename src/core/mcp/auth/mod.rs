@@ -41,6 +41,4 @@ pub use token::*;
 pub use url::*;
 
 #[cfg(test)]
-mod signin_tests;
-#[cfg(test)]
 mod tests;

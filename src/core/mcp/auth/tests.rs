@@ -757,3 +757,5 @@ fn registration_names_the_application_type_by_redirect() {
     assert_eq!(application_type("http://127.0.0.1.evil.example/cb"), "web");
     assert_eq!(application_type("http://localhost.evil.example/cb"), "web");
 }
+
+mod signin;

@@ -626,5 +626,4 @@ fn the_recourse_of_a_client_that_never_opens_a_sign_in() {
     );
 }
 
-#[path = "modern_tests.rs"]
 mod modern;

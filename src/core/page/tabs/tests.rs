@@ -136,3 +136,5 @@ fn what_a_tab_offers_is_said_once_each_and_capped_where_asked() {
     assert!(said.starts_with("t0, t1, "), "{said}");
     assert!(said.ends_with("t19 and 3 more"), "{said}");
 }
+
+mod chrome;

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::plan::*;
-use super::plan_tests::{poll_smoke, request, run_answer};
+use super::super::*;
+use super::{poll_smoke, request, run_answer};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;
@@ -102,7 +102,7 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
 
 #[test]
 fn a_tool_wait_without_a_clock_lists_once() {
-    use super::wait::{Seen, ToolWait};
+    use crate::core::evals::wait::{Seen, ToolWait};
     let mut wait = ToolWait::default();
     let none = fixture::listed("https://shop.test/", &[]);
     assert!(matches!(

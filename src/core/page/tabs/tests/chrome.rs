@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::*;
+use super::super::*;
 use crate::core::page::call::{FrameState, Input, Tab};
 
 #[test]

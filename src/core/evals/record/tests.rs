@@ -1,8 +1,8 @@
 use serde_json::{json, Value};
 
-use super::parse_evals;
-use super::plan::judge;
-use super::record::*;
+use super::*;
+use crate::core::evals::parse_evals;
+use crate::core::evals::plan::judge;
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;

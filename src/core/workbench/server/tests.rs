@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::server::{
+use super::{
     call_answer, find_server, plan_call, target, timed_out, tools_response, ServerCallRequest,
     Target,
 };

@@ -1,9 +1,9 @@
-//! The extension's kept sign-ins ([`super::keep`]) and its sign-in decisions
-//! ([`super::signin`]), without a browser.
+//! The extension's kept sign-ins ([`super::super::keep`]) and its sign-in decisions
+//! ([`super::super::signin`]), without a browser.
 
 use serde_json::{json, Value};
 
-use super::*;
+use super::super::*;
 use crate::core::mcp::source::McpServerConfig;
 
 fn server(name: &str, url: &str) -> McpServerConfig {

@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::ci::{markdown, md, reliability, sarif};
-use super::messages::Mode;
-use super::report::{eval_report, summary};
+use super::{markdown, md, reliability, sarif};
+use crate::core::evals::messages::Mode;
+use crate::core::evals::report::{eval_report, summary};
 
 /// An agent result of `case` with `model`, run `run`, passed or failed, with its tokens.
 fn result(case: &str, model: &str, run: u64, pass: bool, cost: Option<f64>) -> Value {

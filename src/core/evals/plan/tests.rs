@@ -1,7 +1,8 @@
 use serde_json::{json, Value};
 
-use super::plan::*;
-use super::report::{escape, eval_report, percentile, Format};
+use super::*;
+use crate::core::evals::report::{self, escape, eval_report, percentile, Format};
+use crate::core::evals::{matcher, messages, EvalMessage};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::fixture;
 
@@ -97,10 +98,7 @@ fn concrete_values_satisfy_their_matchers() {
         "any": "sample", "list": [1], "plain": {"x": 1}})
     );
     for key in ["q", "n", "m", "k", "p", "t", "list"] {
-        assert!(
-            super::matcher::matches(&value[key], &got[key]).unwrap(),
-            "{key}"
-        );
+        assert!(matcher::matches(&value[key], &got[key]).unwrap(), "{key}");
     }
 }
 
@@ -142,7 +140,7 @@ fn smoke_mode_performs_the_calls_in_listed_order_and_checks_results() {
         done["calls"][0]["confirmation"],
         "allowed by site policy https://shop.test"
     );
-    let page = Format::Html.render(&super::report::summary(Mode::Smoke, vec![done.clone()]));
+    let page = Format::Html.render(&report::summary(Mode::Smoke, vec![done.clone()]));
     assert!(page.contains("allowed by site policy https://shop.test"));
     assert_eq!(done["outcome"], "fail");
     assert!(
@@ -220,7 +218,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
         })
         .unwrap();
     assert_eq!(r["calls"][0]["made"], false);
-    let page = Format::Html.render(&super::report::summary(Mode::Smoke, vec![r.clone()]));
+    let page = Format::Html.render(&report::summary(Mode::Smoke, vec![r.clone()]));
     assert!(page.contains("not made: no page tool named `a`"), "{page}");
     assert!(r["calls"][0]["error"]
         .as_str()
@@ -251,7 +249,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
 
 #[test]
 fn case_messages_become_agui_messages() {
-    let case: Vec<super::EvalMessage> = serde_json::from_value(json!([
+    let case: Vec<EvalMessage> = serde_json::from_value(json!([
         {"role": "user", "type": "message", "content": "hi"},
         {"role": "model", "type": "functioncall", "name": "a", "arguments": {"x": 1}},
         {"role": "model", "type": "functioncall", "name": "b", "arguments": {}},
@@ -522,12 +520,12 @@ fn untrusted_results_are_judged_as_the_tool_gave_them() {
     let wrapped =
         crate::core::run::wrap_as_data("https://shop.test", r#"{"count": 2, "note": "<b>"}"#);
     assert_eq!(
-        super::messages::result_seen(&wrapped),
+        messages::result_seen(&wrapped),
         json!({"count": 2, "note": "<b>"})
     );
-    assert_eq!(super::messages::result_seen("plain"), json!("plain"));
+    assert_eq!(messages::result_seen("plain"), json!("plain"));
     assert_eq!(
-        super::messages::result_seen("<data source=\"x\">broken"),
+        messages::result_seen("<data source=\"x\">broken"),
         json!("<data source=\"x\">broken")
     );
 }
@@ -719,3 +717,5 @@ fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
         (Some("fail"), None)
     );
 }
+
+mod wait;

@@ -4,8 +4,8 @@
 
 use serde_json::json;
 
-use super::tests::{judge_answer, play, request, runs, world};
-use super::*;
+use super::super::*;
+use super::{judge_answer, play, request, runs, world};
 use crate::core::host::listing::{played, Listing};
 use crate::core::host::Host;
 use crate::core::page::ready::PAGE_READY_MS;

@@ -6,11 +6,11 @@ use serde_json::json;
 use super::*;
 
 const HOTEL: &str =
-    include_str!("../../../../tests/fixtures/simulate/hotel-chain.simulations.json");
+    include_str!("../../../../../tests/fixtures/simulate/hotel-chain.simulations.json");
 const PIZZA: &str =
-    include_str!("../../../../tests/fixtures/simulate/pizza-maker.simulations.json");
+    include_str!("../../../../../tests/fixtures/simulate/pizza-maker.simulations.json");
 const SHOPPING: &str =
-    include_str!("../../../../tests/fixtures/simulate/shopping.simulations.json");
+    include_str!("../../../../../tests/fixtures/simulate/shopping.simulations.json");
 
 #[test]
 fn googles_example_files_load_and_write_back_unchanged() {
