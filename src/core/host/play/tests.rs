@@ -377,11 +377,9 @@ fn a_crawl_lists_each_page_once_ready_and_the_next_one_names_what_changed() {
     );
 }
 
-fn audit(extra: Value) -> AuditRequest {
-    let mut request = json!({"tabId": 4, "probe": true, "allowActing": true});
-    for (k, v) in extra.as_object().expect("an object") {
-        request[k] = v.clone();
-    }
+/// An audit of tab 4 probing every tool, acting ones too.
+fn audit() -> AuditRequest {
+    let request = json!({"tabId": 4, "probe": true, "allowActing": true});
     AuditRequest::parse(&request).expect("an audit request")
 }
 
@@ -393,7 +391,7 @@ fn a_probe_that_navigates_has_the_page_loaded_again_and_the_other_tools_probed_t
     let about = json!({"name": "open_about", "description": "Opens the about page.",
         "inputSchema": {"type": "object"}});
     play.pages.get_mut(&4).unwrap().extra.push(about);
-    let answer = play.audit(audit(json!({}))).expect("an audit");
+    let answer = play.audit(audit()).expect("an audit");
     let findings = answer["findings"].as_array().cloned().unwrap_or_default();
     let rules: Vec<(&str, &str)> = (findings.iter())
         .map(|f| {
@@ -432,7 +430,7 @@ fn without_a_page_to_load_again_the_tools_left_are_said_skipped() {
     // The audit asks for open_about first, then the cart's tools; the page cannot be loaded
     // again (its tab is gone once the call navigated it).
     play.lose_tab_on_reload = true;
-    let answer = play.audit(audit(json!({}))).expect("an audit");
+    let answer = play.audit(audit()).expect("an audit");
     let findings = answer["findings"].as_array().cloned().unwrap_or_default();
     let skipped: Vec<&str> = (findings.iter())
         .filter(|f| f["rule"] == "probe-skipped")
