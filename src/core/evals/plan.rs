@@ -431,8 +431,8 @@ impl Evaluation {
                         Some(format!(
                             "the run {}: {}",
                             kind.unwrap_or_default(),
-                            answer
-                                .pointer("/outcome/message")
+                            (answer.pointer("/outcome/message"))
+                                .or(answer.pointer("/outcome/reason"))
                                 .and_then(Value::as_str)
                                 .unwrap_or("no message")
                         )),

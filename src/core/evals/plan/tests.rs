@@ -719,3 +719,37 @@ fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
 }
 
 mod wait;
+
+#[test]
+fn a_run_stopped_or_failed_is_an_error_that_says_why() {
+    let cases = [
+        (
+            json!({"type": "stopped", "reason": "the person stopped it"}),
+            "the run stopped: the person stopped it",
+        ),
+        (
+            json!({"type": "failed", "message": "model down"}),
+            "the run failed: model down",
+        ),
+    ];
+    for (outcome, why) in cases {
+        let evals = json!([{"name": "chat", "expectedCall": null,
+            "messages": [{"role": "user", "type": "message", "content": "hello"}]}]);
+        let mut ev = Evaluation::new(request(evals, "agent", json!({"models": ["m1"]})), None);
+        let answer = loop {
+            match ev.poll() {
+                Next::Run { .. } => {
+                    let answer = Ok(json!({"outcome": outcome, "messages": []}));
+                    ev.handle(Reply::Ran {
+                        answer,
+                        latency_ms: 1.0,
+                    });
+                }
+                Next::Done(answer) => break answer,
+                other => panic!("not asked here: {other:?}"),
+            }
+        };
+        assert_eq!(answer["results"][0]["outcome"], "error", "{answer:#}");
+        assert_eq!(answer["results"][0]["reason"], why);
+    }
+}
