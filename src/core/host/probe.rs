@@ -267,8 +267,12 @@ impl Host {
                 }
                 (_, fed) => {
                     let what = match fed {
-                        None => "a step asked again".to_owned(),
-                        Some(other) => format!("{other:?}"),
+                        None => "a step asked again",
+                        Some(ProbeInput::Listing(_)) => "a listing's step",
+                        Some(ProbeInput::PageUrl(_)) => "the page's URL",
+                        Some(ProbeInput::Watched(_)) => "a frame's reply",
+                        Some(ProbeInput::Call(_)) => "a call's step",
+                        Some(ProbeInput::Reloaded(_)) => "a reload",
                     };
                     return ProbeEffect::Done(Err(format!(
                         "internal error: {what} came where the audit did not ask for it"
