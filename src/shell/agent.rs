@@ -1,11 +1,12 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
-//! The core's [`Drive`] decides everything of a run; this module reads the run's tool sources,
-//! then performs what the drive asks: fetches (status, headers, body text), Chrome's built-in
-//! model, timers, intents in storage, tool calls (page, MCP, the clock), the person's answers,
-//! keep-alive. Every result goes back as an [`Answer`] through the run's inbox, which `stop`
-//! feeds too. Keys are read from `chrome.storage.session` at request time and go only into the
-//! request of their model.
+//! The host's [`HostRun`] decides everything of a run (its start, its drive, its tab's listings
+//! and page calls); this module performs what it asks: the start's reads and writes, fetches
+//! (status, headers, body text), Chrome's built-in model, timers, intents in storage, the tool
+//! calls the host leaves to it (MCP, the clock, any call through the person's JavaScript
+//! layers), the person's answers, keep-alive, its children's browser steps. Every result goes
+//! back as a [`RunFeed`] through the run's inbox, which `stop` feeds too. Keys are read from
+//! `chrome.storage.session` at request time and go only into the request of their model.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -31,7 +31,7 @@ use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
 
 /// What the shell does next for a run. Each is answered by the [`RunFeed`] it names, but
-/// [`RunEffect::Listed`] and the drive's actions that want no answer.
+/// [`RunEffect::Page`] and the drive's actions that want no answer.
 pub enum RunEffect {
     /// What the start needs (never [`Need::TabTools`], which the host lists itself):
     /// [`RunFeed::Got`]. [`Need::Ready`] is never asked: the host finishes the start.
