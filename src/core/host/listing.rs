@@ -134,11 +134,6 @@ impl Listing {
     pub fn tab_id(&self) -> i64 {
         self.tab_id
     }
-
-    /// Whether the host keeps what this listing finds (then the shell observes it).
-    pub fn is_kept(&self) -> bool {
-        self.kept
-    }
 }
 
 impl Host {
