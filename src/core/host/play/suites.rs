@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::*;
+use crate::core::evals::record::{DiffNext, ReplayDiff};
 
 impl Play {
     /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
@@ -179,6 +180,30 @@ impl Play {
                 }
             };
             simulation.handle(reply, self.now);
+        }
+    }
+
+    /// `replayDiff({runId, tabId})` as `shell::evals::replay_diff` performs it.
+    pub(crate) fn replay_diff(&mut self, tab_id: i64, run_id: &str) -> Result<Value, String> {
+        let log = self.run_log(run_id)?;
+        let mut diff = ReplayDiff::of_run(tab_id, run_id, &log);
+        loop {
+            match diff.poll() {
+                DiffNext::Done(answer) => return Ok(answer),
+                DiffNext::ListTools { tab_id, settle } => {
+                    diff.tools(self.list(Listing::kept(tab_id, settle)));
+                }
+                DiffNext::Call {
+                    tab_id,
+                    name,
+                    args,
+                    timeout_ms,
+                } => {
+                    let request = call_request(tab_id, name, args, timeout_ms);
+                    let answer = self.asked(Asker::Replay, request);
+                    diff.called(&answer);
+                }
+            }
         }
     }
 }

@@ -447,3 +447,28 @@ fn without_a_page_to_load_again_the_tools_left_are_said_skipped() {
         .collect();
     assert_eq!(ran, ["open_about"]);
 }
+
+#[test]
+fn a_run_replayed_names_each_call_whose_answer_or_availability_changed() {
+    let mut play = shop(2);
+    let answer = play.run(&mugs_run()).expect("the run starts");
+    let run_id = answer["runId"].as_str().expect("its id").to_owned();
+    let entry = |diff: &Value| diff["calls"][0].clone();
+    // Played again on the page as it is: the cart holds the run's two mugs already.
+    let diff = play.replay_diff(4, &run_id).expect("a diff");
+    let first = entry(&diff);
+    assert_eq!(first["change"], "result", "{diff:#}");
+    assert_eq!(first["before"]["result"], json!({"cart": 2}));
+    assert_eq!(first["now"]["result"], json!({"cart": 4}));
+    // On the page loaded again, the same answer: nothing changed.
+    play.reload(4).expect("reloaded");
+    play.pages.get_mut(&4).unwrap().loading_listings = 0;
+    let diff = play.replay_diff(4, &run_id).expect("a diff");
+    assert_eq!(entry(&diff)["changed"], false, "{diff:#}");
+    // On a page without the tool: its call is no longer offered, and not made.
+    let ran = play.pages[&4].ran.len();
+    play.pages.get_mut(&4).unwrap().url = "https://shop.test/about".into();
+    let diff = play.replay_diff(4, &run_id).expect("a diff");
+    assert_eq!(entry(&diff)["change"], "availability", "{diff:#}");
+    assert_eq!(play.pages[&4].ran.len(), ran, "the page ran nothing more");
+}
