@@ -143,17 +143,17 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     let mut run = HostRun::new(start, super::io::has_repair_hook(), prices, calls);
     let inbox = Rc::new(Inbox::default());
     // The MCP clients opened by the start are kept for the run's calls.
-    let mut opened = Opened {
+    let mut side = RunSide {
         raw: &raw,
         recorded,
         inbox: &inbox,
         clients: HashMap::new(),
         thread: None,
     };
-    let outcome = perform(&mut run, &run_id, &mut opened).await?;
-    let Opened {
+    let outcome = perform(&mut run, &run_id, &mut side).await?;
+    let RunSide {
         clients, thread, ..
-    } = opened;
+    } = side;
     super::runlog::forget_intents(&run_id).await;
     for client in clients.values() {
         super::mcp::close(client).await;
@@ -175,8 +175,9 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     Ok(finished(&run_id, run.thread_id(), &outcome, events, drive))
 }
 
-/// What the start of a run keeps for the rest of it.
-struct Opened<'a> {
+/// What the shell keeps for a run beside the host's `HostRun`: its request and callback, its
+/// inbox, the MCP clients its start opened, its conversation's record once saved.
+struct RunSide<'a> {
     raw: &'a Value,
     recorded: Option<js_sys::Function>,
     inbox: &'a Rc<Inbox>,
@@ -187,7 +188,7 @@ struct Opened<'a> {
 }
 
 /// What the start needs: read, stored or opened (in turn: the start asks one at a time).
-async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut Opened<'_>) -> Result<Got, String> {
+async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut RunSide<'_>) -> Result<Got, String> {
     Ok(match need {
         Need::Conversation(id) => Got::Conversation(store::read(Session, &thread_key(&id)).await),
         Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
@@ -244,7 +245,7 @@ async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut Opened<'_>) -> Re
 async fn perform(
     run: &mut HostRun,
     run_id: &str,
-    o: &mut Opened<'_>,
+    o: &mut RunSide<'_>,
 ) -> Result<RunOutcome, String> {
     // Fetches by id: `None` until the head arrived; gone once aborted.
     let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();

@@ -205,15 +205,6 @@ async fn page(
     args: Map<String, Value>,
     timeout_ms: u32,
 ) -> CallAnswer {
-    let (frame_id, call, expect) = (None, None, None);
-    let request = CallRequest {
-        tab_id,
-        name,
-        args,
-        frame_id,
-        timeout_ms,
-        call,
-        expect,
-    };
+    let request = CallRequest::asked(tab_id, name, args, timeout_ms);
     super::gate::page_call(asker, request).await
 }

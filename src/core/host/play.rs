@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::call::{Effect, HostCall, Outcome};
 use super::listing::{ListEffect, ListInput, Listing};
@@ -555,24 +555,6 @@ impl Play {
                 unreachable!("the host's or the loop's")
             }
         }
-    }
-}
-
-/// A page call's request as the evaluations make it (`callTool`'s shape, the top frame's tool).
-pub(crate) fn call_request(
-    tab_id: i64,
-    name: String,
-    args: Map<String, Value>,
-    timeout_ms: u32,
-) -> CallRequest {
-    CallRequest {
-        tab_id,
-        name,
-        args,
-        frame_id: None,
-        timeout_ms,
-        call: None,
-        expect: None,
     }
 }
 

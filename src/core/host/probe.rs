@@ -173,11 +173,7 @@ impl Host {
             let phase = std::mem::replace(&mut p.phase, Phase::Gone);
             match (phase, input.take()) {
                 (Phase::Listing(mut listing), fed @ (None | Some(ProbeInput::Listing(_)))) => {
-                    let fed = fed.and_then(|i| match i {
-                        ProbeInput::Listing(i) => Some(i),
-                        _ => None,
-                    });
-                    match self.list(&mut listing, fed, now_ms) {
+                    match self.list(&mut listing, listing_input(fed), now_ms) {
                         ListEffect::Done(listed) => {
                             if let Some(done) = self.audited(p, listed) {
                                 return done;
@@ -248,23 +244,17 @@ impl Host {
                 (
                     Phase::Relisting(call, mut listing),
                     fed @ (None | Some(ProbeInput::Listing(_))),
-                ) => {
-                    let fed = fed.and_then(|i| match i {
-                        ProbeInput::Listing(i) => Some(i),
-                        _ => None,
-                    });
-                    match self.list(&mut listing, fed, now_ms) {
-                        ListEffect::Done(Ok(_)) => p.phase = Phase::Next,
-                        ListEffect::Done(Err(_)) => {
-                            p.leave_out(&call.tool);
-                            return p.answer();
-                        }
-                        effect => {
-                            p.phase = Phase::Relisting(call, listing);
-                            return ProbeEffect::List(effect);
-                        }
+                ) => match self.list(&mut listing, listing_input(fed), now_ms) {
+                    ListEffect::Done(Ok(_)) => p.phase = Phase::Next,
+                    ListEffect::Done(Err(_)) => {
+                        p.leave_out(&call.tool);
+                        return p.answer();
                     }
-                }
+                    effect => {
+                        p.phase = Phase::Relisting(call, listing);
+                        return ProbeEffect::List(effect);
+                    }
+                },
                 (_, fed) => {
                     let what = match fed {
                         None => "a step asked again",
@@ -310,13 +300,13 @@ impl Host {
     fn call(&self, p: &mut Probing, call: ProbeCall, now_ms: f64) -> Option<ProbeEffect> {
         p.made += 1;
         let request = CallRequest {
-            tab_id: p.request.tab_id,
-            name: call.tool.clone(),
-            args: call.args.clone(),
             frame_id: Some(call.frame_id),
-            timeout_ms: probe::PROBE_MS,
-            call: None,
-            expect: None,
+            ..CallRequest::asked(
+                p.request.tab_id,
+                call.tool.clone(),
+                call.args.clone(),
+                probe::PROBE_MS,
+            )
         };
         let id = format!("{}_{}", p.calls_id, p.made);
         let mut host_call = Box::new(HostCall::asked(Asker::Probe, request, id));
@@ -327,6 +317,15 @@ impl Host {
                 Some(ProbeEffect::Call(effect))
             }
         }
+    }
+}
+
+/// A listing's step input, out of what the shell fed (only ever [`ProbeInput::Listing`] or
+/// nothing, as the caller matched).
+fn listing_input(fed: Option<ProbeInput>) -> Option<ListInput> {
+    match fed {
+        Some(ProbeInput::Listing(input)) => Some(input),
+        _ => None,
     }
 }
 

@@ -227,6 +227,22 @@ pub struct CallRequest {
     pub expect: Option<Listed>,
 }
 
+impl CallRequest {
+    /// A call of `name` as an operation asks it (`callTool`'s shape): whichever frame offers
+    /// the name, its id in the page chosen by the host, no listing expected.
+    pub fn asked(tab_id: i64, name: String, args: Map<String, Value>, timeout_ms: u32) -> Self {
+        CallRequest {
+            tab_id,
+            name,
+            args,
+            frame_id: None,
+            timeout_ms,
+            call: None,
+            expect: None,
+        }
+    }
+}
+
 /// One page tool call.
 #[derive(Debug, Clone)]
 pub struct PageCall {

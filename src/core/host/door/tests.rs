@@ -4,8 +4,9 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::core::host::play::model::{last, Said};
-use crate::core::host::play::{call_request, Play};
+use crate::core::host::play::Play;
 use crate::core::page::call::CallAnswer;
+use crate::core::page::call::CallRequest;
 
 const OWN: &str = "abcdefghijklmnopabcdefghijklmnop";
 
@@ -145,7 +146,7 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
         .unwrap();
     play.asked(
         Asker::Smoke,
-        call_request(4, "add_to_cart".into(), args, 5_000),
+        CallRequest::asked(4, "add_to_cart".into(), args, 5_000),
     );
     let from_eval = play.crossings - before + 2;
     assert_eq!(play.pages[&4].cart, 5, "every call ran");

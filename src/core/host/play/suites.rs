@@ -19,7 +19,7 @@ impl Play {
                     args,
                     timeout_ms,
                 } => {
-                    let request = call_request(tab_id, name, args, timeout_ms);
+                    let request = CallRequest::asked(tab_id, name, args, timeout_ms);
                     let answer = self.asked(Asker::Smoke, request);
                     EvalReply::Called {
                         answer,
@@ -164,7 +164,7 @@ impl Play {
                     timeout_ms,
                 } => Reply::Called(self.asked(
                     Asker::Simulate,
-                    call_request(tab_id, name, args, timeout_ms),
+                    CallRequest::asked(tab_id, name, args, timeout_ms),
                 )),
                 Next::Run {
                     request, within_ms, ..
@@ -199,7 +199,7 @@ impl Play {
                     args,
                     timeout_ms,
                 } => {
-                    let request = call_request(tab_id, name, args, timeout_ms);
+                    let request = CallRequest::asked(tab_id, name, args, timeout_ms);
                     let answer = self.asked(Asker::Replay, request);
                     diff.called(&answer);
                 }

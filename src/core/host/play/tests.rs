@@ -199,7 +199,7 @@ fn a_run_calls_the_page_through_the_host_and_reuses_its_listing() {
         .unwrap();
     let answer = play.asked(
         Asker::CallTool,
-        call_request(4, "add_to_cart".into(), args, 5_000),
+        CallRequest::asked(4, "add_to_cart".into(), args, 5_000),
     );
     assert_eq!(answer, CallAnswer::text(r#"{"cart":3}"#));
     assert_eq!(play.pages[&4].listed, 2);
