@@ -28,6 +28,7 @@ pub mod listing;
 pub mod probe;
 pub mod run;
 pub mod screen;
+pub mod server_call;
 pub mod uses;
 
 #[cfg(test)]

@@ -206,5 +206,5 @@ async fn page(
     timeout_ms: u32,
 ) -> CallAnswer {
     let request = CallRequest::asked(tab_id, name, args, timeout_ms);
-    super::gate::page_call(asker, request).await
+    super::asked_call(asker, request).await
 }

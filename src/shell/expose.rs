@@ -2,8 +2,9 @@
 //!
 //! `webmcpHost.expose` / `exposures` keep the exposures in `chrome.storage.local`; after a
 //! change the top frames of the open tabs of that origin are told to ask again. A content
-//! script asks `exposedTools` at load and `callExposed` for a call; what it gets is decided by
-//! its page's origin as Chrome reported it (the core's `Sender::page_origin`).
+//! script asks `exposedTools` at load and `callExposed` for a call (the host's `ServerCall`,
+//! performed in `calls.rs` with [`tools_for`]); what it gets is decided by its page's origin as
+//! Chrome reported it (the core's `Sender::page_origin`).
 //!
 //! One MCP connection per exposed server is kept while exposures use it (`kept.rs`: opened on
 //! first use, reused while the server's configuration and key are the same, closed when no
@@ -18,15 +19,11 @@ use serde_json::Value;
 
 use super::convert;
 use super::store::{load_servers, put, read};
-use super::{chrome, kept, mcp, timer};
+use super::{chrome, kept, timer};
 use crate::core::expose::{
-    apply, call_reply, check_configured, confirmation_text, for_origin, not_connected, page_tools,
-    parse_stored, resolve, still_exposed, sync_message, tells, tools_reply, unused,
-    CallExposedRequest, ExposeRequest, Exposure, PageTool,
+    apply, check_configured, for_origin, page_tools, parse_stored, sync_message, tells,
+    tools_reply, unused, ExposeRequest, Exposure, PageTool,
 };
-use crate::core::gate::{Asker, McpCall};
-use crate::core::mcp::secrets_of;
-use crate::core::mcp::CallResult;
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 
@@ -68,20 +65,7 @@ pub(crate) async fn exposed_tools(sender: Option<&Sender>) -> Result<Value, Stri
     Ok(tools_reply(&tools_for(&origin_of(sender)?).await))
 }
 
-/// `callExposed({name, args})` from a content script (already authorized) → the result's
-/// text.
-pub(crate) async fn call_exposed(
-    sender: Option<&Sender>,
-    request: CallExposedRequest,
-) -> Result<Value, String> {
-    let origin = origin_of(sender)?;
-    if !matches!(sender, Some(Sender::ContentScript { .. })) {
-        return Err("only an http(s) page's content script has exposed tools".into());
-    }
-    call(&origin, request).await.map(Value::String)
-}
-
-async fn load_exposures() -> Vec<Exposure> {
+pub(crate) async fn load_exposures() -> Vec<Exposure> {
     let stored = read(Area::Local, EXPOSURES_KEY).await.unwrap_or_else(|e| {
         chrome::warn(&format!("webmcp-host: exposures: {e}"));
         None
@@ -95,7 +79,7 @@ async fn load_exposures() -> Vec<Exposure> {
 
 /// The tools exposed to an origin, from each exposed server's (kept) connection. A server
 /// that is not configured or fails is left out and logged; the page is not told why.
-async fn tools_for(origin: &str) -> Vec<PageTool> {
+pub(crate) async fn tools_for(origin: &str) -> Vec<PageTool> {
     let exposures = load_exposures().await;
     let mine = for_origin(&exposures, origin);
     if mine.is_empty() {
@@ -140,37 +124,6 @@ fn close_unused(exposures: &[Exposure]) {
     kept::with(CONNECTIONS, |open| unused(open.keys(), exposures))
         .iter()
         .for_each(|name| kept::forget(CONNECTIONS, name));
-}
-
-/// Runs an exposed tool for a page: confirmed first when it needs it, in the extension's own
-/// UI (the page's renderer, which asked for the call, must not be the one that answers).
-async fn call(origin: &str, request: CallExposedRequest) -> Result<String, String> {
-    let tools = tools_for(origin).await;
-    let tool = resolve(&tools, &request.name)?.clone();
-    let names = [request.name.as_str(), tool.tool.name.as_str()];
-    let pass = super::gate::pass(Asker::Exposure, &names).await?;
-    if let Some(question) = confirmation_text(origin, &tool, &request.args)? {
-        let asked = format!("exposed_{}", super::io::random_id());
-        let names = (tool.server.as_str(), tool.tool.name.as_str());
-        let args = &request.args;
-        if !super::waits::confirm_in_extension((&asked, "call"), names, args, question).await {
-            return Err(crate::core::confirm::DECLINED.into());
-        }
-        still_exposed(&load_exposures().await, origin, &tool)?;
-    }
-    let open = kept::get(CONNECTIONS, &tool.server);
-    let open = open.ok_or_else(|| not_connected(&request.name))?;
-    let permit = pass.permit(McpCall {
-        tool: tool.tool.clone(),
-        arguments: request.args,
-    });
-    let result = mcp::call(open.client.clone(), permit).await;
-    // After a failure the next call starts with a fresh connection (and a fresh listing).
-    if kept::is_kept(CONNECTIONS, &tool.server, &open) && matches!(result, CallResult::Error(_)) {
-        kept::forget(CONNECTIONS, &tool.server);
-    }
-    let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
-    call_reply(&tool.tool, &result, &secrets)
 }
 
 /// Tells the top frame of every open tab of `origin` to ask for its tools again.

@@ -21,7 +21,9 @@ use super::mcp;
 pub use super::state::{Open, Pool};
 use super::store::read_key;
 use crate::core::expose::{connect, Connect, Identity};
+use crate::core::host::uses::Idle;
 use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
 use crate::core::provider::redact;
 
 impl Open {
@@ -171,5 +173,39 @@ pub fn forget_everywhere(name: &str) {
 pub fn forget(pool: Kept, name: &str) {
     if let Some(open) = with(pool, |open| open.remove(name)) {
         spawn_local(async move { mcp::close(&open.client).await });
+    }
+}
+
+/// The end of a use by hand: the server's connection is closed when the host says, at the
+/// timer it asks for, that the server has been unused since (`core::host::uses`).
+pub fn close_when_idle(pool: Kept, idle: Idle) {
+    super::timer::after(idle.after_ms, move || {
+        if super::state::host(|host| host.idle(&idle)) {
+            forget(pool, &idle.server);
+        }
+    });
+}
+
+/// A server's kept connection and its tools as listed now: one `tools/list` on the kept
+/// session, or a new connection when there is none, the server's settings or key changed, or
+/// the kept one no longer answers (a listing is safe to send twice; a call is never sent
+/// again).
+pub async fn listed_now(
+    pool: Kept,
+    server: &McpServerConfig,
+) -> Result<(Rc<Open>, Vec<McpTool>), String> {
+    let (open, new) = connection_or_new(pool, server).await?;
+    if new {
+        let tools = open.tools.to_vec();
+        return Ok((open, tools));
+    }
+    match mcp::relist(&open.client).await {
+        Ok(tools) => Ok((open, tools)),
+        Err(_) => {
+            forget(pool, &server.name);
+            let open = connection(pool, server).await?;
+            let tools = open.tools.to_vec();
+            Ok((open, tools))
+        }
     }
 }

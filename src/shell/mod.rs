@@ -9,12 +9,12 @@
 pub mod agent;
 pub mod auth;
 pub mod bugreport;
+pub mod calls;
 pub mod chrome;
 pub mod convert;
 pub mod crawl;
 pub mod evals;
 pub mod expose;
-pub mod gate;
 pub mod io;
 pub mod kept;
 pub mod mcp;
@@ -165,6 +165,16 @@ pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
             effect => call_step(effect).await,
         });
     }
+}
+
+/// A page call for `asker` outside runs (a smoke evaluation, `replayDiff`): the host's
+/// [`HostCall`] screens it through the gate first.
+pub(crate) async fn asked_call(
+    asker: crate::core::gate::Asker,
+    request: crate::core::page::call::CallRequest,
+) -> CallAnswer {
+    let id = format!("call_{}", io::random_id());
+    page_call(HostCall::asked(asker, request, id)).await
 }
 
 /// Performs one step of a page call (never [`Effect::Done`], the call's end).

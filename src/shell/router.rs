@@ -64,6 +64,7 @@ fn open(
     Ok(async move {
         match opened {
             Opened::Call(call) => Ok(Done::Value(super::page_call(*call).await.to_json())),
+            Opened::Server(call) => super::calls::perform(*call).await.map(Done::Value),
             Opened::Op { op, sender } => perform_done(*op, sender.as_ref()).await,
         }
     })
@@ -123,10 +124,12 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
         Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
-        // The host opens a page call as its own (`Opened::Call`), never as an operation.
-        Op::CallTool(_) => Err("internal error: a page call opened as an operation".into()),
+        // The host opens a tool call as its own (`Opened::Call`, `Opened::Server`), never as an
+        // operation.
+        Op::CallTool(_) | Op::CallServerTool(_) | Op::CallExposed(_) => {
+            Err("internal error: a tool call opened as an operation".into())
+        }
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
-        Op::CallServerTool(request) => workbench::server_call(request).await,
         Op::Audit(request) => super::audit(request).await,
         Op::BugReport { run_id } => super::bugreport::bug_report(&run_id).await,
         Op::Evaluate(request) => super::evals::evaluate(*request).await,
@@ -161,7 +164,6 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Expose(request) => expose::expose(request).await,
         Op::Exposures => Ok(expose::exposures().await),
         Op::ExposedTools => expose::exposed_tools(sender).await,
-        Op::CallExposed(request) => expose::call_exposed(sender, request).await,
         Op::ValidateArguments(request) => workbench::validate(request).await,
         Op::Inventory { query, developer } => workbench::inventory(query, developer).await,
         Op::Diagnose(request) => workbench::diagnose(request.tab_id).await,

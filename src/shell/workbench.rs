@@ -1,7 +1,7 @@
 //! The workbench's operations performed: `validateArguments`, `inventory`, `diagnose`,
-//! `timeline`, and an MCP server's tools listed and called by hand (`listTools` / `callTool`
-//! with `server`: opened as a run opens it, then kept as one session for the person's later
-//! listings and calls, closed after 5 minutes unused). The core (`core::workbench`,
+//! `timeline`, and an MCP server's tools listed by hand (`listTools` with `server`: opened as a
+//! run opens it, then kept as one session for the person's later listings and calls, closed
+//! after 5 minutes unused; a call by hand is the host's, performed in `calls.rs`). The core (`core::workbench`,
 //! `core::timeline`) decides; this lists tabs and frames (16 tabs at a time), asks the top
 //! frame for its facts, reads the run log, and keeps the first definitions seen (`Seen`, in
 //! `chrome.storage.session` too, so that a worker restart forgets none).
@@ -11,20 +11,15 @@ use std::rc::Rc;
 use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
-use super::io::random_id;
-use super::{ask, chrome, kept, mcp, runlog, store, tab_tools, timer, waits};
-use crate::core::gate::{Asker, McpCall};
+use super::{ask, chrome, kept, runlog, store, tab_tools, timer};
 use crate::core::host::listing::Listing;
 use crate::core::limits::{INVENTORY_TABS_AT_ONCE, TAB_FACTS_MS};
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::namespaced;
-use crate::core::mcp::tools::McpTool;
 use crate::core::page::bridge::Target;
 use crate::core::page::tabs::TabTools;
 use crate::core::setup::store::Area;
 use crate::core::workbench::diagnose::{diagnose as decide, facts_of, listing, request};
 use crate::core::workbench::inventory::{inventory as list, open_tab, tab_ids, Seen};
-use crate::core::workbench::server::{self as by_hand, ServerCallRequest};
+use crate::core::workbench::server as by_hand;
 use crate::core::workbench::validate::{validate_arguments, Against, ValidateRequest};
 
 /// Where the first definitions are kept between workers.
@@ -141,100 +136,21 @@ pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
 }
 
 /// The servers called by hand: one kept connection (one MCP session) each, so that a stateful
-/// server sees a person's calls as one session (a pool of its own, held by the driver).
+/// server sees a person's calls as one session (a pool of its own, held by the driver). A call
+/// by hand is the host's (`calls.rs`).
 const BY_HAND: kept::Kept = kept::Kept::ByHand;
 
-/// A use of a server by hand, from its start to its [`done`] (the host counts them).
-fn begin(name: &str) {
-    super::state::host(|host| host.use_begins(name));
-}
-
-/// The end of a use: the server's connection is closed when the host says, at the timer it
-/// asks for, that the server has been unused since (`core::host::uses`).
-fn done(name: &str) {
-    let idle = super::state::host(|host| host.use_ends(name));
-    timer::after(idle.after_ms, move || {
-        if super::state::host(|host| host.idle(&idle)) {
-            kept::forget(BY_HAND, &idle.server);
-        }
-    });
-}
-
-/// A configured server's kept connection (opened as a run opens one: its key, its sign-in) and
-/// its tools as listed now: one `tools/list` on the kept session, or a new connection when there
-/// is none, the server's settings or key changed, or the kept one no longer answers (a listing
-/// is safe to send twice; a call is never sent again).
-async fn open_server(name: &str) -> Result<(McpServerConfig, Open), String> {
-    let servers = store::load_servers().await?;
-    let server = by_hand::find_server(&servers, name)?.clone();
-    let (open, new) = kept::connection_or_new(BY_HAND, &server).await?;
-    if new {
-        let tools = open.tools.to_vec();
-        return Ok((server, (open, tools)));
-    }
-    match mcp::relist(&open.client).await {
-        Ok(tools) => Ok((server, (open, tools))),
-        Err(_) => {
-            kept::forget(BY_HAND, name);
-            let open = kept::connection(BY_HAND, &server).await?;
-            let tools = open.tools.to_vec();
-            Ok((server, (open, tools)))
-        }
-    }
-}
-
-type Open = (Rc<kept::Open>, Vec<McpTool>);
-
-/// `listTools({server})`.
+/// `listTools({server})`: one use of the server's kept connection (the host counts them, and
+/// says when it has been idle long enough to close).
 pub(crate) async fn server_tools(name: &str) -> Result<Value, String> {
-    begin(name);
-    let opened = open_server(name).await;
-    done(name);
-    let (server, (_, tools)) = opened?;
-    Ok(by_hand::tools_response(&server, &tools))
-}
-
-/// `callTool({server, name, args, timeoutMs?})`: planned by the core, confirmed by the person
-/// (`pending`) when the tool acts, then sent within `timeoutMs` on the server's kept session.
-pub(crate) async fn server_call(request: ServerCallRequest) -> Result<Value, String> {
-    begin(&request.server);
-    let answer = call_by_hand(&request).await;
-    done(&request.server);
+    super::state::host(|host| host.use_begins(name));
+    let listed = async {
+        let servers = store::load_servers().await?;
+        let server = by_hand::find_server(&servers, name)?.clone();
+        let (_, tools) = kept::listed_now(BY_HAND, &server).await?;
+        Ok::<_, String>(by_hand::tools_response(&server, &tools))
+    };
+    let answer = listed.await;
+    kept::close_when_idle(BY_HAND, super::state::host(|host| host.use_ends(name)));
     answer
-}
-
-async fn call_by_hand(request: &ServerCallRequest) -> Result<Value, String> {
-    let (server, (open, tools)) = open_server(&request.server).await?;
-    let planned = match by_hand::plan_call(&server, &tools, request) {
-        Err(refused) => return Ok(refused),
-        Ok(planned) => planned,
-    };
-    let run_id = format!("{}{}", by_hand::MANUAL_RUN_PREFIX, random_id());
-    let (tool, args) = (planned.tool.clone(), request.args.clone());
-    // The gate first (a `block` names the tool as a run knows it, or by its own name).
-    let run_name = namespaced(server.namespace.as_deref(), &tool.name);
-    let pass = match super::gate::pass(Asker::ByHand, &[&tool.name, &run_name]).await {
-        Ok(pass) => pass,
-        Err(error) => return Ok(crate::core::gate::refused(&error)),
-    };
-    if let Some(question) = planned.question {
-        let names = (server.name.as_str(), tool.name.as_str());
-        if !waits::confirm_in_extension((&run_id, "call"), names, &args, question).await {
-            return Ok(crate::core::confirm::declined());
-        }
-    }
-    let client = open.client.clone();
-    let permit = pass.permit(McpCall {
-        tool,
-        arguments: args,
-    });
-    let call = async move { Ok(mcp::call(client, permit).await) };
-    Ok(match timer::limit(request.timeout_ms, call).await {
-        Ok(Some(result)) => {
-            let auth = open.client.borrow().session.auth().cloned();
-            let secrets = crate::core::mcp::secrets_of(open.key.as_deref(), auth.as_ref());
-            by_hand::call_answer(&planned.tool, result, &secrets)
-        }
-        _ => by_hand::timed_out(request),
-    })
 }

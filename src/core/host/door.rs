@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::server_call::ServerCall;
 use super::Host;
 use crate::core::gate::Asker;
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender, SenderInfo};
@@ -46,6 +47,10 @@ pub enum Opened {
     ///
     /// [`CallAnswer::to_json`]: crate::core::page::call::CallAnswer::to_json
     Call(Box<HostCall>),
+    /// An MCP tool call outside runs (`callTool` with `server`, by the person; `callExposed`,
+    /// by a page's content script, for its origin as Chrome reported it), to perform with the
+    /// host's steps ([`Host::server_call`]).
+    Server(Box<ServerCall>),
     /// Any other operation, authorized and parsed, for the shell's router, with the message's
     /// sender (none for the automation surface).
     Op {
@@ -74,6 +79,9 @@ impl From<String> for Closed {
         }
     }
 }
+
+/// The refusal of an exposed tool's call from anything but an http(s) page's content script.
+const NOT_A_PAGE: &str = "only an http(s) page's content script has exposed tools";
 
 impl Host {
     /// Reads, authorizes and parses an arrival; a page tool call gets `call_id` as its id in
@@ -106,6 +114,18 @@ impl Host {
                 page(&request),
                 call_id,
             ))),
+            Op::CallServerTool(request) => {
+                Opened::Server(Box::new(ServerCall::by_hand(request, &call_id)))
+            }
+            Op::CallExposed(request) => {
+                // A page's content script only, for the origin Chrome reported.
+                let origin = match &sender {
+                    Some(sender @ Sender::ContentScript { .. }) => sender.page_origin(),
+                    _ => None,
+                };
+                let origin = origin.ok_or_else(|| NOT_A_PAGE.to_owned())?;
+                Opened::Server(Box::new(ServerCall::exposed(origin, request, &call_id)))
+            }
             op => Opened::Op {
                 op: Box::new(op),
                 sender,

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::core::host::play::model::{last, Said};
 use crate::core::host::play::Play;
+use crate::core::host::server_call::ServerEffect;
 use crate::core::page::call::CallAnswer;
 use crate::core::page::call::CallRequest;
 
@@ -55,6 +56,41 @@ fn a_page_may_not_call_a_tool_and_is_warned_of() {
     // A message that cannot be read is an error, not a refusal.
     let closed = message(&host, &json!({"tabId": 4}), &popup()).unwrap_err();
     assert_eq!(closed.warning, None, "{closed:?}");
+}
+
+#[test]
+fn an_mcp_call_opens_as_the_hosts_own_and_an_exposed_one_only_for_a_pages_top_frame() {
+    let host = Host::default();
+    let by_hand = json!({"op": "callTool", "server": "records", "name": "add", "args": {"a": 1}});
+    let Ok(Opened::Server(call)) = message(&host, &by_hand, &popup()) else {
+        panic!("not the host's call")
+    };
+    assert!(call.is_by_hand());
+
+    let exposed = json!({"op": "callExposed", "name": "rec__add", "args": {"a": 1}});
+    let Ok(Opened::Server(mut call)) = message(&host, &exposed, &page_script(0)) else {
+        panic!("not the host's call")
+    };
+    assert!(!call.is_by_hand());
+    // For the origin Chrome reported, whatever the message says.
+    let effect = host.server_call(&mut call, None);
+    assert!(
+        matches!(&effect, ServerEffect::Exposed { origin } if origin == "https://shop.test"),
+        "{effect:?}"
+    );
+    // Not from a subframe, the popup or the automation surface.
+    for sender in [page_script(2), popup()] {
+        assert!(message(&host, &exposed, &sender).is_err());
+    }
+    let request = json!({"name": "rec__add"});
+    let automated = host.open(
+        Arrival::Automation {
+            op: "callExposed",
+            request: &request,
+        },
+        "c".into(),
+    );
+    assert!(automated.is_err());
 }
 
 #[test]

@@ -1,0 +1,443 @@
+//! An MCP tool call outside runs as the [`Host`] runs it, for both of its callers: the person
+//! by hand (`callTool({server, name, args, timeoutMs?})`) and a page calling a tool exposed to
+//! its origin (`callExposed`). The host decides every step: which tool (the server's offer and
+//! filter, or the origin's exposures), whether the arguments may be sent, the gate (the
+//! person's stored layers, through the host's [`Screening`]), the question asked in the
+//! extension's own UI and what a no means, that an exposure still holds after the wait, which
+//! result is read and with which secrets redacted, and whether a failed connection is kept.
+//! The shell performs one [`ServerEffect`] at a time (storage, the kept connections, the
+//! person's wait, the MCP exchange) and answers each with one [`ServerInput`] through
+//! [`Host::server_call`].
+//!
+//! Invariant: such a call reaches the server only with the permit its pass gave
+//! ([`ServerEffect::Call`]), and the pass only after the tool and its arguments were decided;
+//! the question comes after the gate, so a call the gate refuses asks nobody.
+
+use serde_json::{Map, Value};
+
+use super::screen::{ScreenEffect, ScreenInput, Screening};
+use super::uses::Idle;
+use super::Host;
+use crate::core::confirm::{declined, DECLINED};
+use crate::core::expose::{
+    call_reply, confirmation_text, resolve, still_exposed, CallExposedRequest, Exposure, PageTool,
+};
+use crate::core::gate::{refused, Asker, McpCall, Pass, Permit};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::{namespaced, McpTool};
+use crate::core::mcp::CallResult;
+use crate::core::workbench::server::{
+    call_answer, find_server, plan_call, timed_out, ServerCallRequest, MANUAL_RUN_PREFIX,
+};
+
+/// What the shell does next for the call.
+#[derive(Debug)]
+pub enum ServerEffect {
+    /// Read the configured MCP servers: [`ServerInput::Servers`].
+    Servers,
+    /// The server's kept connection for calls by hand (opened when there is none for its
+    /// settings and key, or when the kept one no longer answers a listing) and its tools as
+    /// listed now: [`ServerInput::Tools`].
+    Tools {
+        /// The server as configured.
+        server: McpServerConfig,
+    },
+    /// The tools exposed to the page's origin, from each exposed server's kept connection:
+    /// [`ServerInput::Exposed`].
+    Exposed {
+        /// The page's origin, as Chrome reported its sender.
+        origin: String,
+    },
+    /// A step of the gate's screening (never [`ScreenEffect::Done`]): [`ServerInput::Screen`].
+    Screen(ScreenEffect),
+    /// Ask the person in the extension's own UI (`pending`), never on the page:
+    /// [`ServerInput::Confirmed`].
+    Confirm {
+        /// The id the question is filed under (`manual-…` or `exposed_…`).
+        asked: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The whole arguments, as they will be sent.
+        args: Map<String, Value>,
+        /// The question.
+        question: String,
+    },
+    /// The exposures as stored now: [`ServerInput::Exposures`].
+    Exposures,
+    /// Send the call on the server's kept connection: [`ServerInput::Called`].
+    Call {
+        /// The server's name (its kept connection in the caller's pool).
+        server: String,
+        /// The call, as the gate let it through.
+        permit: Box<Permit<McpCall>>,
+        /// At most this long (ms), when the caller set a limit.
+        within_ms: Option<u32>,
+        /// Whether the connection is to be closed when the call fails (the next call then
+        /// starts afresh).
+        forget_on_error: bool,
+    },
+    /// The operation's answer: `callTool`'s `{ok, …}` value for a call by hand (a refusal
+    /// too), the result's text for an exposed tool (its refusal an error).
+    Done(Result<Value, String>),
+}
+
+/// What the shell feeds back.
+#[derive(Debug)]
+pub enum ServerInput {
+    /// The configured servers, or why they could not be read.
+    Servers(Result<Vec<McpServerConfig>, String>),
+    /// The server's tools as listed now, or why it could not be reached.
+    Tools(Result<Vec<McpTool>, String>),
+    /// The tools exposed to the origin.
+    Exposed(Vec<PageTool>),
+    /// The input of the screening's step.
+    Screen(ScreenInput),
+    /// The person's answer: yes, or anything else (no, closed, no answer in time).
+    Confirmed(bool),
+    /// The exposures as stored.
+    Exposures(Vec<Exposure>),
+    /// The call's result (`None`: it gave none within its limit; for an exposed tool: no kept
+    /// connection), with the connection's secrets (its key, its sign-in's tokens) to redact.
+    Called {
+        /// The result.
+        result: Option<CallResult>,
+        /// Every secret the connection sends.
+        secrets: Vec<String>,
+    },
+}
+
+/// One MCP call outside runs under way.
+#[derive(Debug)]
+pub struct ServerCall {
+    caller: Caller,
+    /// The id its question is filed under.
+    asked: String,
+    phase: Phase,
+    /// A use by hand counted by the host ([`super::uses`]) and not yet ended.
+    using: bool,
+    /// The use's end, for the shell's timer, once the call is done.
+    idle: Option<Idle>,
+}
+
+#[derive(Debug)]
+enum Caller {
+    ByHand(ServerCallRequest),
+    Exposure {
+        origin: String,
+        request: CallExposedRequest,
+    },
+}
+
+/// The tool decided on, and where it is.
+#[derive(Debug)]
+enum Chosen {
+    ByHand {
+        server: McpServerConfig,
+        tool: McpTool,
+        question: Option<String>,
+    },
+    Exposure(PageTool),
+}
+
+#[derive(Debug)]
+enum Phase {
+    Start,
+    Servers,
+    Tools(McpServerConfig),
+    Exposed,
+    Screening(Chosen, Screening),
+    Confirming(Chosen, Pass),
+    StillExposed(Chosen, Pass),
+    Calling(Chosen),
+    Done,
+}
+
+impl ServerCall {
+    /// `callTool({server, …})` by the person; `id` is unique to this call (its question is
+    /// filed under `manual-<id>`).
+    pub fn by_hand(request: ServerCallRequest, id: &str) -> ServerCall {
+        ServerCall {
+            caller: Caller::ByHand(request),
+            asked: format!("{MANUAL_RUN_PREFIX}{id}"),
+            phase: Phase::Start,
+            using: false,
+            idle: None,
+        }
+    }
+
+    /// `callExposed({name, args})` from a page of `origin` (as Chrome reported the sender);
+    /// `id` is unique to this call (its question is filed under `exposed_<id>`).
+    pub fn exposed(origin: String, request: CallExposedRequest, id: &str) -> ServerCall {
+        ServerCall {
+            caller: Caller::Exposure { origin, request },
+            asked: format!("exposed_{id}"),
+            phase: Phase::Start,
+            using: false,
+            idle: None,
+        }
+    }
+
+    /// Whether the person called it by hand (else a page, through an exposure): each keeps its
+    /// own connections.
+    pub fn is_by_hand(&self) -> bool {
+        matches!(self.caller, Caller::ByHand(_))
+    }
+
+    /// Once a call by hand is done: the end of its use, whose timer the shell arms (then
+    /// [`Host::idle`] says whether the server's connection is to be closed).
+    pub fn take_idle(&mut self) -> Option<Idle> {
+        self.idle.take()
+    }
+
+    /// The answer of a refusal, in the caller's shape.
+    fn refusal(&self, error: String) -> ServerEffect {
+        ServerEffect::Done(match self.caller {
+            Caller::ByHand(_) => Ok(refused(&error)),
+            Caller::Exposure { .. } => Err(error),
+        })
+    }
+
+    /// The call's names as the gate reads them: as a run would know the tool, and its own.
+    fn names(&self, chosen: &Chosen) -> Vec<String> {
+        match (&self.caller, chosen) {
+            (Caller::ByHand(_), Chosen::ByHand { server, tool, .. }) => vec![
+                tool.name.clone(),
+                namespaced(server.namespace.as_deref(), &tool.name),
+            ],
+            (Caller::Exposure { request, .. }, Chosen::Exposure(tool)) => {
+                vec![request.name.clone(), tool.tool.name.clone()]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl Host {
+    /// Feeds the input of the last effect (`None` for the first) and says what to do next.
+    /// An input the call did not ask for ends it with an internal error (a bug in the shell,
+    /// said as such); nothing is sent then.
+    /// A call by hand is one use of its server's kept connection, from its start to its end.
+    pub fn server_call(&self, call: &mut ServerCall, input: Option<ServerInput>) -> ServerEffect {
+        if let (Phase::Start, None, Caller::ByHand(request)) = (&call.phase, &input, &call.caller) {
+            self.use_begins(&request.server);
+            call.using = true;
+        }
+        let effect = self.server_step(call, input);
+        if matches!(effect, ServerEffect::Done(_)) && std::mem::take(&mut call.using) {
+            if let Caller::ByHand(request) = &call.caller {
+                call.idle = Some(self.use_ends(&request.server));
+            }
+        }
+        effect
+    }
+
+    fn server_step(&self, call: &mut ServerCall, input: Option<ServerInput>) -> ServerEffect {
+        let phase = std::mem::replace(&mut call.phase, Phase::Done);
+        match (phase, input) {
+            (Phase::Start, None) => match &call.caller {
+                Caller::ByHand(_) => {
+                    call.phase = Phase::Servers;
+                    ServerEffect::Servers
+                }
+                Caller::Exposure { origin, .. } => {
+                    let origin = origin.clone();
+                    call.phase = Phase::Exposed;
+                    ServerEffect::Exposed { origin }
+                }
+            },
+            (Phase::Servers, Some(ServerInput::Servers(servers))) => {
+                let Caller::ByHand(request) = &call.caller else {
+                    return unasked("the servers");
+                };
+                match servers.and_then(|s| Ok(find_server(&s, &request.server)?.clone())) {
+                    Err(error) => ServerEffect::Done(Err(error)),
+                    Ok(server) => {
+                        call.phase = Phase::Tools(server.clone());
+                        ServerEffect::Tools { server }
+                    }
+                }
+            }
+            (Phase::Tools(server), Some(ServerInput::Tools(tools))) => {
+                let Caller::ByHand(request) = &call.caller else {
+                    return unasked("the server's tools");
+                };
+                let planned = match tools.map(|tools| plan_call(&server, &tools, request)) {
+                    Err(error) => return ServerEffect::Done(Err(error)),
+                    Ok(Err(refusal)) => return ServerEffect::Done(Ok(refusal)),
+                    Ok(Ok(planned)) => planned,
+                };
+                let chosen = Chosen::ByHand {
+                    server,
+                    tool: planned.tool,
+                    question: planned.question,
+                };
+                self.screen_start(call, chosen)
+            }
+            (Phase::Exposed, Some(ServerInput::Exposed(tools))) => {
+                let Caller::Exposure { request, .. } = &call.caller else {
+                    return unasked("the exposed tools");
+                };
+                match resolve(&tools, &request.name) {
+                    Err(error) => ServerEffect::Done(Err(error)),
+                    Ok(tool) => {
+                        let chosen = Chosen::Exposure(tool.clone());
+                        self.screen_start(call, chosen)
+                    }
+                }
+            }
+            (Phase::Screening(chosen, screening), Some(ServerInput::Screen(input))) => {
+                self.screen_on(call, chosen, screening, Some(input))
+            }
+            (Phase::Confirming(chosen, pass), Some(ServerInput::Confirmed(yes))) => match yes {
+                false => match call.caller {
+                    Caller::ByHand(_) => ServerEffect::Done(Ok(declined())),
+                    Caller::Exposure { .. } => ServerEffect::Done(Err(DECLINED.into())),
+                },
+                true => match chosen {
+                    // A page's exposures may have changed while the person was asked.
+                    Chosen::Exposure(_) => {
+                        call.phase = Phase::StillExposed(chosen, pass);
+                        ServerEffect::Exposures
+                    }
+                    Chosen::ByHand { .. } => send(call, chosen, pass),
+                },
+            },
+            (Phase::StillExposed(chosen, pass), Some(ServerInput::Exposures(exposures))) => {
+                let (Caller::Exposure { origin, .. }, Chosen::Exposure(tool)) =
+                    (&call.caller, &chosen)
+                else {
+                    return unasked("the exposures");
+                };
+                match still_exposed(&exposures, origin, tool) {
+                    Err(error) => ServerEffect::Done(Err(error)),
+                    Ok(()) => send(call, chosen, pass),
+                }
+            }
+            (Phase::Calling(chosen), Some(ServerInput::Called { result, secrets })) => {
+                ServerEffect::Done(match (&call.caller, chosen, result) {
+                    (Caller::ByHand(request), _, None) => Ok(timed_out(request)),
+                    (Caller::ByHand(_), Chosen::ByHand { tool, .. }, Some(result)) => {
+                        Ok(call_answer(&tool, result, &secrets))
+                    }
+                    (Caller::Exposure { request, .. }, _, None) => {
+                        Err(crate::core::expose::not_connected(&request.name))
+                    }
+                    (Caller::Exposure { .. }, Chosen::Exposure(tool), Some(result)) => {
+                        call_reply(&tool.tool, &result, &secrets).map(Value::String)
+                    }
+                    _ => Err("internal error: a call's tool of another caller".into()),
+                })
+            }
+            (_, input) => unasked(match input {
+                None => "a step asked again",
+                Some(ServerInput::Servers(_)) => "the servers",
+                Some(ServerInput::Tools(_)) => "the server's tools",
+                Some(ServerInput::Exposed(_)) => "the exposed tools",
+                Some(ServerInput::Screen(_)) => "a step of the gate",
+                Some(ServerInput::Confirmed(_)) => "an answer of the person",
+                Some(ServerInput::Exposures(_)) => "the exposures",
+                Some(ServerInput::Called { .. }) => "a call's result",
+            }),
+        }
+    }
+
+    /// The gate's screening of the chosen tool begins.
+    fn screen_start(&self, call: &mut ServerCall, chosen: Chosen) -> ServerEffect {
+        let names = call.names(&chosen);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let asker = match call.caller {
+            Caller::ByHand(_) => Asker::ByHand,
+            Caller::Exposure { .. } => Asker::Exposure,
+        };
+        self.screen_on(call, chosen, Screening::new(asker, &names), None)
+    }
+
+    /// One step of the screening; past the gate, the question (when the tool needs one) or
+    /// the call.
+    fn screen_on(
+        &self,
+        call: &mut ServerCall,
+        chosen: Chosen,
+        mut screening: Screening,
+        input: Option<ScreenInput>,
+    ) -> ServerEffect {
+        let pass = match self.screen(&mut screening, input) {
+            ScreenEffect::Done(Ok(pass)) => pass,
+            ScreenEffect::Done(Err(error)) => return call.refusal(error),
+            effect => {
+                call.phase = Phase::Screening(chosen, screening);
+                return ServerEffect::Screen(effect);
+            }
+        };
+        let question = match (&call.caller, &chosen) {
+            (_, Chosen::ByHand { question, .. }) => question.clone(),
+            (Caller::Exposure { origin, request }, Chosen::Exposure(tool)) => {
+                match confirmation_text(origin, tool, &request.args) {
+                    Err(error) => return ServerEffect::Done(Err(error)),
+                    Ok(question) => question,
+                }
+            }
+            _ => return unasked("a tool of another caller"),
+        };
+        let Some(question) = question else {
+            return send(call, chosen, pass);
+        };
+        let (server, tool) = match &chosen {
+            Chosen::ByHand { server, tool, .. } => (server.name.clone(), tool.name.clone()),
+            Chosen::Exposure(tool) => (tool.server.clone(), tool.tool.name.clone()),
+        };
+        let args = arguments(&call.caller).clone();
+        call.phase = Phase::Confirming(chosen, pass);
+        ServerEffect::Confirm {
+            asked: call.asked.clone(),
+            server,
+            tool,
+            args,
+            question,
+        }
+    }
+}
+
+/// The arguments as the caller gave them (and as they are sent).
+fn arguments(caller: &Caller) -> &Map<String, Value> {
+    match caller {
+        Caller::ByHand(request) => &request.args,
+        Caller::Exposure { request, .. } => &request.args,
+    }
+}
+
+/// The call sent with the pass's permit.
+fn send(call: &mut ServerCall, chosen: Chosen, pass: Pass) -> ServerEffect {
+    let (server, tool, within_ms, forget_on_error) = match (&call.caller, &chosen) {
+        (Caller::ByHand(request), Chosen::ByHand { server, tool, .. }) => (
+            server.name.clone(),
+            tool.clone(),
+            Some(request.timeout_ms),
+            false,
+        ),
+        // After a failure the next call starts with a fresh connection (and a fresh listing).
+        (Caller::Exposure { .. }, Chosen::Exposure(tool)) => {
+            (tool.server.clone(), tool.tool.clone(), None, true)
+        }
+        _ => return unasked("a tool of another caller"),
+    };
+    let arguments = arguments(&call.caller).clone();
+    call.phase = Phase::Calling(chosen);
+    ServerEffect::Call {
+        server,
+        permit: Box::new(pass.permit(McpCall { tool, arguments })),
+        within_ms,
+        forget_on_error,
+    }
+}
+
+fn unasked(what: &str) -> ServerEffect {
+    ServerEffect::Done(Err(format!(
+        "internal error: {what} came where the call did not ask for it"
+    )))
+}
+
+#[cfg(test)]
+mod tests;

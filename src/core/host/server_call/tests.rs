@@ -1,0 +1,309 @@
+//! MCP calls outside runs, by hand and from an exposure: the tool and its arguments decided
+//! before the gate, the gate before the question, a no or a withdrawn exposure sends nothing,
+//! the result read with the connection's secrets redacted, and an input not asked for.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::core::expose::page_tools;
+use crate::core::mcp::tools::parse_tools;
+
+const ORIGIN: &str = "https://shop.example";
+
+fn server() -> McpServerConfig {
+    serde_json::from_value(json!({
+        "name": "records", "url": "https://records.example/mcp", "namespace": "rec"
+    }))
+    .unwrap()
+}
+
+fn tools() -> Vec<McpTool> {
+    parse_tools(&[
+        json!({"name": "add", "description": "Adds.", "annotations": {"readOnlyHint": true},
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}}),
+        json!({"name": "delete_record", "description": "Deletes.",
+            "annotations": {"destructiveHint": true},
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}}),
+    ])
+    .0
+}
+
+fn by_hand(name: &str, args: Value) -> ServerCall {
+    let request = ServerCallRequest::parse(
+        &json!({"server": "records", "name": name, "args": args, "timeoutMs": 900}),
+    )
+    .unwrap();
+    ServerCall::by_hand(request, "1")
+}
+
+fn exposure() -> Exposure {
+    Exposure {
+        server: "records".into(),
+        origins: vec![ORIGIN.into()],
+        tools: None,
+    }
+}
+
+fn exposed_tools() -> Vec<PageTool> {
+    page_tools(&exposure(), &server(), &tools(), &mut HashSet::new()).0
+}
+
+fn exposed(name: &str, args: Value) -> ServerCall {
+    let request = CallExposedRequest::parse(&json!({"name": name, "args": args})).unwrap();
+    ServerCall::exposed(ORIGIN.into(), request, "1")
+}
+
+/// Plays a call by hand to the server's tools, with the stored layers `layers`.
+fn to_the_gate(host: &Host, call: &mut ServerCall, layers: Value) -> ServerEffect {
+    assert!(matches!(
+        host.server_call(call, None),
+        ServerEffect::Servers
+    ));
+    let effect = host.server_call(call, Some(ServerInput::Servers(Ok(vec![server()]))));
+    assert!(
+        matches!(&effect, ServerEffect::Tools { server } if server.name == "records"),
+        "{effect:?}"
+    );
+    let effect = host.server_call(call, Some(ServerInput::Tools(Ok(tools()))));
+    assert!(
+        matches!(effect, ServerEffect::Screen(ScreenEffect::ReadLayers)),
+        "{effect:?}"
+    );
+    let layers = ScreenInput::Layers(Ok(Some(layers)));
+    host.server_call(call, Some(ServerInput::Screen(layers)))
+}
+
+fn done(effect: ServerEffect) -> Result<Value, String> {
+    match effect {
+        ServerEffect::Done(answer) => answer,
+        other => panic!("not done: {other:?}"),
+    }
+}
+
+fn called(text: &str) -> Option<ServerInput> {
+    Some(ServerInput::Called {
+        result: Some(CallResult::Ok {
+            text: text.into(),
+            structured: None,
+            parts: Vec::new(),
+        }),
+        secrets: vec!["sk-live-123456789".into()],
+    })
+}
+
+#[test]
+fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_arguments() {
+    let host = Host::default();
+    let mut call = by_hand("delete_record", json!({"id": "r-1"}));
+    let effect = to_the_gate(&host, &mut call, json!([]));
+    let ServerEffect::Confirm {
+        asked,
+        server,
+        tool,
+        args,
+        question,
+    } = effect
+    else {
+        panic!("asked first: {effect:?}")
+    };
+    assert_eq!(
+        (asked.as_str(), server.as_str(), tool.as_str()),
+        ("manual-1", "records", "delete_record")
+    );
+    assert_eq!(Value::Object(args), json!({"id": "r-1"}));
+    assert!(question.contains("r-1"), "{question}");
+
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let ServerEffect::Call {
+        server,
+        permit,
+        within_ms,
+        forget_on_error,
+    } = effect
+    else {
+        panic!("sent: {effect:?}")
+    };
+    assert_eq!(
+        (server.as_str(), within_ms, forget_on_error),
+        ("records", Some(900), false)
+    );
+    assert_eq!(permit.asker(), Asker::ByHand);
+    assert_eq!(permit.call().tool.name, "delete_record");
+    assert_eq!(
+        Value::Object(permit.call().arguments.clone()),
+        json!({"id": "r-1"})
+    );
+
+    let answer = done(host.server_call(&mut call, called("gone; key sk-live-123456789"))).unwrap();
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert!(
+        !answer.to_string().contains("sk-live-123456789"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_call_by_hand_the_gate_blocks_by_its_run_name_asks_nobody_and_sends_nothing() {
+    let host = Host::default();
+    let mut call = by_hand("delete_record", json!({"id": "r-1"}));
+    let layers = json!([{"kind": "block", "tool": "rec__delete_record", "reason": "frozen"}]);
+    let answer = done(to_the_gate(&host, &mut call, layers)).unwrap();
+    assert_eq!(answer, json!({"ok": false, "error": "blocked: frozen"}));
+}
+
+#[test]
+fn a_no_declines_and_a_read_only_tool_goes_without_a_question() {
+    let host = Host::default();
+    let mut call = by_hand("delete_record", json!({"id": "r-1"}));
+    to_the_gate(&host, &mut call, json!([]));
+    let answer = done(host.server_call(&mut call, Some(ServerInput::Confirmed(false))));
+    assert_eq!(answer, Ok(declined()));
+
+    let host = Host::default();
+    let mut call = by_hand("add", json!({"a": 1}));
+    let effect = to_the_gate(&host, &mut call, json!([]));
+    assert!(matches!(effect, ServerEffect::Call { .. }), "{effect:?}");
+    let timed_out = done(host.server_call(
+        &mut call,
+        Some(ServerInput::Called {
+            result: None,
+            secrets: Vec::new(),
+        }),
+    ))
+    .unwrap();
+    assert_eq!(timed_out["ok"], false);
+    assert!(
+        timed_out["error"]
+            .as_str()
+            .unwrap()
+            .contains("within 900 ms"),
+        "{timed_out}"
+    );
+}
+
+#[test]
+fn a_call_by_hand_is_refused_before_the_gate_for_a_wrong_server_tool_or_arguments() {
+    let host = Host::default();
+    let mut call = by_hand("add", json!({"a": 1}));
+    host.server_call(&mut call, None);
+    let missing = host.server_call(&mut call, Some(ServerInput::Servers(Ok(Vec::new()))));
+    assert!(done(missing).unwrap_err().contains("records"));
+
+    for (name, args) in [("nope", json!({})), ("add", json!({"a": "one"}))] {
+        let mut call = by_hand(name, args);
+        host.server_call(&mut call, None);
+        host.server_call(&mut call, Some(ServerInput::Servers(Ok(vec![server()]))));
+        let effect = host.server_call(&mut call, Some(ServerInput::Tools(Ok(tools()))));
+        let refusal = done(effect).unwrap();
+        assert_eq!(refusal["ok"], false, "{name}: {refusal}");
+    }
+
+    let mut call = by_hand("add", json!({"a": 1}));
+    host.server_call(&mut call, None);
+    host.server_call(&mut call, Some(ServerInput::Servers(Ok(vec![server()]))));
+    let unreachable = host.server_call(&mut call, Some(ServerInput::Tools(Err("refused".into()))));
+    assert_eq!(done(unreachable), Err("refused".into()));
+}
+
+#[test]
+fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed() {
+    let host = Host::default();
+    let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
+    let effect = host.server_call(&mut call, None);
+    assert!(
+        matches!(&effect, ServerEffect::Exposed { origin } if origin == ORIGIN),
+        "{effect:?}"
+    );
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    let layers = ScreenInput::Layers(Ok(None));
+    let effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)));
+    let ServerEffect::Confirm {
+        asked, question, ..
+    } = effect
+    else {
+        panic!("asked: {effect:?}")
+    };
+    assert_eq!(asked, "exposed_1");
+    assert!(question.contains(ORIGIN), "{question}");
+    // Withdrawn while the person was asked: nothing is sent.
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    assert!(matches!(effect, ServerEffect::Exposures), "{effect:?}");
+    let withdrawn = host.server_call(&mut call, Some(ServerInput::Exposures(Vec::new())));
+    assert!(done(withdrawn).unwrap_err().contains("no longer exposed"));
+
+    // Still exposed: sent, the connection dropped should it fail, the text redacted.
+    let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
+    host.server_call(&mut call, None);
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let effect = host.server_call(&mut call, Some(ServerInput::Exposures(vec![exposure()])));
+    let ServerEffect::Call {
+        permit,
+        within_ms,
+        forget_on_error,
+        ..
+    } = effect
+    else {
+        panic!("sent: {effect:?}")
+    };
+    assert_eq!(
+        (permit.asker(), within_ms, forget_on_error),
+        (Asker::Exposure, None, true)
+    );
+    let text = done(host.server_call(&mut call, called("deleted sk-live-123456789")));
+    assert_eq!(text, Ok(json!("deleted [redacted]")));
+}
+
+#[test]
+fn an_exposed_call_is_refused_as_an_error_a_page_throws() {
+    let host = Host::default();
+    let mut call = exposed("rec__nope", json!({}));
+    host.server_call(&mut call, None);
+    let unknown = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    assert!(done(unknown).unwrap_err().contains("no tool named"));
+
+    let mut call = exposed("rec__add", json!({"a": 1}));
+    host.server_call(&mut call, None);
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    let layers = json!([{"kind": "block", "tool": "add", "reason": "no"}]);
+    let layers = ScreenInput::Layers(Ok(Some(layers)));
+    let blocked = host.server_call(&mut call, Some(ServerInput::Screen(layers)));
+    assert_eq!(done(blocked), Err("blocked: no".into()));
+}
+
+#[test]
+fn an_input_the_call_did_not_ask_for_ends_it_and_sends_nothing() {
+    let host = Host::default();
+    let mut call = by_hand("add", json!({"a": 1}));
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let why = done(effect).unwrap_err();
+    assert!(
+        why.starts_with("internal error: an answer of the person"),
+        "{why}"
+    );
+    // And the call stays ended.
+    let again = done(host.server_call(&mut call, None)).unwrap_err();
+    assert!(again.starts_with("internal error"), "{again}");
+}
+
+#[test]
+fn a_call_by_hand_is_one_use_of_its_server_from_its_start_to_its_end() {
+    let host = Host::default();
+    let mut call = by_hand("add", json!({"a": 1}));
+    to_the_gate(&host, &mut call, json!([]));
+    assert_eq!(call.take_idle(), None, "under way");
+    assert_eq!(
+        done(host.server_call(&mut call, called("2"))).unwrap()["ok"],
+        true
+    );
+    let idle = call.take_idle().expect("its end");
+    assert_eq!(idle.server, "records");
+    assert!(host.idle(&idle), "unused since");
+
+    let mut exposed = exposed("rec__add", json!({"a": 1}));
+    host.server_call(&mut exposed, None);
+    host.server_call(&mut exposed, Some(ServerInput::Exposed(Vec::new())));
+    assert_eq!(exposed.take_idle(), None, "a page's call is no use by hand");
+}
