@@ -34,11 +34,11 @@ use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, FetchId, Gated, ToolCall};
 use crate::core::run::middleware::layered_answer;
-use crate::core::run::RunOutcome;
 use crate::core::run::ToolAnswer;
+use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::configure;
-use crate::core::setup::start::{finished, Got, Need, Start};
+use crate::core::setup::start::{Got, Need, Start};
 use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY, SERVERS_KEY};
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
@@ -128,9 +128,14 @@ pub fn stop(request: &Value) -> Result<Value, String> {
     .ok_or_else(|| format!("stop: no run `{run_id}` in this worker"))
 }
 
-/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript}`;
-/// `recorded` is called once the run is stored (before it acts).
+/// `webmcpHost.run({...})` → `{runId, threadId, outcome, events, messages, transcript,
+/// usage}`; `recorded` is called once the run is stored (before it acts).
 pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value, String> {
+    Ok(run_ended(raw, recorded).await?.to_json())
+}
+
+/// [`run`], its end typed, as the evaluations and simulations read it.
+pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result<RunEnded, String> {
     let registry = store::load_registry().await?;
     let start = Start::new(&raw, &registry, random_id)?;
     let run_id = start.run_id().to_owned();
@@ -172,7 +177,7 @@ pub async fn run(raw: Value, recorded: Option<js_sys::Function>) -> Result<Value
     let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
     super::runlog::on_finish(&run_id, &value);
     super::traces::export(run_id.clone());
-    Ok(finished(&run_id, run.thread_id(), &outcome, events, drive))
+    Ok(drive.ended(&run_id, run.thread_id(), outcome, events))
 }
 
 /// What the shell keeps for a run beside the host's `HostRun`: its request and callback, its

@@ -38,7 +38,7 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
             },
             Next::Run { request, .. } => {
                 let started = now_ms();
-                let answer = super::agent::run(request, None).await;
+                let answer = super::agent::run_ended(request, None).await;
                 Reply::Ran {
                     answer,
                     latency_ms: now_ms() - started,
@@ -100,7 +100,7 @@ pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
                         json!({"runId": run_id, "reason": "the simulation's time budget ran out"});
                     let _ = super::agent::stop(&stop);
                 });
-                Reply::Ran(super::agent::run(request, None).await)
+                Reply::Ran(super::agent::run_ended(request, None).await)
             }
             Next::QueryDom { tab_id, queries } => {
                 let asked = queries.len();

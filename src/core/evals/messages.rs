@@ -1,11 +1,16 @@
-//! A case's conversation as a run's AG-UI messages, and a run's answer read back: the calls it
-//! made (the case's own earlier calls left out), their results, the tokens it reported.
+//! A case's conversation as a run's AG-UI messages, and a run's end read: the calls it made
+//! (the case's own earlier calls left out), their results, the tokens it reported, why it was
+//! cut short.
 //!
-//! Invariant: pure; a malformed answer gives fewer calls, never a panic.
+//! Invariant: pure; a call whose arguments or result are not JSON is read as text, never a
+//! panic.
 
 use serde_json::{json, Value};
 
 use super::{ActualCall, EvalMessage};
+use crate::core::agui::Message;
+use crate::core::provider::usage::RunUsage;
+use crate::core::run::RunOutcome;
 
 /// A case's messages as AG-UI messages for `run`: `model` text and calls become assistant
 /// messages (consecutive calls one message), responses tool messages answering the earliest
@@ -57,59 +62,49 @@ pub fn agui_messages(messages: &[EvalMessage]) -> Vec<Value> {
     out
 }
 
-/// The tool calls a run made (its answer's AG-UI messages, the case's own calls left out),
-/// each with its result when it ran (JSON results parsed).
-pub fn calls_made(answer: &Value) -> Vec<ActualCall> {
-    let messages = answer.get("messages").and_then(Value::as_array);
-    let messages = messages.map(Vec::as_slice).unwrap_or_default();
+/// The tool calls of a run's messages (the case's own calls left out), each with its result
+/// when it ran (JSON results parsed).
+pub fn calls_of(messages: &[Message]) -> Vec<ActualCall> {
     let result_of = |id: &str| {
-        messages.iter().find_map(|m| {
-            (m.get("role") == Some(&json!("tool")) && m.get("toolCallId") == Some(&json!(id)))
-                .then(|| result_seen(m.get("content").and_then(Value::as_str).unwrap_or_default()))
+        messages.iter().find_map(|m| match m {
+            Message::Tool {
+                content,
+                tool_call_id,
+                ..
+            } if tool_call_id == id => Some(result_seen(content)),
+            _ => None,
         })
     };
-    let mut calls = Vec::new();
-    for message in messages {
-        for call in message
-            .get("toolCalls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let id = call.get("id").and_then(Value::as_str).unwrap_or_default();
-            if id.starts_with("eval_c") {
-                continue;
-            }
-            let function = call.get("function").cloned().unwrap_or_default();
-            calls.push(ActualCall {
-                name: function
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned(),
-                args: parsed(
-                    function
-                        .get("arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or("{}"),
-                ),
-                result: result_of(id),
-            });
-        }
-    }
+    let calls = messages.iter().flat_map(|m| match m {
+        Message::Assistant { tool_calls, .. } => tool_calls.as_slice(),
+        _ => &[],
+    });
     calls
+        .filter(|call| !call.id.starts_with("eval_c"))
+        .map(|call| ActualCall {
+            name: call.function.name.clone(),
+            args: parsed(&call.function.arguments),
+            result: result_of(&call.id),
+        })
+        .collect()
 }
 
-/// The tokens a run used, when its answer reports them (`usage.totalTokens`, or its
-/// `inputTokens` + `outputTokens`); `None`: unknown (a provider or replay that reports none).
-pub fn run_tokens(answer: &Value) -> Option<u64> {
-    let usage = answer.get("usage")?;
-    usage
-        .get("totalTokens")
-        .and_then(Value::as_u64)
-        .or_else(|| {
-            Some(usage.get("inputTokens")?.as_u64()? + usage.get("outputTokens")?.as_u64()?)
-        })
+/// The tokens a run used (its steps' input and output tokens), when its provider reported
+/// them; `None`: unknown (a provider or replay that reports none).
+pub fn run_tokens(usage: &RunUsage) -> Option<u64> {
+    let total = usage.total()?;
+    Some(total.input_tokens.saturating_add(total.output_tokens))
+}
+
+/// Why a run did not end on its own, as a result says it (`the run failed: …`, `the run
+/// stopped: …`); `None` for every other end.
+pub fn cut_short(outcome: &RunOutcome) -> Option<String> {
+    match outcome {
+        RunOutcome::Failed { message: why } | RunOutcome::Stopped { reason: why } => {
+            Some(format!("the run {}: {why}", outcome.kind()))
+        }
+        _ => None,
+    }
 }
 
 /// A call as results show it: `{name, args, result?}`.

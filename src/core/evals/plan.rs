@@ -28,7 +28,7 @@ mod waits;
 use serde_json::{json, Map, Value};
 
 use super::matcher::is_constraint;
-pub use super::messages::{agui_messages, call_value, calls_made, parsed, run_tokens};
+pub use super::messages::{agui_messages, call_value, calls_of, cut_short, parsed, run_tokens};
 use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
 use super::wait::ToolWait;
@@ -36,6 +36,7 @@ use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
+use crate::core::run::RunEnded;
 
 pub use super::messages::Mode;
 pub use super::request::{EvaluateRequest, MAX_MODELS, MAX_RESULTS, MAX_RUNS};
@@ -108,11 +109,11 @@ pub enum Reply {
         /// When, ms.
         now_ms: f64,
     },
-    /// A run's answer (as `run` answers) or the error that kept it from running, how long it
-    /// took, and the tokens it used when its provider reported them ([`run_tokens`]).
+    /// How a run ended (typed: [`RunEnded`]) or the error that kept it from running, and how
+    /// long it took.
     Ran {
-        /// The run's answer, or why it did not run.
-        answer: Result<Value, String>,
+        /// The run's end, or why it did not run.
+        answer: Result<RunEnded, String>,
         /// Its wall time, ms.
         latency_ms: f64,
     },
@@ -405,41 +406,29 @@ impl Evaluation {
         }
     }
 
-    fn ran(&mut self, answer: Result<Value, String>, latency_ms: f64) {
+    fn ran(&mut self, answer: Result<RunEnded, String>, latency_ms: f64) {
         let Some(case) = self.request.cases.get(self.case) else {
             return;
         };
         let (outcome, reason, calls, run_id, tokens, usage) = match answer {
             Err(message) => ("error", Some(message), Vec::new(), None, None, None),
-            Ok(answer) => {
-                let calls = calls_made(&answer);
-                let run_id = answer.get("runId").cloned();
-                let tokens = run_tokens(&answer);
-                // The run's tokens and cost, for the models' table (`usage`: null when unknown).
-                let usage = answer.get("usage").filter(|u| u.is_object()).map(|u| {
-                    let counts = ["inputTokens", "outputTokens", "cachedInputTokens"]
-                        .map(|key| (key.to_owned(), u[key].clone()));
-                    (
-                        Value::Object(counts.into_iter().collect()),
-                        u["cost"].clone(),
-                    )
+            Ok(ended) => {
+                let calls = calls_of(&ended.messages);
+                let tokens = run_tokens(&ended.usage);
+                // The run's tokens and cost, for the models' table (none when unknown).
+                let usage = ended.usage.total().map(|total| {
+                    let counts = json!({
+                        "inputTokens": total.input_tokens,
+                        "outputTokens": total.output_tokens,
+                        "cachedInputTokens": total.cached_input_tokens,
+                    });
+                    (counts, json!(ended.usage.cost()))
                 });
-                let kind = answer.pointer("/outcome/type").and_then(Value::as_str);
-                let (outcome, reason) = match kind {
-                    Some("failed") | Some("stopped") => (
-                        "error",
-                        Some(format!(
-                            "the run {}: {}",
-                            kind.unwrap_or_default(),
-                            (answer.pointer("/outcome/message"))
-                                .or(answer.pointer("/outcome/reason"))
-                                .and_then(Value::as_str)
-                                .unwrap_or("no message")
-                        )),
-                    ),
-                    _ => judge(case.expected_call.as_deref(), &calls),
+                let (outcome, reason) = match cut_short(&ended.outcome) {
+                    Some(why) => ("error", Some(why)),
+                    None => judge(case.expected_call.as_deref(), &calls),
                 };
-                (outcome, reason, calls, run_id, tokens, usage)
+                (outcome, reason, calls, Some(ended.run_id), tokens, usage)
             }
         };
         let mut result = self.result(outcome, reason, calls.iter().map(call_value).collect());
@@ -452,7 +441,7 @@ impl Evaluation {
             result["cost"] = cost;
         }
         match run_id {
-            Some(Value::String(id)) if !id.is_empty() => {
+            Some(id) if !id.is_empty() => {
                 result["runId"] = json!(id);
                 self.pending = Some(result);
             }

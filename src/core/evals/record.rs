@@ -12,7 +12,7 @@ use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 use super::messages::short;
-use super::messages::{calls_made, parsed};
+use super::messages::{calls_of, parsed};
 use super::{write_evals, ActualCall, EvalCase, EvalMessage, Expected, ExpectedCall};
 use crate::core::agui::Message;
 use crate::core::history::rebuild;
@@ -35,8 +35,7 @@ pub fn run_calls(log: &Value) -> (String, Vec<ActualCall>) {
         _ => log["run"]["prompt"].as_str().unwrap_or_default().to_owned(),
     };
     let after = last_user.map_or(0, |i| i + 1);
-    let messages = serde_json::to_value(&messages[after..]).unwrap_or_default();
-    (prompt, calls_made(&json!({"messages": messages})))
+    (prompt, calls_of(&messages[after..]))
 }
 
 /// The error a recorded call ended with, when it failed (its result is `{"error": …}`: a

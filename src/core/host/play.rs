@@ -36,9 +36,9 @@ use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Input, Step, 
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
 use crate::core::run::drive::{Action, Answer, FetchId, Gated};
-use crate::core::run::RunOutcome;
+use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
-use crate::core::setup::start::{finished, Got, Need, Start};
+use crate::core::setup::start::{Got, Need, Start};
 
 pub(crate) mod model;
 pub(crate) mod page;
@@ -344,18 +344,29 @@ impl Play {
         }
     }
 
-    /// `run(raw)` as `shell::agent::run` performs it: its start, then its drive to the end.
+    /// `run(raw)` as `shell::agent::run` performs it: its start, then its drive to the end;
+    /// its answer as `run` gives it.
     pub(crate) fn run(&mut self, raw: &Value) -> Result<Value, String> {
         self.run_within(raw, None)
     }
 
-    /// [`Play::run`], stopped once `within_ms` passed (a simulation's conversation deadline):
-    /// the host's [`HostRun`], its effects performed as `shell::agent::run` performs them.
+    /// [`Play::run`], stopped once `within_ms` passed (a simulation's conversation deadline).
     pub(crate) fn run_within(
         &mut self,
         raw: &Value,
         within_ms: Option<u64>,
     ) -> Result<Value, String> {
+        Ok(self.run_ended(raw, within_ms)?.to_json())
+    }
+
+    /// [`Play::run_within`], its end typed as the evaluations get it
+    /// (`shell::agent::run_ended`): the host's [`HostRun`], its effects performed as
+    /// `shell::agent` performs them.
+    pub(crate) fn run_ended(
+        &mut self,
+        raw: &Value,
+        within_ms: Option<u64>,
+    ) -> Result<RunEnded, String> {
         let registry = self.registry.clone();
         let start = Start::new(raw, &registry, || self.fresh())?;
         let (run_id, thread_id) = (start.run_id().to_owned(), start.thread_id().to_owned());
@@ -410,7 +421,7 @@ impl Play {
                             self.save_thread(&record.ended(drive.messages(), now));
                         }
                         self.call_crossings.extend(calls.into_values());
-                        return Ok(finished(&run_id, &thread_id, &outcome, events, drive));
+                        return Ok(drive.ended(&run_id, &thread_id, outcome, events));
                     }
                     RunEffect::Act(action) => self.act(action, &mut pending),
                     RunEffect::Listing { child, effect } => {

@@ -1,9 +1,11 @@
 //! How a run ends: the step closed, the calls still running or waiting ended, stopped by
-//! the person, failed, finished with its outcome.
+//! the person, failed, finished with its outcome; then its end handed out whole, typed
+//! ([`Drive::ended`]).
 
 use serde_json::Value;
 
-use super::{Output, Phase, Run, RunOutcome, ToolOutcome};
+use super::drive::Drive;
+use super::{Output, Phase, Run, RunEnded, RunOutcome, ToolOutcome};
 use crate::core::agui::{Event, Message, Outcome};
 
 impl Run {
@@ -92,5 +94,27 @@ impl Run {
         });
         self.phase = Phase::Done;
         self.out.push_back(Output::Finished(outcome));
+    }
+}
+
+impl Drive {
+    /// The run's end, once the drive said it finished (`outcome`): its conversation,
+    /// transcript and use as the drive holds them, with its ids and the events it emitted.
+    pub fn ended(
+        &self,
+        run_id: &str,
+        thread_id: &str,
+        outcome: RunOutcome,
+        events: Vec<Value>,
+    ) -> RunEnded {
+        RunEnded {
+            run_id: run_id.to_owned(),
+            thread_id: thread_id.to_owned(),
+            outcome,
+            events,
+            messages: self.messages().to_vec(),
+            transcript: self.transcript(),
+            usage: self.usage().clone(),
+        }
     }
 }

@@ -195,6 +195,22 @@ pub enum RunOutcome {
     },
 }
 
+impl RunOutcome {
+    /// How it ended, as its `type` says in JSON (`completed`, `frontendTools`, `endedByTool`,
+    /// `submitted`, `budgetSpent`, `stopped`, `failed`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunOutcome::Completed { .. } => "completed",
+            RunOutcome::FrontendTools { .. } => "frontendTools",
+            RunOutcome::EndedByTool { .. } => "endedByTool",
+            RunOutcome::Submitted { .. } => "submitted",
+            RunOutcome::BudgetSpent { .. } => "budgetSpent",
+            RunOutcome::Stopped { .. } => "stopped",
+            RunOutcome::Failed { .. } => "failed",
+        }
+    }
+}
+
 /// What the run asks of the shell, or tells it (not `Clone`: a tool call carries the gate's
 /// pass, good for one call).
 #[derive(Debug, PartialEq)]

@@ -24,6 +24,7 @@ mod calls;
 pub mod control;
 pub mod drive;
 mod end;
+mod ended;
 mod exchange;
 mod hook;
 pub mod local;
@@ -34,6 +35,7 @@ mod tools;
 
 pub use crate::core::gate::{declared, Middleware, Pattern, MAX_DELAY_MS};
 pub use crate::core::provider::ModelRequest;
+pub use ended::RunEnded;
 pub use exchange::{HookRequest, Input, Output, RunInput, RunOutcome};
 pub use middleware::wrap_as_data;
 use tools::distinct;

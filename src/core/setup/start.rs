@@ -29,7 +29,7 @@ use crate::core::provider::{ModelConfig, ModelRegistry};
 use crate::core::run::drive::{Binding, Drive, Setup};
 use crate::core::run::local::local_tools;
 use crate::core::run::page::page_run_tools;
-use crate::core::run::{Middleware, Run, RunInput, RunOutcome, RunTool, SourceError, ToolKind};
+use crate::core::run::{Middleware, Run, RunInput, RunTool, SourceError, ToolKind};
 use crate::core::toolset::ToolSpec;
 
 /// What the start needs next from the worker.
@@ -575,27 +575,5 @@ pub(super) fn cap_tools(tools: &mut Vec<RunTool>) -> Option<SourceError> {
             dropped.len(),
             which.join(", ")
         ),
-    })
-}
-
-/// `run`'s value once the run ended: `{runId, threadId, outcome, events, messages,
-/// transcript, usage}` (the model's outputs as a replay transcript: a `replay` model with it
-/// repeats this run; `usage`: the run's tokens and cost, `null` when unknown, see
-/// [`crate::core::provider::usage::RunUsage::to_value`]).
-pub fn finished(
-    run_id: &str,
-    thread_id: &str,
-    outcome: &RunOutcome,
-    events: Vec<Value>,
-    drive: &Drive,
-) -> Value {
-    json!({
-        "runId": run_id,
-        "threadId": thread_id,
-        "outcome": outcome,
-        "events": events,
-        "messages": drive.messages(),
-        "transcript": drive.transcript(),
-        "usage": drive.usage(),
     })
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::configure::{plan, Write};
-use super::start::{finished, Got, Need, Start, ThreadRecord};
+use super::start::{Got, Need, Start, ThreadRecord};
 use super::store::{self, Area, KEY_PREFIX, REGISTRY_KEY, SERVERS_KEY, SITES_KEY};
 use crate::core::mcp::auth::AuthRecord;
 use crate::core::mcp::source::McpServerConfig;
@@ -410,15 +410,16 @@ fn a_tab_whose_tools_cannot_be_listed_is_a_source_error() {
         ids.contains("run_id1-user_1"),
         "the prompt's message gets an id: {ids}"
     );
-    let value = finished(
-        "r",
-        "t",
-        &crate::core::run::RunOutcome::Completed {
-            text: String::new(),
-        },
-        vec![json!(1)],
-        &drive,
-    );
+    let value = drive
+        .ended(
+            "r",
+            "t",
+            crate::core::run::RunOutcome::Completed {
+                text: String::new(),
+            },
+            vec![json!(1)],
+        )
+        .to_json();
     assert_eq!(value["runId"], "r");
     assert_eq!(value["threadId"], "t");
     assert_eq!(value["events"], json!([1]));

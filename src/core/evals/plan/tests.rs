@@ -5,6 +5,7 @@ use crate::core::evals::report::{self, escape, eval_report, percentile, Format};
 use crate::core::evals::{matcher, messages, EvalMessage};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::tabs::fixture;
+use crate::core::run::RunOutcome;
 
 pub(super) fn request(evals: Value, mode: &str, extra: Value) -> EvaluateRequest {
     let mut r = json!({"tabId": 7, "evals": evals, "mode": mode});
@@ -27,15 +28,16 @@ fn shop_evals() -> Value {
     ])
 }
 
-/// A run answer whose assistant made these calls (name, args, result text).
-pub(super) fn run_answer(calls: &[(&str, Value, &str)]) -> Value {
+/// A run's end whose assistant made these calls (name, args, result text).
+pub(super) fn run_answer(calls: &[(&str, Value, &str)]) -> RunEnded {
     let mut messages = vec![json!({"role": "user", "id": "u", "content": "x"})];
     for (i, (name, args, result)) in calls.iter().enumerate() {
         messages.push(json!({"role": "assistant", "id": format!("a{i}"), "toolCalls": [
             {"id": format!("c{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}]}));
         messages.push(json!({"role": "tool", "id": format!("t{i}"), "toolCallId": format!("c{i}"), "content": result}));
     }
-    json!({"runId": "r1", "outcome": {"type": "completed", "text": "ok"}, "messages": messages})
+    let ok = RunOutcome::Completed { text: "ok".into() };
+    RunEnded::told("r1", ok, json!(messages))
 }
 
 #[test]
@@ -304,7 +306,7 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
         Err("no model named `m2`".to_owned()),                        // error
         Ok(run_answer(&[("search", json!({}), "x")])),                // extra call (none expected)
         Ok(run_answer(&[])),
-        Ok(json!({"outcome": {"type": "failed", "message": "model down"}, "messages": []})),
+        Ok(RunEnded::told("", failed("model down"), json!([]))),
         Ok(run_answer(&[])),
     ];
     let mut answers = answers.into_iter();
@@ -394,13 +396,16 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
 
 #[test]
 fn tokens_are_read_when_a_run_reports_them() {
-    assert_eq!(run_tokens(&json!({"usage": {"totalTokens": 12}})), Some(12));
-    assert_eq!(
-        run_tokens(&json!({"usage": {"inputTokens": 5, "outputTokens": 2}})),
-        Some(7)
-    );
-    assert_eq!(run_tokens(&json!({"usage": "unknown"})), None);
-    assert_eq!(run_tokens(&json!({})), None);
+    let reported = run_answer(&[]).with_tokens(5, 2).with_tokens(3, 1);
+    assert_eq!(run_tokens(&reported.usage), Some(11));
+    assert_eq!(run_tokens(&run_answer(&[]).usage), None, "unknown");
+}
+
+/// A run that failed with this message.
+fn failed(message: &str) -> RunOutcome {
+    RunOutcome::Failed {
+        message: message.into(),
+    }
 }
 
 #[test]
@@ -724,13 +729,12 @@ mod wait;
 fn a_run_stopped_or_failed_is_an_error_that_says_why() {
     let cases = [
         (
-            json!({"type": "stopped", "reason": "the person stopped it"}),
+            RunOutcome::Stopped {
+                reason: "the person stopped it".into(),
+            },
             "the run stopped: the person stopped it",
         ),
-        (
-            json!({"type": "failed", "message": "model down"}),
-            "the run failed: model down",
-        ),
+        (failed("model down"), "the run failed: model down"),
     ];
     for (outcome, why) in cases {
         let evals = json!([{"name": "chat", "expectedCall": null,
@@ -739,7 +743,7 @@ fn a_run_stopped_or_failed_is_an_error_that_says_why() {
         let answer = loop {
             match ev.poll() {
                 Next::Run { .. } => {
-                    let answer = Ok(json!({"outcome": outcome, "messages": []}));
+                    let answer = Ok(RunEnded::told("", outcome.clone(), json!([])));
                     ev.handle(Reply::Ran {
                         answer,
                         latency_ms: 1.0,

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::read::{add, judge_dom, past, ran, ran_outcome, setup_failure, turn_calls, verdict};
 use super::*;
+use crate::core::evals::messages::run_tokens;
 use crate::core::evals::wait::Seen;
 
 impl Simulate {
@@ -106,7 +107,7 @@ impl Attempt {
     }
 
     /// The user model's run ended: its line goes to the agent, or the conversation ends.
-    fn user_ran(&mut self, case: &Simulation, answer: Result<Value, String>, now_ms: f64) {
+    fn user_ran(&mut self, case: &Simulation, answer: Result<RunEnded, String>, now_ms: f64) {
         let over = past(self.started_ms, now_ms, case);
         match ran(&answer) {
             Err(_) if over => self.end(EndedBy::Timeout, now_ms, case),
@@ -164,28 +165,21 @@ impl Attempt {
         &mut self,
         case: &Simulation,
         message: String,
-        answer: Result<Value, String>,
+        answer: Result<RunEnded, String>,
         now_ms: f64,
     ) {
         let over = past(self.started_ms, now_ms, case);
         let index = self.turns.len() + 1;
-        let run_id = answer
-            .as_ref()
-            .ok()
-            .and_then(|v| v["runId"].as_str())
-            .map(str::to_owned);
+        let ended = answer.as_ref().ok();
         let mut turn = Turn {
             index,
             user_message: message,
             agent_text: String::new(),
-            tool_calls: Vec::new(),
-            run_id,
+            tool_calls: (ended.map(|e| turn_calls(e, self.history.len()))).unwrap_or_default(),
+            run_id: ended.map(|e| e.run_id.clone()),
         };
         match ran(&answer) {
             Err(why) => {
-                if let Ok(answer) = &answer {
-                    turn.tool_calls = turn_calls(answer, self.history.len());
-                }
                 self.turns.push(turn);
                 match over {
                     true => self.end(EndedBy::Timeout, now_ms, case),
@@ -196,14 +190,10 @@ impl Attempt {
                 }
             }
             Ok(done) => {
-                let answer = answer.unwrap_or_default();
-                turn.tool_calls = turn_calls(&answer, self.history.len());
+                self.history = (answer.map(|e| e.messages)).unwrap_or_default();
                 turn.agent_text = done.text;
                 self.recording.agent.push(done.transcript);
                 add(&mut self.tokens, done.tokens);
-                if let Some(messages) = answer["messages"].as_array() {
-                    self.history = messages.clone();
-                }
                 self.turns.push(turn);
                 if matches!(case.user, UserSide::Message(_)) {
                     self.end(EndedBy::SingleTurn, now_ms, case);
@@ -238,14 +228,14 @@ impl Attempt {
     }
 
     /// The judge's run ended: its verdict, or the case an error.
-    fn judged(&mut self, answer: Result<Value, String>) {
+    fn judged(&mut self, answer: Result<RunEnded, String>) {
         match ran_outcome(&answer) {
             Err(why) => self.fail(format!("the judge: {why}")),
-            Ok((outcome, transcript, tokens)) => {
+            Ok(ended) => {
                 let input = self.judge_input.clone().unwrap_or_default();
-                self.recording.judge = Some((input, transcript));
-                add(&mut self.tokens, tokens);
-                match verdict(&outcome) {
+                self.recording.judge = Some((input, ended.transcript.clone()));
+                add(&mut self.tokens, run_tokens(&ended.usage));
+                match verdict(&ended.outcome) {
                     Ok(verdict) => {
                         self.verdict = Some(verdict);
                         self.stage = Stage::Over;

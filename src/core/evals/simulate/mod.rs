@@ -43,11 +43,13 @@ pub use request::SimulateRequest;
 use serde_json::{json, Map, Value};
 
 use super::wait::ToolWait;
+use crate::core::agui::Message;
 use crate::core::limits::SIM_DURATION_MS;
 use crate::core::page::bridge::{DomObserved, DomQuery};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
+use crate::core::run::RunEnded;
 
 /// Why a conversation stopped (reported beside the verdict, never in place of one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -208,8 +210,8 @@ pub enum Reply {
     Listed(Listed),
     /// How the setup call ended.
     Called(CallAnswer),
-    /// The run's answer (as `run` answers) or why it did not run.
-    Ran(Result<Value, String>),
+    /// How the run ended (typed: [`RunEnded`]) or why it did not run.
+    Ran(Result<RunEnded, String>),
     /// The page's answers to the DOM reads, or why there are none.
     Queried(Result<Vec<DomObserved>, String>),
 }
@@ -245,7 +247,8 @@ struct Attempt {
     ended_ms: Option<f64>,
     setup: Vec<SetupOutcome>,
     turns: Vec<Turn>,
-    history: Vec<Value>,
+    /// The conversation as the agent's last run left it.
+    history: Vec<Message>,
     closing: Option<String>,
     ended: Option<EndedBy>,
     error: Option<String>,

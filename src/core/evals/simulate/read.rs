@@ -1,14 +1,15 @@
-//! What a case's parts answered, read: a run's outcome, text, transcript and tokens; a turn's
-//! calls; a setup call's failure; the DOM assertions judged on what the page showed; the
+//! What a case's parts answered, read: a run's end (its outcome, text, transcript and tokens;
+//! a turn's calls); a setup call's failure; the DOM assertions judged on what the page showed; the
 //! judge's verdict.
 
 use serde_json::{json, Value};
 
 use super::{DomAssertion, Expect, Simulation, Turn, TurnCall};
-use crate::core::evals::messages::{calls_made, run_tokens};
+use crate::core::evals::messages::{calls_of, cut_short, run_tokens};
 use crate::core::limits::{MAX_SIM_EVIDENCE, SIM_DURATION_MS, SIM_VERDICT_CHARS};
 use crate::core::page::bridge::DomObserved;
 use crate::core::page::call::CallAnswer;
+use crate::core::run::{RunEnded, RunOutcome};
 
 /// Whether the case's time budget is spent at `now_ms`.
 pub(super) fn past(started: Option<f64>, now_ms: f64, case: &Simulation) -> bool {
@@ -24,50 +25,30 @@ pub(super) struct Ran {
 }
 
 /// A run that answered in text (completed, or its budget spent), or why not.
-pub(super) fn ran(answer: &Result<Value, String>) -> Result<Ran, String> {
-    let (outcome, transcript, tokens) = ran_outcome(answer)?;
-    match outcome["type"].as_str() {
-        Some("completed") | Some("budgetSpent") => Ok(Ran {
-            text: outcome["text"].as_str().unwrap_or_default().to_owned(),
-            transcript,
-            tokens,
+pub(super) fn ran(answer: &Result<RunEnded, String>) -> Result<Ran, String> {
+    let ended = ran_outcome(answer)?;
+    match &ended.outcome {
+        RunOutcome::Completed { text } | RunOutcome::BudgetSpent { text } => Ok(Ran {
+            text: text.clone(),
+            transcript: ended.transcript.clone(),
+            tokens: run_tokens(&ended.usage),
         }),
-        Some(other) => Err(format!("the run ended {other}")),
-        None => Err("the run gave no outcome".into()),
+        other => Err(format!("the run ended {}", other.kind())),
     }
 }
 
-/// A run's outcome, transcript and tokens; an error for a failed or stopped run.
-pub(super) fn ran_outcome(
-    answer: &Result<Value, String>,
-) -> Result<(Value, String, Option<u64>), String> {
-    let answer = answer.as_ref().map_err(Clone::clone)?;
-    let outcome = answer.get("outcome").cloned().unwrap_or_default();
-    match outcome["type"].as_str() {
-        Some("failed") | Some("stopped") => Err(format!(
-            "the run {}: {}",
-            outcome["type"].as_str().unwrap_or_default(),
-            outcome["message"]
-                .as_str()
-                .or(outcome["reason"].as_str())
-                .unwrap_or("no message")
-        )),
-        _ => Ok((
-            outcome,
-            answer["transcript"].as_str().unwrap_or_default().to_owned(),
-            run_tokens(answer),
-        )),
+/// A run that ended on its own; an error for one that did not run, failed or was stopped.
+pub(super) fn ran_outcome(answer: &Result<RunEnded, String>) -> Result<&RunEnded, String> {
+    let ended = answer.as_ref().map_err(Clone::clone)?;
+    match cut_short(&ended.outcome) {
+        Some(why) => Err(why),
+        None => Ok(ended),
     }
 }
 
 /// The calls of a turn: those of the run's messages past the `before` it was given.
-pub(super) fn turn_calls(answer: &Value, before: usize) -> Vec<TurnCall> {
-    let messages = answer["messages"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let new = json!({"messages": messages.get(before..).unwrap_or_default()});
-    calls_made(&new)
+pub(super) fn turn_calls(ended: &RunEnded, before: usize) -> Vec<TurnCall> {
+    calls_of(ended.messages.get(before..).unwrap_or_default())
         .into_iter()
         .map(|c| TurnCall {
             function_name: c.name,
@@ -189,22 +170,16 @@ pub(super) fn judge_dom(
 /// The judge's verdict from its run's outcome (`submit_result`'s arguments, or a text that is
 /// the verdict's JSON): `{passed, reasoning, evidence}`, or why it is not one (no reasoning,
 /// no evidence: a verdict that cites nothing cannot be audited).
-pub(super) fn verdict(outcome: &Value) -> Result<Value, String> {
-    let value = match outcome["type"].as_str() {
-        Some("submitted") => outcome["value"].clone(),
-        Some("completed") | Some("budgetSpent") => {
-            let text = outcome["text"].as_str().unwrap_or_default();
+pub(super) fn verdict(outcome: &RunOutcome) -> Result<Value, String> {
+    let value: Value = match outcome {
+        RunOutcome::Submitted { value } => value.clone(),
+        RunOutcome::Completed { text } | RunOutcome::BudgetSpent { text } => {
             let start = text.find('{').ok_or("it answered without a verdict")?;
             let end = text.rfind('}').ok_or("it answered without a verdict")?;
             serde_json::from_str(&text[start..=end])
                 .map_err(|_| "its answer is not a verdict".to_owned())?
         }
-        other => {
-            return Err(format!(
-                "its run ended {}",
-                other.unwrap_or("without an outcome")
-            ))
-        }
+        other => return Err(format!("its run ended {}", other.kind())),
     };
     let passed = value["passed"]
         .as_bool()

@@ -154,7 +154,7 @@ impl Simulate {
             }
             other => other.and_then(Result::ok),
         };
-        let mut messages = a.history.clone();
+        let mut messages: Vec<Value> = a.history.iter().map(|m| json!(m)).collect();
         let id = format!("sim-user-{}", a.turns.len() + 1);
         messages.push(json!({"id": id, "role": "user", "content": message}));
         let mut body = json!({

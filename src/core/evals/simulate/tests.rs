@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::core::page::bridge::DomObserved;
 use crate::core::page::call::CallAnswer;
+use crate::core::run::RunOutcome;
 
 pub(super) fn request(cases: Value, extra: Value) -> SimulateRequest {
     let mut value =
@@ -16,9 +17,9 @@ pub(super) fn request(cases: Value, extra: Value) -> SimulateRequest {
     SimulateRequest::parse(&value).unwrap()
 }
 
-/// A run's answer: its text, the calls it made (name, args, result) after the history it was
-/// given, and its transcript.
-fn agent_answer(request: &Value, text: &str, calls: &[(&str, Value, Value)]) -> Value {
+/// A run's end: its text, the calls it made (name, args, result) after the history it was
+/// given, its transcript and tokens.
+fn agent_answer(request: &Value, text: &str, calls: &[(&str, Value, Value)]) -> RunEnded {
     let mut messages = request["messages"].as_array().cloned().unwrap_or_default();
     for (i, (name, args, result)) in calls.iter().enumerate() {
         let id = format!("{}-c{i}", request["runId"].as_str().unwrap());
@@ -26,24 +27,19 @@ fn agent_answer(request: &Value, text: &str, calls: &[(&str, Value, Value)]) -> 
         messages.push(json!({"id": format!("{id}-t"), "role": "tool", "toolCallId": id, "content": result.to_string()}));
     }
     messages.push(json!({"id": "last", "role": "assistant", "content": text}));
-    json!({
-        "runId": request["runId"],
-        "outcome": {"type": "completed", "text": text},
-        "messages": messages,
-        "transcript": json!({"text": text}).to_string(),
-        "usage": {"inputTokens": 10, "outputTokens": 5},
-    })
+    let run_id = request["runId"].as_str().unwrap();
+    let completed = RunOutcome::Completed { text: text.into() };
+    RunEnded::told(run_id, completed, json!(messages))
+        .with_transcript(json!({"text": text}).to_string())
+        .with_tokens(10, 5)
 }
 
-pub(super) fn judge_answer(passed: bool, evidence: &[&str]) -> Value {
+pub(super) fn judge_answer(passed: bool, evidence: &[&str]) -> RunEnded {
     let verdict =
         json!({"passed": passed, "reasoning": "The cart shows it.\nMore.", "evidence": evidence});
-    json!({
-        "runId": "j",
-        "outcome": {"type": "submitted", "value": verdict},
-        "messages": [],
-        "transcript": json!({"calls": [{"name": "submit_result", "arguments": verdict}]}).to_string(),
-    })
+    let transcript = json!({"calls": [{"name": "submit_result", "arguments": verdict}]});
+    let submitted = RunOutcome::Submitted { value: verdict };
+    RunEnded::told("j", submitted, json!([])).with_transcript(transcript.to_string())
 }
 
 /// Plays the evaluation to its end, `answer` answering each request (at 1 s a step); the
@@ -113,7 +109,7 @@ fn cart_case() -> Value {
 pub(super) fn world<'a>(
     calls: &'a [(&'a str, Value, Value)],
     cart: &'a str,
-    verdict: Value,
+    verdict: RunEnded,
 ) -> impl FnMut(&Next) -> Reply + 'a {
     let mut user_turns = 0;
     move |next| match next {

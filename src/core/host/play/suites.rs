@@ -28,7 +28,7 @@ impl Play {
                 }
                 Eval::Run { request, .. } => {
                     let started = self.now;
-                    let answer = self.run(&request);
+                    let answer = self.run_ended(&request, None);
                     EvalReply::Ran {
                         answer,
                         latency_ms: self.now - started,
@@ -168,7 +168,7 @@ impl Play {
                 )),
                 Next::Run {
                     request, within_ms, ..
-                } => Reply::Ran(self.run_within(&request, Some(within_ms))),
+                } => Reply::Ran(self.run_ended(&request, Some(within_ms))),
                 Next::QueryDom { tab_id, queries } => {
                     let asked = queries.len();
                     let message = FrameRequest::QueryDom { queries }.to_message();

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::Drive;
 use crate::core::observe::cost::{step_cost, Prices};
-use crate::core::provider::usage::{StepUsage, Usage};
+use crate::core::provider::usage::{RunUsage, StepUsage, Usage};
 use crate::core::run::Input;
 
 /// What the drive keeps of the run's use.
@@ -27,10 +27,10 @@ impl Drive {
         self.usage.prices = prices;
     }
 
-    /// The run answer's `usage` (`null` when no step's tokens are known; see
-    /// [`RunUsage::to_value`](crate::core::provider::usage::RunUsage::to_value)).
-    pub fn usage(&self) -> Value {
-        self.run.usage().to_value()
+    /// The model steps' use so far (the run answer's `usage` is its
+    /// [`RunUsage::to_value`]).
+    pub fn usage(&self) -> &RunUsage {
+        self.run.usage()
     }
 
     /// The model step's output ended: its use goes into the run's events.

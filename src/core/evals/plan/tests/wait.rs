@@ -9,6 +9,7 @@ use super::{poll_smoke, request, run_answer};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;
+use crate::core::run::RunOutcome;
 
 /// Lists the tools `present` at `now_ms` for the next step; the next step after it.
 fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>, Next) {
@@ -329,7 +330,11 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
         "both expected tools are there"
     );
     ev.handle(Reply::Ran {
-        answer: Ok(json!({"outcome": {"type": "completed"}, "messages": []})),
+        answer: Ok(RunEnded::told(
+            "",
+            RunOutcome::Completed { text: "".into() },
+            json!([]),
+        )),
         latency_ms: 1.0,
     });
 

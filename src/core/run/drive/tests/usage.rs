@@ -60,7 +60,7 @@ fn a_steps_usage_is_an_event_before_the_steps_end_and_the_runs_total() {
     let usage_at = at(&|e| matches!(e, Event::Custom { name, .. } if name == CUSTOM_USAGE));
     assert!(usage_at > at(&|e| matches!(e, Event::TextMessageContent { .. })));
     assert!(usage_at < at(&|e| matches!(e, Event::StepFinished { .. })));
-    let total = drive.usage();
+    let total = drive.usage().to_value();
     assert_eq!(
         (&total["inputTokens"], &total["steps"]),
         (&json!(1000), &json!(1))
@@ -85,7 +85,7 @@ fn replay_usage_is_unknown_never_guessed() {
     assert_eq!(value["usage"], "unknown");
     assert_eq!(value["inputTokens"], Value::Null);
     assert_eq!(value["run"]["unknownSteps"], 1);
-    assert_eq!(drive.usage(), Value::Null);
+    assert_eq!(drive.usage().to_value(), Value::Null);
     let end = serde_json::to_value(events(&first).last().unwrap()).unwrap();
     assert_eq!(end["type"], "RUN_FINISHED");
     assert_eq!(end.get("usage"), None, "nothing known: no usage");
