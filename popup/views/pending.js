@@ -42,6 +42,11 @@ function renderPending() {
         li.append(element('pre', 'pending-args', JSON.stringify(item.args, null, 2)));
       }
       li.append(element('p', 'muted', askedBy(item.runId)));
+      // A page's further calls, refused while this question waits, are counted here.
+      if (Number.isInteger(item.repeats) && item.repeats > 0) {
+        const times = item.repeats === 1 ? 'once more' : `${item.repeats} more times`;
+        li.append(element('p', 'pending-repeats', `The page called ${times} while this question waited; those calls were refused.`));
+      }
       const actions = element('div', 'row');
       // An answer to what no longer waits (its run ended, the worker restarted) is an error:
       // said above the list, which is then read again.

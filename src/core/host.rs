@@ -53,6 +53,8 @@ pub struct Host {
     pub layers: RefCell<StoredLayers>,
     /// The MCP servers used by hand: their uses, for the idle policy of their connections.
     pub uses: RefCell<uses::Uses>,
+    /// The questions pages' calls of exposed tools have open, and the pages just declined.
+    pub questions: RefCell<server_call::PageQuestions>,
     /// The listings the host kept since the shell last took them ([`Host::take_listed`]),
     /// whoever asked for them: each is observed (the first definitions seen, `seen`).
     pub listed: RefCell<Vec<(i64, Rc<TabTools>)>>,

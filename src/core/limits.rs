@@ -168,6 +168,9 @@ pub const MAX_FORM_TARGET_BYTES: usize = 64;
 
 /// How long the person has to answer a confirmation.
 pub const CONFIRM_MS: u32 = 5 * 60 * 1000;
+/// How long a page's calls of an exposed tool that asks are refused after the person declined
+/// one (`core::host::server_call`): a page cannot put the same question again at once.
+pub const EXPOSED_QUIET_MS: u32 = 30_000;
 /// The lines Chrome's `confirm()` dialog keeps (it drops the rest, marking it with "...").
 pub const CONFIRM_ROWS: usize = 24;
 /// A `confirm()` line this long or longer is rewrapped by Chrome (and counts as more lines).

@@ -27,7 +27,8 @@ pub(crate) async fn perform(mut call: ServerCall) -> Result<Value, String> {
     // The connection the server's tools were listed on, for the call that follows.
     let mut listed_on: Option<Rc<kept::Open>> = None;
     loop {
-        let effect = super::state::host(|host| host.server_call(&mut call, input.take()));
+        let now = super::io::now_ms();
+        let effect = super::state::host(|host| host.server_call(&mut call, input.take(), now));
         input = Some(match effect {
             ServerEffect::Done(answer) => {
                 if let Some(idle) = call.take_idle() {
@@ -46,16 +47,21 @@ pub(crate) async fn perform(mut call: ServerCall) -> Result<Value, String> {
                 ServerInput::Exposed(expose::tools_for(&origin).await)
             }
             ServerEffect::Exposures => ServerInput::Exposures(expose::load_exposures().await),
+            ServerEffect::Pushed => {
+                super::pages::push("pending", serde_json::json!({}));
+                ServerInput::Pushed
+            }
             ServerEffect::Screen(effect) => ServerInput::Screen(screen_step(effect).await),
             ServerEffect::Confirm {
                 asked,
+                call_id,
                 server,
                 tool,
                 args,
                 question,
             } => {
                 let names = (server.as_str(), tool.as_str());
-                let asked = (asked.as_str(), "call");
+                let asked = (asked.as_str(), call_id.as_str());
                 ServerInput::Confirmed(
                     waits::confirm_in_extension(asked, names, &args, question).await,
                 )

@@ -1,5 +1,6 @@
 // I/O primitives of the person's side (popup, side panel) for the wasm shell: a push to the
-// extension's open pages, and the whole content of a storage area. No decisions here.
+// extension's open pages, the whole content of a storage area, and the question window (at most
+// one at a time). No decisions of the host here.
 
 /** Sends `message` to every open page of the extension (popup, side panel); nobody listening is fine. */
 export function broadcast(message) {
@@ -27,6 +28,11 @@ export function extensionOrigin() {
   return `chrome-extension://${chrome.runtime?.id ?? 'unknown'}`;
 }
 
+// The question window this worker opened last, and the one being opened: a window still loading
+// is not among `getContexts`' yet, and a burst of questions must not open one window each.
+let questionWindow = null;
+let opening = null;
+
 /**
  * Makes sure the person sees the extension's Pending view, where a call waits for their answer:
  * an open page of the extension's own UI (the popup, the side panel, or a tab showing either) is
@@ -46,7 +52,28 @@ export async function showQuestion() {
       return 'focused';
     }
     if (ours.length > 0) return 'shown';
-    await chrome.windows.create({ url: `${ui[0]}?view=pending&surface=window`, type: 'popup', width: 460, height: 640, focused: true });
+    if (opening) {
+      await opening;
+      return 'focused';
+    }
+    if (questionWindow !== null) {
+      try {
+        await chrome.windows.update(questionWindow, { focused: true });
+        return 'focused';
+      } catch {
+        questionWindow = null; // closed since
+      }
+    }
+    if (opening) {
+      await opening;
+      return 'focused';
+    }
+    opening = chrome.windows.create({ url: `${ui[0]}?view=pending&surface=window`, type: 'popup', width: 460, height: 640, focused: true });
+    try {
+      questionWindow = (await opening)?.id ?? null;
+    } finally {
+      opening = null;
+    }
     return 'opened';
   } catch (error) {
     return `failed: ${error?.message ?? String(error)}`;

@@ -126,7 +126,7 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
     await fresh.close();
   });
 
-  test("a destructive tool is confirmed in the extension's window: declined, it does not run; allowed, it does", async () => {
+  test("a destructive tool is confirmed in the extension's window: allowed, it runs; declined, it does not, and the page may not ask again at once", async () => {
     const asked = [];
     const dialogs = [];
     page.on('dialog', (d) => dialogs.push(d.message()));
@@ -135,20 +135,69 @@ describe('MCP tools exposed to a page’s WebMCP', () => {
       asked.push(question.question);
       await question.answer(allow);
     };
-    const [declined] = await Promise.all([execute(page, 'delete_record', { id: 'r-1' }), answer(/r-1/, false)]);
-    assert.equal(declined.ok, false, JSON.stringify(declined));
-    assert.deepEqual(own.deleted(), [], 'declined: not run');
-    assert.equal(asked.length, 1);
-    assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\)\\swants\\sto\\srun\\s“delete_record”\\sof\\sthe\\sMCP\\sserver\\sown\\swith:\\n\\{\\n  "id": "r-1"\\n\\}`));
-
     const [allowed] = await Promise.all([execute(page, 'delete_record', { id: 'r-2' }), answer(/r-2/, true)]);
     assert.deepEqual(allowed, { ok: true, result: 'deleted r-2' });
     assert.deepEqual(own.deleted(), ['r-2']);
+    assert.equal(asked.length, 1);
+    assert.match(asked[0], new RegExp(`This page \\(${pages.url.replace(/[.]/g, '\\.')}\\)\\swants\\sto\\srun\\s“delete_record”\\sof\\sthe\\sMCP\\sserver\\sown\\swith:\\n\\{\\n  "id": "r-2"\\n\\}`));
+
+    const [declined] = await Promise.all([execute(page, 'delete_record', { id: 'r-1' }), answer(/r-1/, false)]);
+    assert.equal(declined.ok, false, JSON.stringify(declined));
+    assert.deepEqual(own.deleted(), ['r-2'], 'declined: not run');
     assert.equal(asked.length, 2);
-    // A read-only tool asks nothing.
+    // Just after a no, the page's next question is refused without asking (the page's WebMCP
+    // says only that the tool failed; its content script hears why).
+    const again = await execute(page, 'delete_record', { id: 'r-3' });
+    assert.equal(again.ok, false, JSON.stringify(again));
+    const direct = await evaluateInContentScript(
+      host.context,
+      page,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'delete_record', args: {id: 'r-4'}})`,
+    );
+    assert.deepEqual(direct, { ok: false, error: 'busy: the person declined a call of this page just now; ask again later' });
+    assert.equal(asked.length, 2);
+    // A read-only tool asks nothing, and runs.
     assert.deepEqual(await execute(page, 'add', { a: 1, b: 1 }), { ok: true, result: '1 + 1 = 2' });
     assert.equal(asked.length, 2);
     assert.deepEqual(dialogs, [], 'the page was asked nothing');
+    assert.deepEqual(own.deleted(), ['r-2']);
+  });
+
+  test('a burst of calls of a tool that asks opens one question window with one question, the rest refused and counted', async () => {
+    const burst = await host.context.newPage();
+    await burst.goto(`${pages.url}/expose.html`);
+    await until('the exposed tools', async () => (await toolNames(burst)).includes('delete_record'));
+    const isQuestion = (p) => p.url().startsWith(`chrome-extension://${host.extensionId}/`) && p.url().includes('surface=window');
+    const windowsBefore = host.context.pages().filter(isQuestion).length;
+    const calls = burst.evaluate(async () => {
+      const tool = (await document.modelContext.getTools()).find((t) => t.name === 'delete_record');
+      return Promise.all(Array.from({ length: 25 }, (_, i) =>
+        document.modelContext.executeTool(tool, { id: `b-${i}` }).then((r) => ({ ok: true, r }), (e) => ({ ok: false, error: String(e?.message ?? e) }))));
+    });
+    const question = await extensionQuestion(host, /b-\d+/);
+    // Every other call is refused while the one question waits, and counted on it.
+    const item = await until('the 24 refused calls counted on the one question', async () => {
+      const pending = await host.worker.evaluate(() => webmcpHost.pending());
+      return pending.length === 1 && pending[0].repeats === 24 && pending;
+    });
+    assert.match(JSON.stringify(item[0].args), /b-\d+/);
+    assert.equal(item[0].kind, 'confirmation');
+    await question.item.getByText('The page called 24 more times while this question waited').waitFor();
+    // While it waits, the page's content script hears why a call is refused.
+    const direct = await evaluateInContentScript(
+      host.context,
+      burst,
+      `chrome.runtime.sendMessage({op: 'callExposed', name: 'delete_record', args: {id: 'b-x'}})`,
+    );
+    assert.deepEqual(direct, { ok: false, error: 'busy: a question of this page waits for the person' });
+    assert.equal(host.context.pages().filter(isQuestion).length - windowsBefore <= 1, true, 'at most one question window');
+    await question.answer(false);
+    const results = await calls;
+    assert.equal(results.filter((r) => r.ok).length, 0, JSON.stringify(results));
+    assert.equal(results.length, 25);
+    assert.deepEqual(own.deleted().filter((id) => id.startsWith('b-')), [], 'nothing of the burst ran');
+    assert.equal(host.context.pages().filter(isQuestion).length - windowsBefore <= 1, true, 'at most one question window');
+    await burst.close();
   });
 
   test('switching the exposure off takes the tools back from the open page; on again with a list, those come back', async () => {

@@ -119,12 +119,15 @@ impl Host {
             }
             Op::CallExposed(request) => {
                 // A page's content script only, for the origin Chrome reported.
-                let origin = match &sender {
-                    Some(sender @ Sender::ContentScript { .. }) => sender.page_origin(),
+                let page = match &sender {
+                    Some(sender @ Sender::ContentScript { tab_id, .. }) => {
+                        sender.page_origin().map(|origin| (origin, *tab_id))
+                    }
                     _ => None,
                 };
-                let origin = origin.ok_or_else(|| NOT_A_PAGE.to_owned())?;
-                Opened::Server(Box::new(ServerCall::exposed(origin, request, &call_id)))
+                let (origin, tab_id) = page.ok_or_else(|| NOT_A_PAGE.to_owned())?;
+                let call = ServerCall::exposed(origin, tab_id, request, &call_id);
+                Opened::Server(Box::new(call))
             }
             op => Opened::Op {
                 op: Box::new(op),

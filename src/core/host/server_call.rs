@@ -13,6 +13,8 @@
 //! ([`ServerEffect::Call`]), and the pass only after the tool and its arguments were decided;
 //! the question comes after the gate, so a call the gate refuses asks nobody.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::screen::{ScreenEffect, ScreenInput, Screening};
@@ -23,6 +25,7 @@ use crate::core::expose::{
     call_reply, confirmation_text, resolve, still_exposed, CallExposedRequest, Exposure, PageTool,
 };
 use crate::core::gate::{refused, Asker, McpCall, Pass, Permit};
+use crate::core::limits::EXPOSED_QUIET_MS;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{namespaced, McpTool};
 use crate::core::mcp::CallResult;
@@ -53,8 +56,10 @@ pub enum ServerEffect {
     /// Ask the person in the extension's own UI (`pending`), never on the page:
     /// [`ServerInput::Confirmed`].
     Confirm {
-        /// The id the question is filed under (`manual-…` or `exposed_…`).
+        /// The id the question is filed under (`manual-…` or `exposed_…`), as a run's.
         asked: String,
+        /// Its call id, as a run's call's.
+        call_id: String,
         /// The server's name.
         server: String,
         /// The tool's name on the server.
@@ -64,6 +69,9 @@ pub enum ServerEffect {
         /// The question.
         question: String,
     },
+    /// Push `pending` to the extension's pages (a waiting item's count changed):
+    /// [`ServerInput::Pushed`].
+    Pushed,
     /// The exposures as stored now: [`ServerInput::Exposures`].
     Exposures,
     /// Send the call on the server's kept connection: [`ServerInput::Called`].
@@ -98,6 +106,8 @@ pub enum ServerInput {
     Confirmed(bool),
     /// The exposures as stored.
     Exposures(Vec<Exposure>),
+    /// A [`ServerEffect::Pushed`] was performed.
+    Pushed,
     /// The call's result (`None`: it gave none within its limit; for an exposed tool: no kept
     /// connection), with the connection's secrets (its key, its sign-in's tokens) to redact.
     Called {
@@ -126,8 +136,68 @@ enum Caller {
     ByHand(ServerCallRequest),
     Exposure {
         origin: String,
+        tab_id: i64,
         request: CallExposedRequest,
     },
+}
+
+/// The call id a question outside runs is filed under, beside its `asked` id.
+pub const QUESTION_CALL_ID: &str = "call";
+
+/// The refusal of a page's call while a question of that page waits for the person.
+pub const BUSY_WAITS: &str = "busy: a question of this page waits for the person";
+
+/// The refusal of a page's call that asks, shortly after the person declined one of that page.
+pub const BUSY_DECLINED: &str =
+    "busy: the person declined a call of this page just now; ask again later";
+
+/// A page as its questions are counted: its tab, its origin, the exposed server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PageKey {
+    tab_id: i64,
+    origin: String,
+    server: String,
+}
+
+/// The questions of pages' calls of exposed tools, held by the host: at most one open per page
+/// and exposure, and none for [`EXPOSED_QUIET_MS`] after the person declined one.
+#[derive(Debug, Default)]
+pub struct PageQuestions {
+    /// The open question of each page, by the id it is filed under.
+    open: HashMap<PageKey, String>,
+    /// Until when each page that was just declined is refused.
+    quiet: HashMap<PageKey, f64>,
+}
+
+/// Whether a page may ask now.
+enum Ask {
+    Open,
+    /// A question of the page waits: its id.
+    Waits(String),
+    /// The person declined one of the page's calls just now.
+    Quiet,
+}
+
+impl PageQuestions {
+    fn ask(&mut self, page: PageKey, asked: &str, now_ms: f64) -> Ask {
+        self.quiet.retain(|_, until| *until > now_ms);
+        if let Some(open) = self.open.get(&page) {
+            return Ask::Waits(open.clone());
+        }
+        if self.quiet.contains_key(&page) {
+            return Ask::Quiet;
+        }
+        self.open.insert(page, asked.to_owned());
+        Ask::Open
+    }
+
+    fn answered(&mut self, page: &PageKey, yes: bool, now_ms: f64) {
+        self.open.remove(page);
+        if !yes {
+            self.quiet
+                .insert(page.clone(), now_ms + f64::from(EXPOSED_QUIET_MS));
+        }
+    }
 }
 
 /// The tool decided on, and where it is.
@@ -149,6 +219,8 @@ enum Phase {
     Exposed,
     Screening(Chosen, Screening),
     Confirming(Chosen, Pass),
+    /// Refused while another question of the page waits: its count pushed first.
+    Repeated(String),
     StillExposed(Chosen, Pass),
     Calling(Chosen),
     Done,
@@ -169,9 +241,18 @@ impl ServerCall {
 
     /// `callExposed({name, args})` from a page of `origin` (as Chrome reported the sender);
     /// `id` is unique to this call (its question is filed under `exposed_<id>`).
-    pub fn exposed(origin: String, request: CallExposedRequest, id: &str) -> ServerCall {
+    pub fn exposed(
+        origin: String,
+        tab_id: i64,
+        request: CallExposedRequest,
+        id: &str,
+    ) -> ServerCall {
         ServerCall {
-            caller: Caller::Exposure { origin, request },
+            caller: Caller::Exposure {
+                origin,
+                tab_id,
+                request,
+            },
             asked: format!("exposed_{id}"),
             phase: Phase::Start,
             using: false,
@@ -189,6 +270,18 @@ impl ServerCall {
     /// [`Host::idle`] says whether the server's connection is to be closed).
     pub fn take_idle(&mut self) -> Option<Idle> {
         self.idle.take()
+    }
+
+    /// The page that asks, for an exposed tool's call that has chosen its tool.
+    fn page(&self, chosen: &Chosen) -> Option<PageKey> {
+        match (&self.caller, chosen) {
+            (Caller::Exposure { origin, tab_id, .. }, Chosen::Exposure(tool)) => Some(PageKey {
+                tab_id: *tab_id,
+                origin: origin.clone(),
+                server: tool.server.clone(),
+            }),
+            _ => None,
+        }
     }
 
     /// The answer of a refusal, in the caller's shape.
@@ -219,12 +312,17 @@ impl Host {
     /// An input the call did not ask for ends it with an internal error (a bug in the shell,
     /// said as such); nothing is sent then.
     /// A call by hand is one use of its server's kept connection, from its start to its end.
-    pub fn server_call(&self, call: &mut ServerCall, input: Option<ServerInput>) -> ServerEffect {
+    pub fn server_call(
+        &self,
+        call: &mut ServerCall,
+        input: Option<ServerInput>,
+        now_ms: f64,
+    ) -> ServerEffect {
         if let (Phase::Start, None, Caller::ByHand(request)) = (&call.phase, &input, &call.caller) {
             self.use_begins(&request.server);
             call.using = true;
         }
-        let effect = self.server_step(call, input);
+        let effect = self.server_step(call, input, now_ms);
         if matches!(effect, ServerEffect::Done(_)) && std::mem::take(&mut call.using) {
             if let Caller::ByHand(request) = &call.caller {
                 call.idle = Some(self.use_ends(&request.server));
@@ -233,7 +331,12 @@ impl Host {
         effect
     }
 
-    fn server_step(&self, call: &mut ServerCall, input: Option<ServerInput>) -> ServerEffect {
+    fn server_step(
+        &self,
+        call: &mut ServerCall,
+        input: Option<ServerInput>,
+        now_ms: f64,
+    ) -> ServerEffect {
         let phase = std::mem::replace(&mut call.phase, Phase::Done);
         match (phase, input) {
             (Phase::Start, None) => match &call.caller {
@@ -273,7 +376,7 @@ impl Host {
                     tool: planned.tool,
                     question: planned.question,
                 };
-                self.screen_start(call, chosen)
+                self.screen_start(call, chosen, now_ms)
             }
             (Phase::Exposed, Some(ServerInput::Exposed(tools))) => {
                 let Caller::Exposure { request, .. } = &call.caller else {
@@ -283,27 +386,20 @@ impl Host {
                     Err(error) => ServerEffect::Done(Err(error)),
                     Ok(tool) => {
                         let chosen = Chosen::Exposure(tool.clone());
-                        self.screen_start(call, chosen)
+                        self.screen_start(call, chosen, now_ms)
                     }
                 }
             }
             (Phase::Screening(chosen, screening), Some(ServerInput::Screen(input))) => {
-                self.screen_on(call, chosen, screening, Some(input))
+                self.screen_on(call, chosen, screening, Some(input), now_ms)
             }
-            (Phase::Confirming(chosen, pass), Some(ServerInput::Confirmed(yes))) => match yes {
-                false => match call.caller {
-                    Caller::ByHand(_) => ServerEffect::Done(Ok(declined())),
-                    Caller::Exposure { .. } => ServerEffect::Done(Err(DECLINED.into())),
-                },
-                true => match chosen {
-                    // A page's exposures may have changed while the person was asked.
-                    Chosen::Exposure(_) => {
-                        call.phase = Phase::StillExposed(chosen, pass);
-                        ServerEffect::Exposures
-                    }
-                    Chosen::ByHand { .. } => send(call, chosen, pass),
-                },
-            },
+            (Phase::Repeated(busy), Some(ServerInput::Pushed)) => ServerEffect::Done(Err(busy)),
+            (Phase::Confirming(chosen, pass), Some(ServerInput::Confirmed(yes))) => {
+                if let Some(page) = call.page(&chosen) {
+                    self.questions.borrow_mut().answered(&page, yes, now_ms);
+                }
+                self.confirmed(call, chosen, pass, yes)
+            }
             (Phase::StillExposed(chosen, pass), Some(ServerInput::Exposures(exposures))) => {
                 let (Caller::Exposure { origin, .. }, Chosen::Exposure(tool)) =
                     (&call.caller, &chosen)
@@ -339,19 +435,42 @@ impl Host {
                 Some(ServerInput::Confirmed(_)) => "an answer of the person",
                 Some(ServerInput::Exposures(_)) => "the exposures",
                 Some(ServerInput::Called { .. }) => "a call's result",
+                Some(ServerInput::Pushed) => "a push",
             }),
         }
     }
 
+    /// The person's answer: a no declines, a yes sends (an exposure checked again first).
+    fn confirmed(
+        &self,
+        call: &mut ServerCall,
+        chosen: Chosen,
+        pass: Pass,
+        yes: bool,
+    ) -> ServerEffect {
+        match (yes, chosen) {
+            (false, _) => match call.caller {
+                Caller::ByHand(_) => ServerEffect::Done(Ok(declined())),
+                Caller::Exposure { .. } => ServerEffect::Done(Err(DECLINED.into())),
+            },
+            // A page's exposures may have changed while the person was asked.
+            (true, chosen @ Chosen::Exposure(_)) => {
+                call.phase = Phase::StillExposed(chosen, pass);
+                ServerEffect::Exposures
+            }
+            (true, chosen @ Chosen::ByHand { .. }) => send(call, chosen, pass),
+        }
+    }
+
     /// The gate's screening of the chosen tool begins.
-    fn screen_start(&self, call: &mut ServerCall, chosen: Chosen) -> ServerEffect {
+    fn screen_start(&self, call: &mut ServerCall, chosen: Chosen, now_ms: f64) -> ServerEffect {
         let names = call.names(&chosen);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let asker = match call.caller {
             Caller::ByHand(_) => Asker::ByHand,
             Caller::Exposure { .. } => Asker::Exposure,
         };
-        self.screen_on(call, chosen, Screening::new(asker, &names), None)
+        self.screen_on(call, chosen, Screening::new(asker, &names), None, now_ms)
     }
 
     /// One step of the screening; past the gate, the question (when the tool needs one) or
@@ -362,6 +481,7 @@ impl Host {
         chosen: Chosen,
         mut screening: Screening,
         input: Option<ScreenInput>,
+        now_ms: f64,
     ) -> ServerEffect {
         let pass = match self.screen(&mut screening, input) {
             ScreenEffect::Done(Ok(pass)) => pass,
@@ -373,12 +493,15 @@ impl Host {
         };
         let question = match (&call.caller, &chosen) {
             (_, Chosen::ByHand { question, .. }) => question.clone(),
-            (Caller::Exposure { origin, request }, Chosen::Exposure(tool)) => {
-                match confirmation_text(origin, tool, &request.args) {
-                    Err(error) => return ServerEffect::Done(Err(error)),
-                    Ok(question) => question,
-                }
-            }
+            (
+                Caller::Exposure {
+                    origin, request, ..
+                },
+                Chosen::Exposure(tool),
+            ) => match confirmation_text(origin, tool, &request.args) {
+                Err(error) => return ServerEffect::Done(Err(error)),
+                Ok(question) => question,
+            },
             _ => return unasked("a tool of another caller"),
         };
         let Some(question) = question else {
@@ -388,10 +511,24 @@ impl Host {
             Chosen::ByHand { server, tool, .. } => (server.name.clone(), tool.name.clone()),
             Chosen::Exposure(tool) => (tool.server.clone(), tool.tool.name.clone()),
         };
+        // A page puts one question at a time to the person, and none just after a no.
+        if let Some(page) = call.page(&chosen) {
+            let mut questions = self.questions.borrow_mut();
+            match questions.ask(page, &call.asked, now_ms) {
+                Ask::Open => {}
+                Ask::Waits(asked) => {
+                    self.waits.borrow_mut().repeated(&asked, QUESTION_CALL_ID);
+                    call.phase = Phase::Repeated(BUSY_WAITS.into());
+                    return ServerEffect::Pushed;
+                }
+                Ask::Quiet => return ServerEffect::Done(Err(BUSY_DECLINED.into())),
+            }
+        }
         let args = arguments(&call.caller).clone();
         call.phase = Phase::Confirming(chosen, pass);
         ServerEffect::Confirm {
             asked: call.asked.clone(),
+            call_id: QUESTION_CALL_ID.into(),
             server,
             tool,
             args,

@@ -50,7 +50,15 @@ pub enum PendingItem {
         /// arguments escaped and capped); `None` when it cannot be shown honestly (the
         /// call can then only be declined).
         question: Option<String>,
+        /// The same page's calls refused while this question waits (a page calling an
+        /// exposed tool again and again is shown as this one item with its count).
+        #[serde(skip_serializing_if = "is_zero")]
+        repeats: u32,
     },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl PendingItem {

@@ -136,10 +136,29 @@ impl Waits {
             server: server.to_owned(),
             args: args.clone(),
             question,
+            repeats: 0,
         });
         Waiter::Confirmation {
             run_id: run_id.to_owned(),
             call_id: call_id.to_owned(),
+        }
+    }
+
+    /// Another call like the confirmation's was refused while it waits: counted on its item
+    /// (push `pending`).
+    pub fn repeated(&mut self, run_id: &str, call_id: &str) {
+        for item in &mut self.pending {
+            if let PendingItem::Confirmation {
+                run_id: r,
+                call_id: c,
+                repeats,
+                ..
+            } = item
+            {
+                if r == run_id && c == call_id {
+                    *repeats = repeats.saturating_add(1);
+                }
+            }
         }
     }
 

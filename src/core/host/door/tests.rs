@@ -73,7 +73,7 @@ fn an_mcp_call_opens_as_the_hosts_own_and_an_exposed_one_only_for_a_pages_top_fr
     };
     assert!(!call.is_by_hand());
     // For the origin Chrome reported, whatever the message says.
-    let effect = host.server_call(&mut call, None);
+    let effect = host.server_call(&mut call, None, 0.0);
     assert!(
         matches!(&effect, ServerEffect::Exposed { origin } if origin == "https://shop.test"),
         "{effect:?}"

@@ -52,27 +52,27 @@ fn exposed_tools() -> Vec<PageTool> {
 
 fn exposed(name: &str, args: Value) -> ServerCall {
     let request = CallExposedRequest::parse(&json!({"name": name, "args": args})).unwrap();
-    ServerCall::exposed(ORIGIN.into(), request, "1")
+    ServerCall::exposed(ORIGIN.into(), 7, request, "1")
 }
 
 /// Plays a call by hand to the server's tools, with the stored layers `layers`.
 fn to_the_gate(host: &Host, call: &mut ServerCall, layers: Value) -> ServerEffect {
     assert!(matches!(
-        host.server_call(call, None),
+        host.server_call(call, None, 0.0),
         ServerEffect::Servers
     ));
-    let effect = host.server_call(call, Some(ServerInput::Servers(Ok(vec![server()]))));
+    let effect = host.server_call(call, Some(ServerInput::Servers(Ok(vec![server()]))), 0.0);
     assert!(
         matches!(&effect, ServerEffect::Tools { server } if server.name == "records"),
         "{effect:?}"
     );
-    let effect = host.server_call(call, Some(ServerInput::Tools(Ok(tools()))));
+    let effect = host.server_call(call, Some(ServerInput::Tools(Ok(tools()))), 0.0);
     assert!(
         matches!(effect, ServerEffect::Screen(ScreenEffect::ReadLayers)),
         "{effect:?}"
     );
     let layers = ScreenInput::Layers(Ok(Some(layers)));
-    host.server_call(call, Some(ServerInput::Screen(layers)))
+    host.server_call(call, Some(ServerInput::Screen(layers)), 0.0)
 }
 
 fn done(effect: ServerEffect) -> Result<Value, String> {
@@ -100,6 +100,7 @@ fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_argu
     let effect = to_the_gate(&host, &mut call, json!([]));
     let ServerEffect::Confirm {
         asked,
+        call_id,
         server,
         tool,
         args,
@@ -109,13 +110,17 @@ fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_argu
         panic!("asked first: {effect:?}")
     };
     assert_eq!(
-        (asked.as_str(), server.as_str(), tool.as_str()),
-        ("manual-1", "records", "delete_record")
+        (asked.as_str(), call_id.as_str()),
+        ("manual-1", QUESTION_CALL_ID)
+    );
+    assert_eq!(
+        (server.as_str(), tool.as_str()),
+        ("records", "delete_record")
     );
     assert_eq!(Value::Object(args), json!({"id": "r-1"}));
     assert!(question.contains("r-1"), "{question}");
 
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
     let ServerEffect::Call {
         server,
         permit,
@@ -136,7 +141,8 @@ fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_argu
         json!({"id": "r-1"})
     );
 
-    let answer = done(host.server_call(&mut call, called("gone; key sk-live-123456789"))).unwrap();
+    let answer =
+        done(host.server_call(&mut call, called("gone; key sk-live-123456789"), 0.0)).unwrap();
     assert_eq!(answer["ok"], true, "{answer}");
     assert!(
         !answer.to_string().contains("sk-live-123456789"),
@@ -158,7 +164,7 @@ fn a_no_declines_and_a_read_only_tool_goes_without_a_question() {
     let host = Host::default();
     let mut call = by_hand("delete_record", json!({"id": "r-1"}));
     to_the_gate(&host, &mut call, json!([]));
-    let answer = done(host.server_call(&mut call, Some(ServerInput::Confirmed(false))));
+    let answer = done(host.server_call(&mut call, Some(ServerInput::Confirmed(false)), 0.0));
     assert_eq!(answer, Ok(declined()));
 
     let host = Host::default();
@@ -171,6 +177,7 @@ fn a_no_declines_and_a_read_only_tool_goes_without_a_question() {
             result: None,
             secrets: Vec::new(),
         }),
+        0.0,
     ))
     .unwrap();
     assert_eq!(timed_out["ok"], false);
@@ -187,23 +194,35 @@ fn a_no_declines_and_a_read_only_tool_goes_without_a_question() {
 fn a_call_by_hand_is_refused_before_the_gate_for_a_wrong_server_tool_or_arguments() {
     let host = Host::default();
     let mut call = by_hand("add", json!({"a": 1}));
-    host.server_call(&mut call, None);
-    let missing = host.server_call(&mut call, Some(ServerInput::Servers(Ok(Vec::new()))));
+    host.server_call(&mut call, None, 0.0);
+    let missing = host.server_call(&mut call, Some(ServerInput::Servers(Ok(Vec::new()))), 0.0);
     assert!(done(missing).unwrap_err().contains("records"));
 
     for (name, args) in [("nope", json!({})), ("add", json!({"a": "one"}))] {
         let mut call = by_hand(name, args);
-        host.server_call(&mut call, None);
-        host.server_call(&mut call, Some(ServerInput::Servers(Ok(vec![server()]))));
-        let effect = host.server_call(&mut call, Some(ServerInput::Tools(Ok(tools()))));
+        host.server_call(&mut call, None, 0.0);
+        host.server_call(
+            &mut call,
+            Some(ServerInput::Servers(Ok(vec![server()]))),
+            0.0,
+        );
+        let effect = host.server_call(&mut call, Some(ServerInput::Tools(Ok(tools()))), 0.0);
         let refusal = done(effect).unwrap();
         assert_eq!(refusal["ok"], false, "{name}: {refusal}");
     }
 
     let mut call = by_hand("add", json!({"a": 1}));
-    host.server_call(&mut call, None);
-    host.server_call(&mut call, Some(ServerInput::Servers(Ok(vec![server()]))));
-    let unreachable = host.server_call(&mut call, Some(ServerInput::Tools(Err("refused".into()))));
+    host.server_call(&mut call, None, 0.0);
+    host.server_call(
+        &mut call,
+        Some(ServerInput::Servers(Ok(vec![server()]))),
+        0.0,
+    );
+    let unreachable = host.server_call(
+        &mut call,
+        Some(ServerInput::Tools(Err("refused".into()))),
+        0.0,
+    );
     assert_eq!(done(unreachable), Err("refused".into()));
 }
 
@@ -211,14 +230,14 @@ fn a_call_by_hand_is_refused_before_the_gate_for_a_wrong_server_tool_or_argument
 fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed() {
     let host = Host::default();
     let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
-    let effect = host.server_call(&mut call, None);
+    let effect = host.server_call(&mut call, None, 0.0);
     assert!(
         matches!(&effect, ServerEffect::Exposed { origin } if origin == ORIGIN),
         "{effect:?}"
     );
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
     let layers = ScreenInput::Layers(Ok(None));
-    let effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)));
+    let effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
     let ServerEffect::Confirm {
         asked, question, ..
     } = effect
@@ -228,17 +247,21 @@ fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed()
     assert_eq!(asked, "exposed_1");
     assert!(question.contains(ORIGIN), "{question}");
     // Withdrawn while the person was asked: nothing is sent.
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
     assert!(matches!(effect, ServerEffect::Exposures), "{effect:?}");
-    let withdrawn = host.server_call(&mut call, Some(ServerInput::Exposures(Vec::new())));
+    let withdrawn = host.server_call(&mut call, Some(ServerInput::Exposures(Vec::new())), 0.0);
     assert!(done(withdrawn).unwrap_err().contains("no longer exposed"));
 
     // Still exposed: sent, the connection dropped should it fail, the text redacted.
     let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
-    host.server_call(&mut call, None);
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
-    host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
-    let effect = host.server_call(&mut call, Some(ServerInput::Exposures(vec![exposure()])));
+    host.server_call(&mut call, None, 0.0);
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
+    host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
+    let effect = host.server_call(
+        &mut call,
+        Some(ServerInput::Exposures(vec![exposure()])),
+        0.0,
+    );
     let ServerEffect::Call {
         permit,
         within_ms,
@@ -252,7 +275,7 @@ fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed()
         (permit.asker(), within_ms, forget_on_error),
         (Asker::Exposure, None, true)
     );
-    let text = done(host.server_call(&mut call, called("deleted sk-live-123456789")));
+    let text = done(host.server_call(&mut call, called("deleted sk-live-123456789"), 0.0));
     assert_eq!(text, Ok(json!("deleted [redacted]")));
 }
 
@@ -260,16 +283,16 @@ fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed()
 fn an_exposed_call_is_refused_as_an_error_a_page_throws() {
     let host = Host::default();
     let mut call = exposed("rec__nope", json!({}));
-    host.server_call(&mut call, None);
-    let unknown = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    host.server_call(&mut call, None, 0.0);
+    let unknown = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
     assert!(done(unknown).unwrap_err().contains("no tool named"));
 
     let mut call = exposed("rec__add", json!({"a": 1}));
-    host.server_call(&mut call, None);
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())));
+    host.server_call(&mut call, None, 0.0);
+    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
     let layers = json!([{"kind": "block", "tool": "add", "reason": "no"}]);
     let layers = ScreenInput::Layers(Ok(Some(layers)));
-    let blocked = host.server_call(&mut call, Some(ServerInput::Screen(layers)));
+    let blocked = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
     assert_eq!(done(blocked), Err("blocked: no".into()));
 }
 
@@ -277,14 +300,14 @@ fn an_exposed_call_is_refused_as_an_error_a_page_throws() {
 fn an_input_the_call_did_not_ask_for_ends_it_and_sends_nothing() {
     let host = Host::default();
     let mut call = by_hand("add", json!({"a": 1}));
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)));
+    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
     let why = done(effect).unwrap_err();
     assert!(
         why.starts_with("internal error: an answer of the person"),
         "{why}"
     );
     // And the call stays ended.
-    let again = done(host.server_call(&mut call, None)).unwrap_err();
+    let again = done(host.server_call(&mut call, None, 0.0)).unwrap_err();
     assert!(again.starts_with("internal error"), "{again}");
 }
 
@@ -295,7 +318,7 @@ fn a_call_by_hand_is_one_use_of_its_server_from_its_start_to_its_end() {
     to_the_gate(&host, &mut call, json!([]));
     assert_eq!(call.take_idle(), None, "under way");
     assert_eq!(
-        done(host.server_call(&mut call, called("2"))).unwrap()["ok"],
+        done(host.server_call(&mut call, called("2"), 0.0)).unwrap()["ok"],
         true
     );
     let idle = call.take_idle().expect("its end");
@@ -303,7 +326,112 @@ fn a_call_by_hand_is_one_use_of_its_server_from_its_start_to_its_end() {
     assert!(host.idle(&idle), "unused since");
 
     let mut exposed = exposed("rec__add", json!({"a": 1}));
-    host.server_call(&mut exposed, None);
-    host.server_call(&mut exposed, Some(ServerInput::Exposed(Vec::new())));
+    host.server_call(&mut exposed, None, 0.0);
+    host.server_call(&mut exposed, Some(ServerInput::Exposed(Vec::new())), 0.0);
     assert_eq!(exposed.take_idle(), None, "a page's call is no use by hand");
+}
+
+/// An exposed tool's call of page `tab`, played to its question (or its refusal) at `now`.
+fn exposed_to_the_question(host: &Host, tab: i64, id: &str, now: f64) -> ServerEffect {
+    exposed_call(host, tab, id, now).1
+}
+
+/// [`exposed_to_the_question`], with the call.
+fn exposed_call(host: &Host, tab: i64, id: &str, now: f64) -> (ServerCall, ServerEffect) {
+    let request =
+        CallExposedRequest::parse(&json!({"name": "rec__delete_record", "args": {"id": id}}))
+            .unwrap();
+    let mut call = ServerCall::exposed(ORIGIN.into(), tab, request, id);
+    host.server_call(&mut call, None, now);
+    let effect = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), now);
+    let effect = match effect {
+        ServerEffect::Screen(_) => {
+            let layers = ScreenInput::Layers(Ok(None));
+            host.server_call(&mut call, Some(ServerInput::Screen(layers)), now)
+        }
+        other => other,
+    };
+    let effect = match effect {
+        ServerEffect::Pushed => host.server_call(&mut call, Some(ServerInput::Pushed), now),
+        other => other,
+    };
+    (call, effect)
+}
+
+#[test]
+fn a_burst_of_a_pages_calls_puts_one_question_counted_and_none_just_after_a_no() {
+    let host = Host::default();
+    // The attack: 25 calls at once of an exposed tool that asks.
+    let mut calls: Vec<ServerCall> = Vec::new();
+    let mut asked = 0;
+    for i in 0..25 {
+        let request = CallExposedRequest::parse(
+            &json!({"name": "rec__delete_record", "args": {"id": format!("r-{i}")}}),
+        )
+        .unwrap();
+        let mut call = ServerCall::exposed(ORIGIN.into(), 7, request, &i.to_string());
+        host.server_call(&mut call, None, 0.0);
+        let mut effect =
+            host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
+        if let ServerEffect::Screen(_) = effect {
+            let layers = ScreenInput::Layers(Ok(None));
+            effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
+        }
+        match effect {
+            ServerEffect::Confirm {
+                asked: id,
+                call_id,
+                server,
+                tool,
+                args,
+                question,
+            } => {
+                asked += 1;
+                host.waits.borrow_mut().ask_with(
+                    &id,
+                    &call_id,
+                    &server,
+                    &tool,
+                    &args,
+                    Some(question),
+                );
+                calls.push(call);
+            }
+            ServerEffect::Pushed => {
+                let busy = done(host.server_call(&mut call, Some(ServerInput::Pushed), 0.0));
+                assert_eq!(busy, Err(BUSY_WAITS.into()));
+            }
+            other => panic!("call {i}: {other:?}"),
+        }
+    }
+    assert_eq!(asked, 1, "one question for the page");
+    let pending = host.waits.borrow().pending();
+    assert_eq!(pending.as_array().unwrap().len(), 1, "{pending}");
+    assert_eq!(pending[0]["repeats"], 24, "{pending}");
+
+    // Another tab of the origin is another page: its own question.
+    assert!(matches!(
+        exposed_to_the_question(&host, 8, "other-tab", 0.0),
+        ServerEffect::Confirm { .. }
+    ));
+
+    // The person says no: the page is refused for a while, then may ask again.
+    let mut open = calls.pop().unwrap();
+    let no = host.server_call(&mut open, Some(ServerInput::Confirmed(false)), 1_000.0);
+    assert_eq!(done(no), Err(DECLINED.into()));
+    let quiet = exposed_to_the_question(&host, 7, "again", 1_000.0 + 29_999.0);
+    assert_eq!(done(quiet), Err(BUSY_DECLINED.into()));
+    let later = exposed_to_the_question(&host, 7, "later", 1_000.0 + f64::from(EXPOSED_QUIET_MS));
+    assert!(matches!(later, ServerEffect::Confirm { .. }), "{later:?}");
+}
+
+#[test]
+fn a_yes_lets_the_page_ask_again_at_once() {
+    let host = Host::default();
+    let (mut first, asked) = exposed_call(&host, 7, "a", 0.0);
+    assert!(matches!(asked, ServerEffect::Confirm { .. }), "{asked:?}");
+    let yes = host.server_call(&mut first, Some(ServerInput::Confirmed(true)), 5.0);
+    assert!(matches!(yes, ServerEffect::Exposures), "{yes:?}");
+    let (_, next) = exposed_call(&host, 7, "b", 6.0);
+    assert!(matches!(next, ServerEffect::Confirm { .. }), "{next:?}");
 }
