@@ -24,6 +24,7 @@ use crate::core::workbench::inventory::Seen;
 
 pub mod call;
 pub mod door;
+pub mod io;
 pub mod listing;
 pub mod probe;
 pub mod run;

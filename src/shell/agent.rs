@@ -266,17 +266,10 @@ async fn perform(
                     super::state::host(|h| h.run_handle(run, RunFeed::Got(got), now_ms()));
                     continue;
                 }
-                RunEffect::Listing { child, effect } => {
+                RunEffect::Child { child, output } => {
                     inbox.spawn(async move {
-                        let input = super::list_step(effect).await;
-                        RunFeed::Listing { child, input }
-                    });
-                    continue;
-                }
-                RunEffect::Call { child, effect } => {
-                    inbox.spawn(async move {
-                        let outcome = super::call_step(effect).await;
-                        RunFeed::Call { child, outcome }
+                        let input = super::perform(output).await;
+                        RunFeed::Child { child, input }
                     });
                     continue;
                 }

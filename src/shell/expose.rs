@@ -3,7 +3,7 @@
 //! `webmcpHost.expose` / `exposures` keep the exposures in `chrome.storage.local`; after a
 //! change the top frames of the open tabs of that origin are told to ask again. A content
 //! script asks `exposedTools` at load and `callExposed` for a call (the host's `ServerCall`,
-//! performed in `calls.rs` with [`tools_for`]); what it gets is decided by its page's origin as
+//! performed in `calls.rs` with `tools_for`); what it gets is decided by its page's origin as
 //! Chrome reported it (the core's `Sender::page_origin`).
 //!
 //! One MCP connection per exposed server is kept while exposures use it (`kept.rs`: opened on

@@ -35,15 +35,16 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::core::host::call::{Effect, HostCall, Outcome};
-use crate::core::host::listing::{ListEffect, ListInput, Listing, Settle};
-use crate::core::host::probe::{ProbeEffect, ProbeInput, Probing};
+use crate::core::host::call::HostCall;
+use crate::core::host::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
+use crate::core::host::listing::{Listing, Settle};
+use crate::core::host::probe::Probing;
+use crate::core::host::Host;
 use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::bridge::{FrameRequest, Reply, Target};
-use crate::core::page::call::{CallAnswer, Input, Step, CANCEL_REPLY_MS, PAGE_RESULT_MS};
+use crate::core::page::call::CallAnswer;
 use crate::core::page::kept::Kept;
 use crate::core::page::tabs::{listing, FrameAnswer, Listed};
-use crate::core::setup::store::{Area::Local, MIDDLEWARE_KEY};
 
 /// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
 fn with_listings<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
@@ -59,39 +60,46 @@ pub(crate) fn forget_listing(tab_id: Option<i64>) {
     });
 }
 
+/// Drives one machine of the host to its answer: each [`Output`] it asks for performed
+/// ([`perform`]), its [`Input`] fed back; the listings the host kept meanwhile observed.
+pub(crate) async fn drive<A>(mut step: impl FnMut(&Host, Option<Input>, f64) -> Step<A>) -> A {
+    let mut input = None;
+    loop {
+        let next = state::host(|host| step(host, input.take(), io::now_ms()));
+        observe_listed();
+        match next {
+            Step::Done(answer) => return answer,
+            Step::Do(output) => input = Some(perform(output).await),
+        }
+    }
+}
+
 /// Lists a tab as the host's listing machine says ([`Listing`]: every frame asked at once,
 /// the bridge injected into an orphaned tab, the site policies applied, the listing kept, the
 /// page awaited as the caller asked).
 pub(crate) async fn list(mut listing: Listing) -> Listed {
-    let mut input = None;
-    loop {
-        let effect = state::host(|host| host.list(&mut listing, input.take(), io::now_ms()));
-        input = Some(match effect {
-            ListEffect::Done(listed) => {
-                observe_listed();
-                return listed;
-            }
-            effect => list_step(effect).await,
-        });
-    }
+    drive(|host, input, now| host.list(&mut listing, input, now)).await
 }
 
 /// Observes every listing the host kept since the last time (the first definitions seen),
-/// whichever machine made it: each driver calls this once its machine moved.
+/// whichever machine made it.
 pub(crate) fn observe_listed() {
     for (tab_id, tools) in state::host(|host| host.take_listed()) {
         workbench::observe(tab_id, tools);
     }
 }
 
-/// Performs one step of a listing (never [`ListEffect::Done`], the listing's end).
-pub(crate) async fn list_step(effect: ListEffect) -> ListInput {
-    match effect {
-        ListEffect::Sleep { ms } => {
+/// Performs one output of the host's vocabulary: the shell's one place for each kind of
+/// browser work a machine asks for.
+pub(crate) async fn perform(output: Output) -> Input {
+    match output {
+        Output::Sleep { ms } => {
             let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-            ListInput::Slept
+            Input::Slept
         }
-        ListEffect::Frames { tab_id, sites } => {
+        Output::Storage(Storage::Read { area, key }) => Input::Read(store::read(area, &key).await),
+        Output::Storage(Storage::Exposures) => Input::Exposures(expose::load_exposures().await),
+        Output::Frames(Frames::List { tab_id, sites }) => {
             // The site policies are read while the frames list their tools.
             let read = sites.then(|| timer::started(store::load_sites()));
             let answers = frame_listings(tab_id).await;
@@ -99,10 +107,62 @@ pub(crate) async fn list_step(effect: ListEffect) -> ListInput {
                 Some(read) => read.await,
                 None => None,
             };
-            ListInput::Frames { answers, sites }
+            Input::Listed { answers, sites }
         }
-        ListEffect::Inject { tab_id } => ListInput::Injected(chrome::inject_bridge(tab_id).await),
-        ListEffect::Done(_) => ListInput::Injected(Err("internal error: a listing's end".into())),
+        Output::Frames(Frames::Inject { tab_id }) => {
+            Input::Done(chrome::inject_bridge(tab_id).await)
+        }
+        Output::Frames(Frames::Ask {
+            tab_id,
+            target,
+            message,
+            ms,
+        }) => Input::Reply(ask(tab_id, target, &message, ms).await),
+        Output::Frames(Frames::Send {
+            tab_id,
+            target,
+            message,
+            timeout_ms,
+            list_tabs,
+        }) => {
+            // The tabs are asked for before the message leaves: any tab the call opens comes
+            // after them.
+            let tabs = list_tabs.then(chrome::tabs);
+            let reply = ask(tab_id, target, &message, timeout_ms);
+            let tabs = match tabs {
+                Some(tabs) => Some(tabs.await),
+                None => None,
+            };
+            let reply = reply.await;
+            Input::Sent { tabs, reply }
+        }
+        Output::Frames(Frames::All { tab_id }) => Input::Frames(chrome::all_frames(tab_id).await),
+        Output::Frames(Frames::State { tab_id, frame_id }) => {
+            Input::Frame(chrome::frame_state(tab_id, frame_id).await)
+        }
+        Output::Tabs(Tabs::List) => Input::Tabs(chrome::tabs().await),
+        Output::Tabs(Tabs::Reload { tab_id, url, ms }) => Input::Done(
+            (io::reload_tab(tab_id as f64, &url, ms).await)
+                .map(drop)
+                .map_err(|e| convert::describe(&e)),
+        ),
+        Output::Ui(Ui::Confirm {
+            asked,
+            call_id,
+            server,
+            tool,
+            args,
+            question,
+        }) => {
+            let asked = (asked.as_str(), call_id.as_str());
+            let names = (server.as_str(), tool.as_str());
+            Input::Confirmed(waits::confirm_in_extension(asked, names, &args, question).await)
+        }
+        Output::Ui(Ui::Push { kind, body }) => {
+            pages::push(&kind, body);
+            Input::Pushed
+        }
+        Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
     }
 }
 
@@ -149,22 +209,10 @@ pub(crate) fn ask(
     }
 }
 
-/// Performs one page tool call as the core's [`Host`](crate::core::host::Host) runs it
-/// ([`HostCall`]: the gate, the tab's kept listing, the page call machine): each [`Effect`]
-/// performed (the stored layers read, a hold, a listing, `webNavigation`, the message to the
-/// frame within the call's timeout, waits) and answered with one [`Outcome`].
+/// Performs one page tool call as the core's [`Host`] runs it ([`HostCall`]: the gate, the
+/// tab's kept listing, the page call machine).
 pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
-    let mut outcome = None;
-    loop {
-        let effect = state::host(|host| host.advance(&mut call, outcome.take(), io::now_ms()));
-        outcome = Some(match effect {
-            Effect::Done(answer) => {
-                observe_listed();
-                return answer;
-            }
-            effect => call_step(effect).await,
-        });
-    }
+    drive(|host, input, now| host.advance(&mut call, input, now)).await
 }
 
 /// A page call for `asker` outside runs (a smoke evaluation, `replayDiff`): the host's
@@ -175,71 +223,6 @@ pub(crate) async fn asked_call(
 ) -> CallAnswer {
     let id = format!("call_{}", io::random_id());
     page_call(HostCall::asked(asker, request, id)).await
-}
-
-/// Performs one step of a page call (never [`Effect::Done`], the call's end).
-pub(crate) async fn call_step(effect: Effect) -> Outcome {
-    match effect {
-        Effect::ReadLayers => Outcome::Layers(store::read(Local, MIDDLEWARE_KEY).await),
-        Effect::Hold { ms } => {
-            let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-            Outcome::Held
-        }
-        Effect::List(effect) => Outcome::Listing(list_step(effect).await),
-        Effect::Page(Step::Send {
-            tab_id,
-            target,
-            message,
-            timeout_ms,
-            list_tabs,
-        }) => {
-            // The tabs are asked for before the message leaves: any tab the call opens comes
-            // after them.
-            let tabs = list_tabs.then(chrome::tabs);
-            let reply = ask(tab_id, target, &message, timeout_ms);
-            let tabs = match tabs {
-                Some(tabs) => Some(tabs.await),
-                None => None,
-            };
-            Outcome::Sent {
-                tabs,
-                reply: reply.await.into(),
-            }
-        }
-        Effect::Page(step) => Outcome::Page(match step {
-            Step::Frame { tab_id, frame_id } => {
-                Input::Frame(chrome::frame_state(tab_id, frame_id).await)
-            }
-            Step::Tabs => Input::Tabs(chrome::tabs().await),
-            Step::Cancel {
-                tab_id,
-                target,
-                message,
-            } => match ask(tab_id, target, &message, CANCEL_REPLY_MS).await {
-                Reply::Answered(reply) => Input::Reply(reply),
-                Reply::TimedOut | Reply::Failed(_) => Input::Performed,
-            },
-            Step::Wait { ms } => {
-                let _ = wasm_bindgen_futures::JsFuture::from(io::sleep(ms)).await;
-                Input::Performed
-            }
-            Step::Frames { tab_id } => {
-                Input::Frames(chrome::all_frames(tab_id).await.unwrap_or_default())
-            }
-            Step::ReadResult {
-                tab_id,
-                target,
-                message,
-            } => ask(tab_id, target, &message, PAGE_RESULT_MS).await.into(),
-            // Sent above; the host answers the others itself (`Effect::ListTools`, `Done`).
-            Step::Send { .. } | Step::KeptTools { .. } | Step::ListTools { .. } | Step::Done(_) => {
-                Input::ChannelFailed("internal error: a step the host answers".into())
-            }
-        }),
-        Effect::Done(_) => {
-            Outcome::Page(Input::ChannelFailed("internal error: a call's end".into()))
-        }
-    }
 }
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.
@@ -264,28 +247,5 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
 /// around it, the page loaded again after a probe navigated it) until the audit's answer.
 pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Value, String> {
     let mut probing = Probing::new(request, format!("call_{}", io::random_id()));
-    let mut input = None;
-    loop {
-        let effect = state::host(|host| host.probe(&mut probing, input.take(), io::now_ms()));
-        observe_listed();
-        input = Some(match effect {
-            ProbeEffect::Done(answer) => return answer,
-            ProbeEffect::List(effect) => ProbeInput::Listing(list_step(effect).await),
-            ProbeEffect::PageUrl { tab_id } => {
-                ProbeInput::PageUrl(evals::page_url("audit", tab_id).await)
-            }
-            ProbeEffect::Ask {
-                tab_id,
-                target,
-                message,
-                ms,
-            } => ProbeInput::Watched(ask(tab_id, target, &message, ms).await),
-            ProbeEffect::Call(effect) => ProbeInput::Call(call_step(effect).await),
-            ProbeEffect::Reload { tab_id, url, ms } => ProbeInput::Reloaded(
-                (io::reload_tab(tab_id as f64, &url, ms).await)
-                    .map(drop)
-                    .map_err(|e| convert::describe(&e)),
-            ),
-        });
-    }
+    drive(|host, input, now| host.probe(&mut probing, input, now)).await
 }

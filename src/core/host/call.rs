@@ -1,8 +1,9 @@
 //! A page tool call as the [`Host`] runs it, whichever operation asks (`callTool`, a smoke
 //! evaluation, `replayDiff`, an audit probe, a run's page call): the gate first, then the
 //! page call machine, with the tab's kept listing taken from the host's own state. The shell
-//! sees one [`Effect`] at a time and answers each with one [`Outcome`] through
-//! [`Host::advance`]: a call on a kept listing crosses from the shell into the core twice (the
+//! sees one [`Output`] at a time and answers each with one [`Input`] through
+//! [`Host::advance`] (what a reply means, a cancel unanswered, frames not listed: the host
+//! reads it, for the page call machine): a call on a kept listing crosses from the shell into the core twice (the
 //! message sent, its reply; three times when the stored layers must be read first), where the
 //! page call machine alone took a `step` and a `handle` for each of its states.
 //!
@@ -13,58 +14,17 @@
 
 use std::rc::Rc;
 
-use serde_json::Value;
-
-use super::listing::{ListEffect, ListInput, Listing, Settle};
-use super::screen::{ScreenEffect, ScreenInput, Screening};
+use super::io::{Frames, Input, Output, Step, Tabs};
+use super::listing::{Listing, Settle};
+use super::screen::Screening;
 use super::Host;
 use crate::core::gate::{Asker, Permit};
-use crate::core::page::call::{CallAnswer, CallRequest, Input, PageCall, Step, Tab};
+use crate::core::page::bridge::Reply;
+use crate::core::page::call::{
+    CallAnswer, CallRequest, Input as PageInput, PageCall, Step as PageStep, CANCEL_REPLY_MS,
+    PAGE_RESULT_MS,
+};
 use crate::core::page::tabs::TabTools;
-
-/// What the shell does next for a call.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    /// Read the person's stored layers (`configure({middleware})`): [`Outcome::Layers`]. Asked
-    /// only when the host does not know them ([`super::StoredLayers`]).
-    ReadLayers,
-    /// Hold the call this long (a `delay` layer): [`Outcome::Held`].
-    Hold {
-        /// How long (ms).
-        ms: u32,
-    },
-    /// A step of the tab's listing, which the call makes itself (no fresh kept listing: every
-    /// frame, the site policies applied, kept in the host): [`Outcome::Listing`]. Never
-    /// [`ListEffect::Done`].
-    List(ListEffect),
-    /// A step of the page call machine that the browser performs (never
-    /// [`Step::KeptTools`] nor [`Step::ListTools`], which the host answers with its kept or
-    /// its own listing): [`Outcome::Page`], or for a [`Step::Send`] [`Outcome::Sent`].
-    Page(Step),
-    /// How the call ended (`callTool` writes it as its answer).
-    Done(CallAnswer),
-}
-
-/// What the shell feeds back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// The stored layers as read (`None`: none stored), or why they could not be read.
-    Layers(Result<Option<Value>, String>),
-    /// An [`Effect::Hold`] was performed.
-    Held,
-    /// The input of an [`Effect::List`] step.
-    Listing(ListInput),
-    /// The input of the page call step asked for.
-    Page(Input),
-    /// A [`Step::Send`] performed: the browser's tabs when the step asked for them (listed
-    /// before the message left), and the reply.
-    Sent {
-        /// The tabs, for `list_tabs`.
-        tabs: Option<Vec<Tab>>,
-        /// The reply, the channel's failure or the timeout.
-        reply: Input,
-    },
-}
 
 /// One page call under way.
 #[derive(Debug)]
@@ -73,6 +33,20 @@ pub struct HostCall {
     id: String,
     /// The tab's listing the call makes, while it makes it.
     listing: Option<Listing>,
+    /// The page call's step the shell performs now.
+    asked: Option<Asked>,
+}
+
+/// A step of the page call machine the shell performs, for reading its input back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Asked {
+    Send,
+    Frame,
+    Tabs,
+    Cancel,
+    Wait,
+    Frames,
+    ReadResult,
 }
 
 #[derive(Debug)]
@@ -101,6 +75,7 @@ impl HostCall {
             },
             id,
             listing: None,
+            asked: None,
         }
     }
 
@@ -110,102 +85,94 @@ impl HostCall {
             phase: Phase::Held(permit),
             id,
             listing: None,
+            asked: None,
         }
     }
 }
 
 impl Host {
-    /// Feeds the outcome of the last effect (`None` for the first) and says what to do next.
-    /// An outcome the effect did not ask for ends the call with an error (a bug in the shell,
+    /// Feeds the input of the last output (`None` for the first) and says what to do next.
+    /// An input the output did not ask for ends the call with an error (a bug in the shell,
     /// said as such).
-    pub fn advance(&self, call: &mut HostCall, outcome: Option<Outcome>, now_ms: f64) -> Effect {
-        let mut outcome = outcome;
+    pub fn advance(
+        &self,
+        call: &mut HostCall,
+        input: Option<Input>,
+        now_ms: f64,
+    ) -> Step<CallAnswer> {
+        let mut input = input;
         loop {
             let phase = std::mem::replace(&mut call.phase, Phase::Gone);
-            let (phase, effect) = match (phase, outcome.take()) {
+            let (phase, output) = match (phase, input.take()) {
                 (
                     Phase::Gate {
                         mut screening,
                         request,
                     },
-                    fed @ (None | Some(Outcome::Layers(_)) | Some(Outcome::Held)),
-                ) => {
-                    let input = match fed {
-                        None => None,
-                        Some(Outcome::Layers(stored)) => Some(ScreenInput::Layers(stored)),
-                        Some(_) => Some(ScreenInput::Held),
-                    };
-                    match self.screen(&mut screening, input) {
-                        ScreenEffect::ReadLayers => {
-                            let phase = Phase::Gate { screening, request };
-                            (phase, Some(Effect::ReadLayers))
-                        }
-                        ScreenEffect::Hold { ms } => {
-                            let phase = Phase::Gate { screening, request };
-                            (phase, Some(Effect::Hold { ms }))
-                        }
-                        ScreenEffect::Done(Ok(pass)) => (Phase::Held(pass.permit(request)), None),
-                        ScreenEffect::Done(Err(error)) => {
-                            (Phase::Gone, Some(Effect::Done(CallAnswer::failed(error))))
-                        }
-                    }
-                }
+                    fed,
+                ) => match self.screen(&mut screening, fed) {
+                    Step::Do(output) => (Phase::Gate { screening, request }, Some(output)),
+                    Step::Done(Ok(pass)) => (Phase::Held(pass.permit(request)), None),
+                    Step::Done(Err(error)) => return Step::Done(CallAnswer::failed(error)),
+                },
                 (Phase::Held(permit), None) => {
                     let page = PageCall::new(permit, call.id.clone());
                     (Phase::Call(Box::new(page)), None)
                 }
                 (Phase::Call(mut page), fed) => {
-                    match fed {
-                        None => {}
-                        Some(Outcome::Listing(input)) => {
-                            let Some(mut listing) = call.listing.take() else {
-                                return unasked(&Outcome::Listing(input));
-                            };
-                            match self.list(&mut listing, Some(input), now_ms) {
-                                ListEffect::Done(listed) => page.handle(Input::Tools(listed)),
-                                effect => {
+                    if let Some(fed) = fed {
+                        if let Some(mut listing) = call.listing.take() {
+                            match self.list(&mut listing, Some(fed), now_ms) {
+                                Step::Done(listed) => page.handle(PageInput::Tools(listed)),
+                                Step::Do(output) => {
                                     call.listing = Some(listing);
                                     call.phase = Phase::Call(page);
-                                    return Effect::List(effect);
+                                    return Step::Do(output);
                                 }
                             }
-                        }
-                        Some(Outcome::Page(input)) => page.handle(input),
-                        Some(Outcome::Sent { tabs, reply }) => {
-                            if let Some(tabs) = tabs {
-                                page.handle(Input::Tabs(tabs));
+                        } else {
+                            let Some(asked) = call.asked.take() else {
+                                return unasked(fed.what());
+                            };
+                            if let Err(what) = fed_to_page(&mut page, asked, fed) {
+                                return unasked(what);
                             }
-                            page.handle(reply);
                         }
-                        Some(other) => return unasked(&other),
                     }
                     match page.step() {
-                        Step::KeptTools { tab_id } => match self.kept_listing(tab_id, now_ms) {
+                        PageStep::KeptTools { tab_id } => match self.kept_listing(tab_id, now_ms) {
                             Some(tools) => {
-                                page.handle(Input::Kept(tools));
+                                page.handle(PageInput::Kept(tools));
                                 (Phase::Call(page), None)
                             }
                             None => {
-                                let effect = self.call_listing(call, &mut page, tab_id, now_ms);
-                                (Phase::Call(page), effect)
+                                let output = self.call_listing(call, &mut page, tab_id, now_ms);
+                                (Phase::Call(page), output)
                             }
                         },
-                        Step::ListTools { tab_id } => {
-                            let effect = self.call_listing(call, &mut page, tab_id, now_ms);
-                            (Phase::Call(page), effect)
+                        PageStep::ListTools { tab_id } => {
+                            let output = self.call_listing(call, &mut page, tab_id, now_ms);
+                            (Phase::Call(page), output)
                         }
-                        Step::Done(answer) => (Phase::Gone, Some(Effect::Done(answer))),
-                        step => (Phase::Call(page), Some(Effect::Page(step))),
+                        PageStep::Done(answer) => return Step::Done(answer),
+                        step => {
+                            let Some((asked, output)) = page_output(step) else {
+                                let error = "internal error: a step the host answers itself";
+                                return Step::Done(CallAnswer::failed(error));
+                            };
+                            call.asked = Some(asked);
+                            (Phase::Call(page), Some(output))
+                        }
                     }
                 }
-                (_, Some(other)) => return unasked(&other),
+                (_, Some(other)) => return unasked(other.what()),
                 (Phase::Gone, None) => {
-                    return Effect::Done(CallAnswer::failed("the call has ended"));
+                    return Step::Done(CallAnswer::failed("the call has ended"));
                 }
             };
             call.phase = phase;
-            if let Some(effect) = effect {
-                return effect;
+            if let Some(output) = output {
+                return Step::Do(output);
             }
         }
     }
@@ -218,16 +185,16 @@ impl Host {
         page: &mut PageCall,
         tab_id: i64,
         now_ms: f64,
-    ) -> Option<Effect> {
+    ) -> Option<Output> {
         let mut listing = Listing::kept(tab_id, Settle::Now);
         match self.list(&mut listing, None, now_ms) {
-            ListEffect::Done(listed) => {
-                page.handle(Input::Tools(listed));
+            Step::Done(listed) => {
+                page.handle(PageInput::Tools(listed));
                 None
             }
-            effect => {
+            Step::Do(output) => {
                 call.listing = Some(listing);
-                Some(Effect::List(effect))
+                Some(output)
             }
         }
     }
@@ -244,15 +211,88 @@ impl Host {
     }
 }
 
-fn unasked(outcome: &Outcome) -> Effect {
-    let what = match outcome {
-        Outcome::Layers(_) => "the stored layers",
-        Outcome::Held => "a hold",
-        Outcome::Listing(_) => "a listing's step",
-        Outcome::Page(_) => "a page step's input",
-        Outcome::Sent { .. } => "a message's reply",
+/// What the shell performs for a step of the page call machine; `None` for a step the host
+/// answers itself (its kept listing, its own listing, the end).
+fn page_output(step: PageStep) -> Option<(Asked, Output)> {
+    Some(match step {
+        PageStep::Send {
+            tab_id,
+            target,
+            message,
+            timeout_ms,
+            list_tabs,
+        } => (
+            Asked::Send,
+            Output::Frames(Frames::Send {
+                tab_id,
+                target,
+                message,
+                timeout_ms,
+                list_tabs,
+            }),
+        ),
+        PageStep::Frame { tab_id, frame_id } => (
+            Asked::Frame,
+            Output::Frames(Frames::State { tab_id, frame_id }),
+        ),
+        PageStep::Tabs => (Asked::Tabs, Output::Tabs(Tabs::List)),
+        PageStep::Cancel {
+            tab_id,
+            target,
+            message,
+        } => (
+            Asked::Cancel,
+            Output::Frames(Frames::Ask {
+                tab_id,
+                target,
+                message,
+                ms: CANCEL_REPLY_MS,
+            }),
+        ),
+        PageStep::Wait { ms } => (Asked::Wait, Output::Sleep { ms }),
+        PageStep::Frames { tab_id } => (Asked::Frames, Output::Frames(Frames::All { tab_id })),
+        PageStep::ReadResult {
+            tab_id,
+            target,
+            message,
+        } => (
+            Asked::ReadResult,
+            Output::Frames(Frames::Ask {
+                tab_id,
+                target,
+                message,
+                ms: PAGE_RESULT_MS,
+            }),
+        ),
+        PageStep::KeptTools { .. } | PageStep::ListTools { .. } | PageStep::Done(_) => return None,
+    })
+}
+
+/// The input of a step the shell performed, read as the page call machine reads it: a cancel
+/// whose reply did not come was performed all the same; frames that could not be listed are
+/// none. `Err`: not the input of that step (what it was).
+fn fed_to_page(page: &mut PageCall, asked: Asked, fed: Input) -> Result<(), &'static str> {
+    let input = match (asked, fed) {
+        (Asked::Send, Input::Sent { tabs, reply }) => {
+            if let Some(tabs) = tabs {
+                page.handle(PageInput::Tabs(tabs));
+            }
+            reply.into()
+        }
+        (Asked::Frame, Input::Frame(state)) => PageInput::Frame(state),
+        (Asked::Tabs, Input::Tabs(tabs)) => PageInput::Tabs(tabs),
+        (Asked::Cancel, Input::Reply(Reply::Answered(reply))) => PageInput::Reply(reply),
+        (Asked::Cancel, Input::Reply(_)) | (Asked::Wait, Input::Slept) => PageInput::Performed,
+        (Asked::Frames, Input::Frames(frames)) => PageInput::Frames(frames.unwrap_or_default()),
+        (Asked::ReadResult, Input::Reply(reply)) => reply.into(),
+        (_, other) => return Err(other.what()),
     };
-    Effect::Done(CallAnswer::failed(format!(
+    page.handle(input);
+    Ok(())
+}
+
+fn unasked(what: &str) -> Step<CallAnswer> {
+    Step::Done(CallAnswer::failed(format!(
         "internal error: {what} came where the call did not ask for it"
     )))
 }

@@ -5,8 +5,8 @@
 //! policies applied, the listing kept for the page calls that follow, and, when the caller
 //! asks for it, the tab listed again until its page is ready ([`core::page::ready`]).
 //!
-//! The shell sees one [`ListEffect`] at a time and answers each with one [`ListInput`]
-//! through [`Host::list`]; the caller gets the tools typed ([`Listed`]), never `listTools`'
+//! The shell sees one [`Output`] at a time (a pause, the frames asked, the bridge injected)
+//! and answers each with one [`Input`] through [`Host::list`]; the caller gets the tools typed ([`Listed`]), never `listTools`'
 //! JSON to parse again.
 //!
 //! Invariant: a listing is kept only if the kept listings were not forgotten since its frames
@@ -16,55 +16,12 @@
 
 use std::rc::Rc;
 
+use super::io::{unasked, Frames, Input, Output, Step};
 use super::Host;
 pub use crate::core::page::ready::Settle;
 use crate::core::page::ready::{Ready, ReadyWait};
 use crate::core::page::site::{self, SitePolicy};
 use crate::core::page::tabs::{orphaned, FrameAnswer, Listed, TabTools};
-
-/// What the shell does next for a listing.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ListEffect {
-    /// Wait this long, then [`ListInput::Slept`].
-    Sleep {
-        /// How long (ms).
-        ms: u32,
-    },
-    /// Ask every frame of the tab for its tools, all at once within one deadline (and, with
-    /// `sites`, read the site policies meanwhile): [`ListInput::Frames`].
-    Frames {
-        /// The tab.
-        tab_id: i64,
-        /// Whether the site policies are to be read too.
-        sites: bool,
-    },
-    /// Inject the page bridge into the tab's frames (its scripts are orphaned):
-    /// [`ListInput::Injected`].
-    Inject {
-        /// The tab.
-        tab_id: i64,
-    },
-    /// The listing, the tools as the caller gets them. With [`Listing::kept`], the host kept it
-    /// and the shell observes it (the first definitions seen: [`Host::take_listed`]).
-    Done(Listed),
-}
-
-/// What the shell feeds back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ListInput {
-    /// An [`ListEffect::Sleep`] passed.
-    Slept,
-    /// Every frame's answer, or why the tab's frames could not be listed; the site policies
-    /// when asked for (`None` when not, or when they could not be read in time).
-    Frames {
-        /// The frames' answers.
-        answers: Result<Vec<FrameAnswer>, String>,
-        /// The site policies as read.
-        sites: Option<Result<Vec<SitePolicy>, String>>,
-    },
-    /// The bridge was injected, or why not.
-    Injected(Result<(), String>),
-}
 
 /// One listing under way.
 #[derive(Debug)]
@@ -140,59 +97,54 @@ impl Host {
     /// Feeds the input of the last effect (`None` for the first) at `now_ms` and says what to
     /// do next. An input the effect did not ask for ends the listing with an error (a bug in
     /// the shell, said as such).
-    pub fn list(&self, listing: &mut Listing, input: Option<ListInput>, now_ms: f64) -> ListEffect {
+    pub fn list(&self, listing: &mut Listing, input: Option<Input>, now_ms: f64) -> Step<Listed> {
         let tab_id = listing.tab_id;
         let phase = std::mem::replace(&mut listing.phase, Phase::Done);
         let (answers, sites) = match (phase, input) {
             (Phase::Start { after_ms }, None) if after_ms > 0 => {
                 listing.phase = Phase::Sleeping;
-                return ListEffect::Sleep { ms: after_ms };
+                return Step::Do(Output::Sleep { ms: after_ms });
             }
-            (Phase::Start { .. }, None) | (Phase::Sleeping, Some(ListInput::Slept)) => {
+            (Phase::Start { .. }, None) | (Phase::Sleeping, Some(Input::Slept)) => {
                 listing.epoch = self.listings.borrow().epoch();
                 listing.phase = Phase::Asked;
                 let sites = listing.kept;
-                return ListEffect::Frames { tab_id, sites };
+                return Step::Do(Output::Frames(Frames::List { tab_id, sites }));
             }
-            (Phase::Asked, Some(ListInput::Frames { answers, sites })) => match answers {
+            (Phase::Asked, Some(Input::Listed { answers, sites })) => match answers {
                 Ok(answers) if !listing.injected && orphaned(&answers) => {
                     listing.injected = true;
                     listing.phase = Phase::Injecting { answers, sites };
-                    return ListEffect::Inject { tab_id };
+                    return Step::Do(Output::Frames(Frames::Inject { tab_id }));
                 }
                 answers => (answers, sites),
             },
-            (Phase::Injecting { .. }, Some(ListInput::Injected(Ok(())))) => {
+            (Phase::Injecting { .. }, Some(Input::Done(Ok(())))) => {
                 listing.phase = Phase::Asked;
                 let sites = listing.kept;
-                return ListEffect::Frames { tab_id, sites };
+                return Step::Do(Output::Frames(Frames::List { tab_id, sites }));
             }
-            (Phase::Injecting { answers, sites }, Some(ListInput::Injected(Err(_)))) => {
+            (Phase::Injecting { answers, sites }, Some(Input::Done(Err(_)))) => {
                 (Ok(answers), sites)
             }
             (_, input) => {
-                let what = match input {
-                    None => "a step asked again",
-                    Some(ListInput::Slept) => "a pause",
-                    Some(ListInput::Frames { .. }) => "the frames' answers",
-                    Some(ListInput::Injected(_)) => "an injection",
-                };
-                return ListEffect::Done(Err(format!(
-                    "internal error: {what} came where the listing of tab {tab_id} did not ask for it"
+                return Step::Done(Err(format!(
+                    "internal error: {} came where the listing of tab {tab_id} did not ask for it",
+                    unasked(input.as_ref())
                 )));
             }
         };
         let listed = answers.map(|answers| self.listed(listing, answers, sites, now_ms));
         let Some(wait) = &mut listing.ready else {
-            return ListEffect::Done(listed);
+            return Step::Done(listed);
         };
         match wait.listed(&listed, now_ms) {
-            Ready::Go => ListEffect::Done(listed),
+            Ready::Go => Step::Done(listed),
             Ready::ListAgain(ms) => {
                 listing.phase = Phase::Sleeping;
-                ListEffect::Sleep { ms }
+                Step::Do(Output::Sleep { ms })
             }
-            Ready::Failed(why) => ListEffect::Done(Err(why)),
+            Ready::Failed(why) => Step::Done(Err(why)),
         }
     }
 
@@ -230,16 +182,17 @@ pub(crate) fn played(
     let mut input = None;
     loop {
         input = Some(match host.list(&mut listing, input.take(), *now_ms) {
-            ListEffect::Done(listed) => return listed,
-            ListEffect::Sleep { ms } => {
+            Step::Done(listed) => return listed,
+            Step::Do(Output::Sleep { ms }) => {
                 *now_ms += f64::from(ms);
-                ListInput::Slept
+                Input::Slept
             }
-            ListEffect::Frames { .. } => ListInput::Frames {
+            Step::Do(Output::Frames(Frames::List { .. })) => Input::Listed {
                 answers: Ok(frames()),
                 sites: Some(Ok(Vec::new())),
             },
-            ListEffect::Inject { .. } => ListInput::Injected(Ok(())),
+            Step::Do(Output::Frames(Frames::Inject { .. })) => Input::Done(Ok(())),
+            Step::Do(other) => panic!("a listing asked for {other:?}"),
         });
     }
 }

@@ -17,9 +17,9 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
-use super::call::{Effect, HostCall, Outcome};
-use super::listing::{ListEffect, ListInput, Listing};
-use super::probe::{ProbeEffect, ProbeInput, Probing};
+use super::call::HostCall;
+use super::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
+use super::listing::Listing;
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
 use crate::core::crawl::{Crawl, CrawlRequest, Next as CrawlNext, Reply as CrawlReply};
@@ -32,13 +32,14 @@ use crate::core::ops::AuditRequest;
 use crate::core::page::bridge::{
     parse_dom_reply, parse_sitemap_reply, FrameRequest, Reply as FrameReply, Target,
 };
-use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Input, Step, Tab};
+use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
 use crate::core::run::drive::{Action, Answer, FetchId, Gated};
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
+use crate::core::setup::store::MIDDLEWARE_KEY;
 
 pub(crate) mod model;
 pub(crate) mod page;
@@ -173,15 +174,19 @@ impl Play {
         format!("p{}", self.ids)
     }
 
-    /// Lists a tab as `shell::list` does.
-    pub(crate) fn list(&mut self, mut listing: Listing) -> Listed {
+    /// Drives one machine of the host to its answer as `shell::drive` does: each output
+    /// performed ([`Play::perform`]), the clock moved by what it took, its input fed back.
+    pub(crate) fn drive<A>(
+        &mut self,
+        mut step: impl FnMut(&Host, Option<Input>, f64) -> Step<A>,
+    ) -> A {
         let mut input = None;
         loop {
             self.crossings += 1;
-            match self.host.list(&mut listing, input.take(), self.now) {
-                ListEffect::Done(listed) => return listed,
-                effect => {
-                    let (ms, fed) = self.list_step(effect);
+            match step(&self.host, input.take(), self.now) {
+                Step::Done(answer) => return answer,
+                Step::Do(output) => {
+                    let (ms, fed) = self.perform(output);
                     self.now += ms;
                     input = Some(fed);
                 }
@@ -189,28 +194,68 @@ impl Play {
         }
     }
 
-    /// Performs a listing's step: how long it took (ms) and its input.
-    fn list_step(&mut self, effect: ListEffect) -> (f64, ListInput) {
-        match effect {
-            ListEffect::Sleep { ms } => (f64::from(ms), ListInput::Slept),
-            ListEffect::Frames { tab_id, sites } => {
-                let answers = self.frame_listings(tab_id);
-                let sites = sites.then(|| Ok(Vec::new()));
-                (0.0, ListInput::Frames { answers, sites })
+    /// Lists a tab as `shell::list` does.
+    pub(crate) fn list(&mut self, mut listing: Listing) -> Listed {
+        self.drive(|host, input, now| host.list(&mut listing, input, now))
+    }
+
+    /// Performs one output as `shell::perform` does, against the scripted world: how long it
+    /// took (ms) and its input.
+    fn perform(&mut self, output: Output) -> (f64, Input) {
+        let input = match output {
+            Output::Sleep { ms } => return (f64::from(ms), Input::Slept),
+            Output::Storage(Storage::Read { key, .. }) => Input::Read(Ok(match key.as_str() {
+                MIDDLEWARE_KEY => self.layers.clone(),
+                _ => None,
+            })),
+            Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
+            Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
+                answers: self.frame_listings(tab_id),
+                sites: sites.then(|| Ok(Vec::new())),
+            },
+            Output::Frames(Frames::Inject { .. }) => Input::Done(Ok(())),
+            Output::Frames(Frames::Ask {
+                tab_id,
+                target,
+                message,
+                ..
+            }) => Input::Reply(self.send(tab_id, &target, &message)),
+            Output::Frames(Frames::Send {
+                tab_id,
+                target,
+                message,
+                list_tabs,
+                ..
+            }) => {
+                let tabs = list_tabs.then(|| self.tabs());
+                let reply = self.send(tab_id, &target, &message);
+                Input::Sent { tabs, reply }
             }
-            ListEffect::Inject { .. } => (0.0, ListInput::Injected(Ok(()))),
-            ListEffect::Done(_) => unreachable!("the caller's"),
-        }
+            Output::Frames(Frames::All { tab_id }) => Input::Frames(Ok(self.frames(tab_id))),
+            Output::Frames(Frames::State { tab_id, frame_id }) => Input::Frame(
+                (self.frames(tab_id).into_iter())
+                    .find(|frame| frame.frame_id == frame_id)
+                    .map(|frame| FrameState {
+                        url: frame.url,
+                        document_id: frame.document_id,
+                    }),
+            ),
+            Output::Tabs(Tabs::List) => Input::Tabs(self.tabs()),
+            Output::Tabs(Tabs::Reload { tab_id, url, .. }) => {
+                return (0.0, Input::Done(self.load(tab_id, &url)));
+            }
+            Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(false),
+            Output::Ui(Ui::Push { .. }) => Input::Pushed,
+            Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
+        };
+        (0.0, input)
     }
 
     fn frame_listings(&mut self, tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
         let frame = self.frames(tab_id).into_iter().next();
         let frame = frame.ok_or_else(|| format!("No tab with id: {tab_id}."))?;
         let message = FrameRequest::ListTools.to_message();
-        let reply = match self.send(tab_id, &frame.target(), &message) {
-            Input::Reply(text) => FrameReply::Answered(text),
-            _ => FrameReply::Failed("Receiving end does not exist.".into()),
-        };
+        let reply = self.send(tab_id, &frame.target(), &message);
         Ok(vec![listing(frame, reply)])
     }
 
@@ -238,18 +283,32 @@ impl Play {
 
     /// A message to a frame's document: its reply, or the channel's failure when the document
     /// is not the one aimed at.
-    fn send(&mut self, tab_id: i64, target: &Target, message: &Value) -> Input {
+    fn send(&mut self, tab_id: i64, target: &Target, message: &Value) -> FrameReply {
         match self.pages.get_mut(&tab_id) {
             Some(page) if target.frame_id == 0 => match &target.document_id {
-                Some(document) if *document != page.document() => Input::ChannelFailed(
+                Some(document) if *document != page.document() => FrameReply::Failed(
                     "Could not establish connection. Receiving end does not exist.".into(),
                 ),
                 _ => match page.answer(message) {
-                    Ok(reply) => Input::Reply(Ok(reply)),
-                    Err(closed) => Input::ChannelFailed(closed),
+                    Ok(reply) => FrameReply::Answered(Ok(reply)),
+                    Err(closed) => FrameReply::Failed(closed),
                 },
             },
-            _ => Input::ChannelFailed(format!("No frame {} in tab {tab_id}.", target.frame_id)),
+            _ => FrameReply::Failed(format!("No frame {} in tab {tab_id}.", target.frame_id)),
+        }
+    }
+
+    /// Loads `url` in the tab (as `reloadTab` does after a probe navigated it).
+    fn load(&mut self, tab_id: i64, url: &str) -> Result<(), String> {
+        match self.pages.get_mut(&tab_id) {
+            Some(_) if self.lose_tab_on_reload => Err(format!("No tab with id: {tab_id}.")),
+            Some(page) => {
+                let (loading, late) = self.loading;
+                page.load(url, loading, late);
+                self.now += LOAD_MS;
+                Ok(())
+            }
+            None => Err(format!("No tab with id: {tab_id}.")),
         }
     }
 
@@ -264,7 +323,7 @@ impl Play {
         Ok(())
     }
 
-    /// A page call that `asker` asks for, as `shell::gate::page_call` makes it.
+    /// A page call that `asker` asks for, as `shell::asked_call` makes it.
     pub(crate) fn asked(&mut self, asker: Asker, request: CallRequest) -> CallAnswer {
         let id = format!("call_{}", self.fresh());
         self.page_call(HostCall::asked(asker, request, id))
@@ -272,76 +331,10 @@ impl Play {
 
     /// Performs a page call as `shell::page_call` does.
     pub(crate) fn page_call(&mut self, mut call: HostCall) -> CallAnswer {
-        let (mut outcome, before) = (None, self.crossings);
-        loop {
-            self.crossings += 1;
-            match self.host.advance(&mut call, outcome.take(), self.now) {
-                Effect::Done(answer) => {
-                    self.call_crossings.push(self.crossings - before);
-                    return answer;
-                }
-                effect => {
-                    let (ms, fed) = self.call_step(effect);
-                    self.now += ms;
-                    outcome = Some(fed);
-                }
-            }
-        }
-    }
-
-    /// Performs a page call's step: how long it took (ms) and its outcome.
-    fn call_step(&mut self, effect: Effect) -> (f64, Outcome) {
-        match effect {
-            Effect::ReadLayers => (0.0, Outcome::Layers(Ok(self.layers.clone()))),
-            Effect::Hold { ms } => (f64::from(ms), Outcome::Held),
-            Effect::List(effect) => {
-                let (ms, input) = self.list_step(effect);
-                (ms, Outcome::Listing(input))
-            }
-            Effect::Page(Step::Send {
-                tab_id,
-                target,
-                message,
-                list_tabs,
-                ..
-            }) => {
-                let tabs = list_tabs.then(|| self.tabs());
-                let reply = self.send(tab_id, &target, &message);
-                (0.0, Outcome::Sent { tabs, reply })
-            }
-            Effect::Page(Step::Wait { ms }) => (f64::from(ms), Outcome::Page(Input::Performed)),
-            Effect::Page(step) => (0.0, Outcome::Page(self.page_step(step))),
-            Effect::Done(_) => unreachable!("the caller's"),
-        }
-    }
-
-    fn page_step(&mut self, step: Step) -> Input {
-        match step {
-            Step::Frame { tab_id, frame_id } => Input::Frame(
-                (self.frames(tab_id).into_iter())
-                    .find(|frame| frame.frame_id == frame_id)
-                    .map(|frame| FrameState {
-                        url: frame.url,
-                        document_id: frame.document_id,
-                    }),
-            ),
-            Step::Tabs => Input::Tabs(self.tabs()),
-            Step::Cancel {
-                tab_id,
-                target,
-                message,
-            } => match self.send(tab_id, &target, &message) {
-                reply @ Input::Reply(_) => reply,
-                _ => Input::Performed,
-            },
-            Step::Frames { tab_id } => Input::Frames(self.frames(tab_id)),
-            Step::ReadResult {
-                tab_id,
-                target,
-                message,
-            } => self.send(tab_id, &target, &message),
-            other => Input::ChannelFailed(format!("internal error: {other:?} is the host's")),
-        }
+        let before = self.crossings;
+        let answer = self.drive(|host, input, now| host.advance(&mut call, input, now));
+        self.call_crossings.push(self.crossings - before);
+        answer
     }
 
     /// `run(raw)` as `shell::agent::run` performs it: its start, then its drive to the end;
@@ -424,15 +417,14 @@ impl Play {
                         return Ok(drive.ended(&run_id, &thread_id, outcome, events));
                     }
                     RunEffect::Act(action) => self.act(action, &mut pending),
-                    RunEffect::Listing { child, effect } => {
-                        let (ms, input) = self.list_step(effect);
-                        pending.at(now + ms, RunFeed::Listing { child, input });
-                    }
-                    RunEffect::Call { child, effect } => {
-                        self.crossings += 1;
-                        *calls.entry(child).or_default() += 2;
-                        let (ms, outcome) = self.call_step(effect);
-                        pending.at(now + ms, RunFeed::Call { child, outcome });
+                    RunEffect::Child { child, output } => {
+                        // A page call's crossings are counted; its tab's listings are not.
+                        if run.is_call(child) {
+                            self.crossings += 1;
+                            *calls.entry(child).or_default() += 2;
+                        }
+                        let (ms, input) = self.perform(output);
+                        pending.at(now + ms, RunFeed::Child { child, input });
                     }
                     RunEffect::Page(page) => {
                         self.host.runs.borrow_mut().on_page(&run_id, page);

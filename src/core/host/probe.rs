@@ -6,8 +6,8 @@
 //! `evaluate({reload})` does) and, once it lists its tools again, the other tools are probed
 //! there; when it cannot be, they are said skipped.
 //!
-//! The shell sees one [`ProbeEffect`] at a time and answers each with one [`ProbeInput`]
-//! through [`Host::probe`]; the listings and the page calls are the probing's children, their
+//! The shell sees one [`Output`] at a time and answers each with one [`Input`] through
+//! [`Host::probe`]; the listings and the page calls are the probing's children, their
 //! steps handed out as they come.
 //!
 //! Invariant: a probe reaches the page only as a [`HostCall::asked`] by [`Asker::Probe`]: the
@@ -18,71 +18,18 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::call::{Effect, HostCall, Outcome};
-use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::call::HostCall;
+use super::io::{unasked, Frames, Input, Output, Step, Tabs};
+use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::audit::probe::{self, ProbeCall};
 use crate::core::audit::{audit_tab_probed, Finding};
 use crate::core::gate::Asker;
 use crate::core::limits::{Limits, EVAL_RELOAD_MS, PROBE_WATCH_MS};
 use crate::core::ops::AuditRequest;
-use crate::core::page::bridge::{parse_watched, FrameRequest, Reply, Target};
-use crate::core::page::call::{CallAnswer, CallRequest};
+use crate::core::page::bridge::{parse_watched, FrameRequest};
+use crate::core::page::call::{CallAnswer, CallRequest, FrameState};
 use crate::core::page::tabs::{Listed, TabTools};
-
-/// What the shell does next for an audit.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ProbeEffect {
-    /// A step of a listing of the tab (the audit's, or the one after a reload):
-    /// [`ProbeInput::Listing`]. Never [`ListEffect::Done`].
-    List(ListEffect),
-    /// The URL of the tab's top frame (`webNavigation`), its listing showing no page:
-    /// [`ProbeInput::PageUrl`].
-    PageUrl {
-        /// The tab.
-        tab_id: i64,
-    },
-    /// Send `message` to the frame, its reply within `ms` (start or end watching the page's
-    /// requests): [`ProbeInput::Watched`].
-    Ask {
-        /// The tab.
-        tab_id: i64,
-        /// The frame.
-        target: Target,
-        /// The bridge message.
-        message: Value,
-        /// How long its reply may take.
-        ms: u32,
-    },
-    /// A step of a probe's page call: [`ProbeInput::Call`]. Never [`Effect::Done`].
-    Call(Effect),
-    /// Load `url` in the tab again, freshly, within `ms`: [`ProbeInput::Reloaded`].
-    Reload {
-        /// The tab.
-        tab_id: i64,
-        /// The page the audit started on.
-        url: String,
-        /// How long the load may take.
-        ms: u32,
-    },
-    /// The audit's answer (as `format` renders it), or why there is none.
-    Done(Result<Value, String>),
-}
-
-/// What the shell feeds back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ProbeInput {
-    /// The input of a [`ProbeEffect::List`] step.
-    Listing(ListInput),
-    /// The top frame's URL, or why there is none.
-    PageUrl(Result<String, String>),
-    /// The frame's reply to a [`ProbeEffect::Ask`].
-    Watched(Reply),
-    /// The outcome of a [`ProbeEffect::Call`] step.
-    Call(Outcome),
-    /// The page loaded again, or why not.
-    Reloaded(Result<(), String>),
-}
 
 #[derive(Debug)]
 enum Phase {
@@ -138,22 +85,22 @@ impl Probing {
         }
     }
 
-    fn watch(&self, call: &ProbeCall, on: bool) -> ProbeEffect {
-        ProbeEffect::Ask {
+    fn watch(&self, call: &ProbeCall, on: bool) -> Next {
+        Step::Do(Output::Frames(Frames::Ask {
             tab_id: self.request.tab_id,
             target: call.frame_id.into(),
             message: FrameRequest::Watch { on }.to_message(),
             ms: PROBE_WATCH_MS,
-        }
+        }))
     }
 
-    fn answer(&mut self) -> ProbeEffect {
+    fn answer(&mut self) -> Next {
         let findings = std::mem::take(&mut self.findings);
         let audit = match &self.tools {
             Some(tools) => audit_tab_probed(tools, findings),
             None => audit_tab_probed(&TabTools::default(), findings),
         };
-        ProbeEffect::Done(Ok(audit.render(self.request.format, None)))
+        Step::Done(Ok(audit.render(self.request.format, None)))
     }
 
     /// The tools not probed after `by` navigated the page and it could not be loaded again.
@@ -167,26 +114,24 @@ impl Host {
     /// Feeds the input of the last effect (`None` for the first) at `now_ms` and says what to
     /// do next. An input the effect did not ask for ends the audit with an error (a bug in the
     /// shell, said as such).
-    pub fn probe(&self, p: &mut Probing, input: Option<ProbeInput>, now_ms: f64) -> ProbeEffect {
+    pub fn probe(&self, p: &mut Probing, input: Option<Input>, now_ms: f64) -> Next {
         let mut input = input;
         loop {
             let phase = std::mem::replace(&mut p.phase, Phase::Gone);
             match (phase, input.take()) {
-                (Phase::Listing(mut listing), fed @ (None | Some(ProbeInput::Listing(_)))) => {
-                    match self.list(&mut listing, listing_input(fed), now_ms) {
-                        ListEffect::Done(listed) => {
-                            if let Some(done) = self.audited(p, listed) {
-                                return done;
-                            }
-                        }
-                        effect => {
-                            p.phase = Phase::Listing(listing);
-                            return ProbeEffect::List(effect);
+                (Phase::Listing(mut listing), fed) => match self.list(&mut listing, fed, now_ms) {
+                    Step::Done(listed) => {
+                        if let Some(done) = self.audited(p, listed) {
+                            return done;
                         }
                     }
-                }
-                (Phase::PageUrl, Some(ProbeInput::PageUrl(url))) => {
-                    p.page = url;
+                    Step::Do(output) => {
+                        p.phase = Phase::Listing(listing);
+                        return Step::Do(output);
+                    }
+                },
+                (Phase::PageUrl, Some(Input::Frame(top))) => {
+                    p.page = page_url(p.request.tab_id, top);
                     if let Some(done) = plan(p) {
                         return done;
                     }
@@ -204,31 +149,31 @@ impl Host {
                         }
                     }
                 },
-                (Phase::WatchOn(call), Some(ProbeInput::Watched(_))) => {
+                (Phase::WatchOn(call), Some(Input::Reply(_))) => {
                     if let Some(effect) = self.call(p, call, now_ms) {
                         return effect;
                     }
                 }
-                (Phase::Calling(call, mut host_call), Some(ProbeInput::Call(outcome))) => {
-                    match self.advance(&mut host_call, Some(outcome), now_ms) {
-                        Effect::Done(answer) => {
+                (Phase::Calling(call, mut host_call), Some(fed)) => {
+                    match self.advance(&mut host_call, Some(fed), now_ms) {
+                        Step::Done(answer) => {
                             if let Some(effect) = called(p, call, answer) {
                                 return effect;
                             }
                         }
-                        effect => {
+                        Step::Do(output) => {
                             p.phase = Phase::Calling(call, host_call);
-                            return ProbeEffect::Call(effect);
+                            return Step::Do(output);
                         }
                     }
                 }
-                (Phase::WatchOff(call, answer), Some(ProbeInput::Watched(reply))) => {
+                (Phase::WatchOff(call, answer), Some(Input::Reply(reply))) => {
                     let requests = parse_watched(&reply, &Limits::DEFAULT).unwrap_or_default();
                     if let Some(effect) = judged(p, &call, &answer, &requests) {
                         return effect;
                     }
                 }
-                (Phase::Reloading(call), Some(ProbeInput::Reloaded(loaded))) => match loaded {
+                (Phase::Reloading(call), Some(Input::Done(loaded))) => match loaded {
                     // The next probes only once the page is there again.
                     Ok(()) => {
                         let listing = Listing::kept(p.request.tab_id, Settle::AfterLoad);
@@ -241,31 +186,23 @@ impl Host {
                         return p.answer();
                     }
                 },
-                (
-                    Phase::Relisting(call, mut listing),
-                    fed @ (None | Some(ProbeInput::Listing(_))),
-                ) => match self.list(&mut listing, listing_input(fed), now_ms) {
-                    ListEffect::Done(Ok(_)) => p.phase = Phase::Next,
-                    ListEffect::Done(Err(_)) => {
-                        p.leave_out(&call.tool);
-                        return p.answer();
+                (Phase::Relisting(call, mut listing), fed) => {
+                    match self.list(&mut listing, fed, now_ms) {
+                        Step::Done(Ok(_)) => p.phase = Phase::Next,
+                        Step::Done(Err(_)) => {
+                            p.leave_out(&call.tool);
+                            return p.answer();
+                        }
+                        Step::Do(output) => {
+                            p.phase = Phase::Relisting(call, listing);
+                            return Step::Do(output);
+                        }
                     }
-                    effect => {
-                        p.phase = Phase::Relisting(call, listing);
-                        return ProbeEffect::List(effect);
-                    }
-                },
+                }
                 (_, fed) => {
-                    let what = match fed {
-                        None => "a step asked again",
-                        Some(ProbeInput::Listing(_)) => "a listing's step",
-                        Some(ProbeInput::PageUrl(_)) => "the page's URL",
-                        Some(ProbeInput::Watched(_)) => "a frame's reply",
-                        Some(ProbeInput::Call(_)) => "a call's step",
-                        Some(ProbeInput::Reloaded(_)) => "a reload",
-                    };
-                    return ProbeEffect::Done(Err(format!(
-                        "internal error: {what} came where the audit did not ask for it"
+                    return Step::Done(Err(format!(
+                        "internal error: {} came where the audit did not ask for it",
+                        unasked(fed.as_ref())
                     )));
                 }
             }
@@ -274,10 +211,10 @@ impl Host {
 
     /// The audit's listing arrived: the audit without probes, or the probes planned. `None`:
     /// go on with the phase set.
-    fn audited(&self, p: &mut Probing, listed: Listed) -> Option<ProbeEffect> {
+    fn audited(&self, p: &mut Probing, listed: Listed) -> Option<Next> {
         let tools = match listed {
             Ok(tools) => tools,
-            Err(error) => return Some(ProbeEffect::Done(Err(error))),
+            Err(error) => return Some(Step::Done(Err(error))),
         };
         p.tools = Some(tools.clone());
         if !p.request.probe {
@@ -291,13 +228,16 @@ impl Host {
             None => {
                 p.phase = Phase::PageUrl;
                 let tab_id = p.request.tab_id;
-                Some(ProbeEffect::PageUrl { tab_id })
+                Some(Step::Do(Output::Frames(Frames::State {
+                    tab_id,
+                    frame_id: 0,
+                })))
             }
         }
     }
 
     /// Starts a probe's call through the gate; its first step (`None`: the phase moved on).
-    fn call(&self, p: &mut Probing, call: ProbeCall, now_ms: f64) -> Option<ProbeEffect> {
+    fn call(&self, p: &mut Probing, call: ProbeCall, now_ms: f64) -> Option<Next> {
         p.made += 1;
         let request = CallRequest {
             frame_id: Some(call.frame_id),
@@ -311,26 +251,28 @@ impl Host {
         let id = format!("{}_{}", p.calls_id, p.made);
         let mut host_call = Box::new(HostCall::asked(Asker::Probe, request, id));
         match self.advance(&mut host_call, None, now_ms) {
-            Effect::Done(answer) => called(p, call, answer),
-            effect => {
+            Step::Done(answer) => called(p, call, answer),
+            Step::Do(output) => {
                 p.phase = Phase::Calling(call, host_call);
-                Some(ProbeEffect::Call(effect))
+                Some(Step::Do(output))
             }
         }
     }
 }
 
-/// A listing's step input, out of what the shell fed (only ever [`ProbeInput::Listing`] or
-/// nothing, as the caller matched).
-fn listing_input(fed: Option<ProbeInput>) -> Option<ListInput> {
-    match fed {
-        Some(ProbeInput::Listing(input)) => Some(input),
-        _ => None,
-    }
+/// An audit's next move: an output, or its answer (as `format` renders it) or why there is none.
+pub type Next = Step<Result<Value, String>>;
+
+/// The page the tab's top frame shows, to load again after a probe navigated it.
+fn page_url(tab_id: i64, top: Option<FrameState>) -> Result<String, String> {
+    let top = top.ok_or_else(|| format!("audit: tab {tab_id}: no such tab"))?;
+    Some(top.url)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| format!("audit: tab {tab_id} shows no page"))
 }
 
 /// The tools' probes planned from the audit's listing (`None`: the first is next).
-fn plan(p: &mut Probing) -> Option<ProbeEffect> {
+fn plan(p: &mut Probing) -> Option<Next> {
     let tools = p.tools.clone().unwrap_or_default();
     let plan = match &p.request.tools {
         Some(only) => probe::plan_only(&tools, p.request.allow_acting, only),
@@ -343,12 +285,12 @@ fn plan(p: &mut Probing) -> Option<ProbeEffect> {
             p.phase = Phase::Next;
             None
         }
-        Err(error) => Some(ProbeEffect::Done(Err(error))),
+        Err(error) => Some(Step::Done(Err(error))),
     }
 }
 
 /// A probe's call ended: the requests it made asked for, or it is judged.
-fn called(p: &mut Probing, call: ProbeCall, answer: CallAnswer) -> Option<ProbeEffect> {
+fn called(p: &mut Probing, call: ProbeCall, answer: CallAnswer) -> Option<Next> {
     if p.request.watch_network {
         let effect = p.watch(&call, false);
         p.phase = Phase::WatchOff(call, answer);
@@ -364,7 +306,7 @@ fn judged(
     call: &ProbeCall,
     answer: &CallAnswer,
     requests: &[(String, String)],
-) -> Option<ProbeEffect> {
+) -> Option<Next> {
     let found = probe::judge(call, answer, requests);
     let navigated = found.iter().any(|f| f.rule == "probe-navigates");
     p.findings.extend(found);
@@ -376,11 +318,11 @@ fn judged(
     match p.page.clone() {
         Ok(url) => {
             p.phase = Phase::Reloading(call.clone());
-            Some(ProbeEffect::Reload {
+            Some(Step::Do(Output::Tabs(Tabs::Reload {
                 tab_id: p.request.tab_id,
                 url,
                 ms: EVAL_RELOAD_MS,
-            })
+            })))
         }
         Err(_) => {
             p.leave_out(&call.tool);

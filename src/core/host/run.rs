@@ -19,8 +19,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::call::{Effect, HostCall, Outcome};
-use super::listing::{ListEffect, ListInput, Listing, Settle};
+use super::call::HostCall;
+use super::io::{Input, Output, Step};
+use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
 use serde_json::Value;
@@ -40,20 +41,13 @@ pub enum RunEffect {
     /// [`Action::ListTabTools`]): [`RunFeed::Drive`] when it wants an answer. After
     /// [`Action::Finished`] the run has ended: [`HostRun::drive`] gives its messages.
     Act(Action),
-    /// A step of one of the run's listings: [`RunFeed::Listing`] with the same `child`.
-    Listing {
-        /// The listing's id in the run.
+    /// An output of one of the run's children (a listing of its tab, a page call):
+    /// [`RunFeed::Child`] with the same `child`.
+    Child {
+        /// The child's id in the run.
         child: u64,
-        /// Its step.
-        effect: ListEffect,
-    },
-    /// A step of one of the run's page calls (never [`Effect::Done`]): [`RunFeed::Call`]
-    /// with the same `child`.
-    Call {
-        /// The call's id in the run.
-        child: u64,
-        /// Its step.
-        effect: Effect,
+        /// Its output.
+        output: Output,
     },
     /// The page the run is made on, as its start listed its tab (no answer): the shell
     /// records it in the run's log.
@@ -67,19 +61,12 @@ pub enum RunFeed {
     Got(Got),
     /// The answer to a [`RunEffect::Act`] (or a stop: [`Answer::Stop`], at any time).
     Drive(Answer),
-    /// The input of a [`RunEffect::Listing`].
-    Listing {
-        /// The listing's id in the run.
+    /// The input of a [`RunEffect::Child`].
+    Child {
+        /// The child's id in the run.
         child: u64,
         /// Its input.
-        input: ListInput,
-    },
-    /// The outcome of a [`RunEffect::Call`].
-    Call {
-        /// The call's id in the run.
-        child: u64,
-        /// Its outcome.
-        outcome: Outcome,
+        input: Input,
     },
 }
 
@@ -154,6 +141,11 @@ impl HostRun {
             Phase::Start { start, .. } => Some(start),
             _ => None,
         }
+    }
+
+    /// Whether the run's child `child` is one of its page calls (not a listing).
+    pub fn is_call(&self, child: u64) -> bool {
+        matches!(self.children.get(&child), Some(Child::Call { .. }))
     }
 
     /// The conversation the run belongs to (as its start settled it, once it started).
@@ -282,21 +274,22 @@ impl Host {
                 }
             }
             RunFeed::Drive(answer) => self.to_drive(run, answer),
-            RunFeed::Listing { child, input } => {
-                let Some(Child::Listing(mut listing)) = run.children.remove(&child) else {
-                    return;
-                };
-                match self.list(&mut listing, Some(input), now_ms) {
-                    ListEffect::Done(listed) => self.run_listed(run, listed),
-                    effect => {
-                        run.children.insert(child, Child::Listing(listing));
-                        run.out.push_back(RunEffect::Listing { child, effect });
+            RunFeed::Child { child, input } => match run.children.remove(&child) {
+                Some(Child::Listing(mut listing)) => {
+                    match self.list(&mut listing, Some(input), now_ms) {
+                        Step::Done(listed) => self.run_listed(run, listed),
+                        Step::Do(output) => {
+                            run.children.insert(child, Child::Listing(listing));
+                            run.out.push_back(RunEffect::Child { child, output });
+                        }
                     }
                 }
-            }
-            RunFeed::Call { child, outcome } => {
-                self.advance_child(run, child, Some(outcome), now_ms)
-            }
+                Some(Child::Call { call_id, call }) => {
+                    run.children.insert(child, Child::Call { call_id, call });
+                    self.advance_child(run, child, Some(input), now_ms)
+                }
+                None => {}
+            },
         }
     }
 
@@ -304,10 +297,10 @@ impl Host {
     fn list_for(&self, run: &mut HostRun, tab_id: i64, now_ms: f64) {
         let mut listing = Listing::kept(tab_id, Settle::Now);
         match self.list(&mut listing, None, now_ms) {
-            ListEffect::Done(listed) => self.run_listed(run, listed),
-            effect => {
+            Step::Done(listed) => self.run_listed(run, listed),
+            Step::Do(output) => {
                 let child = run.child(Child::Listing(listing));
-                run.out.push_back(RunEffect::Listing { child, effect });
+                run.out.push_back(RunEffect::Child { child, output });
             }
         }
     }
@@ -326,18 +319,18 @@ impl Host {
     }
 
     /// Steps a page call of the run; its answer goes to the drive.
-    fn advance_child(&self, run: &mut HostRun, child: u64, outcome: Option<Outcome>, now: f64) {
+    fn advance_child(&self, run: &mut HostRun, child: u64, input: Option<Input>, now: f64) {
         let Some(Child::Call { call_id, mut call }) = run.children.remove(&child) else {
             return;
         };
-        match self.advance(&mut call, outcome, now) {
-            Effect::Done(answer) => {
+        match self.advance(&mut call, input, now) {
+            Step::Done(answer) => {
                 let answer = Called::Page(answer).answer();
                 self.to_drive(run, Answer::ToolDone { call_id, answer });
             }
-            effect => {
+            Step::Do(output) => {
                 run.children.insert(child, Child::Call { call_id, call });
-                run.out.push_back(RunEffect::Call { child, effect });
+                run.out.push_back(RunEffect::Child { child, output });
             }
         }
     }

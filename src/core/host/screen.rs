@@ -8,33 +8,10 @@
 //! Invariant: this is the one door to the gate for operations; a run screens its calls in its
 //! own drive (the stored layers and its own, with its `observe` layers told).
 
-use serde_json::Value;
-
+use super::io::{unasked, Input, Output, Step, Storage};
 use super::Host;
 use crate::core::gate::{self, Asker, Pass};
-
-/// What the shell does next for a screening.
-#[derive(Debug, PartialEq)]
-pub enum ScreenEffect {
-    /// Read the person's stored layers (`configure({middleware})`): [`ScreenInput::Layers`].
-    ReadLayers,
-    /// Hold the call this long (a `delay` layer): [`ScreenInput::Held`].
-    Hold {
-        /// How long (ms).
-        ms: u32,
-    },
-    /// The pass the call's permit is made from, or why the call may not be made.
-    Done(Result<Pass, String>),
-}
-
-/// What the shell feeds back.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScreenInput {
-    /// The stored layers as read (`None`: none stored), or why they could not be read.
-    Layers(Result<Option<Value>, String>),
-    /// A [`ScreenEffect::Hold`] was performed.
-    Held,
-}
+use crate::core::setup::store::{Area, MIDDLEWARE_KEY};
 
 /// One call being screened.
 #[derive(Debug)]
@@ -70,7 +47,11 @@ impl Host {
     /// Feeds the input of the last effect (`None` for the first) and says what to do next.
     /// An input the screening did not ask for refuses the call (a bug in the shell, said as
     /// such).
-    pub fn screen(&self, screening: &mut Screening, input: Option<ScreenInput>) -> ScreenEffect {
+    pub fn screen(
+        &self,
+        screening: &mut Screening,
+        input: Option<Input>,
+    ) -> Step<Result<Pass, String>> {
         let phase = std::mem::replace(&mut screening.phase, Phase::Done);
         let stored = match (phase, input) {
             (Phase::Start, None) => {
@@ -79,36 +60,35 @@ impl Host {
                     Some(stored) => Ok(stored),
                     None => {
                         screening.phase = Phase::Reading(layers.epoch());
-                        return ScreenEffect::ReadLayers;
+                        return Step::Do(Output::Storage(Storage::Read {
+                            area: Area::Local,
+                            key: MIDDLEWARE_KEY.into(),
+                        }));
                     }
                 }
             }
-            (Phase::Reading(epoch), Some(ScreenInput::Layers(stored))) => {
+            (Phase::Reading(epoch), Some(Input::Read(stored))) => {
                 if let Ok(stored) = &stored {
                     self.layers.borrow_mut().keep(epoch, stored.clone());
                 }
                 stored
             }
-            (Phase::Holding(pass), Some(ScreenInput::Held)) => return ScreenEffect::Done(Ok(pass)),
+            (Phase::Holding(pass), Some(Input::Slept)) => return Step::Done(Ok(pass)),
             (_, input) => {
-                let what = match input {
-                    None => "a step asked again",
-                    Some(ScreenInput::Layers(_)) => "the stored layers",
-                    Some(ScreenInput::Held) => "a hold",
-                };
-                return ScreenEffect::Done(Err(format!(
-                    "internal error: {what} came where the gate did not ask for it"
+                return Step::Done(Err(format!(
+                    "internal error: {} came where the gate did not ask for it",
+                    unasked(input.as_ref())
                 )));
             }
         };
         let names: Vec<&str> = screening.names.iter().map(String::as_str).collect();
         match gate::screen_stored(stored, screening.asker, &names) {
-            Err(error) => ScreenEffect::Done(Err(error)),
+            Err(error) => Step::Done(Err(error)),
             Ok(mut pass) => match pass.take_delay() {
-                0 => ScreenEffect::Done(Ok(pass)),
+                0 => Step::Done(Ok(pass)),
                 ms => {
                     screening.phase = Phase::Holding(pass);
-                    ScreenEffect::Hold { ms }
+                    Step::Do(Output::Sleep { ms })
                 }
             },
         }

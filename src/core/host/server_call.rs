@@ -5,118 +5,37 @@
 //! person's stored layers, through the host's [`Screening`]), the question asked in the
 //! extension's own UI and what a no means, that an exposure still holds after the wait, which
 //! result is read and with which secrets redacted, and whether a failed connection is kept.
-//! The shell performs one [`ServerEffect`] at a time (storage, the kept connections, the
-//! person's wait, the MCP exchange) and answers each with one [`ServerInput`] through
-//! [`Host::server_call`].
+//! The shell performs one [`Output`] at a time (storage, the kept connections, the person's
+//! wait, the MCP exchange) and answers each with one [`Input`] through [`Host::server_call`].
 //!
 //! Invariant: such a call reaches the server only with the permit its pass gave
-//! ([`ServerEffect::Call`]), and the pass only after the tool and its arguments were decided;
+//! ([`Mcp::Call`]), and the pass only after the tool and its arguments were decided;
 //! the question comes after the gate, so a call the gate refuses asks nobody.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::screen::{ScreenEffect, ScreenInput, Screening};
+use super::io::{unasked, Input, Mcp, Output, Pool, Step, Storage, Ui};
+use super::screen::Screening;
 use super::uses::Idle;
 use super::Host;
 use crate::core::confirm::{declined, DECLINED};
 use crate::core::expose::{
-    call_reply, confirmation_text, resolve, still_exposed, CallExposedRequest, Exposure, PageTool,
+    call_reply, confirmation_text, resolve, still_exposed, CallExposedRequest, PageTool,
 };
-use crate::core::gate::{refused, Asker, McpCall, Pass, Permit};
+use crate::core::gate::{refused, Asker, McpCall, Pass};
 use crate::core::limits::EXPOSED_QUIET_MS;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::{namespaced, McpTool};
-use crate::core::mcp::CallResult;
+use crate::core::setup::store::{servers, Area, SERVERS_KEY};
 use crate::core::workbench::server::{
     call_answer, find_server, plan_call, timed_out, ServerCallRequest, MANUAL_RUN_PREFIX,
 };
 
-/// What the shell does next for the call.
-#[derive(Debug)]
-pub enum ServerEffect {
-    /// Read the configured MCP servers: [`ServerInput::Servers`].
-    Servers,
-    /// The server's kept connection for calls by hand (opened when there is none for its
-    /// settings and key, or when the kept one no longer answers a listing) and its tools as
-    /// listed now: [`ServerInput::Tools`].
-    Tools {
-        /// The server as configured.
-        server: McpServerConfig,
-    },
-    /// The tools exposed to the page's origin, from each exposed server's kept connection:
-    /// [`ServerInput::Exposed`].
-    Exposed {
-        /// The page's origin, as Chrome reported its sender.
-        origin: String,
-    },
-    /// A step of the gate's screening (never [`ScreenEffect::Done`]): [`ServerInput::Screen`].
-    Screen(ScreenEffect),
-    /// Ask the person in the extension's own UI (`pending`), never on the page:
-    /// [`ServerInput::Confirmed`].
-    Confirm {
-        /// The id the question is filed under (`manual-…` or `exposed_…`), as a run's.
-        asked: String,
-        /// Its call id, as a run's call's.
-        call_id: String,
-        /// The server's name.
-        server: String,
-        /// The tool's name on the server.
-        tool: String,
-        /// The whole arguments, as they will be sent.
-        args: Map<String, Value>,
-        /// The question.
-        question: String,
-    },
-    /// Push `pending` to the extension's pages (a waiting item's count changed):
-    /// [`ServerInput::Pushed`].
-    Pushed,
-    /// The exposures as stored now: [`ServerInput::Exposures`].
-    Exposures,
-    /// Send the call on the server's kept connection: [`ServerInput::Called`].
-    Call {
-        /// The server's name (its kept connection in the caller's pool).
-        server: String,
-        /// The call, as the gate let it through.
-        permit: Box<Permit<McpCall>>,
-        /// At most this long (ms), when the caller set a limit.
-        within_ms: Option<u32>,
-        /// Whether the connection is to be closed when the call fails (the next call then
-        /// starts afresh).
-        forget_on_error: bool,
-    },
-    /// The operation's answer: `callTool`'s `{ok, …}` value for a call by hand (a refusal
-    /// too), the result's text for an exposed tool (its refusal an error).
-    Done(Result<Value, String>),
-}
-
-/// What the shell feeds back.
-#[derive(Debug)]
-pub enum ServerInput {
-    /// The configured servers, or why they could not be read.
-    Servers(Result<Vec<McpServerConfig>, String>),
-    /// The server's tools as listed now, or why it could not be reached.
-    Tools(Result<Vec<McpTool>, String>),
-    /// The tools exposed to the origin.
-    Exposed(Vec<PageTool>),
-    /// The input of the screening's step.
-    Screen(ScreenInput),
-    /// The person's answer: yes, or anything else (no, closed, no answer in time).
-    Confirmed(bool),
-    /// The exposures as stored.
-    Exposures(Vec<Exposure>),
-    /// A [`ServerEffect::Pushed`] was performed.
-    Pushed,
-    /// The call's result (`None`: it gave none within its limit; for an exposed tool: no kept
-    /// connection), with the connection's secrets (its key, its sign-in's tokens) to redact.
-    Called {
-        /// The result.
-        result: Option<CallResult>,
-        /// Every secret the connection sends.
-        secrets: Vec<String>,
-    },
-}
+/// A call's next move: an output, or its answer: `callTool`'s `{ok, …}` value for a call by
+/// hand (a refusal too), the result's text for an exposed tool (its refusal an error).
+pub type Next = Step<Result<Value, String>>;
 
 /// One MCP call outside runs under way.
 #[derive(Debug)]
@@ -285,8 +204,8 @@ impl ServerCall {
     }
 
     /// The answer of a refusal, in the caller's shape.
-    fn refusal(&self, error: String) -> ServerEffect {
-        ServerEffect::Done(match self.caller {
+    fn refusal(&self, error: String) -> Next {
+        Step::Done(match self.caller {
             Caller::ByHand(_) => Ok(refused(&error)),
             Caller::Exposure { .. } => Err(error),
         })
@@ -312,18 +231,13 @@ impl Host {
     /// An input the call did not ask for ends it with an internal error (a bug in the shell,
     /// said as such); nothing is sent then.
     /// A call by hand is one use of its server's kept connection, from its start to its end.
-    pub fn server_call(
-        &self,
-        call: &mut ServerCall,
-        input: Option<ServerInput>,
-        now_ms: f64,
-    ) -> ServerEffect {
+    pub fn server_call(&self, call: &mut ServerCall, input: Option<Input>, now_ms: f64) -> Next {
         if let (Phase::Start, None, Caller::ByHand(request)) = (&call.phase, &input, &call.caller) {
             self.use_begins(&request.server);
             call.using = true;
         }
         let effect = self.server_step(call, input, now_ms);
-        if matches!(effect, ServerEffect::Done(_)) && std::mem::take(&mut call.using) {
+        if matches!(effect, Step::Done(_)) && std::mem::take(&mut call.using) {
             if let Caller::ByHand(request) = &call.caller {
                 call.idle = Some(self.use_ends(&request.server));
             }
@@ -331,44 +245,44 @@ impl Host {
         effect
     }
 
-    fn server_step(
-        &self,
-        call: &mut ServerCall,
-        input: Option<ServerInput>,
-        now_ms: f64,
-    ) -> ServerEffect {
+    fn server_step(&self, call: &mut ServerCall, input: Option<Input>, now_ms: f64) -> Next {
         let phase = std::mem::replace(&mut call.phase, Phase::Done);
         match (phase, input) {
             (Phase::Start, None) => match &call.caller {
                 Caller::ByHand(_) => {
                     call.phase = Phase::Servers;
-                    ServerEffect::Servers
+                    Step::Do(Output::Storage(Storage::Read {
+                        area: Area::Local,
+                        key: SERVERS_KEY.into(),
+                    }))
                 }
                 Caller::Exposure { origin, .. } => {
                     let origin = origin.clone();
                     call.phase = Phase::Exposed;
-                    ServerEffect::Exposed { origin }
+                    Step::Do(Output::Mcp(Mcp::Exposed { origin }))
                 }
             },
-            (Phase::Servers, Some(ServerInput::Servers(servers))) => {
+            (Phase::Servers, Some(Input::Read(stored))) => {
                 let Caller::ByHand(request) = &call.caller else {
-                    return unasked("the servers");
+                    return ended("the servers");
                 };
-                match servers.and_then(|s| Ok(find_server(&s, &request.server)?.clone())) {
-                    Err(error) => ServerEffect::Done(Err(error)),
+                let found = stored.and_then(servers);
+                match found.and_then(|s| Ok(find_server(&s, &request.server)?.clone())) {
+                    Err(error) => Step::Done(Err(error)),
                     Ok(server) => {
                         call.phase = Phase::Tools(server.clone());
-                        ServerEffect::Tools { server }
+                        let pool = Pool::ByHand;
+                        Step::Do(Output::Mcp(Mcp::Tools { pool, server }))
                     }
                 }
             }
-            (Phase::Tools(server), Some(ServerInput::Tools(tools))) => {
+            (Phase::Tools(server), Some(Input::McpTools(tools))) => {
                 let Caller::ByHand(request) = &call.caller else {
-                    return unasked("the server's tools");
+                    return ended("the server's tools");
                 };
                 let planned = match tools.map(|tools| plan_call(&server, &tools, request)) {
-                    Err(error) => return ServerEffect::Done(Err(error)),
-                    Ok(Err(refusal)) => return ServerEffect::Done(Ok(refusal)),
+                    Err(error) => return Step::Done(Err(error)),
+                    Ok(Err(refusal)) => return Step::Done(Ok(refusal)),
                     Ok(Ok(planned)) => planned,
                 };
                 let chosen = Chosen::ByHand {
@@ -378,41 +292,41 @@ impl Host {
                 };
                 self.screen_start(call, chosen, now_ms)
             }
-            (Phase::Exposed, Some(ServerInput::Exposed(tools))) => {
+            (Phase::Exposed, Some(Input::Exposed(tools))) => {
                 let Caller::Exposure { request, .. } = &call.caller else {
-                    return unasked("the exposed tools");
+                    return ended("the exposed tools");
                 };
                 match resolve(&tools, &request.name) {
-                    Err(error) => ServerEffect::Done(Err(error)),
+                    Err(error) => Step::Done(Err(error)),
                     Ok(tool) => {
                         let chosen = Chosen::Exposure(tool.clone());
                         self.screen_start(call, chosen, now_ms)
                     }
                 }
             }
-            (Phase::Screening(chosen, screening), Some(ServerInput::Screen(input))) => {
-                self.screen_on(call, chosen, screening, Some(input), now_ms)
+            (Phase::Screening(chosen, screening), Some(fed)) => {
+                self.screen_on(call, chosen, screening, Some(fed), now_ms)
             }
-            (Phase::Repeated(busy), Some(ServerInput::Pushed)) => ServerEffect::Done(Err(busy)),
-            (Phase::Confirming(chosen, pass), Some(ServerInput::Confirmed(yes))) => {
+            (Phase::Repeated(busy), Some(Input::Pushed)) => Step::Done(Err(busy)),
+            (Phase::Confirming(chosen, pass), Some(Input::Confirmed(yes))) => {
                 if let Some(page) = call.page(&chosen) {
                     self.questions.borrow_mut().answered(&page, yes, now_ms);
                 }
                 self.confirmed(call, chosen, pass, yes)
             }
-            (Phase::StillExposed(chosen, pass), Some(ServerInput::Exposures(exposures))) => {
+            (Phase::StillExposed(chosen, pass), Some(Input::Exposures(exposures))) => {
                 let (Caller::Exposure { origin, .. }, Chosen::Exposure(tool)) =
                     (&call.caller, &chosen)
                 else {
-                    return unasked("the exposures");
+                    return ended("the exposures");
                 };
                 match still_exposed(&exposures, origin, tool) {
-                    Err(error) => ServerEffect::Done(Err(error)),
+                    Err(error) => Step::Done(Err(error)),
                     Ok(()) => send(call, chosen, pass),
                 }
             }
-            (Phase::Calling(chosen), Some(ServerInput::Called { result, secrets })) => {
-                ServerEffect::Done(match (&call.caller, chosen, result) {
+            (Phase::Calling(chosen), Some(Input::McpCalled { result, secrets })) => {
+                Step::Done(match (&call.caller, chosen, result) {
                     (Caller::ByHand(request), _, None) => Ok(timed_out(request)),
                     (Caller::ByHand(_), Chosen::ByHand { tool, .. }, Some(result)) => {
                         Ok(call_answer(&tool, result, &secrets))
@@ -426,44 +340,28 @@ impl Host {
                     _ => Err("internal error: a call's tool of another caller".into()),
                 })
             }
-            (_, input) => unasked(match input {
-                None => "a step asked again",
-                Some(ServerInput::Servers(_)) => "the servers",
-                Some(ServerInput::Tools(_)) => "the server's tools",
-                Some(ServerInput::Exposed(_)) => "the exposed tools",
-                Some(ServerInput::Screen(_)) => "a step of the gate",
-                Some(ServerInput::Confirmed(_)) => "an answer of the person",
-                Some(ServerInput::Exposures(_)) => "the exposures",
-                Some(ServerInput::Called { .. }) => "a call's result",
-                Some(ServerInput::Pushed) => "a push",
-            }),
+            (_, input) => ended(unasked(input.as_ref())),
         }
     }
 
     /// The person's answer: a no declines, a yes sends (an exposure checked again first).
-    fn confirmed(
-        &self,
-        call: &mut ServerCall,
-        chosen: Chosen,
-        pass: Pass,
-        yes: bool,
-    ) -> ServerEffect {
+    fn confirmed(&self, call: &mut ServerCall, chosen: Chosen, pass: Pass, yes: bool) -> Next {
         match (yes, chosen) {
             (false, _) => match call.caller {
-                Caller::ByHand(_) => ServerEffect::Done(Ok(declined())),
-                Caller::Exposure { .. } => ServerEffect::Done(Err(DECLINED.into())),
+                Caller::ByHand(_) => Step::Done(Ok(declined())),
+                Caller::Exposure { .. } => Step::Done(Err(DECLINED.into())),
             },
             // A page's exposures may have changed while the person was asked.
             (true, chosen @ Chosen::Exposure(_)) => {
                 call.phase = Phase::StillExposed(chosen, pass);
-                ServerEffect::Exposures
+                Step::Do(Output::Storage(Storage::Exposures))
             }
             (true, chosen @ Chosen::ByHand { .. }) => send(call, chosen, pass),
         }
     }
 
     /// The gate's screening of the chosen tool begins.
-    fn screen_start(&self, call: &mut ServerCall, chosen: Chosen, now_ms: f64) -> ServerEffect {
+    fn screen_start(&self, call: &mut ServerCall, chosen: Chosen, now_ms: f64) -> Next {
         let names = call.names(&chosen);
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let asker = match call.caller {
@@ -480,15 +378,15 @@ impl Host {
         call: &mut ServerCall,
         chosen: Chosen,
         mut screening: Screening,
-        input: Option<ScreenInput>,
+        input: Option<Input>,
         now_ms: f64,
-    ) -> ServerEffect {
+    ) -> Next {
         let pass = match self.screen(&mut screening, input) {
-            ScreenEffect::Done(Ok(pass)) => pass,
-            ScreenEffect::Done(Err(error)) => return call.refusal(error),
-            effect => {
+            Step::Done(Ok(pass)) => pass,
+            Step::Done(Err(error)) => return call.refusal(error),
+            Step::Do(output) => {
                 call.phase = Phase::Screening(chosen, screening);
-                return ServerEffect::Screen(effect);
+                return Step::Do(output);
             }
         };
         let question = match (&call.caller, &chosen) {
@@ -499,10 +397,10 @@ impl Host {
                 },
                 Chosen::Exposure(tool),
             ) => match confirmation_text(origin, tool, &request.args) {
-                Err(error) => return ServerEffect::Done(Err(error)),
+                Err(error) => return Step::Done(Err(error)),
                 Ok(question) => question,
             },
-            _ => return unasked("a tool of another caller"),
+            _ => return ended("a tool of another caller"),
         };
         let Some(question) = question else {
             return send(call, chosen, pass);
@@ -519,21 +417,24 @@ impl Host {
                 Ask::Waits(asked) => {
                     self.waits.borrow_mut().repeated(&asked, QUESTION_CALL_ID);
                     call.phase = Phase::Repeated(BUSY_WAITS.into());
-                    return ServerEffect::Pushed;
+                    return Step::Do(Output::Ui(Ui::Push {
+                        kind: "pending".into(),
+                        body: Value::Object(Map::new()),
+                    }));
                 }
-                Ask::Quiet => return ServerEffect::Done(Err(BUSY_DECLINED.into())),
+                Ask::Quiet => return Step::Done(Err(BUSY_DECLINED.into())),
             }
         }
         let args = arguments(&call.caller).clone();
         call.phase = Phase::Confirming(chosen, pass);
-        ServerEffect::Confirm {
+        Step::Do(Output::Ui(Ui::Confirm {
             asked: call.asked.clone(),
             call_id: QUESTION_CALL_ID.into(),
             server,
             tool,
             args,
             question,
-        }
+        }))
     }
 }
 
@@ -546,7 +447,7 @@ fn arguments(caller: &Caller) -> &Map<String, Value> {
 }
 
 /// The call sent with the pass's permit.
-fn send(call: &mut ServerCall, chosen: Chosen, pass: Pass) -> ServerEffect {
+fn send(call: &mut ServerCall, chosen: Chosen, pass: Pass) -> Next {
     let (server, tool, within_ms, forget_on_error) = match (&call.caller, &chosen) {
         (Caller::ByHand(request), Chosen::ByHand { server, tool, .. }) => (
             server.name.clone(),
@@ -558,20 +459,25 @@ fn send(call: &mut ServerCall, chosen: Chosen, pass: Pass) -> ServerEffect {
         (Caller::Exposure { .. }, Chosen::Exposure(tool)) => {
             (tool.server.clone(), tool.tool.clone(), None, true)
         }
-        _ => return unasked("a tool of another caller"),
+        _ => return ended("a tool of another caller"),
     };
     let arguments = arguments(&call.caller).clone();
+    let pool = match call.caller {
+        Caller::ByHand(_) => Pool::ByHand,
+        Caller::Exposure { .. } => Pool::Exposures,
+    };
     call.phase = Phase::Calling(chosen);
-    ServerEffect::Call {
+    Step::Do(Output::Mcp(Mcp::Call {
+        pool,
         server,
         permit: Box::new(pass.permit(McpCall { tool, arguments })),
         within_ms,
         forget_on_error,
-    }
+    }))
 }
 
-fn unasked(what: &str) -> ServerEffect {
-    ServerEffect::Done(Err(format!(
+fn ended(what: &str) -> Next {
+    Step::Done(Err(format!(
         "internal error: {what} came where the call did not ask for it"
     )))
 }

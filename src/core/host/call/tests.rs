@@ -6,10 +6,11 @@ use std::rc::Rc;
 use serde_json::{json, Map, Value};
 
 use super::*;
-use crate::core::host::listing::{ListEffect, ListInput};
+use crate::core::host::io::Storage;
 use crate::core::page::call::FrameState;
 use crate::core::page::tabs::{fixture, TabTools};
 use crate::core::page::tool::PageTool;
+use crate::core::setup::store::{Area, MIDDLEWARE_KEY};
 
 fn listing(names: &[&str]) -> Rc<TabTools> {
     let tools: Vec<PageTool> = names.iter().map(|n| PageTool::sample(n, false)).collect();
@@ -37,8 +38,16 @@ fn request(name: &str) -> CallRequest {
     }
 }
 
-fn layers(value: Value) -> Option<Outcome> {
-    Some(Outcome::Layers(Ok(Some(value))))
+fn layers(value: Value) -> Option<Input> {
+    Some(Input::Read(Ok(Some(value))))
+}
+
+/// The output that reads the person's stored layers.
+fn read_layers() -> Step<CallAnswer> {
+    Step::Do(Output::Storage(Storage::Read {
+        area: Area::Local,
+        key: MIDDLEWARE_KEY.into(),
+    }))
 }
 
 const NOW: f64 = 1_000.0;
@@ -52,36 +61,37 @@ fn run(host: &Host, mut call: HostCall, stored: Value) -> (Value, usize, Vec<Val
     let mut sent = Vec::new();
     loop {
         let outcome = match effect {
-            Effect::Done(answer) => return (answer.to_json(), crossings, sent),
-            Effect::ReadLayers => Outcome::Layers(Ok(Some(stored.clone()))),
-            Effect::Hold { .. } => Outcome::Held,
+            Step::Done(answer) => return (answer.to_json(), crossings, sent),
+            Step::Do(Output::Storage(Storage::Read { .. })) => {
+                Input::Read(Ok(Some(stored.clone())))
+            }
+            Step::Do(Output::Sleep { .. }) => Input::Slept,
             // The tab's top frame, document `d1`, offers `search` and `buy`.
-            Effect::List(ListEffect::Frames { .. }) => {
+            Step::Do(Output::Frames(Frames::List { .. })) => {
                 let mut frame = fixture::top_frame("https://shop.test/", &["search", "buy"], false);
                 if let Ok(listing) = &mut frame.answer {
                     listing.document_id = Some("d1".into());
                 }
-                Outcome::Listing(ListInput::Frames {
+                Input::Listed {
                     answers: Ok(vec![frame]),
                     sites: Some(Ok(Vec::new())),
-                })
-            }
-            Effect::Page(Step::Send {
-                message, list_tabs, ..
-            }) => {
-                sent.push(message);
-                Outcome::Sent {
-                    tabs: list_tabs.then(Vec::new),
-                    reply: Input::Reply(Ok(ANSWER.into())),
                 }
             }
-            Effect::Page(Step::Frame { .. }) => Outcome::Page(Input::Frame(Some(FrameState {
+            Step::Do(Output::Frames(Frames::Send {
+                message, list_tabs, ..
+            })) => {
+                sent.push(message);
+                Input::Sent {
+                    tabs: list_tabs.then(Vec::new),
+                    reply: Reply::Answered(Ok(ANSWER.into())),
+                }
+            }
+            Step::Do(Output::Frames(Frames::State { .. })) => Input::Frame(Some(FrameState {
                 url: "https://shop.test/".into(),
                 document_id: Some("d1".into()),
-            }))),
-            Effect::Page(Step::Tabs) => Outcome::Page(Input::Tabs(Vec::new())),
-            Effect::Page(other) => panic!("not expected here: {other:?}"),
-            Effect::List(other) => panic!("not expected here: {other:?}"),
+            })),
+            Step::Do(Output::Tabs(Tabs::List)) => Input::Tabs(Vec::new()),
+            Step::Do(other) => panic!("not expected here: {other:?}"),
         };
         crossings += 1;
         effect = host.advance(&mut call, Some(outcome), NOW);
@@ -145,11 +155,11 @@ fn a_read_that_raced_a_change_is_used_once_and_not_kept() {
     let host = Host::default();
     host.keep_listing(7, NOW, listing(&["search"]), 0);
     let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
-    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
+    assert_eq!(host.advance(&mut call, None, NOW), read_layers());
     host.layers.borrow_mut().forget();
     let effect = host.advance(&mut call, layers(Value::Null), NOW);
     assert!(
-        matches!(effect, Effect::Page(Step::Send { .. })),
+        matches!(effect, Step::Do(Output::Frames(Frames::Send { .. }))),
         "{effect:?}"
     );
     assert_eq!(
@@ -158,7 +168,7 @@ fn a_read_that_raced_a_change_is_used_once_and_not_kept() {
         "the older read is not kept"
     );
     let mut next = HostCall::asked(Asker::CallTool, request("search"), "c2".into());
-    assert_eq!(host.advance(&mut next, None, NOW), Effect::ReadLayers);
+    assert_eq!(host.advance(&mut next, None, NOW), read_layers());
 }
 
 #[test]
@@ -167,9 +177,9 @@ fn a_failed_read_is_not_kept() {
     host.keep_listing(7, NOW, listing(&["search"]), 0);
     let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
     host.advance(&mut call, None, NOW);
-    host.advance(&mut call, Some(Outcome::Layers(Err("quota".into()))), NOW);
+    host.advance(&mut call, Some(Input::Read(Err("quota".into()))), NOW);
     let mut next = HostCall::asked(Asker::CallTool, request("search"), "c2".into());
-    assert_eq!(host.advance(&mut next, None, NOW), Effect::ReadLayers);
+    assert_eq!(host.advance(&mut next, None, NOW), read_layers());
 }
 
 #[test]
@@ -200,9 +210,9 @@ fn stored_layers_that_cannot_be_read_refuse_the_call() {
     let host = Host::default();
     host.keep_listing(7, NOW, listing(&["search"]), 0);
     let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
-    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
-    let effect = host.advance(&mut call, Some(Outcome::Layers(Err("quota".into()))), NOW);
-    let Effect::Done(answer) = effect else {
+    assert_eq!(host.advance(&mut call, None, NOW), read_layers());
+    let effect = host.advance(&mut call, Some(Input::Read(Err("quota".into()))), NOW);
+    let Step::Done(answer) = effect else {
         panic!("refused: {effect:?}")
     };
     let answer = answer.to_json();
@@ -222,11 +232,11 @@ fn a_delay_layer_holds_the_call_once() {
     let delay = json!([{"kind": "delay", "ms": 250}]);
     assert_eq!(
         host.advance(&mut call, layers(delay), NOW),
-        Effect::Hold { ms: 250 }
+        Step::Do(Output::Sleep { ms: 250 })
     );
-    let effect = host.advance(&mut call, Some(Outcome::Held), NOW);
+    let effect = host.advance(&mut call, Some(Input::Slept), NOW);
     assert!(
-        matches!(effect, Effect::Page(Step::Send { .. })),
+        matches!(effect, Step::Do(Output::Frames(Frames::Send { .. }))),
         "{effect:?}"
     );
 }
@@ -247,9 +257,9 @@ fn a_run_call_comes_with_its_permit_and_reads_no_layers() {
 fn an_outcome_the_call_did_not_ask_for_ends_it_plainly() {
     let host = Host::default();
     let mut call = HostCall::asked(Asker::CallTool, request("search"), "c1".into());
-    assert_eq!(host.advance(&mut call, None, NOW), Effect::ReadLayers);
-    let effect = host.advance(&mut call, Some(Outcome::Held), NOW);
-    let Effect::Done(answer) = effect else {
+    assert_eq!(host.advance(&mut call, None, NOW), read_layers());
+    let effect = host.advance(&mut call, Some(Input::Slept), NOW);
+    let Step::Done(answer) = effect else {
         panic!("ended: {effect:?}")
     };
     let answer = answer.to_json();
@@ -259,7 +269,7 @@ fn an_outcome_the_call_did_not_ask_for_ends_it_plainly() {
     );
     let again = host.advance(&mut call, None, NOW);
     assert!(
-        matches!(again, Effect::Done(_)),
+        matches!(again, Step::Done(_)),
         "an ended call stays ended: {again:?}"
     );
 }

@@ -3,9 +3,9 @@
 use serde_json::{json, Value};
 
 use super::*;
+use crate::core::host::io::{Mcp, Output, Step};
 use crate::core::host::play::model::{last, Said};
 use crate::core::host::play::Play;
-use crate::core::host::server_call::ServerEffect;
 use crate::core::page::call::CallAnswer;
 use crate::core::page::call::CallRequest;
 
@@ -75,7 +75,7 @@ fn an_mcp_call_opens_as_the_hosts_own_and_an_exposed_one_only_for_a_pages_top_fr
     // For the origin Chrome reported, whatever the message says.
     let effect = host.server_call(&mut call, None, 0.0);
     assert!(
-        matches!(&effect, ServerEffect::Exposed { origin } if origin == "https://shop.test"),
+        matches!(&effect, Step::Do(Output::Mcp(Mcp::Exposed { origin })) if origin == "https://shop.test"),
         "{effect:?}"
     );
     // Not from a subframe, the popup or the automation surface.

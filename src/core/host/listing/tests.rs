@@ -13,16 +13,16 @@ fn unreachable(message: &str) -> FrameAnswer {
     fixture::top_unreachable("http://shop.test/", message)
 }
 
-fn frames(answers: Vec<FrameAnswer>) -> Option<ListInput> {
-    Some(ListInput::Frames {
+fn frames(answers: Vec<FrameAnswer>) -> Option<Input> {
+    Some(Input::Listed {
         answers: Ok(answers),
         sites: Some(Ok(Vec::new())),
     })
 }
 
-fn names(listed: &ListEffect) -> Vec<String> {
+fn names(listed: &Step<Listed>) -> Vec<String> {
     match listed {
-        ListEffect::Done(Ok(tools)) => tools.tools.iter().map(|t| t.name.clone()).collect(),
+        Step::Done(Ok(tools)) => tools.tools.iter().map(|t| t.name.clone()).collect(),
         other => panic!("not a listing: {other:?}"),
     }
 }
@@ -33,17 +33,17 @@ fn a_listing_asks_every_frame_and_the_site_policies_once_and_is_kept_for_the_cal
     let mut listing = Listing::kept(7, Settle::Now);
     assert_eq!(
         host.list(&mut listing, None, 0.0),
-        ListEffect::Frames {
+        Step::Do(Output::Frames(Frames::List {
             tab_id: 7,
             sites: true
-        }
+        }))
     );
     let done = host.list(&mut listing, frames(vec![top(&["search"], false)]), 10.0);
     assert_eq!(names(&done), ["search"]);
     let kept = host
         .kept_listing(7, 20.0)
         .expect("kept for the calls that follow");
-    let ListEffect::Done(Ok(tools)) = done else {
+    let Step::Done(Ok(tools)) = done else {
         unreachable!()
     };
     assert!(Rc::ptr_eq(&kept, &tools), "shared, not copied");
@@ -69,17 +69,17 @@ fn an_orphaned_tab_gets_the_bridge_once_and_is_asked_again() {
     host.list(&mut listing, None, 0.0);
     assert_eq!(
         host.list(&mut listing, frames(vec![orphan()]), 1.0),
-        ListEffect::Inject { tab_id: 3 }
+        Step::Do(Output::Frames(Frames::Inject { tab_id: 3 }))
     );
     assert_eq!(
-        host.list(&mut listing, Some(ListInput::Injected(Ok(()))), 2.0),
-        ListEffect::Frames {
+        host.list(&mut listing, Some(Input::Done(Ok(()))), 2.0),
+        Step::Do(Output::Frames(Frames::List {
             tab_id: 3,
             sites: true
-        }
+        }))
     );
     // Still orphaned after the injection: no second one, the listing says so.
-    let ListEffect::Done(Ok(tools)) = host.list(&mut listing, frames(vec![orphan()]), 3.0) else {
+    let Step::Done(Ok(tools)) = host.list(&mut listing, frames(vec![orphan()]), 3.0) else {
         panic!("done")
     };
     assert!(
@@ -91,10 +91,8 @@ fn an_orphaned_tab_gets_the_bridge_once_and_is_asked_again() {
     let mut listing = Listing::kept(3, Settle::Now);
     host.list(&mut listing, None, 0.0);
     host.list(&mut listing, frames(vec![orphan()]), 1.0);
-    let failed = Some(ListInput::Injected(Err(
-        "Cannot access a chrome:// URL".into()
-    )));
-    let ListEffect::Done(Ok(tools)) = host.list(&mut listing, failed, 2.0) else {
+    let failed = Some(Input::Done(Err("Cannot access a chrome:// URL".into())));
+    let Step::Done(Ok(tools)) = host.list(&mut listing, failed, 2.0) else {
         panic!("done")
     };
     assert!(
@@ -112,7 +110,7 @@ fn the_site_policies_are_applied_and_a_failed_read_offers_nothing() {
         serde_json::json!({"origin": "http://shop.test", "filter": ["search"]}),
     )
     .unwrap();
-    let input = Some(ListInput::Frames {
+    let input = Some(Input::Listed {
         answers: Ok(vec![top(&["search", "buy"], false)]),
         sites: Some(Ok(vec![policy])),
     });
@@ -120,11 +118,11 @@ fn the_site_policies_are_applied_and_a_failed_read_offers_nothing() {
 
     let mut listing = Listing::kept(1, Settle::Now);
     host.list(&mut listing, None, 0.0);
-    let input = Some(ListInput::Frames {
+    let input = Some(Input::Listed {
         answers: Ok(vec![top(&["search"], false)]),
         sites: None,
     });
-    let ListEffect::Done(Ok(tools)) = host.list(&mut listing, input, 1.0) else {
+    let Step::Done(Ok(tools)) = host.list(&mut listing, input, 1.0) else {
         panic!("done")
     };
     assert!(tools.tools.is_empty(), "no policy known, no tool offered");
@@ -140,12 +138,12 @@ fn a_raw_listing_reads_no_policy_and_keeps_nothing() {
     let mut listing = Listing::raw(4);
     assert_eq!(
         host.list(&mut listing, None, 0.0),
-        ListEffect::Frames {
+        Step::Do(Output::Frames(Frames::List {
             tab_id: 4,
             sites: false
-        }
+        }))
     );
-    let input = Some(ListInput::Frames {
+    let input = Some(Input::Listed {
         answers: Ok(vec![top(&["search"], false)]),
         sites: None,
     });
@@ -174,16 +172,16 @@ fn after_a_load_the_tab_is_listed_until_its_page_is_parsed_and_its_tools_hold_st
     .into_iter();
     loop {
         let input = match effect {
-            ListEffect::Frames { tab_id: 2, .. } => {
+            Step::Do(Output::Frames(Frames::List { tab_id: 2, .. })) => {
                 listings += 1;
                 frames(shown.next().expect("listed no more than the page changed"))
             }
-            ListEffect::Sleep { ms } => {
+            Step::Do(Output::Sleep { ms }) => {
                 assert_eq!(ms, PAGE_READY_POLL_MS);
                 now += f64::from(ms);
-                Some(ListInput::Slept)
+                Some(Input::Slept)
             }
-            ListEffect::Done(_) => break,
+            Step::Done(_) => break,
             other => panic!("unexpected {other:?}"),
         };
         effect = host.list(&mut listing, input, now);
@@ -198,21 +196,23 @@ fn a_page_never_ready_fails_with_what_was_seen_and_a_closed_tab_fails_at_once() 
     let mut listing = Listing::kept(2, Settle::Loaded).after(250);
     assert_eq!(
         host.list(&mut listing, None, 0.0),
-        ListEffect::Sleep { ms: 250 }
+        Step::Do(Output::Sleep { ms: 250 })
     );
     let mut now = 250.0;
-    let mut effect = host.list(&mut listing, Some(ListInput::Slept), now);
-    while let ListEffect::Frames { .. } | ListEffect::Sleep { .. } = effect {
+    let mut effect = host.list(&mut listing, Some(Input::Slept), now);
+    while let Step::Do(Output::Frames(Frames::List { .. })) | Step::Do(Output::Sleep { .. }) =
+        effect
+    {
         let input = match effect {
-            ListEffect::Sleep { ms } => {
+            Step::Do(Output::Sleep { ms }) => {
                 now += f64::from(ms);
-                Some(ListInput::Slept)
+                Some(Input::Slept)
             }
             _ => frames(vec![top(&[], true)]),
         };
         effect = host.list(&mut listing, input, now);
     }
-    let ListEffect::Done(Err(why)) = effect else {
+    let Step::Done(Err(why)) = effect else {
         panic!("the budget is spent: {effect:?}")
     };
     assert!(why.contains(&format!("budget {PAGE_READY_MS} ms")), "{why}");
@@ -221,11 +221,11 @@ fn a_page_never_ready_fails_with_what_was_seen_and_a_closed_tab_fails_at_once() 
 
     let mut listing = Listing::kept(2, Settle::Loaded);
     host.list(&mut listing, None, 0.0);
-    let gone = Some(ListInput::Frames {
+    let gone = Some(Input::Listed {
         answers: Err("No tab with id: 2.".into()),
         sites: None,
     });
-    let ListEffect::Done(Err(why)) = host.list(&mut listing, gone, 0.0) else {
+    let Step::Done(Err(why)) = host.list(&mut listing, gone, 0.0) else {
         panic!("a closed tab is final")
     };
     assert!(why.starts_with("the tab is gone"), "{why}");
@@ -235,12 +235,12 @@ fn a_page_never_ready_fails_with_what_was_seen_and_a_closed_tab_fails_at_once() 
 fn an_input_the_listing_did_not_ask_for_ends_it_with_an_error() {
     let host = Host::default();
     let mut listing = Listing::kept(2, Settle::Now);
-    let effect = host.list(&mut listing, Some(ListInput::Injected(Ok(()))), 0.0);
-    let ListEffect::Done(Err(why)) = effect else {
+    let effect = host.list(&mut listing, Some(Input::Done(Ok(()))), 0.0);
+    let Step::Done(Err(why)) = effect else {
         panic!("{effect:?}")
     };
     assert!(
-        why.starts_with("internal error: an injection came"),
+        why.starts_with("internal error: an output's end came"),
         "{why}"
     );
 }

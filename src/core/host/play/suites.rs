@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::core::evals::record::{DiffNext, ReplayDiff};
+use crate::core::host::probe::Probing;
 
 impl Play {
     /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
@@ -63,7 +64,7 @@ impl Play {
                 CrawlNext::ReadSitemap { tab_id, url } => {
                     let message = FrameRequest::ReadSitemap { url }.to_message();
                     CrawlReply::Sitemap(match self.send(tab_id, &Target::TOP, &message) {
-                        Input::Reply(Ok(text)) => parse_sitemap_reply(&text),
+                        FrameReply::Answered(Ok(text)) => parse_sitemap_reply(&text),
                         other => Err(format!("no sitemap: {other:?}")),
                     })
                 }
@@ -99,50 +100,7 @@ impl Play {
     /// `audit({...})` as `shell::audit` performs it.
     pub(crate) fn audit(&mut self, request: AuditRequest) -> Result<Value, String> {
         let mut probing = Probing::new(request, format!("call_{}", self.fresh()));
-        let mut input = None;
-        loop {
-            let effect = self.host.probe(&mut probing, input.take(), self.now);
-            input = Some(match effect {
-                ProbeEffect::Done(answer) => return answer,
-                ProbeEffect::List(effect) => {
-                    let (ms, input) = self.list_step(effect);
-                    self.now += ms;
-                    ProbeInput::Listing(input)
-                }
-                ProbeEffect::PageUrl { tab_id } => ProbeInput::PageUrl(
-                    (self.pages.get(&tab_id).map(|page| page.url.clone()))
-                        .ok_or_else(|| format!("audit: tab {tab_id}: no such tab")),
-                ),
-                ProbeEffect::Ask {
-                    tab_id,
-                    target,
-                    message,
-                    ..
-                } => ProbeInput::Watched(match self.send(tab_id, &target, &message) {
-                    Input::Reply(text) => FrameReply::Answered(text),
-                    _ => FrameReply::Failed("Receiving end does not exist.".into()),
-                }),
-                ProbeEffect::Call(effect) => {
-                    let (ms, outcome) = self.call_step(effect);
-                    self.now += ms;
-                    ProbeInput::Call(outcome)
-                }
-                ProbeEffect::Reload { tab_id, url, .. } => {
-                    ProbeInput::Reloaded(match self.pages.get_mut(&tab_id) {
-                        Some(_) if self.lose_tab_on_reload => {
-                            Err(format!("No tab with id: {tab_id}."))
-                        }
-                        Some(page) => {
-                            let (loading, late) = self.loading;
-                            page.load(&url, loading, late);
-                            self.now += LOAD_MS;
-                            Ok(())
-                        }
-                        None => Err(format!("No tab with id: {tab_id}.")),
-                    })
-                }
-            });
-        }
+        self.drive(|host, input, now| host.probe(&mut probing, input, now))
     }
 
     /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
@@ -173,8 +131,8 @@ impl Play {
                     let asked = queries.len();
                     let message = FrameRequest::QueryDom { queries }.to_message();
                     Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
-                        Input::Reply(Ok(text)) => parse_dom_reply(&text, asked),
-                        Input::Reply(Err(e)) | Input::ChannelFailed(e) => Err(e),
+                        FrameReply::Answered(Ok(text)) => parse_dom_reply(&text, asked),
+                        FrameReply::Answered(Err(e)) | FrameReply::Failed(e) => Err(e),
                         other => Err(format!("no answer: {other:?}")),
                     })
                 }

@@ -4,28 +4,31 @@
 use serde_json::json;
 
 use super::*;
+use crate::core::host::io::Storage;
 
-fn layers(value: serde_json::Value) -> Option<ScreenInput> {
-    Some(ScreenInput::Layers(Ok(Some(value))))
+fn layers(value: serde_json::Value) -> Option<Input> {
+    Some(Input::Read(Ok(Some(value))))
+}
+
+/// Whether the screening asks for the stored layers.
+fn reads(step: &Step<Result<Pass, String>>) -> bool {
+    matches!(step, Step::Do(Output::Storage(Storage::Read { area: Area::Local, key })) if key == MIDDLEWARE_KEY)
 }
 
 #[test]
 fn the_stored_layers_are_read_once_and_kept_until_they_change() {
     let host = Host::default();
     let mut first = Screening::new(Asker::ByHand, &["search"]);
-    assert_eq!(host.screen(&mut first, None), ScreenEffect::ReadLayers);
+    assert!(reads(&host.screen(&mut first, None)));
     let passed = host.screen(&mut first, layers(json!([])));
-    assert!(matches!(passed, ScreenEffect::Done(Ok(_))), "{passed:?}");
+    assert!(matches!(passed, Step::Done(Ok(_))), "{passed:?}");
     // Kept: the next call does not read them again.
     let mut second = Screening::new(Asker::Exposure, &["search"]);
-    assert!(matches!(
-        host.screen(&mut second, None),
-        ScreenEffect::Done(Ok(_))
-    ));
+    assert!(matches!(host.screen(&mut second, None), Step::Done(Ok(_))));
     // Changed: read again.
     host.layers.borrow_mut().forget();
     let mut third = Screening::new(Asker::CallTool, &["search"]);
-    assert_eq!(host.screen(&mut third, None), ScreenEffect::ReadLayers);
+    assert!(reads(&host.screen(&mut third, None)));
 }
 
 #[test]
@@ -39,8 +42,8 @@ fn a_read_that_raced_a_change_is_not_kept_and_a_failed_read_refuses() {
 
     let mut call = Screening::new(Asker::ByHand, &["search"]);
     host.screen(&mut call, None);
-    let refused = host.screen(&mut call, Some(ScreenInput::Layers(Err("quota".into()))));
-    let ScreenEffect::Done(Err(why)) = refused else {
+    let refused = host.screen(&mut call, Some(Input::Read(Err("quota".into()))));
+    let Step::Done(Err(why)) = refused else {
         panic!("{refused:?}")
     };
     assert!(
@@ -62,11 +65,17 @@ fn a_block_refuses_by_either_name_and_a_delay_holds_the_call_first() {
     let mut blocked = Screening::new(Asker::ByHand, &["search", "docs__search"]);
     host.screen(&mut blocked, None);
     let effect = host.screen(&mut blocked, layers(stored));
-    assert_eq!(effect, ScreenEffect::Done(Err("blocked: not today".into())));
+    assert!(
+        matches!(&effect, Step::Done(Err(why)) if why == "blocked: not today"),
+        "{effect:?}"
+    );
 
     let mut held = Screening::new(Asker::Exposure, &["lookup"]);
-    assert_eq!(host.screen(&mut held, None), ScreenEffect::Hold { ms: 250 });
-    let ScreenEffect::Done(Ok(pass)) = host.screen(&mut held, Some(ScreenInput::Held)) else {
+    assert!(matches!(
+        host.screen(&mut held, None),
+        Step::Do(Output::Sleep { ms: 250 })
+    ));
+    let Step::Done(Ok(pass)) = host.screen(&mut held, Some(Input::Slept)) else {
         panic!("passed after the hold")
     };
     assert_eq!(pass.delay_ms(), 0, "held once");
@@ -77,9 +86,9 @@ fn a_block_refuses_by_either_name_and_a_delay_holds_the_call_first() {
 fn an_input_the_gate_did_not_ask_for_refuses_the_call() {
     let host = Host::default();
     let mut call = Screening::new(Asker::ByHand, &["search"]);
-    let effect = host.screen(&mut call, Some(ScreenInput::Held));
-    let ScreenEffect::Done(Err(why)) = effect else {
+    let effect = host.screen(&mut call, Some(Input::Slept));
+    let Step::Done(Err(why)) = effect else {
         panic!("{effect:?}")
     };
-    assert!(why.starts_with("internal error: a hold came"), "{why}");
+    assert!(why.starts_with("internal error: a wait came"), "{why}");
 }

@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::core::expose::page_tools;
+use crate::core::expose::Exposure;
 use crate::core::mcp::tools::parse_tools;
+use crate::core::mcp::CallResult;
+use crate::core::setup::store::MIDDLEWARE_KEY;
 
 const ORIGIN: &str = "https://shop.example";
 
@@ -56,34 +59,41 @@ fn exposed(name: &str, args: Value) -> ServerCall {
 }
 
 /// Plays a call by hand to the server's tools, with the stored layers `layers`.
-fn to_the_gate(host: &Host, call: &mut ServerCall, layers: Value) -> ServerEffect {
-    assert!(matches!(
-        host.server_call(call, None, 0.0),
-        ServerEffect::Servers
-    ));
-    let effect = host.server_call(call, Some(ServerInput::Servers(Ok(vec![server()]))), 0.0);
+fn to_the_gate(host: &Host, call: &mut ServerCall, layers: Value) -> Next {
+    let effect = host.server_call(call, None, 0.0);
     assert!(
-        matches!(&effect, ServerEffect::Tools { server } if server.name == "records"),
+        matches!(&effect, Step::Do(Output::Storage(Storage::Read { key, .. })) if key == SERVERS_KEY),
         "{effect:?}"
     );
-    let effect = host.server_call(call, Some(ServerInput::Tools(Ok(tools()))), 0.0);
+    let effect = host.server_call(call, servers(), 0.0);
     assert!(
-        matches!(effect, ServerEffect::Screen(ScreenEffect::ReadLayers)),
+        matches!(&effect, Step::Do(Output::Mcp(Mcp::Tools { pool: Pool::ByHand, server })) if server.name == "records"),
         "{effect:?}"
     );
-    let layers = ScreenInput::Layers(Ok(Some(layers)));
-    host.server_call(call, Some(ServerInput::Screen(layers)), 0.0)
+    let effect = host.server_call(call, Some(Input::McpTools(Ok(tools()))), 0.0);
+    assert!(
+        matches!(&effect, Step::Do(Output::Storage(Storage::Read { key, .. })) if key == MIDDLEWARE_KEY),
+        "{effect:?}"
+    );
+    host.server_call(call, Some(Input::Read(Ok(Some(layers)))), 0.0)
 }
 
-fn done(effect: ServerEffect) -> Result<Value, String> {
+/// The configured servers, as stored.
+fn servers() -> Option<Input> {
+    let stored =
+        json!([{"name": "records", "url": "https://records.example/mcp", "namespace": "rec"}]);
+    Some(Input::Read(Ok(Some(stored))))
+}
+
+fn done(effect: Next) -> Result<Value, String> {
     match effect {
-        ServerEffect::Done(answer) => answer,
+        Step::Done(answer) => answer,
         other => panic!("not done: {other:?}"),
     }
 }
 
-fn called(text: &str) -> Option<ServerInput> {
-    Some(ServerInput::Called {
+fn called(text: &str) -> Option<Input> {
+    Some(Input::McpCalled {
         result: Some(CallResult::Ok {
             text: text.into(),
             structured: None,
@@ -98,14 +108,14 @@ fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_argu
     let host = Host::default();
     let mut call = by_hand("delete_record", json!({"id": "r-1"}));
     let effect = to_the_gate(&host, &mut call, json!([]));
-    let ServerEffect::Confirm {
+    let Step::Do(Output::Ui(Ui::Confirm {
         asked,
         call_id,
         server,
         tool,
         args,
         question,
-    } = effect
+    })) = effect
     else {
         panic!("asked first: {effect:?}")
     };
@@ -120,13 +130,14 @@ fn a_call_by_hand_that_acts_is_asked_after_the_gate_and_sent_with_its_whole_argu
     assert_eq!(Value::Object(args), json!({"id": "r-1"}));
     assert!(question.contains("r-1"), "{question}");
 
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
-    let ServerEffect::Call {
+    let effect = host.server_call(&mut call, Some(Input::Confirmed(true)), 0.0);
+    let Step::Do(Output::Mcp(Mcp::Call {
         server,
         permit,
         within_ms,
         forget_on_error,
-    } = effect
+        ..
+    })) = effect
     else {
         panic!("sent: {effect:?}")
     };
@@ -164,16 +175,19 @@ fn a_no_declines_and_a_read_only_tool_goes_without_a_question() {
     let host = Host::default();
     let mut call = by_hand("delete_record", json!({"id": "r-1"}));
     to_the_gate(&host, &mut call, json!([]));
-    let answer = done(host.server_call(&mut call, Some(ServerInput::Confirmed(false)), 0.0));
+    let answer = done(host.server_call(&mut call, Some(Input::Confirmed(false)), 0.0));
     assert_eq!(answer, Ok(declined()));
 
     let host = Host::default();
     let mut call = by_hand("add", json!({"a": 1}));
     let effect = to_the_gate(&host, &mut call, json!([]));
-    assert!(matches!(effect, ServerEffect::Call { .. }), "{effect:?}");
+    assert!(
+        matches!(effect, Step::Do(Output::Mcp(Mcp::Call { .. }))),
+        "{effect:?}"
+    );
     let timed_out = done(host.server_call(
         &mut call,
-        Some(ServerInput::Called {
+        Some(Input::McpCalled {
             result: None,
             secrets: Vec::new(),
         }),
@@ -195,34 +209,23 @@ fn a_call_by_hand_is_refused_before_the_gate_for_a_wrong_server_tool_or_argument
     let host = Host::default();
     let mut call = by_hand("add", json!({"a": 1}));
     host.server_call(&mut call, None, 0.0);
-    let missing = host.server_call(&mut call, Some(ServerInput::Servers(Ok(Vec::new()))), 0.0);
+    let missing = host.server_call(&mut call, Some(Input::Read(Ok(None))), 0.0);
     assert!(done(missing).unwrap_err().contains("records"));
 
     for (name, args) in [("nope", json!({})), ("add", json!({"a": "one"}))] {
         let mut call = by_hand(name, args);
         host.server_call(&mut call, None, 0.0);
-        host.server_call(
-            &mut call,
-            Some(ServerInput::Servers(Ok(vec![server()]))),
-            0.0,
-        );
-        let effect = host.server_call(&mut call, Some(ServerInput::Tools(Ok(tools()))), 0.0);
+        host.server_call(&mut call, servers(), 0.0);
+        let effect = host.server_call(&mut call, Some(Input::McpTools(Ok(tools()))), 0.0);
         let refusal = done(effect).unwrap();
         assert_eq!(refusal["ok"], false, "{name}: {refusal}");
     }
 
     let mut call = by_hand("add", json!({"a": 1}));
     host.server_call(&mut call, None, 0.0);
-    host.server_call(
-        &mut call,
-        Some(ServerInput::Servers(Ok(vec![server()]))),
-        0.0,
-    );
-    let unreachable = host.server_call(
-        &mut call,
-        Some(ServerInput::Tools(Err("refused".into()))),
-        0.0,
-    );
+    host.server_call(&mut call, servers(), 0.0);
+    let unreachable =
+        host.server_call(&mut call, Some(Input::McpTools(Err("refused".into()))), 0.0);
     assert_eq!(done(unreachable), Err("refused".into()));
 }
 
@@ -232,42 +235,40 @@ fn an_exposed_tool_is_asked_in_the_extension_and_sent_only_while_still_exposed()
     let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
     let effect = host.server_call(&mut call, None, 0.0);
     assert!(
-        matches!(&effect, ServerEffect::Exposed { origin } if origin == ORIGIN),
+        matches!(&effect, Step::Do(Output::Mcp(Mcp::Exposed { origin })) if origin == ORIGIN),
         "{effect:?}"
     );
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
-    let layers = ScreenInput::Layers(Ok(None));
-    let effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
-    let ServerEffect::Confirm {
+    host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), 0.0);
+    let effect = host.server_call(&mut call, Some(Input::Read(Ok(None))), 0.0);
+    let Step::Do(Output::Ui(Ui::Confirm {
         asked, question, ..
-    } = effect
+    })) = effect
     else {
         panic!("asked: {effect:?}")
     };
     assert_eq!(asked, "exposed_1");
     assert!(question.contains(ORIGIN), "{question}");
     // Withdrawn while the person was asked: nothing is sent.
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
-    assert!(matches!(effect, ServerEffect::Exposures), "{effect:?}");
-    let withdrawn = host.server_call(&mut call, Some(ServerInput::Exposures(Vec::new())), 0.0);
+    let effect = host.server_call(&mut call, Some(Input::Confirmed(true)), 0.0);
+    assert!(
+        matches!(effect, Step::Do(Output::Storage(Storage::Exposures))),
+        "{effect:?}"
+    );
+    let withdrawn = host.server_call(&mut call, Some(Input::Exposures(Vec::new())), 0.0);
     assert!(done(withdrawn).unwrap_err().contains("no longer exposed"));
 
     // Still exposed: sent, the connection dropped should it fail, the text redacted.
     let mut call = exposed("rec__delete_record", json!({"id": "r-9"}));
     host.server_call(&mut call, None, 0.0);
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
-    host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
-    let effect = host.server_call(
-        &mut call,
-        Some(ServerInput::Exposures(vec![exposure()])),
-        0.0,
-    );
-    let ServerEffect::Call {
+    host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), 0.0);
+    host.server_call(&mut call, Some(Input::Confirmed(true)), 0.0);
+    let effect = host.server_call(&mut call, Some(Input::Exposures(vec![exposure()])), 0.0);
+    let Step::Do(Output::Mcp(Mcp::Call {
         permit,
         within_ms,
         forget_on_error,
         ..
-    } = effect
+    })) = effect
     else {
         panic!("sent: {effect:?}")
     };
@@ -284,15 +285,14 @@ fn an_exposed_call_is_refused_as_an_error_a_page_throws() {
     let host = Host::default();
     let mut call = exposed("rec__nope", json!({}));
     host.server_call(&mut call, None, 0.0);
-    let unknown = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
+    let unknown = host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), 0.0);
     assert!(done(unknown).unwrap_err().contains("no tool named"));
 
     let mut call = exposed("rec__add", json!({"a": 1}));
     host.server_call(&mut call, None, 0.0);
-    host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
+    host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), 0.0);
     let layers = json!([{"kind": "block", "tool": "add", "reason": "no"}]);
-    let layers = ScreenInput::Layers(Ok(Some(layers)));
-    let blocked = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
+    let blocked = host.server_call(&mut call, Some(Input::Read(Ok(Some(layers)))), 0.0);
     assert_eq!(done(blocked), Err("blocked: no".into()));
 }
 
@@ -300,7 +300,7 @@ fn an_exposed_call_is_refused_as_an_error_a_page_throws() {
 fn an_input_the_call_did_not_ask_for_ends_it_and_sends_nothing() {
     let host = Host::default();
     let mut call = by_hand("add", json!({"a": 1}));
-    let effect = host.server_call(&mut call, Some(ServerInput::Confirmed(true)), 0.0);
+    let effect = host.server_call(&mut call, Some(Input::Confirmed(true)), 0.0);
     let why = done(effect).unwrap_err();
     assert!(
         why.starts_with("internal error: an answer of the person"),
@@ -327,32 +327,33 @@ fn a_call_by_hand_is_one_use_of_its_server_from_its_start_to_its_end() {
 
     let mut exposed = exposed("rec__add", json!({"a": 1}));
     host.server_call(&mut exposed, None, 0.0);
-    host.server_call(&mut exposed, Some(ServerInput::Exposed(Vec::new())), 0.0);
+    host.server_call(&mut exposed, Some(Input::Exposed(Vec::new())), 0.0);
     assert_eq!(exposed.take_idle(), None, "a page's call is no use by hand");
 }
 
 /// An exposed tool's call of page `tab`, played to its question (or its refusal) at `now`.
-fn exposed_to_the_question(host: &Host, tab: i64, id: &str, now: f64) -> ServerEffect {
+fn exposed_to_the_question(host: &Host, tab: i64, id: &str, now: f64) -> Next {
     exposed_call(host, tab, id, now).1
 }
 
 /// [`exposed_to_the_question`], with the call.
-fn exposed_call(host: &Host, tab: i64, id: &str, now: f64) -> (ServerCall, ServerEffect) {
+fn exposed_call(host: &Host, tab: i64, id: &str, now: f64) -> (ServerCall, Next) {
     let request =
         CallExposedRequest::parse(&json!({"name": "rec__delete_record", "args": {"id": id}}))
             .unwrap();
     let mut call = ServerCall::exposed(ORIGIN.into(), tab, request, id);
     host.server_call(&mut call, None, now);
-    let effect = host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), now);
+    let effect = host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), now);
     let effect = match effect {
-        ServerEffect::Screen(_) => {
-            let layers = ScreenInput::Layers(Ok(None));
-            host.server_call(&mut call, Some(ServerInput::Screen(layers)), now)
+        Step::Do(Output::Storage(Storage::Read { .. })) => {
+            host.server_call(&mut call, Some(Input::Read(Ok(None))), now)
         }
         other => other,
     };
     let effect = match effect {
-        ServerEffect::Pushed => host.server_call(&mut call, Some(ServerInput::Pushed), now),
+        Step::Do(Output::Ui(Ui::Push { .. })) => {
+            host.server_call(&mut call, Some(Input::Pushed), now)
+        }
         other => other,
     };
     (call, effect)
@@ -371,21 +372,19 @@ fn a_burst_of_a_pages_calls_puts_one_question_counted_and_none_just_after_a_no()
         .unwrap();
         let mut call = ServerCall::exposed(ORIGIN.into(), 7, request, &i.to_string());
         host.server_call(&mut call, None, 0.0);
-        let mut effect =
-            host.server_call(&mut call, Some(ServerInput::Exposed(exposed_tools())), 0.0);
-        if let ServerEffect::Screen(_) = effect {
-            let layers = ScreenInput::Layers(Ok(None));
-            effect = host.server_call(&mut call, Some(ServerInput::Screen(layers)), 0.0);
+        let mut effect = host.server_call(&mut call, Some(Input::Exposed(exposed_tools())), 0.0);
+        if let Step::Do(Output::Storage(Storage::Read { .. })) = effect {
+            effect = host.server_call(&mut call, Some(Input::Read(Ok(None))), 0.0);
         }
         match effect {
-            ServerEffect::Confirm {
+            Step::Do(Output::Ui(Ui::Confirm {
                 asked: id,
                 call_id,
                 server,
                 tool,
                 args,
                 question,
-            } => {
+            })) => {
                 asked += 1;
                 host.waits.borrow_mut().ask_with(
                     &id,
@@ -397,8 +396,8 @@ fn a_burst_of_a_pages_calls_puts_one_question_counted_and_none_just_after_a_no()
                 );
                 calls.push(call);
             }
-            ServerEffect::Pushed => {
-                let busy = done(host.server_call(&mut call, Some(ServerInput::Pushed), 0.0));
+            Step::Do(Output::Ui(Ui::Push { .. })) => {
+                let busy = done(host.server_call(&mut call, Some(Input::Pushed), 0.0));
                 assert_eq!(busy, Err(BUSY_WAITS.into()));
             }
             other => panic!("call {i}: {other:?}"),
@@ -412,26 +411,38 @@ fn a_burst_of_a_pages_calls_puts_one_question_counted_and_none_just_after_a_no()
     // Another tab of the origin is another page: its own question.
     assert!(matches!(
         exposed_to_the_question(&host, 8, "other-tab", 0.0),
-        ServerEffect::Confirm { .. }
+        Step::Do(Output::Ui(Ui::Confirm { .. }))
     ));
 
     // The person says no: the page is refused for a while, then may ask again.
     let mut open = calls.pop().unwrap();
-    let no = host.server_call(&mut open, Some(ServerInput::Confirmed(false)), 1_000.0);
+    let no = host.server_call(&mut open, Some(Input::Confirmed(false)), 1_000.0);
     assert_eq!(done(no), Err(DECLINED.into()));
     let quiet = exposed_to_the_question(&host, 7, "again", 1_000.0 + 29_999.0);
     assert_eq!(done(quiet), Err(BUSY_DECLINED.into()));
     let later = exposed_to_the_question(&host, 7, "later", 1_000.0 + f64::from(EXPOSED_QUIET_MS));
-    assert!(matches!(later, ServerEffect::Confirm { .. }), "{later:?}");
+    assert!(
+        matches!(later, Step::Do(Output::Ui(Ui::Confirm { .. }))),
+        "{later:?}"
+    );
 }
 
 #[test]
 fn a_yes_lets_the_page_ask_again_at_once() {
     let host = Host::default();
     let (mut first, asked) = exposed_call(&host, 7, "a", 0.0);
-    assert!(matches!(asked, ServerEffect::Confirm { .. }), "{asked:?}");
-    let yes = host.server_call(&mut first, Some(ServerInput::Confirmed(true)), 5.0);
-    assert!(matches!(yes, ServerEffect::Exposures), "{yes:?}");
+    assert!(
+        matches!(asked, Step::Do(Output::Ui(Ui::Confirm { .. }))),
+        "{asked:?}"
+    );
+    let yes = host.server_call(&mut first, Some(Input::Confirmed(true)), 5.0);
+    assert!(
+        matches!(yes, Step::Do(Output::Storage(Storage::Exposures))),
+        "{yes:?}"
+    );
     let (_, next) = exposed_call(&host, 7, "b", 6.0);
-    assert!(matches!(next, ServerEffect::Confirm { .. }), "{next:?}");
+    assert!(
+        matches!(next, Step::Do(Output::Ui(Ui::Confirm { .. }))),
+        "{next:?}"
+    );
 }

@@ -1,0 +1,293 @@
+//! The host's one effect vocabulary: what the shell does for a machine of the [`Host`]
+//! ([`Output`], in families: timers, storage, frames, tabs, the person's side, MCP
+//! connections) and what it feeds back ([`Input`]). Every machine that speaks it steps as
+//! `Host::x(&mut machine, Option<Input>, now_ms) -> Step<Answer>`, so the shell drives them
+//! all with one loop and performs each output in one place, and the native play harness
+//! performs the same vocabulary against scripted pages.
+//!
+//! Invariant: an output says what to do, never why; every decision (what a reply means, what
+//! to read, when to give up) stays with the machine that asked.
+//!
+//! [`Host`]: super::Host
+
+use serde_json::{Map, Value};
+
+use crate::core::expose::{Exposure, PageTool};
+use crate::core::gate::{McpCall, Permit};
+use crate::core::mcp::source::McpServerConfig;
+use crate::core::mcp::tools::McpTool;
+use crate::core::mcp::CallResult;
+use crate::core::page::bridge::{Reply, Target};
+use crate::core::page::call::{FrameState, Tab};
+use crate::core::page::site::SitePolicy;
+use crate::core::page::tabs::{Frame, FrameAnswer};
+use crate::core::storage::Area;
+
+/// A machine's next move: an output for the shell to perform, or its answer.
+#[derive(Debug, PartialEq)]
+pub enum Step<A> {
+    /// Perform this, then feed back its [`Input`].
+    Do(Output),
+    /// The machine is done.
+    Done(A),
+}
+
+/// What the shell does next, by family.
+#[derive(Debug, PartialEq)]
+pub enum Output {
+    /// Wait this long: [`Input::Slept`].
+    Sleep {
+        /// How long (ms).
+        ms: u32,
+    },
+    /// Storage.
+    Storage(Storage),
+    /// The tab's frames (the page bridge in each).
+    Frames(Frames),
+    /// The browser's tabs.
+    Tabs(Tabs),
+    /// The person's side: the extension's own pages.
+    Ui(Ui),
+    /// The kept MCP connections.
+    Mcp(Mcp),
+}
+
+/// Storage outputs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Storage {
+    /// Read one key: [`Input::Read`].
+    Read {
+        /// Its area.
+        area: Area,
+        /// The key.
+        key: String,
+    },
+    /// The exposures as stored, read leniently (a problem warned of in the worker's console):
+    /// [`Input::Exposures`].
+    Exposures,
+}
+
+/// Outputs to a tab's frames.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Frames {
+    /// Ask every frame of the tab for its tools, all at once within one deadline (and, with
+    /// `sites`, read the site policies meanwhile): [`Input::Listed`].
+    List {
+        /// The tab.
+        tab_id: i64,
+        /// Whether the site policies are to be read too.
+        sites: bool,
+    },
+    /// Inject the page bridge into the tab's frames (its scripts are orphaned):
+    /// [`Input::Done`].
+    Inject {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// Send a message to a frame's document and read its reply within `ms`: [`Input::Reply`].
+    Ask {
+        /// The tab.
+        tab_id: i64,
+        /// The frame (and document).
+        target: Target,
+        /// The message.
+        message: Value,
+        /// How long the reply may take (ms).
+        ms: u32,
+    },
+    /// A page call's message: the browser's tabs listed first when `list_tabs` (a tab the call
+    /// opens comes after them), then the message sent and its reply read within
+    /// `timeout_ms`: [`Input::Sent`].
+    Send {
+        /// The tab.
+        tab_id: i64,
+        /// The frame (and document).
+        target: Target,
+        /// The message.
+        message: Value,
+        /// How long the reply may take (ms).
+        timeout_ms: u32,
+        /// Whether the tabs are to be listed first.
+        list_tabs: bool,
+    },
+    /// The tab's frames (`webNavigation.getAllFrames`): [`Input::Frames`].
+    All {
+        /// The tab.
+        tab_id: i64,
+    },
+    /// One frame's state (`webNavigation.getFrame`): [`Input::Frame`].
+    State {
+        /// The tab.
+        tab_id: i64,
+        /// The frame.
+        frame_id: i64,
+    },
+}
+
+/// Outputs to the browser's tabs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tabs {
+    /// The open tabs: [`Input::Tabs`].
+    List,
+    /// Load `url` in the tab again, within `ms`: [`Input::Done`].
+    Reload {
+        /// The tab.
+        tab_id: i64,
+        /// The page to load.
+        url: String,
+        /// How long the load may take (ms).
+        ms: u32,
+    },
+}
+
+/// Outputs to the person's side.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ui {
+    /// Ask the person in the extension's own UI (`pending`), never on the page, for at most
+    /// the confirmation's time: [`Input::Confirmed`].
+    Confirm {
+        /// The id the question is filed under, as a run's.
+        asked: String,
+        /// Its call id.
+        call_id: String,
+        /// The server's name.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The whole arguments, as they will be sent.
+        args: Map<String, Value>,
+        /// The question.
+        question: String,
+    },
+    /// Push to the extension's open pages: [`Input::Pushed`].
+    Push {
+        /// The push's kind (`pending`, …).
+        kind: String,
+        /// Its body.
+        body: Value,
+    },
+}
+
+/// Which kept MCP connections: each caller keeps its own, so that a person's calls and a
+/// page's never share a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pool {
+    /// The servers called by hand.
+    ByHand,
+    /// The servers exposed to pages.
+    Exposures,
+}
+
+/// Outputs to the kept MCP connections.
+#[derive(Debug, PartialEq)]
+pub enum Mcp {
+    /// The server's kept connection (opened when there is none for its settings and key, or
+    /// when the kept one no longer answers a listing) and its tools as listed now:
+    /// [`Input::McpTools`].
+    Tools {
+        /// The pool.
+        pool: Pool,
+        /// The server as configured.
+        server: McpServerConfig,
+    },
+    /// The tools exposed to a page's origin, from each exposed server's kept connection:
+    /// [`Input::Exposed`].
+    Exposed {
+        /// The page's origin, as Chrome reported its sender.
+        origin: String,
+    },
+    /// Send a call on the server's kept connection (the one its tools were just listed on, if
+    /// any): [`Input::McpCalled`].
+    Call {
+        /// The pool.
+        pool: Pool,
+        /// The server's name.
+        server: String,
+        /// The call, as the gate let it through.
+        permit: Box<Permit<McpCall>>,
+        /// At most this long (ms), when the caller set a limit.
+        within_ms: Option<u32>,
+        /// Whether the connection is to be closed when the call fails.
+        forget_on_error: bool,
+    },
+}
+
+/// What the shell feeds back: the input of the output performed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// An [`Output::Sleep`] passed.
+    Slept,
+    /// The key's value (`None`: not stored), or why it could not be read.
+    Read(Result<Option<Value>, String>),
+    /// The exposures as stored.
+    Exposures(Vec<Exposure>),
+    /// Every frame's answer, or why the tab's frames could not be listed; the site policies
+    /// when asked for (`None` when not, or when they could not be read in time).
+    Listed {
+        /// The frames' answers.
+        answers: Result<Vec<FrameAnswer>, String>,
+        /// The site policies as read.
+        sites: Option<Result<Vec<SitePolicy>, String>>,
+    },
+    /// The frame's reply, the channel's failure or the timeout.
+    Reply(Reply),
+    /// A [`Frames::Send`] performed: the tabs when asked for, and the reply.
+    Sent {
+        /// The tabs, for `list_tabs`.
+        tabs: Option<Vec<Tab>>,
+        /// The reply.
+        reply: Reply,
+    },
+    /// The tab's frames, or why they could not be listed.
+    Frames(Result<Vec<Frame>, String>),
+    /// The frame's state; `None` when the frame (or its tab) is gone.
+    Frame(Option<FrameState>),
+    /// The open tabs.
+    Tabs(Vec<Tab>),
+    /// An output that only succeeds or fails was performed.
+    Done(Result<(), String>),
+    /// The person's answer: yes, or anything else (no, closed, no answer in time).
+    Confirmed(bool),
+    /// An [`Ui::Push`] was sent.
+    Pushed,
+    /// The server's tools as listed now, or why it could not be reached.
+    McpTools(Result<Vec<McpTool>, String>),
+    /// The tools exposed to the origin.
+    Exposed(Vec<PageTool>),
+    /// The call's result (`None`: it gave none within its limit, or there was no kept
+    /// connection), with the connection's secrets (its key, its sign-in's tokens) to redact.
+    McpCalled {
+        /// The result.
+        result: Option<CallResult>,
+        /// Every secret the connection sends.
+        secrets: Vec<String>,
+    },
+}
+
+impl Input {
+    /// What it is, for an error that says an input came where it was not asked for.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Input::Slept => "a wait",
+            Input::Read(_) => "a stored value",
+            Input::Exposures(_) => "the exposures",
+            Input::Listed { .. } => "the frames' listings",
+            Input::Reply(_) => "a frame's reply",
+            Input::Sent { .. } => "a page call's reply",
+            Input::Frames(_) => "the tab's frames",
+            Input::Frame(_) => "a frame's state",
+            Input::Tabs(_) => "the tabs",
+            Input::Done(_) => "an output's end",
+            Input::Confirmed(_) => "an answer of the person",
+            Input::Pushed => "a push",
+            Input::McpTools(_) => "the server's tools",
+            Input::Exposed(_) => "the exposed tools",
+            Input::McpCalled { .. } => "a call's result",
+        }
+    }
+}
+
+/// An input not asked for: what it was, or `a step asked again` for none.
+pub fn unasked(input: Option<&Input>) -> &'static str {
+    input.map_or("a step asked again", Input::what)
+}
