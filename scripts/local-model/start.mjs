@@ -1,17 +1,27 @@
 // Starts scripts/local-model/server.mjs on 127.0.0.1 (the pinned model, or WEBMCP_HOST_GGUF)
 // at the lowest priority (`nice -n 19`: the machine's cores are shared), and answers once it
-// listens: `{baseUrl, model, stop()}`. What the server prints on stderr goes to ours.
+// listens: `{baseUrl, model, loadSeconds, stop()}`. What the server prints on stderr goes to ours.
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installLlama, modelPath } from './install.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+const say = (line) => process.stderr.write(`  [model server] ${line}\n`);
 
-export async function startLocalModel({ context = 4096, temperature = 0, log = (line) => process.stderr.write(`  [model server] ${line}\n`) } = {}) {
+export async function startLocalModel({ context = 4096, temperature = 0, log = say } = {}) {
   await installLlama();
   const model = await modelPath();
   const args = [join(HERE, 'server.mjs'), '--model', model.path, '--context', String(context), '--temperature', String(temperature)];
+  return { ...(await startServer(args, { log })), model };
+}
+
+/**
+ * Runs `node ARGS` (a script that serves as server.mjs does, and prints what
+ * `announce` of scripts/local-model/http.mjs prints) at the lowest priority; answers once it
+ * listens: `{baseUrl, loadSeconds, stop()}`.
+ */
+export async function startServer(args, { log = say } = {}) {
   const niced = process.platform === 'linux';
   const child = spawn(niced ? 'nice' : process.execPath, niced ? ['-n', '19', process.execPath, ...args] : args,
     { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,5 +42,5 @@ export async function startLocalModel({ context = 4096, temperature = 0, log = (
     child.on('exit', resolve);
     child.kill('SIGTERM');
   });
-  return { baseUrl, model, loadSeconds, stop };
+  return { baseUrl, loadSeconds, stop };
 }
