@@ -2,6 +2,7 @@
 // llama.cpp binaries), for `make demo-local`, `make eval-local` and `scripts/record-corpus.mjs`.
 //
 //   node scripts/local-model/server.mjs --model FILE.gguf [--port N] [--context N] [--threads N] [--temperature T]
+//                                       [--origin chrome-extension://ID]...
 //
 // It speaks what the host's OpenAI-compatible provider sends in the text call format:
 // `POST /v1/chat/completions` with `system`, `user` and `assistant` messages (the tools are in
@@ -16,8 +17,14 @@
 // other by spinning: on 2 cores with any other work running, 2 threads took 34–109 s for an
 // answer that 1 thread gave in 2 s.
 //
-// When it listens it prints one line, `listening http://127.0.0.1:PORT/v1`; each answer
-// prints one line on stderr (prompt and output tokens, seconds).
+// It answers only the host (scripts/local-model/http.mjs, docs/security.md): `Host` must be
+// `127.0.0.1:PORT` or `localhost:PORT`, `Origin` absent or a Chrome extension's (with
+// `--origin`, only those given), every request must carry the token it prints at start
+// (`Authorization: Bearer TOKEN`, random each start: the key of the host's model), a chat request
+// must be `application/json` of at most 256 KiB, and `max_tokens` is cut to 1024.
+//
+// When it listens it prints two lines, `token TOKEN …` and `listening http://127.0.0.1:PORT/v1`;
+// each answer prints one line on stderr (prompt and output tokens, seconds).
 import { basename } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -31,10 +38,11 @@ const { values } = parseArgs({
     context: { type: 'string', default: '4096' },
     threads: { type: 'string' },
     temperature: { type: 'string', default: '0' },
+    origin: { type: 'string', multiple: true, default: [] },
   },
 });
 if (!values.model) {
-  console.error('usage: server.mjs --model FILE.gguf [--port N] [--context N]');
+  console.error('usage: server.mjs --model FILE.gguf [--port N] [--context N] [--threads N] [--temperature T] [--origin chrome-extension://ID]...');
   process.exit(2);
 }
 
@@ -73,6 +81,7 @@ const served = await serve({
   modelId: basename(values.model).replace(/\.gguf$/i, ''),
   port: Number(values.port),
   temperature: Number(values.temperature),
+  origins: values.origin,
 });
 announce(served);
 for (const signal of ['SIGINT', 'SIGTERM']) {
