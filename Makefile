@@ -14,7 +14,7 @@ SHIP_DIR := target/ship
 WASM := $(SHIP_DIR)/$(WASM_TARGET)/wasm/webmcp_host.wasm
 WASM_OPT := node node_modules/binaryen/bin/wasm-opt
 
-.PHONY: build setup setup-browser check check-wasm check-beside test test-native test-agui test-mcp test-wasm test-e2e flakes test-playwright test-release release demo demo-local eval-local record-corpus bench clean
+.PHONY: build setup setup-browser check check-wasm check-beside test test-native test-agui test-local-model test-mcp test-wasm test-e2e flakes test-playwright test-release release demo demo-local eval-local record-corpus bench clean
 
 ## build: assemble the unpacked extension in extension/
 # wasm-opt keeps functions with one caller apart: -Oz alone inlines them, which saves 0.7% of
@@ -43,7 +43,7 @@ setup-browser:
 # other step waits on.
 test: setup-browser
 	@$(call beside,test-native-build,cargo test --quiet --no-run,build)
-	@$(MAKE) --no-print-directory test-native test-agui test-mcp
+	@$(MAKE) --no-print-directory test-native test-agui test-local-model test-mcp
 	@$(call beside,check-beside,$(MAKE) --no-print-directory check-beside,test-e2e)
 	@$(MAKE) --no-print-directory test-wasm test-playwright test-release
 
@@ -76,6 +76,11 @@ check-beside:
 ## test-agui: the official AG-UI validators over the core's golden event logs
 test-agui:
 	node --test --test-reporter=spec tests/agui/
+
+## test-local-model: the local model server's request checks (scripts/local-model/http.mjs) with a stub in the model's
+## place: the attacks a web page can make on it refused (no GGUF, no browser; a second)
+test-local-model:
+	node --test --test-reporter=spec tests/local-model/
 
 ## test-mcp: real MCP servers and the official MCP conformance suite (client scenarios one by one, then the auth suite) against the CLI
 # The files run two at a time: they wait on servers far more than they compute.

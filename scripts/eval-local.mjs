@@ -1,9 +1,10 @@
 // `make eval-local`: the demo shop's evals (packages/playwright-webmcp-host/example/
 // shop.evals.json) in agent mode on a real local model, no key: scripts/local-model/server.mjs
 // on 127.0.0.1 (the pinned GGUF, or WEBMCP_HOST_GGUF) through the host's OpenAI-compatible
-// provider in the text call format. Each case runs EVAL_LOCAL_RUNS times (default 3) on the
-// shop freshly loaded; it prints each case's passes and pass^k, and the suite's pass rate,
-// pass^k and pass@k, and fails (exit 1) when the pass rate is under EVAL_LOCAL_THRESHOLD
+// provider in the text call format, the token the server printed as the model's key. Each
+// case runs EVAL_LOCAL_RUNS times (default 3) on the shop freshly loaded; it prints each case's
+// passes and pass^k, and the suite's pass rate, pass^k and pass@k, and fails (exit 1) when the
+// pass rate is under EVAL_LOCAL_THRESHOLD
 // (default 0.5). The model samples at EVAL_LOCAL_TEMPERATURE (default 0.7): greedy decoding
 // would repeat each run, and pass^k would say nothing more than one run. Not part of `make test`: a slow job of its own (a CI job that may fail
 // without failing the build). EVAL_LOCAL_CASES=0,3 runs only those cases; EVAL_LOCAL_JSON=FILE
@@ -32,8 +33,9 @@ const server = await serve(join(ROOT, 'demo', 'site'), 0);
 const host = await launchHost({ headless: true });
 let failed = false;
 try {
-  const model = { name: 'local', provider: 'openai', baseUrl: local.baseUrl, model: modelId, nativeTools: false };
-  await host.worker.evaluate((c) => webmcpHost.configure(c), { models: [model], default: 'local', keys: {} });
+  // The server's token is the model's key, sent as `Authorization: Bearer`.
+  const model = { name: 'local', provider: 'openai', baseUrl: local.baseUrl, model: modelId, nativeTools: false, keyRef: 'local' };
+  await host.worker.evaluate((c) => webmcpHost.configure(c), { models: [model], default: 'local', keys: { local: local.token } });
   const page = host.context.pages()[0] ?? (await host.context.newPage());
   page.on('dialog', (dialog) => dialog.accept());
   await page.goto(`${server.url}/`);

@@ -6,7 +6,8 @@
 //   node scripts/record-corpus.mjs [--set text] [--base-url URL --model-id ID]
 //
 // Without --base-url it starts scripts/local-model/server.mjs on 127.0.0.1 with the pinned
-// model (or WEBMCP_HOST_GGUF) at the lowest priority. It writes
+// model (or WEBMCP_HOST_GGUF) at the lowest priority, and sends the token it printed; with
+// --base-url it sends WEBMCP_API_KEY as a Bearer token when set. It writes
 // tests/corpus/MODEL/SET.jsonl and MODEL/SET.meta.json (the model, its quantisation and
 // checksum, the server and the settings). Never part of `make test`: `tests/model_corpus.rs`
 // replays what this wrote.
@@ -53,10 +54,13 @@ if (!baseUrl) {
   meta = { model: modelId, server: baseUrl.replace(/\/\/[^/]*/, '//…') };
 }
 
+// Our server wants the token it printed; another server takes WEBMCP_API_KEY when set.
+const token = server?.token ?? process.env.WEBMCP_API_KEY;
+
 async function ask(messages) {
   const response = await fetch(`${baseUrl}/chat/completions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ model: modelId, messages, stream: true, temperature: SETTINGS.temperature, max_tokens: SETTINGS.max_tokens }),
   });
   if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);

@@ -2,6 +2,7 @@
 // llama.cpp binaries), for `make demo-local`, `make eval-local` and `scripts/record-corpus.mjs`.
 //
 //   node scripts/local-model/server.mjs --model FILE.gguf [--port N] [--context N] [--threads N] [--temperature T]
+//                                       [--origin chrome-extension://ID]...
 //
 // It speaks what the host's OpenAI-compatible provider sends in the text call format:
 // `POST /v1/chat/completions` with `system`, `user` and `assistant` messages (the tools are in
@@ -16,12 +17,18 @@
 // other by spinning: on 2 cores with any other work running, 2 threads took 34–109 s for an
 // answer that 1 thread gave in 2 s.
 //
-// When it listens it prints one line, `listening http://127.0.0.1:PORT/v1`; each answer
-// prints one line on stderr (prompt and output tokens, seconds).
-import { createServer } from 'node:http';
+// It answers only the host (scripts/local-model/http.mjs, docs/security.md): `Host` must be
+// `127.0.0.1:PORT` or `localhost:PORT`, `Origin` absent or a Chrome extension's (with
+// `--origin`, only those given), every request must carry the token it prints at start
+// (`Authorization: Bearer TOKEN`, random each start: the key of the host's model), a chat request
+// must be `application/json` of at most 256 KiB, and `max_tokens` is cut to 1024.
+//
+// When it listens it prints two lines, `token TOKEN …` and `listening http://127.0.0.1:PORT/v1`;
+// each answer prints one line on stderr (prompt and output tokens, seconds).
 import { basename } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
+import { announce, serve } from './http.mjs';
 import { loadLlama } from './install.mjs';
 
 const { values } = parseArgs({
@@ -31,10 +38,11 @@ const { values } = parseArgs({
     context: { type: 'string', default: '4096' },
     threads: { type: 'string' },
     temperature: { type: 'string', default: '0' },
+    origin: { type: 'string', multiple: true, default: [] },
   },
 });
 if (!values.model) {
-  console.error('usage: server.mjs --model FILE.gguf [--port N] [--context N]');
+  console.error('usage: server.mjs --model FILE.gguf [--port N] [--context N] [--threads N] [--temperature T] [--origin chrome-extension://ID]...');
   process.exit(2);
 }
 
@@ -47,43 +55,15 @@ const context = await model.createContext({
 });
 const sequence = context.getSequence();
 const chat = new LlamaChat({ contextSequence: sequence });
-const modelId = basename(values.model).replace(/\.gguf$/i, '');
 
-/** The chat history node-llama-cpp takes, or an error text for the person. */
-function history(messages) {
-  if (!Array.isArray(messages) || !messages.length) return 'messages: expected a non-empty array';
-  const items = [];
-  for (const [i, m] of messages.entries()) {
-    const text = typeof m?.content === 'string' ? m.content : Array.isArray(m?.content)
-      ? m.content.filter((p) => p?.type === 'text').map((p) => p.text).join('')
-      : null;
-    if (m?.role === 'tool' || m?.tool_calls) {
-      return `messages[${i}]: native tool calls are not served here; configure the model with nativeTools: false (the host's text call format)`;
-    }
-    if (text === null) return `messages[${i}].content: expected text`;
-    const last = items.at(-1);
-    if (m.role === 'system') {
-      if (last?.type === 'system') last.text += `\n\n${text}`;
-      else items.push({ type: 'system', text });
-    } else if (m.role === 'user') items.push({ type: 'user', text });
-    else if (m.role === 'assistant') items.push({ type: 'model', response: [text] });
-    else return `messages[${i}].role: ${JSON.stringify(m?.role)} is not system, user or assistant`;
-  }
-  items.push({ type: 'model', response: [] });
-  return items;
-}
-
-let queue = Promise.resolve();
-
-async function complete(body, onText) {
-  const items = history(body.messages);
-  if (typeof items === 'string') throw Object.assign(new Error(items), { status: 400 });
+/** One answer of the model (scripts/local-model/http.mjs calls it one at a time). */
+async function generate({ items, maxTokens, temperature, seed, onText }) {
   const started = performance.now();
   let output = 0;
   const result = await chat.generateResponse(items, {
-    maxTokens: Number.isInteger(body.max_tokens) ? body.max_tokens : 512,
-    temperature: typeof body.temperature === 'number' ? body.temperature : Number(values.temperature),
-    ...(Number.isInteger(body.seed) ? { seed: body.seed } : {}),
+    maxTokens,
+    temperature,
+    ...(seed !== undefined ? { seed } : {}),
     onTextChunk: onText,
     onToken: (tokens) => {
       output += tokens.length;
@@ -96,74 +76,17 @@ async function complete(body, onText) {
   return { text: result.response, finish, usage: { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output } };
 }
 
-function json(res, status, value) {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(value));
-}
-
-const server = createServer(async (req, res) => {
-  if (req.method === 'GET' && req.url === '/v1/models') {
-    return json(res, 200, { object: 'list', data: [{ id: modelId, object: 'model', owned_by: 'local' }] });
-  }
-  if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-    return json(res, 404, { error: { message: `${req.method} ${req.url}: not served here` } });
-  }
-  let raw = '';
-  for await (const chunk of req) raw += chunk;
-  let body;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    return json(res, 400, { error: { message: 'the request body is not JSON' } });
-  }
-  if (Array.isArray(body.tools) && body.tools.length) {
-    return json(res, 400, { error: { message: 'native tools are not served here; configure the model with nativeTools: false (the host\'s text call format)' } });
-  }
-  const id = `chatcmpl-${Date.now()}`;
-  const chunk = (delta, finish = null, usage) => `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', model: modelId,
-    choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
-  const turn = queue.then(async () => {
-    if (body.stream) {
-      let started = false;
-      const start = () => {
-        if (started) return;
-        started = true;
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        res.write(chunk({ role: 'assistant', content: '' }));
-      };
-      try {
-        const out = await complete(body, (text) => {
-          start();
-          res.write(chunk({ content: text }));
-        });
-        start();
-        res.write(chunk({}, out.finish));
-        if (body.stream_options?.include_usage) res.write(chunk(null, null, out.usage));
-        res.end('data: [DONE]\n\n');
-      } catch (error) {
-        if (!started) return json(res, error.status ?? 500, { error: { message: error.message } });
-        res.end(`data: ${JSON.stringify({ error: { message: error.message } })}\n\n`);
-      }
-    } else {
-      try {
-        const out = await complete(body, () => {});
-        json(res, 200, { id, object: 'chat.completion', model: modelId, usage: out.usage,
-          choices: [{ index: 0, message: { role: 'assistant', content: out.text }, finish_reason: out.finish }] });
-      } catch (error) {
-        json(res, error.status ?? 500, { error: { message: error.message } });
-      }
-    }
-  });
-  queue = turn.catch(() => {});
-  await turn;
+const served = await serve({
+  generate,
+  modelId: basename(values.model).replace(/\.gguf$/i, ''),
+  port: Number(values.port),
+  temperature: Number(values.temperature),
+  origins: values.origin,
 });
-
-server.listen(Number(values.port), '127.0.0.1', () => {
-  console.log(`listening http://127.0.0.1:${server.address().port}/v1`);
-});
+announce(served);
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
-    server.close();
+    served.server.close();
     process.exit(0);
   });
 }
