@@ -105,7 +105,7 @@ const SCENARIOS = {
   pizzaUser: { steps: PIZZA_USER },
   pizzaJudge: {
     steps: [
-      verdict(true, 'The pizza was built and shared.', ['share_pizza returned a URL']),
+      verdict(true, 'The pizza was built and shared.', ['share_pizza: Share URL']),
       verdict(false, 'The corn was removed, but the share link is the one of the old pizza.', ['share_pizza result lacks the BBQ state']),
     ],
   },
@@ -114,13 +114,15 @@ const SCENARIOS = {
   hotelJudge: {
     steps: [
       verdict(false, 'The form was opened but never populated with the guest details.', ['start_booking opened an empty form']),
-      verdict(true, 'Cleveland Lakeside Suites was found and opened.', ['view_hotel: cleveland-lakeside, $195']),
-      verdict(true, 'The search moved to Tokyo and The Aurelian Shibuya was checked.', ['lookup_amenity: aurelian late checkout']),
+      verdict(true, 'Cleveland Lakeside Suites was found and opened.', ['view_hotel: "name":"Cleveland Lakeside Suites","price":195']),
+      verdict(true, 'The search moved to Tokyo and The Aurelian Shibuya was checked.', ['lookup_amenity: Late checkout until 14:00 on request']),
       verdict(true, 'No Paris hotel matches, and the agent said so.', ['get_current_search_results: count 0']),
     ],
   },
   claim: { steps: [say('Done! The jacket is in your bag.')], after: 'repeat' },
-  lenient: { steps: [verdict(true, 'The assistant says the jacket is in the bag.', ['The assistant said it added the jacket'])], after: 'repeat' },
+  // Its evidence quotes the jacket's add_to_cart result (a pass whose evidence the application
+  // did not answer is overruled); with no call at all, it is overruled all the same.
+  lenient: { steps: [verdict(true, 'The assistant says the jacket is in the bag.', ['add_to_cart: Biker Leather Jacket (Black) to the cart'])], after: 'repeat' },
   popupAgent: { steps: JACKET_B },
 };
 

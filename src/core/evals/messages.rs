@@ -89,6 +89,45 @@ pub fn calls_of(messages: &[Message]) -> Vec<ActualCall> {
         .collect()
 }
 
+/// The error a call ended with when it did not go through: its result is `{"error": …}` and
+/// nothing else, as the run records every call the host refused, the person declined, a layer
+/// blocked or failed, or the tool did not answer (a tool whose own result is just that reads
+/// alike, and counts as failed).
+pub fn failure(call: &ActualCall) -> Option<&str> {
+    failed(call.result.as_ref()?)
+}
+
+/// [`failure`] of a result.
+pub fn failed(result: &Value) -> Option<&str> {
+    match result {
+        Value::Object(map) if map.len() == 1 => map.get("error").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// Whether a call's failure was the host's or the person's refusal (a `block` layer, a
+/// declined confirmation, in the page or in the extension): such a call never reached the
+/// application.
+pub fn refused(error: &str) -> bool {
+    let error = error.strip_prefix("NotAllowedError: ").unwrap_or(error);
+    error.starts_with("blocked: ") || error.starts_with("declined")
+}
+
+/// The calls as a `result` constraint reads them: a call the host or the person refused never
+/// reached the application, so it has no result to match (its record, `{"error": …}`, is the
+/// host's, not the application's answer); a failure the tool reported stays its result.
+pub fn reached(calls: &[ActualCall]) -> Vec<ActualCall> {
+    (calls.iter())
+        .map(|call| match failure(call) {
+            Some(error) if refused(error) => ActualCall {
+                result: None,
+                ..call.clone()
+            },
+            _ => call.clone(),
+        })
+        .collect()
+}
+
 /// The tokens a run used (its steps' input and output tokens), when its provider reported
 /// them; `None`: unknown (a provider or replay that reports none).
 pub fn run_tokens(usage: &RunUsage) -> Option<u64> {

@@ -28,6 +28,7 @@ mod waits;
 use serde_json::{json, Map, Value};
 
 use super::matcher::is_constraint;
+use super::messages::reached;
 pub use super::messages::{agui_messages, call_value, calls_of, cut_short, parsed, run_tokens};
 use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
@@ -426,7 +427,9 @@ impl Evaluation {
                 });
                 let (outcome, reason) = match cut_short(&ended.outcome) {
                     Some(why) => ("error", Some(why)),
-                    None => judge(case.expected_call.as_deref(), &calls),
+                    // A call refused before it reached the application has no result
+                    // for a `result` constraint; the calls are reported as made.
+                    None => judge(case.expected_call.as_deref(), &reached(&calls)),
                 };
                 (outcome, reason, calls, Some(ended.run_id), tokens, usage)
             }
@@ -595,18 +598,30 @@ pub fn explain(expected: Option<&[Expected]>, calls: &[ActualCall]) -> String {
     }
     for w in &wanted {
         let same: Vec<&ActualCall> = calls.iter().filter(|c| c.name == w.function_name).collect();
-        if !same.is_empty()
-            && !same
+        if same.is_empty()
+            || same
                 .iter()
                 .any(|c| super::call_matches(w, c).unwrap_or(false))
         {
-            parts.push(format!(
-                "{} called with {}, expected {}",
-                w.function_name,
+            continue;
+        }
+        // A call with the arguments expected misses only its `result` constraint.
+        let args_match = |c: &&&ActualCall| match w.arguments.as_ref().filter(|a| !a.is_null()) {
+            Some(want) => super::matcher::matches(want, &c.args).unwrap_or(false),
+            None => true,
+        };
+        let name = &w.function_name;
+        parts.push(match (same.iter().find(args_match), &w.result) {
+            (Some(c), Some(want)) => match &c.result {
+                None => format!("{name} got no result from the application (a call the person declined or the host refused has none), expected one matching {}", short(want)),
+                Some(got) => format!("{name} answered {}, expected a result matching {}", short(got), short(want)),
+            },
+            _ => format!(
+                "{name} called with {}, expected {}",
                 short(&same[0].args),
                 short(w.arguments.as_ref().unwrap_or(&Value::Null))
-            ));
-        }
+            ),
+        });
     }
     if parts.is_empty() {
         parts.push("the calls are not in the expected order or count".into());

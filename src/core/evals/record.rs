@@ -12,7 +12,7 @@ use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 
 use super::messages::short;
-use super::messages::{calls_of, parsed};
+use super::messages::{calls_of, failure, parsed, refused};
 use super::{write_evals, ActualCall, EvalCase, EvalMessage, Expected, ExpectedCall};
 use crate::core::agui::Message;
 use crate::core::history::rebuild;
@@ -36,22 +36,6 @@ pub fn run_calls(log: &Value) -> (String, Vec<ActualCall>) {
     };
     let after = last_user.map_or(0, |i| i + 1);
     (prompt, calls_of(&messages[after..]))
-}
-
-/// The error a recorded call ended with, when it failed (its result is `{"error": …}`: a
-/// call the host refused, the person declined, or the tool failed).
-pub fn failure(call: &ActualCall) -> Option<&str> {
-    match &call.result {
-        Some(Value::Object(map)) if map.len() == 1 => map.get("error").and_then(Value::as_str),
-        _ => None,
-    }
-}
-
-/// Whether a recorded call's failure was the host's or the person's refusal (a `block` layer,
-/// a declined confirmation): such a call is never played again.
-pub fn refused(error: &str) -> bool {
-    let error = error.strip_prefix("NotAllowedError: ").unwrap_or(error);
-    error.starts_with("blocked: ") || error.starts_with("declined")
 }
 
 /// How an argument is loosened: `exact` (kept as recorded), `$type` (its type), `$any` (any

@@ -723,6 +723,7 @@ fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
     );
 }
 
+mod refused;
 mod wait;
 
 #[test]

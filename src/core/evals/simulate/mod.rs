@@ -18,14 +18,18 @@
 //! 4. the DOM assertions on the final page, read by the content script: a mismatch fails the
 //!    case and no judge can overrule it;
 //! 5. the judge model's verdict on the success criteria (a run that offers it only
-//!    `submit_result`), where tool results are the only evidence: a verdict that cites nothing
-//!    is an error, and a pass with no tool result of the agent in the transcript is overruled.
+//!    `submit_result`), on a transcript where every value is written as JSON on the line that
+//!    introduces it (no value can make a line of its structure) and only the results the
+//!    application gave the agent's calls are evidence: a verdict that cites nothing is an
+//!    error, and a pass is overruled unless each item of its evidence quotes one of those
+//!    results (`evidence.rs`; a declined, refused, blocked or failed call has none).
 //!
 //! The user model's and the judge's runs offer no tool (`noTools`). Every run's outputs are
 //! kept in the result's `recording` (replay transcripts, per role and turn); `replay` plays
 //! them again in place of the models: the same verdict with no model call, and a judge asked
-//! again only when its transcript changed.
+//! again only when its transcript changed, or always with `rejudge`.
 
+mod evidence;
 mod file;
 mod handle;
 pub mod prompts;

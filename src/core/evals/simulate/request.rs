@@ -1,5 +1,6 @@
 //! `evaluate({mode: "simulate"})`'s request, parsed and bounded: the fields every mode reads
-//! alike by [`Common`], the simulations, the user and judge models, `maxSteps` and `replay`.
+//! alike by [`Common`], the simulations, the user and judge models, `maxSteps`, `replay` and
+//! `rejudge`.
 
 use serde_json::Value;
 
@@ -9,7 +10,7 @@ use crate::core::evals::request::{tab_id, Common};
 use crate::core::limits::{MAX_EVAL_RESULTS, MAX_MAX_STEPS, SIM_AGENT_STEPS};
 
 /// `evaluate({tabId, simulations, mode: "simulate", models?, userModel?, judgeModel?, runs?,
-/// timeoutMs?, maxSteps?, format?, reload?, replay?})`, parsed.
+/// timeoutMs?, maxSteps?, format?, reload?, replay?, rejudge?})`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimulateRequest {
     /// The tab.
@@ -34,6 +35,9 @@ pub struct SimulateRequest {
     pub reload: bool,
     /// Recorded results to play again (`replay`).
     pub replay: Vec<Value>,
+    /// With `replay`, the judge asked again (`judgeModel`) even where its transcript is the
+    /// one recorded: a recorded verdict is never taken on trust (`rejudge`).
+    pub rejudge: bool,
 }
 
 impl SimulateRequest {
@@ -91,11 +95,21 @@ impl SimulateRequest {
                 ))
             }
         };
+        let rejudge = match map.get("rejudge") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(rejudge)) => *rejudge,
+            Some(_) => return Err(format!("{E}: `rejudge` must be true or false")),
+        };
         let judge_model = name("judgeModel")?;
-        if judge_model.is_none() && replay.is_empty() {
+        if judge_model.is_none() && (replay.is_empty() || rejudge) {
             if let Some(case) = cases.iter().find(|c| c.success_criteria.is_some()) {
+                let with = if rejudge {
+                    " to judge again (`rejudge`)"
+                } else {
+                    ""
+                };
                 return Err(format!(
-                    "{E}: `judgeModel` is required: case \"{}\" has `successCriteria` (the judge is never the agent's model unless you name it)",
+                    "{E}: `judgeModel` is required{with}: case \"{}\" has `successCriteria` (the judge is never the agent's model unless you name it)",
                     case.name
                 ));
             }
@@ -120,6 +134,7 @@ impl SimulateRequest {
             format,
             reload,
             replay,
+            rejudge,
         })
     }
 }

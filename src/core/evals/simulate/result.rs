@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::evidence::overruled;
 use super::read::turn_value;
 use super::{write, EndedBy, Simulate, UserSide};
 use crate::core::evals::messages::Mode;
@@ -19,20 +20,19 @@ impl Simulate {
             (Some(start), Some(end)) => (end - start).max(0.0).round(),
             _ => 0.0,
         };
-        let agent_evidence = a
-            .turns
-            .iter()
-            .flat_map(|t| &t.tool_calls)
-            .any(|c| c.result.is_some());
         let mut verdict = a.verdict.clone();
         if let Some(v) = verdict.as_mut() {
             v["turnsUsed"] = json!(a.turns.len());
             v["durationMs"] = json!(duration);
             v["endedBy"] = json!(ended.unwrap_or(EndedBy::MaxTurns).name());
-            // A pass with no tool result of the agent rests on claims alone.
-            if v["passed"] == true && !agent_evidence {
-                v["passed"] = json!(false);
-                v["overruled"] = json!("the judge passed the case, but the agent made no call with a result: its claims alone are not evidence");
+            // A pass rests only on what the application answered the agent's calls: each
+            // item of its evidence quotes one of those results, or it is overruled.
+            if v["passed"] == true {
+                let evidence = v["evidence"].as_array().cloned().unwrap_or_default();
+                if let Some(why) = overruled(&evidence, &a.turns) {
+                    v["passed"] = json!(false);
+                    v["overruled"] = json!(why);
+                }
             }
         }
         let dom_failed = a.assertions.iter().find(|r| r["outcome"] == "fail");

@@ -192,10 +192,11 @@ impl Simulate {
     }
 
     /// The judge's run on the transcript, or its recorded verdict when the transcript is the
-    /// one recorded; no judge without success criteria.
+    /// one recorded and `rejudge` is not asked; no judge without success criteria.
     fn judge_step(&mut self) -> Stepped {
         let case = self.request.cases[self.case].clone();
         let judge_model = self.request.judge_model.clone();
+        let rejudge = self.request.rejudge;
         let timeout_ms = self.request.timeout_ms;
         let a = self.attempt_mut();
         let Some(criteria) = case.success_criteria.as_deref() else {
@@ -206,9 +207,11 @@ impl Simulate {
         let prompt =
             prompts::judge_prompt(criteria, &a.setup, &a.turns, a.closing.as_deref(), ended);
         let input = hex(&Sha256::digest(prompt.as_bytes()));
-        // A replayed judge whose transcript is unchanged answers as it did; one whose
-        // transcript changed is asked again, when a judge is named.
+        // A replayed judge whose transcript is unchanged answers as it did (the hash is no
+        // signature: a recording vouches only for itself); one whose transcript changed, or
+        // any with `rejudge`, is asked again, when a judge is named.
         let recorded = (a.replay.as_ref())
+            .filter(|_| !rejudge)
             .filter(|r| {
                 r.pointer("/recording/judge/input").and_then(Value::as_str) == Some(input.as_str())
             })

@@ -329,11 +329,12 @@ fn the_judge_prompt_marks_tool_results_as_evidence_and_setup_as_not_the_agents()
     for want in [
         CART,
         "not the assistant's work",
-        "empty_cart({})",
-        "add_to_cart({\"qty\":2})",
-        "result: {\"cart\":2}",
-        "Assistant said (a claim): Done!",
-        "User's parting message: thanks",
+        "1. tool \"empty_cart\", arguments {}",
+        "   result: \"emptied\"",
+        "- call 1: tool \"add_to_cart\", arguments {\"qty\":2}",
+        "  result from the application: {\"cart\":2}",
+        "Assistant said (a claim, not evidence): \"Done!\"",
+        "User's parting message: \"thanks\"",
         "The user ended the conversation",
     ] {
         assert!(prompt.contains(want), "{want}: {prompt}");
@@ -530,7 +531,7 @@ fn a_recorded_failure_replays_to_the_same_verdict_with_no_model_call() {
     let mut sim = Simulate::new(request(case, json!({"replay": first})), None, "s4".into());
     let (rejudged, asked) = play(
         &mut sim,
-        world(&fixed, "", judge_answer(true, &["cart is 2"])),
+        world(&fixed, "", judge_answer(true, &["\"cart\": 2"])),
     );
     assert!(runs(&asked, Role::Judge)[0].get("replay").is_none());
     assert!(runs(&asked, Role::Agent)[0]["replay"].is_string());
@@ -698,4 +699,5 @@ fn a_conversation_is_not_carried_to_another_origin() {
     assert!(runs(&asked, Role::Judge).is_empty());
 }
 
+mod judge;
 mod ready;

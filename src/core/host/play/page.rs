@@ -28,6 +28,10 @@ pub(crate) struct ShopPage {
     pub extra: Vec<Value>,
     /// The shop's sitemap, as the page reads it.
     pub sitemap: String,
+    /// Whether the person declines the question the page's content script asks before a
+    /// consequential call (`confirm()`): the call is not run, and the page answers as the
+    /// content script does (`NotAllowedError`).
+    pub decline: bool,
 }
 
 impl ShopPage {
@@ -42,6 +46,7 @@ impl ShopPage {
             loads: 1,
             extra: Vec::new(),
             sitemap: String::new(),
+            decline: false,
         }
     }
 
@@ -82,6 +87,10 @@ impl ShopPage {
                 let about = format!("{}/about", self.origin());
                 self.load(&about, 0, 0);
                 return Err("The message port closed before a response was received.".into());
+            }
+            "callTool" if self.decline && message["confirm"].is_string() => {
+                json!({"ok": false, "error": {"name": "NotAllowedError",
+                    "message": "declined: the person did not allow this call"}})
             }
             "callTool" => self.call(message),
             "queryDom" => self.query(message),
@@ -140,6 +149,11 @@ impl ShopPage {
             "add_to_cart" => {
                 self.cart += args["qty"].as_u64().unwrap_or(0);
                 json!({"ok": true, "result": json!({"cart": self.cart}).to_string()})
+            }
+            // Offered only when a test adds it (`extra`).
+            "place_order" => {
+                let order = format!("A-{}", 1000 + self.ran.len());
+                json!({"ok": true, "result": json!({"orderId": order, "status": "placed"}).to_string()})
             }
             _ => json!({"ok": false, "error": {"name": "NotFoundError",
                 "message": format!("no tool named \"{name}\"")}}),

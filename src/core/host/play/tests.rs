@@ -13,7 +13,8 @@ const USER_ASKS: &str = "I'd like two blue mugs please.";
 const USER_ENDS: &str = "Great, thanks!\n[[END_CONVERSATION]]";
 
 /// The shop with an agent that adds `qty` mugs once asked, a user who asks then ends, and a
-/// judge who passes the conversation when the agent's answer says the mugs were added.
+/// judge who passes the conversation when the agent's answer says the mugs were added, quoting
+/// the cart's result.
 fn shop(qty: u64) -> Play {
     let mut play = Play::shop(&["agent", "user", "judge"]);
     play.models.serve(
@@ -38,7 +39,7 @@ fn shop(qty: u64) -> Play {
             let passed = text.contains("Added two mugs");
             Said::Call(
                 "submit_result".into(),
-                json!({"passed": passed, "reasoning": "The agent said so.", "evidence": ["Added two mugs."]}),
+                json!({"passed": passed, "reasoning": "The cart holds two mugs.", "evidence": ["add_to_cart: {\"cart\":2}"]}),
             )
         }),
     );
@@ -472,3 +473,5 @@ fn a_run_replayed_names_each_call_whose_answer_or_availability_changed() {
     assert_eq!(entry(&diff)["change"], "availability", "{diff:#}");
     assert_eq!(play.pages[&4].ran.len(), ran, "the page ran nothing more");
 }
+
+mod judge;
