@@ -244,6 +244,10 @@ pub const MAX_FENCE_HEADER: usize = 16;
 
 // --- Page tools, applied in the module each names ------------------------------------------------
 
+/// The ports to frames' page bridges the worker keeps open at most (one per frame document
+/// asked lately; the oldest idle ones close first); `shell/frames.js`.
+pub const FRAME_PORTS_MAX: u32 = 256;
+
 /// How long a listing is kept (ms).
 /// (Used as `KEPT_MS` in `core/page/kept.rs`.)
 pub const KEPT_LISTING_MS: f64 = 30_000.0;
@@ -253,6 +257,13 @@ pub const KEPT_LISTING_MS: f64 = 30_000.0;
 pub const MAX_WATCHED_REQUESTS: usize = 100;
 
 // --- Runs, applied in the module each names ------------------------------------------------------
+
+/// How often a run keeps the service worker awake (an extension API call resets Chrome's 30 s
+/// idle timer), ms; `shell/io.js` `keepAlive`.
+pub const KEEP_ALIVE_MS: u32 = 20_000;
+/// How long the person's repair hook (`webmcpHost.repairHook`) may take before its answer is
+/// ignored, ms; `shell/io.js` `askRepairHook`.
+pub const REPAIR_HOOK_MS: u32 = 5_000;
 
 /// How long the stored record of a running run may lag behind (ms).
 /// (Used as `SAVE_EVERY_MS` in `core/ops/runlog.rs`.)

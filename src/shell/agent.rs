@@ -28,6 +28,7 @@ use super::store;
 use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
 use crate::core::host::run::{HostRun, RunEffect, RunFeed};
+use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
 use crate::core::observe::collector::COLLECTORS_KEY;
 use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
@@ -387,14 +388,15 @@ async fn perform(
                     });
                 }
                 Action::RepairHook { call_id, request } => inbox.spawn(async move {
-                    let answer = super::io::ask_repair_hook(convert::from_json(&request)).await;
+                    let request = convert::from_json(&request);
+                    let answer = super::io::ask_repair_hook(request, REPAIR_HOOK_MS).await;
                     let call = convert::to_json(&answer).ok().filter(|v| !v.is_null());
                     RunFeed::Drive(Answer::Hook { call_id, call })
                 }),
                 // While the run works, the worker is kept from idling out (Chrome stops an idle
                 // worker after 30 s, and a model may think longer than that between two chunks).
                 Action::KeepAlive(true) => {
-                    keep_alive.get_or_insert_with(super::io::keep_alive);
+                    keep_alive.get_or_insert_with(|| super::io::keep_alive(KEEP_ALIVE_MS));
                 }
                 Action::KeepAlive(false) => {
                     if let Some(stop) = keep_alive.take() {

@@ -34,7 +34,12 @@ extern "C" {
 #[wasm_bindgen(module = "/src/shell/frames.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = frameSend)]
-    fn frame_send(tab_id: f64, options: &JsValue, message: &JsValue) -> Result<Promise, JsValue>;
+    fn frame_send(
+        tab_id: f64,
+        options: &JsValue,
+        message: &JsValue,
+        most: u32,
+    ) -> Result<Promise, JsValue>;
 }
 
 /// Every frame of a tab, from `chrome.webNavigation.getAllFrames`.
@@ -50,7 +55,8 @@ pub async fn all_frames(tab_id: i64) -> Result<Vec<Frame>, String> {
 /// any), over the port kept for that frame (`frames.js`).
 pub fn send_to_frame(tab_id: i64, to: impl Into<super::Target>, message: &JsValue) -> Promise {
     let options = from_json(&to.into().options());
-    frame_send(tab_id as f64, &options, message).unwrap_or_else(|e| Promise::reject(&e))
+    let most = crate::core::limits::FRAME_PORTS_MAX;
+    frame_send(tab_id as f64, &options, message, most).unwrap_or_else(|e| Promise::reject(&e))
 }
 
 /// Sends a message to every content script of one frame (`chrome.tabs.sendMessage`): for the

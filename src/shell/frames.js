@@ -14,13 +14,11 @@
 
 const NAME = 'webmcp-host-bridge';
 const CLOSED = 'The message port closed before a response was received.';
-// Ports kept at most (one per frame document asked lately); the oldest idle ones close first.
-const MOST = 256;
 
 const ports = new Map();
 let next = 0;
 
-function open(tabId, options) {
+function open(tabId, options, most) {
   const key = `${tabId}/${options.frameId ?? 0}/${options.documentId ?? ''}`;
   const kept = ports.get(key);
   if (kept) {
@@ -44,7 +42,7 @@ function open(tabId, options) {
   });
   ports.set(key, entry);
   for (const [old, idle] of ports) {
-    if (ports.size <= MOST) break;
+    if (ports.size <= most) break;
     if (idle.pending.size === 0) {
       ports.delete(old);
       idle.port.disconnect();
@@ -56,10 +54,12 @@ function open(tabId, options) {
 /**
  * Sends `message` to the bridge of frame `options.frameId` (of document `options.documentId`,
  * when given) of tab `tabId`; resolves to its answer, rejects as `chrome.tabs.sendMessage` does.
+ * At most `most` ports are kept (one per frame document asked lately); the oldest idle ones
+ * close first.
  */
-export function frameSend(tabId, options, message) {
+export function frameSend(tabId, options, message, most) {
   return new Promise((resolve, reject) => {
-    const entry = open(tabId, options);
+    const entry = open(tabId, options, most);
     const id = ++next;
     entry.pending.set(id, { resolve, reject });
     try {

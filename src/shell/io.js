@@ -63,13 +63,13 @@ export async function storageRemove(area, key) {
 }
 
 /**
- * Keeps the service worker from idling out (an extension API call every 20 s resets Chrome's
+ * Keeps the service worker from idling out (an extension API call every `ms` resets Chrome's
  * 30 s idle timer) until the returned function is called.
  */
-export function keepAlive() {
+export function keepAlive(ms) {
   const timer = setInterval(() => {
     chrome.runtime?.getPlatformInfo?.()?.catch?.(() => {});
-  }, 20_000);
+  }, ms);
   return () => clearInterval(timer);
 }
 
@@ -303,12 +303,12 @@ export async function throughLayers(info, next, stop) {
 
 export const hasRepairHook = () => typeof hooks().repair === 'function';
 
-/** The repair hook's answer within 5 s; null when there is none, it threw, or it took longer. */
-export async function askRepairHook(request) {
+/** The repair hook's answer within `ms`; null when there is none, it threw, or it took longer. */
+export async function askRepairHook(request, ms) {
   const hook = hooks().repair;
   if (typeof hook !== 'function') return null;
   let timer;
-  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(null), 5000); });
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve(null), ms); });
   try {
     return (await Promise.race([Promise.resolve().then(() => hook(request)), late])) ?? null;
   } catch (error) {

@@ -43,7 +43,7 @@ extern "C" {
     pub(crate) async fn storage_remove(area: &str, key: &str) -> Result<JsValue, JsValue>;
     /// Keeps the service worker from idling out until the returned function is called.
     #[wasm_bindgen(js_name = keepAlive)]
-    pub(crate) fn keep_alive() -> js_sys::Function;
+    pub(crate) fn keep_alive(ms: u32) -> js_sys::Function;
     #[wasm_bindgen(js_name = nowMs)]
     pub(crate) fn now_ms() -> f64;
     /// Whether `webmcpHost.use` set middleware layers.
@@ -62,7 +62,7 @@ extern "C" {
     pub(crate) fn has_repair_hook() -> bool;
     /// The repair hook's answer (bounded in time; `null` when it has none or threw).
     #[wasm_bindgen(js_name = askRepairHook)]
-    pub(crate) async fn ask_repair_hook(request: JsValue) -> JsValue;
+    pub(crate) async fn ask_repair_hook(request: JsValue, ms: u32) -> JsValue;
     #[wasm_bindgen(js_name = utcOffsetMinutes)]
     pub(crate) fn utc_offset_minutes() -> i32;
     #[wasm_bindgen(js_name = postBytes)]
