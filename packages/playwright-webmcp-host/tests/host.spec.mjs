@@ -175,6 +175,9 @@ test('toPassEvals in agent mode with the scripted model: a pass, and a missing c
 });
 
 test('toPassEvals in simulate mode: the outcome judged, and a bare claim named as not passing', async ({ host, page, shop, models }) => {
+  // The buyer's add_to_cart is consequential: allowed in the page, its result is the judge's
+  // evidence (a declined call's would not be).
+  page.on('dialog', (dialog) => dialog.accept());
   await page.goto(shop);
   await host.configure({ models: [model(models, 'add~pw'), model(models, 'buyer~pw'), model(models, 'grader~pw'), model(models, 'claimer~pw')], default: 'add~pw' });
   const simulations = [{ name: 'two sencha', userMessage: 'Put two Sencha in my cart.', successCriteria: 'Two Sencha (sencha-50) are in the cart.' }];
