@@ -65,7 +65,17 @@ fn open(
         match opened {
             Opened::Call(call) => Ok(Done::Value(super::page_call(*call).await.to_json())),
             Opened::Server(call) => super::calls::perform(*call).await.map(Done::Value),
-            Opened::Op { op, sender } => perform_done(*op, sender.as_ref()).await,
+            // A tab's listing is written straight to JSON text (hundreds of tools are not
+            // copied into a JSON value first).
+            Opened::Listing(listing) => {
+                Ok(Done::Json(super::list(*listing).await?.response_text()))
+            }
+            Opened::Audit(mut probing) => {
+                super::drive(|host, input, now| host.probe(&mut probing, input, now))
+                    .await
+                    .map(Done::Value)
+            }
+            Opened::Op { op, sender } => perform(*op, sender.as_ref()).await.map(Done::Value),
         }
     })
 }
@@ -93,17 +103,6 @@ fn answer(outcome: Result<Done, String>) -> JsValue {
     }
 }
 
-/// [`perform`], with a tab's listing written straight to JSON text (hundreds of tools are not
-/// copied into a JSON value first).
-async fn perform_done(op: Op, sender: Option<&Sender>) -> Result<Done, String> {
-    match op {
-        Op::ListTools(request) => Ok(Done::Json(
-            super::tab_tools(request.tab_id).await?.response_text(),
-        )),
-        op => perform(op, sender).await.map(Done::Value),
-    }
-}
-
 async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
     let own_id =
         super::pages::runtime_id().ok_or("chrome.runtime is not available in this context")?;
@@ -123,14 +122,14 @@ async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
 async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
-        Op::ListTools(request) => Ok(super::tab_tools(request.tab_id).await?.response()),
-        // The host opens a tool call as its own (`Opened::Call`, `Opened::Server`), never as an
-        // operation.
-        Op::CallTool(_) | Op::CallServerTool(_) | Op::CallExposed(_) => {
-            Err("internal error: a tool call opened as an operation".into())
-        }
+        // The host opens these as its own machines (`Opened::Call`, `Server`, `Listing`,
+        // `Audit`), never as operations.
+        Op::CallTool(_)
+        | Op::CallServerTool(_)
+        | Op::CallExposed(_)
+        | Op::ListTools(_)
+        | Op::Audit(_) => Err("internal error: the host's own opened as an operation".into()),
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
-        Op::Audit(request) => super::audit(request).await,
         Op::BugReport { run_id } => super::bugreport::bug_report(&run_id).await,
         Op::Evaluate(request) => super::evals::evaluate(*request).await,
         Op::Simulate(request) => super::evals::simulate(*request).await,

@@ -11,6 +11,8 @@
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::listing::{Listing, Settle};
+use super::probe::Probing;
 use super::server_call::ServerCall;
 use super::Host;
 use crate::core::gate::Asker;
@@ -51,6 +53,11 @@ pub enum Opened {
     /// by a page's content script, for its origin as Chrome reported it), to perform with the
     /// host's steps ([`Host::server_call`]).
     Server(Box<ServerCall>),
+    /// `listTools` of a tab: its listing as calls see it, kept for the calls that follow
+    /// ([`Host::list`]); its answer is the listing's `listTools` JSON.
+    Listing(Box<Listing>),
+    /// `audit` of a tab, with its probes when asked ([`Host::probe`]).
+    Audit(Box<Probing>),
     /// Any other operation, authorized and parsed, for the shell's router, with the message's
     /// sender (none for the automation surface).
     Op {
@@ -114,6 +121,10 @@ impl Host {
                 page(&request),
                 call_id,
             ))),
+            Op::ListTools(request) => {
+                Opened::Listing(Box::new(Listing::kept(request.tab_id, Settle::Now)))
+            }
+            Op::Audit(request) => Opened::Audit(Box::new(Probing::new(request, call_id))),
             Op::CallServerTool(request) => {
                 Opened::Server(Box::new(ServerCall::by_hand(request, &call_id)))
             }

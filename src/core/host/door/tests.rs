@@ -101,10 +101,14 @@ fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() 
         Ok(Opened::Call(_))
     ));
     let listed = message(&host, &json!({"op": "listTools", "tabId": 4}), &popup());
-    let Ok(Opened::Op { op, sender }) = listed else {
-        panic!("not an operation: {listed:?}");
+    assert!(matches!(listed, Ok(Opened::Listing(_))), "{listed:?}");
+    let audit = message(&host, &json!({"op": "audit", "tabId": 4}), &popup());
+    assert!(matches!(audit, Ok(Opened::Audit(_))), "{audit:?}");
+    let runs = message(&host, &json!({"op": "runs"}), &popup());
+    let Ok(Opened::Op { op, sender }) = runs else {
+        panic!("not an operation: {runs:?}");
     };
-    assert!(matches!(*op, Op::ListTools(_)), "{op:?}");
+    assert!(matches!(*op, Op::Runs { .. }), "{op:?}");
     assert_eq!(sender, Some(Sender::ExtensionPage));
     let request = call_tool(1);
     let automated = host.open(
