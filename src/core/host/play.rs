@@ -323,6 +323,12 @@ impl Play {
         Some(page)
     }
 
+    /// The page of the site of `origin`, whether a tab shows it or not.
+    pub(crate) fn site(&self, origin: &str) -> Option<&ShopPage> {
+        (self.pages.values().find(|page| page.origin() == origin))
+            .or_else(|| self.elsewhere.get(origin))
+    }
+
     /// Loads `url` in the tab (as `reloadTab` does after a probe navigated it).
     fn load(&mut self, tab_id: i64, url: &str) -> Result<(), String> {
         let gone = Err(format!("No tab with id: {tab_id}."));

@@ -20,8 +20,12 @@ impl Play {
                     name,
                     args,
                     timeout_ms,
+                    expect,
                 } => {
-                    let request = CallRequest::asked(tab_id, name, args, timeout_ms);
+                    let request = CallRequest {
+                        expect: expect.map(|decided| *decided),
+                        ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                    };
                     let answer = self.asked(Asker::Smoke, request);
                     EvalReply::Called {
                         answer,
@@ -124,17 +128,25 @@ impl Play {
                     name,
                     args,
                     timeout_ms,
-                } => Reply::Called(self.asked(
-                    Asker::Simulate,
-                    CallRequest::asked(tab_id, name, args, timeout_ms),
-                )),
+                    expect,
+                } => {
+                    let request = CallRequest {
+                        expect: expect.map(|decided| *decided),
+                        ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                    };
+                    Reply::Called(self.asked(Asker::Simulate, request))
+                }
                 Next::Run {
                     request, within_ms, ..
                 } => Reply::Ran(self.run_ended(&request, Some(within_ms))),
-                Next::QueryDom { tab_id, queries } => {
+                Next::QueryDom {
+                    tab_id,
+                    target,
+                    queries,
+                } => {
                     let asked = queries.len();
                     let message = FrameRequest::QueryDom { queries }.to_message();
-                    Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
+                    Reply::Queried(match self.send(tab_id, &target, &message) {
                         FrameReply::Answered(Ok(text)) => parse_dom_reply(&text, asked),
                         FrameReply::Answered(Err(e)) | FrameReply::Failed(e) => Err(e),
                         other => Err(format!("no answer: {other:?}")),

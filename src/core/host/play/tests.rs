@@ -472,3 +472,5 @@ fn a_run_replayed_names_each_call_whose_answer_or_availability_changed() {
     assert_eq!(entry(&diff)["change"], "availability", "{diff:#}");
     assert_eq!(play.pages[&4].ran.len(), ran, "the page ran nothing more");
 }
+
+mod origins;
