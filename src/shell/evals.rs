@@ -1,6 +1,7 @@
 //! `webmcpHost.evaluate`, `toEval`, `replayDiff`: performs what the core's [`Evaluation`] and
 //! [`ReplayDiff`] ask (page calls as `callTool` makes them, runs as `run` makes them, tool
-//! listings, a run's log read back) and pushes each result to the open pages
+//! listings, a run's log read back, a simulation's DOM read in the document it names) and
+//! pushes each result to the open pages
 //! (`{webmcpHostUi: "evalProgress", done, total, result}`).
 
 use serde_json::{json, Map, Value};
@@ -15,7 +16,7 @@ use crate::core::gate::Asker;
 use crate::core::host::listing::Listing;
 use crate::core::limits::DOM_QUERY_MS;
 use crate::core::ops::ReplaySource;
-use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame, Target};
+use crate::core::page::bridge::{parse_dom_reply, FrameRequest, Reply as Frame};
 use crate::core::page::call::{CallAnswer, CallRequest};
 
 /// Runs an eval suite on a tab; resolves to the evaluation's answer.
@@ -32,10 +33,17 @@ pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
                 name,
                 args,
                 timeout_ms,
-            } => Reply::Called {
-                answer: page(Asker::Smoke, tab_id, name, args, timeout_ms).await,
-                now_ms: now_ms(),
-            },
+                expect,
+            } => {
+                let request = CallRequest {
+                    expect: expect.map(|decided| *decided),
+                    ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                };
+                Reply::Called {
+                    answer: super::asked_call(Asker::Smoke, request).await,
+                    now_ms: now_ms(),
+                }
+            }
             Next::Run { request, .. } => {
                 let started = now_ms();
                 let answer = super::agent::run_ended(request, None).await;
@@ -87,7 +95,14 @@ pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
                 name,
                 args,
                 timeout_ms,
-            } => Reply::Called(page(Asker::Simulate, tab_id, name, args, timeout_ms).await),
+                expect,
+            } => {
+                let request = CallRequest {
+                    expect: expect.map(|decided| *decided),
+                    ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                };
+                Reply::Called(super::asked_call(Asker::Simulate, request).await)
+            }
             Next::Run {
                 request, within_ms, ..
             } => {
@@ -102,11 +117,15 @@ pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
                 });
                 Reply::Ran(super::agent::run_ended(request, None).await)
             }
-            Next::QueryDom { tab_id, queries } => {
+            Next::QueryDom {
+                tab_id,
+                target,
+                queries,
+            } => {
                 let asked = queries.len();
                 let message = FrameRequest::QueryDom { queries }.to_message();
                 Reply::Queried(
-                    match super::ask(tab_id, Target::TOP, &message, DOM_QUERY_MS).await {
+                    match super::ask(tab_id, target, &message, DOM_QUERY_MS).await {
                         Frame::Answered(Ok(text)) => parse_dom_reply(&text, asked),
                         Frame::Answered(Err(e)) | Frame::Failed(e) => Err(e),
                         Frame::TimedOut => Err(format!("no answer within {DOM_QUERY_MS} ms")),

@@ -13,6 +13,7 @@
 
 #![warn(missing_docs)]
 
+pub mod began;
 pub mod ci;
 pub mod html;
 pub mod matcher;

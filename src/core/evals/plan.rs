@@ -12,6 +12,12 @@
 //!   id has its log read back ([`Next::Log`]) and its result carries the run's `timeline`
 //!   (`core::timeline::of_log`), which the HTML report shows per case.
 //!
+//! - The origin: the suite's first step lists the tab (its page once parsed) and keeps the
+//!   origin it shows ([`Began`]); every listing before a smoke call or an agent run (without
+//!   `reload`, a listing of its own before each run) must show that origin, else the step is
+//!   not taken and the case (or run) is an error naming both origins: a case that took the tab
+//!   to another site leaves the later ones nothing to call there. A tab whose origin cannot be
+//!   read at the start runs no case.
 //! - `reload: true`: before each case (in agent mode, each run of it) the tab is brought back
 //!   to the page the suite started on, freshly loaded ([`Next::Reload`]), so that no case
 //!   sees what an earlier one left (a cart, a navigation); a tab that cannot be reloaded makes
@@ -23,10 +29,14 @@
 //! Invariants: pure (times and token counts come in as values); every case, model and run gets
 //! exactly one result, in order; bad input is an error of the request, never a panic.
 
+mod concrete;
 mod waits;
 
 use serde_json::{json, Map, Value};
 
+pub use concrete::concrete;
+
+use super::began::Began;
 use super::matcher::is_constraint;
 use super::messages::reached;
 pub use super::messages::{agui_messages, call_value, calls_of, cut_short, parsed, run_tokens};
@@ -34,7 +44,7 @@ use super::report::{summary, Format};
 use super::said::{page_said, reported_failure};
 use super::wait::ToolWait;
 use super::{trajectory_matches, ActualCall, EvalCase, EvalMessage, Expected};
-use crate::core::page::call::CallAnswer;
+use crate::core::page::call::{CallAnswer, Listed as Decided};
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 use crate::core::run::RunEnded;
@@ -56,19 +66,25 @@ pub enum Next {
         args: Map<String, Value>,
         /// Its timeout, ms.
         timeout_ms: u32,
+        /// The tool as the listing before the call found it on the suite's origin, and its
+        /// document: the call goes to that document or nowhere (`CallRequest::expect`).
+        expect: Option<Box<Decided>>,
     },
     /// List the tab's tools after waiting `after_ms` (0: now), its page as settled as
-    /// `settle` says, then [`Reply::Listed`]: before a smoke call or an agent run that waits
-    /// for a tool, and after a reload (until the page is ready).
+    /// `settle` says, then [`Reply::Listed`]: at the suite's start (its origin read), before a
+    /// smoke call or an agent run (its origin checked, a tool awaited), and after a reload
+    /// (until the page is ready).
     ListTools {
         /// The tab.
         tab_id: i64,
-        /// The tool the next call (or run) waits for; `None` while the reloaded page is
-        /// awaited.
+        /// The tool the next call (or run) waits for; `None` at the suite's start, before an
+        /// agent run, and while the reloaded page is awaited.
         name: Option<String>,
         /// How long to wait before listing, ms.
         after_ms: u32,
-        /// How settled the page must be: [`Settle::AfterLoad`] after a reload.
+        /// How settled the page must be: [`Settle::AfterLoad`] after a reload,
+        /// [`Settle::Loaded`] at the start and before a call or a run (a page that a case
+        /// left loading is listed once parsed).
         settle: Settle,
     },
     /// Agent: start this run (a `run` request), then [`Reply::Ran`].
@@ -145,8 +161,9 @@ pub struct Evaluation {
     results: Vec<Value>,
     /// An agent result waiting for its run's log.
     pending: Option<Value>,
-    /// Smoke: the wait for the next call's tool; `Ok(())`: it is listed.
-    wait: Result<(), (ToolWait, u32)>,
+    /// Smoke: the wait for the next call's tool; `Ok`: it is listed (as found, on the suite's
+    /// origin).
+    wait: Result<Option<Decided>, (ToolWait, u32)>,
     /// `reload`: the tab was loaded afresh for the case (or run) under way.
     fresh: bool,
     /// After a reload: the page is awaited (a listing that waits until it is ready,
@@ -155,6 +172,12 @@ pub struct Evaluation {
     /// Agent mode after a reload: the expected tools not listed yet, and the wait for them.
     settling: Vec<String>,
     settle: (ToolWait, u32),
+    /// The origin the suite began on, read by its first listing (`None`: not yet), or why it
+    /// could not be read (then every case is that error).
+    began: Option<Result<Began, String>>,
+    /// Agent mode: the tab was found on the suite's origin for the run under way (by its
+    /// reload's listing, or a listing of its own).
+    checked: bool,
     /// Smoke: when the case under way was first heard of, and last (its wall time, as
     /// `latencyMs`).
     span_ms: Option<(f64, f64)>,
@@ -193,6 +216,8 @@ impl Evaluation {
             loading: false,
             settling: Vec::new(),
             settle: (ToolWait::default(), 0),
+            began: None,
+            checked: false,
             span_ms: None,
             suite: None,
         }
@@ -233,6 +258,22 @@ impl Evaluation {
                     _ => answer,
                 });
             };
+            match &self.began {
+                None => {
+                    return Next::ListTools {
+                        tab_id: self.request.tab_id,
+                        name: None,
+                        after_ms: 0,
+                        settle: Settle::Loaded,
+                    }
+                }
+                Some(Err(why)) => {
+                    let why = why.clone();
+                    self.unloaded(why);
+                    continue;
+                }
+                Some(Ok(_)) => {}
+            }
             if self.request.reload && !self.fresh {
                 return Next::Reload {
                     tab_id: self.request.tab_id,
@@ -248,6 +289,14 @@ impl Evaluation {
             }
             match self.request.mode {
                 Mode::Agent | Mode::Simulate => {
+                    if !self.checked {
+                        return Next::ListTools {
+                            tab_id: self.request.tab_id,
+                            name: None,
+                            after_ms: 0,
+                            settle: Settle::Loaded,
+                        };
+                    }
                     if let Some(name) = self.settling.first() {
                         return Next::ListTools {
                             tab_id: self.request.tab_id,
@@ -290,7 +339,7 @@ impl Evaluation {
                                     tab_id: self.request.tab_id,
                                     name: Some(step.name.clone()),
                                     after_ms,
-                                    settle: Settle::Now,
+                                    settle: Settle::Loaded,
                                 };
                             }
                             Some(step) => {
@@ -299,6 +348,7 @@ impl Evaluation {
                                     name: step.name.clone(),
                                     args: step.args.clone(),
                                     timeout_ms: self.request.timeout_ms,
+                                    expect: self.wait.clone().ok().flatten().map(Box::new),
                                 }
                             }
                             None if steps.is_empty() => self.finish_case(
@@ -323,10 +373,14 @@ impl Evaluation {
             }
             Reply::Ran { answer, latency_ms } => self.ran(answer, latency_ms),
             Reply::Logged(log) => self.logged(log),
+            Reply::Listed { tools, .. } if self.began.is_none() => {
+                self.began = Some(Began::read(&tools));
+            }
             Reply::Listed { tools, .. } if self.loading => {
                 self.loading = false;
-                if let Err(why) = tools {
-                    self.unloaded(format!("after the reload, {why}"));
+                match self.holds(&tools) {
+                    Ok(_) => self.checked = true,
+                    Err(why) => self.unloaded(format!("after the reload, {why}")),
                 }
             }
             Reply::Listed { tools, now_ms } => match self.request.mode {
@@ -334,6 +388,10 @@ impl Evaluation {
                     self.heard_at(now_ms);
                     self.listed(tools, now_ms)
                 }
+                Mode::Agent | Mode::Simulate if !self.checked => match self.holds(&tools) {
+                    Ok(_) => self.checked = true,
+                    Err(why) => self.ran(Err(format!("before this run, {why}")), 0.0),
+                },
                 Mode::Agent | Mode::Simulate => self.settled(&tools, now_ms),
             },
             Reply::Reloaded(Ok(())) => {
@@ -451,6 +509,7 @@ impl Evaluation {
             _ => self.results.push(result),
         }
         self.fresh = false;
+        self.checked = false;
         self.run += 1;
         if self.run as u32 >= self.request.runs {
             self.run = 0;
@@ -501,6 +560,7 @@ impl Evaluation {
         self.steps = None;
         self.wait = Err((ToolWait::default(), 0));
         self.fresh = false;
+        self.checked = false;
         self.case += 1;
     }
 
@@ -676,84 +736,6 @@ fn smoke_steps(expected: Option<&[Expected]>) -> Result<Vec<Step>, String> {
             })
         })
         .collect()
-}
-
-/// A concrete value satisfying a matcher, for smoke calls: a constraint gives a value it
-/// accepts where one is plain (`$contains`: the text, `$gte`/`$lte`: the bound, `$gt`/`$lt`:
-/// the bound ± 1, `$type`: a sample of the type, `$pattern`: the pattern's text when it is a
-/// literal, else `"sample"`, `$any`: `"sample"`); objects and arrays element by element.
-pub fn concrete(value: &Value) -> Value {
-    match value {
-        Value::Array(items) => Value::Array(items.iter().map(concrete).collect()),
-        Value::Object(map) if is_constraint(map) => {
-            let n = |k: &str| map.get(k).and_then(Value::as_f64);
-            if let Some(text) = map.get("$contains") {
-                return text.clone();
-            }
-            for bound in ["$gte", "$lte"] {
-                if let Some(v) = map.get(bound).filter(|v| v.is_number()) {
-                    return v.clone();
-                }
-            }
-            if let Some(gt) = n("$gt") {
-                return number(gt + 1.0);
-            }
-            if let Some(lt) = n("$lt") {
-                return number(lt - 1.0);
-            }
-            if let Some(pattern) = map.get("$pattern").and_then(Value::as_str) {
-                return json!(literal(pattern).unwrap_or_else(|| "sample".into()));
-            }
-            match map.get("$type").and_then(Value::as_str) {
-                Some("number") => json!(1),
-                Some("boolean") => json!(true),
-                Some("array") => json!([]),
-                Some("object") => json!({}),
-                Some("null") => Value::Null,
-                _ => json!("sample"),
-            }
-        }
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| !k.starts_with('$'))
-                .map(|(k, v)| (k.clone(), concrete(v)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9e15 {
-        json!(n as i64)
-    } else {
-        json!(n)
-    }
-}
-
-/// The text a pattern matches when it is a literal (anchors and `(?i)` flags aside).
-fn literal(pattern: &str) -> Option<String> {
-    let mut body = pattern;
-    if let Some(rest) = body.strip_prefix("(?") {
-        body = &rest[rest.find(')')? + 1..];
-    }
-    let body = body.strip_prefix('^').unwrap_or(body);
-    let body = body.strip_suffix('$').unwrap_or(body);
-    let mut out = String::new();
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                c if c.is_ascii_punctuation() || c == ' ' => out.push(c),
-                _ => return None,
-            },
-            '.' | '*' | '+' | '?' | '(' | ')' | '[' | ']' | '{' | '}' | '|' | '^' | '$' => {
-                return None
-            }
-            c => out.push(c),
-        }
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 pub use super::messages::short;

@@ -59,6 +59,10 @@ pub(crate) struct Play {
     pub now: f64,
     /// The tabs, each showing one page, by id.
     pub pages: HashMap<i64, ShopPage>,
+    /// The pages of the sites no tab shows now, by origin: a tab taken to a URL of another
+    /// origin shows that site's page (from here, or a new one), and the page it left waits
+    /// here.
+    pub elsewhere: HashMap<String, ShopPage>,
     /// The model server.
     pub models: ModelServer,
     /// The configured models, each served by [`Play::models`].
@@ -147,6 +151,7 @@ impl Play {
             host: Host::default(),
             now: 1_800_000_000_000.0,
             pages: HashMap::from([(4, ShopPage::new("https://shop.test/"))]),
+            elsewhere: HashMap::new(),
             models: ModelServer::default(),
             registry: ModelRegistry {
                 models: models.collect(),
@@ -282,9 +287,9 @@ impl Play {
     }
 
     /// A message to a frame's document: its reply, or the channel's failure when the document
-    /// is not the one aimed at.
+    /// is not the one aimed at; then the tab goes where the page took it, if it did.
     fn send(&mut self, tab_id: i64, target: &Target, message: &Value) -> FrameReply {
-        match self.pages.get_mut(&tab_id) {
+        let reply = match self.pages.get_mut(&tab_id) {
             Some(page) if target.frame_id == 0 => match &target.document_id {
                 Some(document) if *document != page.document() => FrameReply::Failed(
                     "Could not establish connection. Receiving end does not exist.".into(),
@@ -295,20 +300,57 @@ impl Play {
                 },
             },
             _ => FrameReply::Failed(format!("No frame {} in tab {tab_id}.", target.frame_id)),
+        };
+        let leaving = (self.pages.get_mut(&tab_id)).and_then(|page| page.leaving.take());
+        if let Some(url) = leaving {
+            if let Some(page) = self.show(tab_id, &url) {
+                page.load(&url, 0, 0);
+            }
         }
+        reply
+    }
+
+    /// The tab's page for `url`: its own when `url` is of its origin, else the page of that
+    /// origin's site (the one it left kept in [`Play::elsewhere`]); `None` without the tab.
+    fn show(&mut self, tab_id: i64, url: &str) -> Option<&mut ShopPage> {
+        let origin = crate::core::url::http_origin(url).unwrap_or_default();
+        let page = self.pages.get_mut(&tab_id)?;
+        if page.origin() != origin {
+            let there = (self.elsewhere.remove(&origin)).unwrap_or_else(|| ShopPage::new(url));
+            let left = std::mem::replace(page, there);
+            self.elsewhere.insert(left.origin(), left);
+        }
+        Some(page)
+    }
+
+    /// The page of the site of `origin`, whether a tab shows it or not.
+    pub(crate) fn site(&self, origin: &str) -> Option<&ShopPage> {
+        (self.pages.values().find(|page| page.origin() == origin))
+            .or_else(|| self.elsewhere.get(origin))
     }
 
     /// Loads `url` in the tab (as `reloadTab` does after a probe navigated it).
     fn load(&mut self, tab_id: i64, url: &str) -> Result<(), String> {
-        match self.pages.get_mut(&tab_id) {
-            Some(_) if self.lose_tab_on_reload => Err(format!("No tab with id: {tab_id}.")),
-            Some(page) => {
-                let (loading, late) = self.loading;
-                page.load(url, loading, late);
-                self.now += LOAD_MS;
-                Ok(())
-            }
-            None => Err(format!("No tab with id: {tab_id}.")),
+        let gone = Err(format!("No tab with id: {tab_id}."));
+        if self.lose_tab_on_reload {
+            return gone;
+        }
+        let (loading, late) = self.loading;
+        let Some(page) = self.show(tab_id, url) else {
+            return gone;
+        };
+        page.load(url, loading, late);
+        self.now += LOAD_MS;
+        Ok(())
+    }
+
+    /// The tab brought back to a suite's first page, as `reloadTab` does for
+    /// `evaluate({reload: true})`: reloaded when it shows that URL, else taken back to it.
+    pub(crate) fn back_to(&mut self, tab_id: i64, first: Option<&str>) -> Result<(), String> {
+        let shown = self.pages.get(&tab_id).map(|page| page.url.as_str());
+        match first {
+            Some(url) if shown != Some(url) => self.load(tab_id, url),
+            _ => self.reload(tab_id),
         }
     }
 

@@ -104,7 +104,23 @@ fn concrete_values_satisfy_their_matchers() {
     }
 }
 
-/// The next step of a smoke evaluation, each listing answered with the tool it asks for.
+/// The suite's start: its first listing answered with the shop.
+pub(super) fn start(ev: &mut Evaluation) {
+    assert_eq!(
+        ev.poll(),
+        Next::ListTools {
+            tab_id: 7,
+            name: None,
+            after_ms: 0,
+            settle: crate::core::page::ready::Settle::Loaded,
+        },
+        "the suite's start reads the tab's origin"
+    );
+    let tools = fixture::listed("https://shop.test/", &[]);
+    assert_eq!(ev.handle(Reply::Listed { tools, now_ms: 0.0 }), None);
+}
+
+/// The next step of an evaluation, each listing answered with the tool it asks for.
 pub(super) fn poll_smoke(ev: &mut Evaluation) -> Next {
     loop {
         match ev.poll() {
@@ -243,7 +259,7 @@ fn smoke_errors_stop_the_case_and_reported_failures_fail_it() {
     }
     let bad = json!([{"messages": [], "expectedCall": [{"functionName": "a", "arguments": {"$type": "object"}}]}]);
     let mut ev = Evaluation::new(request(bad, "smoke", json!({})), None);
-    let Next::Done(answer) = ev.poll() else {
+    let Next::Done(answer) = poll_smoke(&mut ev) else {
         panic!("no call")
     };
     assert_eq!(answer["errorCount"], 1);
@@ -327,6 +343,11 @@ fn agent_mode_runs_each_case_per_model_and_run_and_judges_the_calls() {
                 ev.handle(Reply::Logged(Err("runLog: no run `r1` is kept".into())));
             }
             Next::Done(answer) => break answer,
+            // The suite's start, then before each run: the tab's origin read and checked.
+            Next::ListTools { name: None, .. } => {
+                let tools = fixture::listed("https://shop.test/", &[]);
+                ev.handle(Reply::Listed { tools, now_ms: 0.0 });
+            }
             Next::Call { .. } | Next::ListTools { .. } | Next::Reload { .. } => {
                 panic!("no call, and no reload unless asked, in agent mode")
             }
@@ -460,7 +481,7 @@ fn reports_escape_everything_a_page_or_model_wrote() {
 fn a_format_adds_the_report_to_the_answer() {
     let evals = json!([{"name": "none", "messages": [], "expectedCall": null}]);
     let mut ev = Evaluation::new(request(evals, "smoke", json!({"format": "junit"})), None);
-    let Next::Done(answer) = ev.poll() else {
+    let Next::Done(answer) = poll_smoke(&mut ev) else {
         panic!("done")
     };
     assert!(answer["report"]
@@ -576,7 +597,7 @@ fn an_agent_result_carries_its_runs_timeline_and_the_html_report_shows_it() {
     let evals = json!([{"name": "search", "messages": [{"role": "user", "type": "message", "content": "find mugs"}],
         "expectedCall": [{"functionName": "search", "arguments": {"query": "mugs"}}]}]);
     let mut ev = Evaluation::new(request(evals, "agent", json!({"format": "html"})), None);
-    assert!(matches!(ev.poll(), Next::Run { .. }));
+    assert!(matches!(poll_smoke(&mut ev), Next::Run { .. }));
     let done = ev.handle(Reply::Ran {
         answer: Ok(run_answer(&[("search", json!({"query": "mugs"}), evil)])),
         latency_ms: 50.0,
@@ -642,6 +663,7 @@ fn a_smoke_case_takes_the_time_from_its_first_listing_to_its_last_answer() {
         {"name": "two", "messages": [], "expectedCall": [{"functionName": "a", "arguments": {}}]}
     ]);
     let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+    start(&mut ev);
     for (listed_at, answered_at) in [(1_000.0, 1_250.0), (2_000.0, 2_004.0)] {
         let Next::ListTools { name, .. } = ev.poll() else {
             panic!("a listing first")
@@ -723,6 +745,7 @@ fn a_smoke_pass_whose_page_said_not_found_is_flagged_and_still_passes() {
     );
 }
 
+mod origin;
 mod refused;
 mod wait;
 
@@ -742,7 +765,7 @@ fn a_run_stopped_or_failed_is_an_error_that_says_why() {
             "messages": [{"role": "user", "type": "message", "content": "hello"}]}]);
         let mut ev = Evaluation::new(request(evals, "agent", json!({"models": ["m1"]})), None);
         let answer = loop {
-            match ev.poll() {
+            match poll_smoke(&mut ev) {
                 Next::Run { .. } => {
                     let answer = Ok(RunEnded::told("", outcome.clone(), json!([])));
                     ev.handle(Reply::Ran {

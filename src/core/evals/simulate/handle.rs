@@ -1,26 +1,38 @@
 //! [`Simulate::handle`]: what happened to the request a case's stage made, and where the case
 //! goes next, a function an answer of a stage (the stages are `mod.rs`'s, their requests
-//! `step.rs`'s): the setup's listings and calls, the user's and the agent's turns (the
-//! origin check before an agent turn), the DOM's and the judge's verdicts.
+//! `step.rs`'s): the suite's start (its origin read), the setup's listings and calls, the
+//! user's and the agent's turns, the DOM's and the judge's verdicts; every listing before a
+//! step held to the suite's origin.
 
 use serde_json::Value;
 
 use super::read::{add, judge_dom, past, ran, ran_outcome, setup_failure, turn_calls, verdict};
 use super::*;
+use crate::core::evals::began::decided;
 use crate::core::evals::messages::run_tokens;
 use crate::core::evals::wait::Seen;
+use crate::core::page::tabs::undelivered;
 
 impl Simulate {
     /// What happened to the last [`Next`], at `now_ms`; the result it completed, if any.
     pub fn handle(&mut self, reply: Reply, now_ms: f64) -> Option<Value> {
         let before = self.results.len();
-        let timeout_ms = self.request.timeout_ms;
+        let (timeout_ms, reload) = (self.request.timeout_ms, self.request.reload);
+        if self.began.is_none() {
+            if let Reply::Listed(tools) = reply {
+                self.began = Some(Began::read(&tools));
+            }
+            return None;
+        }
+        let Some(Ok(began)) = self.began.clone() else {
+            return None;
+        };
         let case = self.request.cases.get(self.case)?.clone();
         let a = self.attempt.as_mut()?;
         a.asked = None;
         match (a.stage.clone(), reply) {
             (Stage::Reload, Reply::Reloaded(Ok(()))) => a.stage = Stage::Loaded,
-            (Stage::Loaded, Reply::Listed(tools)) => match tools {
+            (Stage::Loaded, Reply::Listed(tools)) => match began.holds(&tools, reload) {
                 Ok(_) => a.stage = setup_at(0),
                 Err(why) => a.fail(format!("after the reload, {why}")),
             },
@@ -28,19 +40,37 @@ impl Simulate {
                 a.fail(format!("the tab could not be reloaded: {why}"))
             }
             (Stage::Setup { index, wait, .. }, Reply::Listed(tools)) => {
-                a.setup_listed(&case, index, wait, &tools, now_ms, timeout_ms)
+                match began.holds(&tools, reload) {
+                    Ok(_) => a.setup_listed(&case, index, wait, &tools, now_ms, timeout_ms),
+                    Err(why) => {
+                        let name = &case.setup[index].function_name;
+                        a.fail(format!("setup call {} ({name}): {why}", index + 1))
+                    }
+                }
             }
             (Stage::Setup { index, .. }, Reply::Called(answer)) => {
                 a.setup_called(&case, index, &answer)
             }
             (Stage::User, Reply::Ran(answer)) => a.user_ran(&case, answer, now_ms),
             (Stage::Agent(message), Reply::Listed(tools)) => {
-                a.agent_listed(&case, message, tools, now_ms)
+                a.agent_listed(&case, message, began.holds(&tools, reload), now_ms)
             }
             (Stage::Agent(message), Reply::Ran(answer)) => {
                 a.agent_ran(&case, message, answer, now_ms)
             }
-            (Stage::Dom, Reply::Queried(observed)) => a.dom_read(&case, observed),
+            (Stage::Dom, Reply::Listed(tools)) => match began.holds(&tools, reload) {
+                Ok(document_id) => {
+                    a.stage = Stage::DomRead(Target {
+                        frame_id: 0,
+                        document_id,
+                    })
+                }
+                Err(why) => a.fail(format!("before the DOM assertions, {why}")),
+            },
+            (Stage::DomRead(_), Reply::Queried(Err(why))) if undelivered(&why) => a.fail(format!(
+                "the DOM assertions were not read: the tab no longer held the document listed before them ({why})"
+            )),
+            (Stage::DomRead(_), Reply::Queried(observed)) => a.dom_read(&case, observed),
             (Stage::Judge, Reply::Ran(answer)) => a.judged(answer),
             (_, _) => a.fail("the host answered out of turn".into()),
         }
@@ -65,6 +95,7 @@ impl Attempt {
         let name = &case.setup[index].function_name;
         match wait.listed(name, tools, now_ms, timeout_ms) {
             Seen::Call => {
+                self.decided = decided(tools, name);
                 self.stage = Stage::Setup {
                     index,
                     wait,
@@ -134,25 +165,19 @@ impl Attempt {
         }
     }
 
-    /// The page before the agent's turn: ready, and of the origin the conversation began on.
-    fn agent_listed(&mut self, case: &Simulation, message: String, tools: Listed, now_ms: f64) {
+    /// The page before the agent's turn (`here`: its listing held to the suite's origin):
+    /// ready, and on that origin, or the conversation ends there.
+    fn agent_listed(
+        &mut self,
+        case: &Simulation,
+        message: String,
+        here: Result<Option<String>, String>,
+        now_ms: f64,
+    ) {
         self.stage = Stage::Agent(message);
         let turn = self.turns.len() + 1;
-        match tools {
-            Ok(tools) => {
-                self.checked = turn;
-                let now = tools.page.as_ref().map(|p| p.origin.clone());
-                match (&self.origin, now) {
-                    (_, None) => self.fail("the tab shows no page to talk about".into()),
-                    (None, Some(origin)) => self.origin = Some(origin),
-                    (Some(began), Some(now)) if *began != now => {
-                        let why = format!("the tab now shows {now}, not {began} where the conversation began: the conversation is not carried to another origin");
-                        self.error = Some(why);
-                        self.end(EndedBy::Error, now_ms, case);
-                    }
-                    _ => {}
-                }
-            }
+        match here {
+            Ok(_) => self.checked = turn,
             Err(why) => {
                 self.error = Some(format!("before the agent's turn {turn}, {why}"));
                 self.end(EndedBy::Error, now_ms, case);

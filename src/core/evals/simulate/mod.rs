@@ -2,20 +2,24 @@
 //! webmcp-evals' `simulate` mode.
 //!
 //! Per case, agent model and run ([`Simulate`], a sans-IO machine: [`Simulate::poll`] says what
-//! to do, [`Simulate::handle`] takes what happened, the time always given as a value):
+//! to do, [`Simulate::handle`] takes what happened, the time always given as a value), once the
+//! suite's first step has listed the tab and kept the origin it shows ([`Began`]: every
+//! listing below must show that origin, else the step is not taken and the case is an error
+//! naming both; a tab whose origin cannot be read at the start runs no case):
 //!
 //! 1. the tab reloaded first when asked (`reload`), and listed until its page is ready
 //!    (`core::page::ready`: loaded, its tools settled, within a budget);
 //! 2. `setup`: each call made as `callTool` makes it, through the gate (consequential calls
-//!    confirmed as in every mode), after the tool is listed; a failed call ends the case as
-//!    `error`, unjudged;
+//!    confirmed as in every mode), after the tool is listed on the suite's origin; a failed
+//!    call ends the case as `error`, unjudged;
 //! 3. the conversation: the user's line (the case's `userMessage`, or the user model's, from
 //!    its brief and the text of the conversation so far), then the agent's turn (a run on the
 //!    tab with the conversation so far; before each, the tab is listed until its page is
-//!    loaded, and the turn happens only on the origin the conversation began on), until the
-//!    user ends it, `maxTurns`, the
-//!    `maxDurationMs` deadline or an error (`endedBy`);
-//! 4. the DOM assertions on the final page, read by the content script: a mismatch fails the
+//!    loaded, and the turn happens only on the suite's origin), until the user ends it,
+//!    `maxTurns`, the `maxDurationMs` deadline or an error (`endedBy`);
+//! 4. the DOM assertions on the final page: the tab listed as before a turn, on the suite's
+//!    origin, then the reads sent to the document that listing showed (a tab that holds
+//!    another by then answers nothing) and read by its content script; a mismatch fails the
 //!    case and no judge can overrule it;
 //! 5. the judge model's verdict on the success criteria (a run that offers it only
 //!    `submit_result`), on a transcript where every value is written as JSON on the line that
@@ -46,11 +50,12 @@ pub use request::SimulateRequest;
 
 use serde_json::{json, Map, Value};
 
+use super::began::Began;
 use super::wait::ToolWait;
 use crate::core::agui::Message;
 use crate::core::limits::SIM_DURATION_MS;
-use crate::core::page::bridge::{DomObserved, DomQuery};
-use crate::core::page::call::CallAnswer;
+use crate::core::page::bridge::{DomObserved, DomQuery, Target};
+use crate::core::page::call::{CallAnswer, Listed as Decided};
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::Listed;
 use crate::core::run::RunEnded;
@@ -163,14 +168,15 @@ pub enum Next {
         tab_id: i64,
     },
     /// List the tab's tools after `after_ms`, its page as settled as `settle` says, then
-    /// [`Reply::Listed`].
+    /// [`Reply::Listed`]: at the suite's start (its origin read), after a reload, before a
+    /// setup call, an agent turn and the DOM reads (its origin checked).
     ListTools {
         /// The tab.
         tab_id: i64,
         /// How long to wait first, ms.
         after_ms: u32,
         /// How settled the page must be: [`Settle::AfterLoad`] after a reload,
-        /// [`Settle::Loaded`] before an agent turn.
+        /// [`Settle::Loaded`] otherwise (a page a step left loading is listed once parsed).
         settle: Settle,
     },
     /// A setup call, as `callTool` makes it (through the gate), then [`Reply::Called`].
@@ -183,6 +189,9 @@ pub enum Next {
         args: Map<String, Value>,
         /// Its timeout, ms.
         timeout_ms: u32,
+        /// The tool as the listing before the call found it on the suite's origin, and its
+        /// document: the call goes to that document or nowhere (`CallRequest::expect`).
+        expect: Option<Box<Decided>>,
     },
     /// Start this run (a `run` request) and stop it (`stop({runId})`) if it has not ended
     /// within `within_ms`, then [`Reply::Ran`].
@@ -198,6 +207,9 @@ pub enum Next {
     QueryDom {
         /// The tab.
         tab_id: i64,
+        /// The top frame's document the listing before the reads showed on the suite's origin
+        /// (when Chrome named it): the reads go to it or nowhere.
+        target: Target,
         /// The reads.
         queries: Vec<DomQuery>,
     },
@@ -236,7 +248,10 @@ enum Stage {
     User,
     /// The agent answers this line.
     Agent(String),
+    /// The tab listed before the DOM reads.
     Dom,
+    /// The DOM read in the document that listing showed.
+    DomRead(Target),
     Judge,
     Over,
 }
@@ -262,9 +277,10 @@ struct Attempt {
     recording: Recording,
     tokens: Option<u64>,
     replay: Option<Value>,
-    /// The origin the tab showed at the first agent turn, and the turn last checked.
-    origin: Option<String>,
+    /// The agent's turn whose page was last checked (from 1; 0: none yet).
     checked: usize,
+    /// The next setup call's tool as its listing found it on the suite's origin.
+    decided: Option<Decided>,
 }
 
 /// The outputs of an attempt's runs, per role, as replay transcripts.
@@ -307,8 +323,8 @@ impl Attempt {
             recording: Recording::default(),
             tokens: None,
             replay,
-            origin: None,
             checked: 0,
+            decided: None,
         }
     }
 
@@ -365,6 +381,9 @@ pub struct Simulate {
     runs_started: u64,
     attempt: Option<Attempt>,
     results: Vec<Value>,
+    /// The origin the suite began on, read by its first listing (`None`: not yet), or why it
+    /// could not be read (then every case is that error).
+    began: Option<Result<Began, String>>,
 }
 
 impl Simulate {
@@ -385,6 +404,7 @@ impl Simulate {
             runs_started: 0,
             attempt: None,
             results: Vec::new(),
+            began: None,
         }
     }
 
@@ -405,13 +425,24 @@ impl Simulate {
             if self.case >= self.request.cases.len() {
                 return Next::Done(self.answer());
             }
+            let Some(began) = &self.began else {
+                return Next::ListTools {
+                    tab_id: self.request.tab_id,
+                    after_ms: 0,
+                    settle: Settle::Loaded,
+                };
+            };
             if self.attempt.is_none() {
+                let unknown = began.as_ref().err().cloned();
                 let replay = self.replay_of();
                 let mut attempt = Attempt::new(self.request.reload, replay.clone());
                 if !self.request.replay.is_empty() && replay.is_none() {
                     attempt.fail(
                         "the replayed results hold no recording of this case, model and run".into(),
                     );
+                }
+                if let Some(why) = unknown {
+                    attempt.fail(why);
                 }
                 self.attempt = Some(attempt);
             }

@@ -45,7 +45,13 @@ impl Simulate {
                     settle: Settle::Loaded,
                 }),
                 Stage::Agent(message) => self.agent_step(&message, now_ms),
-                Stage::Dom => Stepped::Ask(self.dom_reads()),
+                // Before the DOM reads, the tab's page as before a turn, on the suite's origin.
+                Stage::Dom => Stepped::Ask(Next::ListTools {
+                    tab_id,
+                    after_ms: 0,
+                    settle: Settle::Loaded,
+                }),
+                Stage::DomRead(target) => Stepped::Ask(self.dom_reads(target)),
                 Stage::Judge => self.judge_step(),
             };
             if let Stepped::Ask(next) = stepped {
@@ -79,13 +85,14 @@ impl Simulate {
             Some(_) if !listed => Stepped::Ask(Next::ListTools {
                 tab_id,
                 after_ms,
-                settle: Settle::Now,
+                settle: Settle::Loaded,
             }),
             Some(call) => Stepped::Ask(Next::Call {
                 tab_id,
                 name: call.function_name,
                 args: call.arguments,
                 timeout_ms,
+                expect: self.attempt_mut().decided.take().map(Box::new),
             }),
             None => {
                 let a = self.attempt_mut();
@@ -174,8 +181,8 @@ impl Simulate {
         })
     }
 
-    /// The final page read for the case's DOM assertions.
-    fn dom_reads(&self) -> Next {
+    /// The final page read for the case's DOM assertions, in the document `target` names.
+    fn dom_reads(&self, target: Target) -> Next {
         let queries = (self.request.cases[self.case].assertions.iter())
             .map(|assertion| DomQuery {
                 selector: assertion.selector.clone(),
@@ -187,6 +194,7 @@ impl Simulate {
             .collect();
         Next::QueryDom {
             tab_id: self.request.tab_id,
+            target,
             queries,
         }
     }

@@ -189,10 +189,12 @@ fn a_goal_reached_by_two_call_sequences_passes_both_times() {
         assert_eq!(result["setupCalls"][0]["outcome"], "pass");
         assert_eq!(answer["mode"], "simulate");
         assert_eq!(answer["passCount"], 1);
-        // The setup call was listed, then made; the user and the judge had no tool.
-        assert!(
-            matches!(asked[0], Next::ListTools { .. }) && matches!(asked[1], Next::Call { .. })
-        );
+        // The suite's start listed the tab; the setup call was listed, then made; the user and
+        // the judge had no tool.
+        assert!(asked[..2]
+            .iter()
+            .all(|n| matches!(n, Next::ListTools { .. })));
+        assert!(matches!(asked[2], Next::Call { .. }));
         for r in runs(&asked, Role::User)
             .iter()
             .chain(&runs(&asked, Role::Judge))
@@ -402,7 +404,8 @@ fn the_turn_and_time_budgets_end_the_conversation_and_are_reported() {
     let result = &answer["results"][0];
     assert_eq!(result["conversation"]["endedBy"], "timeout", "{result:#}");
     assert_eq!(runs(&asked, Role::Agent).len(), 1);
-    let Next::Run { within_ms, .. } = &asked[0] else {
+    // After the suite's start (its listing), the user's first line.
+    let Next::Run { within_ms, .. } = &asked[1] else {
         panic!()
     };
     assert_eq!(*within_ms, 1500, "the run is told the time left");
@@ -432,7 +435,11 @@ fn a_failed_setup_call_is_an_error_and_nothing_else_runs() {
         "{result}"
     );
     assert_eq!(result["setupCalls"][0]["outcome"], "error");
-    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked.len(),
+        3,
+        "the suite's start, the setup call listed, then made"
+    );
 }
 
 #[test]
@@ -661,8 +668,9 @@ fn a_conversation_is_not_carried_to_another_origin() {
     let (answer, asked) = play(&mut sim, |next| match next {
         Next::ListTools { .. } => {
             listings += 1;
-            // The agent's first call took the tab to another site.
-            let origin = if listings == 1 {
+            // The suite's start and the first turn on the shop; the agent's first call took
+            // the tab to another site.
+            let origin = if listings <= 2 {
                 "https://shop.test"
             } else {
                 "https://evil.test"
@@ -688,7 +696,7 @@ fn a_conversation_is_not_carried_to_another_origin() {
         result["error"]
             .as_str()
             .unwrap()
-            .contains("now shows https://evil.test, not https://shop.test"),
+            .contains("before the agent's turn 2, the tab shows https://evil.test, not https://shop.test where the suite began"),
         "{result}"
     );
     assert_eq!(
@@ -700,4 +708,5 @@ fn a_conversation_is_not_carried_to_another_origin() {
 }
 
 mod judge;
+mod origin;
 mod ready;

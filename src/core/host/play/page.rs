@@ -1,6 +1,7 @@
 //! A scripted shop page, answering the bridge's messages as the content script of a WebMCP
 //! page would (`listTools`, `callTool`, `queryDom`, `cancel`): its tools change its cart, which
-//! its DOM shows.
+//! its DOM shows. A page can take its tab elsewhere (a tool that links to a URL, or its own
+//! script a moment after a listing), to a page of its site or of another one.
 
 use serde_json::{json, Value};
 
@@ -32,6 +33,16 @@ pub(crate) struct ShopPage {
     /// consequential call (`confirm()`): the call is not run, and the page answers as the
     /// content script does (`NotAllowedError`).
     pub decline: bool,
+    /// Tools that take the tab to a URL when called (name, URL): a checkout that goes on to a
+    /// payment site of another origin. Their definitions are the test's, in [`ShopPage::extra`].
+    pub links: Vec<(String, String)>,
+    /// The page's own script takes the tab to this URL right after the page answered its
+    /// `n`th listing from now (1: the next).
+    pub moves: Option<(usize, String)>,
+    /// Where the page is taking the tab: the harness takes it there once the page answered.
+    pub leaving: Option<String>,
+    /// How many times its DOM was read (`queryDom`).
+    pub read: usize,
 }
 
 impl ShopPage {
@@ -47,6 +58,10 @@ impl ShopPage {
             extra: Vec::new(),
             sitemap: String::new(),
             decline: false,
+            links: Vec::new(),
+            moves: None,
+            leaving: None,
+            read: 0,
         }
     }
 
@@ -62,9 +77,10 @@ impl ShopPage {
         self.cart = cart;
     }
 
-    /// The id of the document the tab holds (`webNavigation`'s `documentId`).
+    /// The id of the document the tab holds (`webNavigation`'s `documentId`), unique across
+    /// the sites of a test.
     pub(crate) fn document(&self) -> String {
-        format!("doc-{}", self.loads)
+        format!("doc-{}-{}", self.origin(), self.loads)
     }
 
     /// The page loaded again: a new document, an empty cart, `loading` listings while it
@@ -79,6 +95,13 @@ impl ShopPage {
     /// The reply of the top frame's document to a bridge message, as JSON text; or, when
     /// the message made the page go elsewhere (`open_about`), the channel's failure.
     pub(crate) fn answer(&mut self, message: &Value) -> Result<String, String> {
+        let name = message["name"].as_str().unwrap_or_default();
+        let link = (self.links.iter()).find(|(tool, _)| tool == name);
+        if let (Some("callTool"), Some((_, url))) = (message["op"].as_str(), link) {
+            self.leaving = Some(url.clone());
+            self.ran.push((name.to_owned(), message["args"].clone()));
+            return Err("The message port closed before a response was received.".into());
+        }
         let reply = match message["op"].as_str().unwrap_or_default() {
             "listTools" => self.listing(),
             "callTool" if message["name"] == "open_about" => {
@@ -104,6 +127,12 @@ impl ShopPage {
 
     fn listing(&mut self) -> Value {
         self.listed += 1;
+        if let Some((n, url)) = self.moves.take() {
+            match n {
+                0 | 1 => self.leaving = Some(url),
+                n => self.moves = Some((n - 1, url)),
+            }
+        }
         let origin = self.origin();
         if self.loading_listings > 0 || self.late_listings > 0 {
             let state = match self.loading_listings {
@@ -161,7 +190,8 @@ impl ShopPage {
     }
 
     /// `.cart-count` shows the cart; no other selector matches.
-    fn query(&self, message: &Value) -> Value {
+    fn query(&mut self, message: &Value) -> Value {
+        self.read += 1;
         let queries = message["queries"].as_array().cloned().unwrap_or_default();
         let results: Vec<Value> = (queries.iter())
             .map(|query| match query["selector"].as_str() {

@@ -10,6 +10,7 @@ use crate::core::host::probe::Probing;
 impl Play {
     /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
     pub(crate) fn evaluate(&mut self, request: EvaluateRequest) -> Value {
+        let first = self.first_page(request.reload, request.tab_id);
         let mut evaluation = Evaluation::new(request, None).with_suite("eval_play".into());
         loop {
             let reply = match evaluation.poll() {
@@ -19,8 +20,12 @@ impl Play {
                     name,
                     args,
                     timeout_ms,
+                    expect,
                 } => {
-                    let request = CallRequest::asked(tab_id, name, args, timeout_ms);
+                    let request = CallRequest {
+                        expect: expect.map(|decided| *decided),
+                        ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                    };
                     let answer = self.asked(Asker::Smoke, request);
                     EvalReply::Called {
                         answer,
@@ -36,7 +41,9 @@ impl Play {
                     }
                 }
                 Eval::Log { run_id } => EvalReply::Logged(self.run_log(&run_id)),
-                Eval::Reload { tab_id } => EvalReply::Reloaded(self.reload(tab_id)),
+                Eval::Reload { tab_id } => {
+                    EvalReply::Reloaded(self.back_to(tab_id, first.as_deref()))
+                }
                 Eval::ListTools {
                     tab_id,
                     after_ms,
@@ -105,11 +112,12 @@ impl Play {
 
     /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` performs it.
     pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
+        let first = self.first_page(request.reload, request.tab_id);
         let mut simulation = Simulate::new(request, None, "sim_play".into());
         loop {
             let reply = match simulation.poll(self.now) {
                 Next::Done(answer) => return answer,
-                Next::Reload { tab_id } => Reply::Reloaded(self.reload(tab_id)),
+                Next::Reload { tab_id } => Reply::Reloaded(self.back_to(tab_id, first.as_deref())),
                 Next::ListTools {
                     tab_id,
                     after_ms,
@@ -120,17 +128,25 @@ impl Play {
                     name,
                     args,
                     timeout_ms,
-                } => Reply::Called(self.asked(
-                    Asker::Simulate,
-                    CallRequest::asked(tab_id, name, args, timeout_ms),
-                )),
+                    expect,
+                } => {
+                    let request = CallRequest {
+                        expect: expect.map(|decided| *decided),
+                        ..CallRequest::asked(tab_id, name, args, timeout_ms)
+                    };
+                    Reply::Called(self.asked(Asker::Simulate, request))
+                }
                 Next::Run {
                     request, within_ms, ..
                 } => Reply::Ran(self.run_ended(&request, Some(within_ms))),
-                Next::QueryDom { tab_id, queries } => {
+                Next::QueryDom {
+                    tab_id,
+                    target,
+                    queries,
+                } => {
                     let asked = queries.len();
                     let message = FrameRequest::QueryDom { queries }.to_message();
-                    Reply::Queried(match self.send(tab_id, &Target::TOP, &message) {
+                    Reply::Queried(match self.send(tab_id, &target, &message) {
                         FrameReply::Answered(Ok(text)) => parse_dom_reply(&text, asked),
                         FrameReply::Answered(Err(e)) | FrameReply::Failed(e) => Err(e),
                         other => Err(format!("no answer: {other:?}")),
@@ -139,6 +155,13 @@ impl Play {
             };
             simulation.handle(reply, self.now);
         }
+    }
+
+    /// With `reload`, the page each case starts on: the one the tab shows as the suite starts
+    /// (as `shell::evals`' `suite_start` reads it).
+    fn first_page(&self, reload: bool, tab_id: i64) -> Option<String> {
+        let page = self.pages.get(&tab_id).filter(|_| reload);
+        page.map(|page| page.url.clone())
     }
 
     /// `replayDiff({runId, tabId})` as `shell::evals::replay_diff` performs it.

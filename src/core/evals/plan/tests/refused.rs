@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::super::*;
 use super::{request, run_answer};
+use crate::core::page::tabs::fixture;
 
 /// The outcome and reason of one agent run of a case expecting `expected`, the run's calls
 /// `calls` (name, args, result text).
@@ -25,6 +26,11 @@ fn judged(expected: Value, calls: &[(&str, Value, &str)]) -> (String, String) {
             }
             Next::Log { .. } => {
                 ev.handle(Reply::Logged(Err("no log".into())));
+            }
+            // The suite's start, then before the run: the tab's origin read and checked.
+            Next::ListTools { name: None, .. } => {
+                let tools = fixture::listed("https://shop.test/", &[]);
+                ev.handle(Reply::Listed { tools, now_ms: 0.0 });
             }
             Next::Done(answer) => break answer,
             other => panic!("unexpected {other:?}"),

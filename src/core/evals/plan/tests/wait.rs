@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::super::*;
-use super::{poll_smoke, request, run_answer};
+use super::{poll_smoke, request, run_answer, start};
 use crate::core::page::call::CallAnswer;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::fixture;
@@ -24,6 +24,7 @@ fn listed(ev: &mut Evaluation, present: &[&str], now_ms: f64) -> (Option<Value>,
 fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
     let evals = json!([{"name": "late", "messages": [], "expectedCall": [{"functionName": "late_tool", "arguments": {}}]}]);
     let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    start(&mut ev);
     let first = ev.poll();
     assert_eq!(
         first,
@@ -31,9 +32,9 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
             tab_id: 7,
             name: Some("late_tool".into()),
             after_ms: 0,
-            settle: Settle::Now,
+            settle: Settle::Loaded,
         },
-        "listed before its call"
+        "listed before its call, once its page is parsed"
     );
     // Not there yet: listed again every 100 ms.
     let (_, next) = listed(&mut ev, &["other"], 1_000.0);
@@ -69,6 +70,7 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
 
     // Never there: an error once 5 s have passed, and the tool is not called.
     let mut ev = Evaluation::new(request(evals.clone(), "smoke", json!({})), None);
+    start(&mut ev);
     ev.poll();
     let (_, next) = listed(&mut ev, &[], 0.0);
     assert!(matches!(next, Next::ListTools { .. }));
@@ -83,22 +85,28 @@ fn smoke_waits_up_to_5_s_for_a_tool_registered_late() {
     assert_eq!(done["calls"][0]["made"], false, "never called");
     assert!(matches!(next, Next::Done(_)));
 
-    // A shorter call timeout bounds the wait; a listing that fails leaves it to the call.
+    // A shorter call timeout bounds the wait; a listing that fails is the case's error: the
+    // call is not made where the tab's origin cannot be checked.
     let mut ev = Evaluation::new(
         request(evals.clone(), "smoke", json!({"timeoutMs": 300})),
         None,
     );
+    start(&mut ev);
     ev.poll();
     listed(&mut ev, &[], 0.0);
     let (done, _) = listed(&mut ev, &[], 300.0);
     assert_eq!(done.unwrap()["outcome"], "error");
     let mut ev = Evaluation::new(request(evals, "smoke", json!({})), None);
+    start(&mut ev);
     ev.poll();
-    ev.handle(Reply::Listed {
+    let done = ev.handle(Reply::Listed {
         tools: Err("tab 7 is closed".into()),
         now_ms: 0.0,
     });
-    assert!(matches!(ev.poll(), Next::Call { .. }));
+    let done = done.expect("the case ended");
+    assert_eq!(done["reason"], "step 1 (late_tool): tab 7 is closed");
+    assert_eq!(done["calls"][0]["made"], false);
+    assert!(matches!(ev.poll(), Next::Done(_)));
 }
 
 #[test]
@@ -263,17 +271,25 @@ fn after_a_reload_the_page_is_awaited_and_a_page_that_never_loads_is_the_cases_e
          "expectedCall": [{"functionName": "search"}]}]);
     for mode in ["smoke", "agent"] {
         let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
+        start(&mut ev);
         assert!(matches!(ev.poll(), Next::Reload { .. }));
         ev.handle(Reply::Reloaded(Ok(())));
-        // Then the wait for the expected tool, in both modes (before the call, before the run).
+        // Then the wait for the expected tool, in both modes (before the call, its page as
+        // parsed; before the run).
         let next = page_ready(&mut ev);
+        let want = if mode == "smoke" {
+            Settle::Loaded
+        } else {
+            Settle::Now
+        };
         assert!(
-            matches!(next, Next::ListTools { name: Some(ref name), settle: Settle::Now, .. } if name == "search"),
+            matches!(next, Next::ListTools { name: Some(ref name), settle, .. } if name == "search" && settle == want),
             "{mode}: {next:?}"
         );
 
         // A page that never loads: the case's (or run's) error, said as the listing said it.
         let mut ev = Evaluation::new(request(evals.clone(), mode, json!({"reload": true})), None);
+        start(&mut ev);
         ev.poll();
         ev.handle(Reply::Reloaded(Ok(())));
         assert!(matches!(
@@ -311,6 +327,7 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
         request(evals.clone(), "agent", json!({"reload": true})),
         None,
     );
+    start(&mut ev);
     assert!(matches!(ev.poll(), Next::Reload { .. }));
     ev.handle(Reply::Reloaded(Ok(())));
     // Nothing listed yet: asked again 100 ms later; `search` first, then `add`; `note` is optional.
@@ -346,6 +363,7 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     // A tool that never comes: after 5 s the run starts all the same.
     let one = json!([evals[0].clone()]);
     let mut ev = Evaluation::new(request(one, "agent", json!({"reload": true})), None);
+    start(&mut ev);
     ev.poll();
     ev.handle(Reply::Reloaded(Ok(())));
     page_ready(&mut ev);
@@ -354,8 +372,18 @@ fn after_a_reload_an_agent_run_waits_for_the_tools_its_case_expects() {
     let next = listed(&mut ev, &["add"], 5_000.0).1;
     assert!(matches!(next, Next::Run { .. }), "the wait is over");
 
-    // Without reload an agent run never waits.
+    // Without reload an agent run waits for no tool: once its page is listed, on the suite's
+    // origin, it starts.
     let plain = json!([evals[0].clone()]);
     let mut ev = Evaluation::new(request(plain, "agent", json!({})), None);
+    start(&mut ev);
+    let check = Next::ListTools {
+        tab_id: 7,
+        name: None,
+        after_ms: 0,
+        settle: Settle::Loaded,
+    };
+    assert_eq!(ev.poll(), check);
+    listed(&mut ev, &[], 0.0);
     assert!(matches!(ev.poll(), Next::Run { .. }));
 }

@@ -1,11 +1,12 @@
-//! A simulation on a tab that is still loading: after the reload, and before each agent turn,
-//! the tab is listed through the host's listing (`core::host::listing`), which waits until
-//! its page is ready; a page that never is ends the case as an error saying what was seen.
+//! A simulation on a tab that is still loading: after the reload, before each agent turn and
+//! before the DOM reads, the tab is listed through the host's listing (`core::host::listing`),
+//! which waits until its page is ready; a page that never is ends the case as an error saying
+//! what was seen. (The suite's start, which reads the tab's origin, finds the page ready.)
 
 use serde_json::json;
 
 use super::super::*;
-use super::{judge_answer, play, request, runs, world};
+use super::{judge_answer, listed, play, request, runs, world};
 use crate::core::host::listing::{played, Listing};
 use crate::core::host::Host;
 use crate::core::page::ready::PAGE_READY_MS;
@@ -33,8 +34,12 @@ fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_until_its_pag
         let mut sim = mugs(reload);
         let (mut listings, mut now) = (0, 0.0);
         let mut scripted = world(&calls, "2", judge_answer(true, &[]));
+        let mut started = false;
         let (answer, asked) = play(&mut sim, |next| match next {
             Next::Reload { .. } => Reply::Reloaded(Ok(())),
+            Next::ListTools { .. } if !std::mem::replace(&mut started, true) => {
+                listed(&["add_to_cart"])
+            }
             Next::ListTools {
                 tab_id,
                 after_ms,
@@ -58,10 +63,18 @@ fn a_tab_still_loading_after_the_reload_or_before_a_turn_is_listed_until_its_pag
             })
             .collect();
         let (want, lists): (&[Settle], usize) = match reload {
-            // After the reload: until ready and the same tools twice; then, before the turn,
-            // the page as it is once loaded.
-            true => (&[Settle::AfterLoad, Settle::Loaded], 5),
-            false => (&[Settle::Loaded], 3),
+            // The suite's start; after the reload: until ready and the same tools twice; then,
+            // before the turn and before the DOM reads, the page as it is once loaded.
+            true => (
+                &[
+                    Settle::Loaded,
+                    Settle::AfterLoad,
+                    Settle::Loaded,
+                    Settle::Loaded,
+                ],
+                6,
+            ),
+            false => (&[Settle::Loaded, Settle::Loaded, Settle::Loaded], 4),
         };
         assert_eq!(
             (settles.as_slice(), listings),
@@ -78,8 +91,12 @@ fn a_page_that_never_becomes_ready_fails_the_case_once_the_budget_is_spent_sayin
         let mut sim = mugs(reload);
         let mut now = 0.0;
         let mut scripted = world(&[], "2", judge_answer(true, &[]));
+        let mut started = false;
         let (answer, asked) = play(&mut sim, |next| match next {
             Next::Reload { .. } => Reply::Reloaded(Ok(())),
+            Next::ListTools { .. } if !std::mem::replace(&mut started, true) => {
+                listed(&["add_to_cart"])
+            }
             Next::ListTools { tab_id, settle, .. } => {
                 let listing = Listing::kept(*tab_id, *settle);
                 Reply::Listed(played(&host, listing, &mut now, || mid_load(2)))
