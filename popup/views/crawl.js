@@ -93,6 +93,8 @@ function render(answer) {
     diff.replaceChildren(element('h4', '', `Since the last crawl (${when})`), lines.length ? element('ul') : element('p', 'muted', 'Nothing changed.'));
     if (lines.length) diff.querySelector('ul').append(...lines);
   }
+  // What the crawl could not keep for the next one (over its budget), or why it kept nothing.
+  for (const note of [answer.keptNote, answer.keptError]) if (note) diff.append(element('p', 'muted', note));
   $('crawl-download').hidden = !answer.report;
 }
 

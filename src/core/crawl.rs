@@ -10,20 +10,26 @@
 //! Invariants: a crawl stays on the origin of the tab's page as Chrome names it (a URL of
 //! another origin is skipped, never loaded; a sitemap is read on that origin only); it loads at
 //! most [`MAX_CRAWL_PAGES`] pages; what it keeps for the next crawl is per origin and holds
-//! only fingerprints of tool definitions ([`fingerprint`]), no page text.
+//! only fingerprints of tool definitions ([`fingerprint`]), no page text; an origin's kept crawl
+//! weighs at most [`MAX_CRAWL_KEPT_BYTES`] and every kept crawl together at most
+//! [`MAX_CRAWLS_KEPT_BYTES`], as the browser counts them ([`kept`], [`keeping`]), so the
+//! person's settings always have room in `chrome.storage.local`.
 
 use serde_json::{json, Map, Value};
 
 use crate::core::evals::messages::short as short_value;
 pub use crate::core::limits::{
-    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS,
-    MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES, MAX_SITEMAP_BYTES,
+    CRAWL_SETTLE_MS, DEFAULT_CRAWL_PAGES, MAX_CRAWLED_ORIGINS, MAX_CRAWLS_KEPT_BYTES,
+    MAX_CRAWL_KEPT_BYTES, MAX_CRAWL_MS, MAX_CRAWL_PAGES, MAX_CRAWL_URLS, MAX_CRAWL_URL_BYTES,
+    MAX_SITEMAP_BYTES,
 };
 use crate::core::naming::kind;
 use crate::core::page::ready::Settle;
 use crate::core::page::tabs::{Listed, TabTools};
 use crate::core::url::Url;
+pub use keep::{clearing, keeping, kept, kept_key, Keeping, Kept};
 
+mod keep;
 mod report;
 #[cfg(test)]
 mod tests;
@@ -43,14 +49,40 @@ pub struct CrawlRequest {
     pub html: bool,
     /// `stop: true`: not a crawl, but the end of the tab's crawl under way.
     pub stop: bool,
+    /// `clear: true`: not a crawl, but every kept crawl forgotten ([`clearing`]).
+    pub clear: bool,
 }
 
 impl CrawlRequest {
-    /// `{tabId, urls | sitemap, sameOrigin?, limit?, format?}`, with errors naming the field.
+    /// `{tabId, urls | sitemap, sameOrigin?, limit?, format?}`, `{tabId, stop: true}` or
+    /// `{clear: true}`, with errors naming the field.
     pub fn parse(value: &Value) -> Result<CrawlRequest, String> {
         let map = value
             .as_object()
             .ok_or_else(|| format!("crawl: the request is {}, not an object", kind(value)))?;
+        match map.get("clear") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+            Some(Value::Bool(true)) => {
+                if let Some(other) =
+                    (map.keys()).find(|k| !["clear", "tabId"].contains(&k.as_str()))
+                {
+                    let shown: String = other.chars().take(32).collect();
+                    return Err(format!(
+                        "crawl: `clear` forgets every kept crawl: it takes no `{shown}`"
+                    ));
+                }
+                return Ok(CrawlRequest {
+                    tab_id: map.get("tabId").and_then(Value::as_i64).unwrap_or(0),
+                    urls: Vec::new(),
+                    sitemap: None,
+                    limit: DEFAULT_CRAWL_PAGES,
+                    html: false,
+                    stop: false,
+                    clear: true,
+                });
+            }
+            Some(other) => return Err(format!("crawl: `clear` is {}, not true", kind(other))),
+        }
         let tab_id = map
             .get("tabId")
             .and_then(Value::as_i64)
@@ -68,6 +100,7 @@ impl CrawlRequest {
                 limit: DEFAULT_CRAWL_PAGES,
                 html: false,
                 stop,
+                clear: false,
             });
         }
         if let Some(same) = map.get("sameOrigin").filter(|v| !v.is_null()) {
@@ -136,6 +169,7 @@ impl CrawlRequest {
             limit,
             html,
             stop,
+            clear: false,
         })
     }
 }
@@ -173,12 +207,15 @@ pub enum Next {
         /// How settled the page must be: [`Settle::AfterLoad`] after a page is loaded.
         settle: Settle,
     },
-    /// Keep `value` for the origin's next crawl: [`Reply::Kept`].
+    /// Keep `value` for the origin's next crawl (the other kept crawls as [`keeping`] says):
+    /// [`Reply::Kept`].
     Keep {
         /// The origin.
         origin: String,
         /// What to keep.
         value: Value,
+        /// What it weighs against the quota ([`Kept::bytes`]).
+        bytes: usize,
     },
     /// The answer.
     Done(Value),
@@ -227,7 +264,9 @@ pub struct Crawl {
     at: usize,
     pages: Vec<Value>,
     previous: Option<Value>,
+    keep: Option<Kept>,
     kept_error: Option<String>,
+    kept_note: Option<String>,
     sitemap_note: Option<String>,
 }
 
@@ -248,7 +287,9 @@ impl Crawl {
             at: 0,
             pages: Vec::new(),
             previous: None,
+            keep: None,
             kept_error: None,
+            kept_note: None,
             sitemap_note: None,
             request,
         };
@@ -351,9 +392,16 @@ impl Crawl {
                 tab_id,
                 url: self.start_url.clone(),
             },
-            Stage::Keep => Next::Keep {
-                origin: self.origin.clone(),
-                value: self.kept(),
+            Stage::Keep => match &self.keep {
+                Some(kept) => Next::Keep {
+                    origin: self.origin.clone(),
+                    value: kept.value.clone(),
+                    bytes: kept.bytes,
+                },
+                None => {
+                    self.stage = Stage::Done;
+                    self.poll()
+                }
             },
             Stage::Done => Next::Done(self.answer()),
         }
@@ -400,6 +448,7 @@ impl Crawl {
             (Stage::Ready, Reply::Listed(listed)) => self.listed(0, listed),
             (Stage::List { tries }, Reply::Listed(listed)) => self.listed(tries, listed),
             (Stage::Return, Reply::Loaded(_)) => {
+                self.keep = self.kept();
                 self.stage = Stage::Keep;
                 None
             }
@@ -480,41 +529,39 @@ impl Crawl {
         Some(page)
     }
 
-    /// What is kept for the origin's next crawl: `{at, pages: {url: {at, tools: {tool:
-    /// fingerprint}}}}`: this crawl's pages over the ones kept before (a page this crawl did not
-    /// reach keeps its last state, so a partial crawl forgets nothing), at most
-    /// [`MAX_CRAWL_URLS`] pages (those of this crawl first).
-    fn kept(&self) -> Value {
-        let mut pages: Map<String, Value> = (self.pages.iter())
+    /// What is kept for the origin's next crawl ([`kept`]): `{at, pages: {url: {at, tools:
+    /// {tool: fingerprint}}}}`, this crawl's pages over the ones kept before (a page this crawl
+    /// did not reach keeps its last state, so a partial crawl forgets nothing), within the
+    /// origin's budget; what was left out is said in the answer (`keptNote`).
+    fn kept(&mut self) -> Option<Kept> {
+        let pages: Vec<(String, Value)> = (self.pages.iter())
             .filter(|p| p.get("error").is_none())
-            .map(|p| {
-                (
-                    text(&p["url"]),
-                    json!({"at": self.now_ms, "tools": p["fingerprints"]}),
-                )
-            })
+            .map(|p| (text(&p["url"]), p["fingerprints"].clone()))
             .collect();
-        // Pages kept before, within the count and the bytes kept for an origin.
-        let mut bytes: usize = pages
-            .iter()
-            .map(|(u, p)| u.len() + p.to_string().len())
-            .sum();
-        let before = self.previous.as_ref().and_then(|p| p["pages"].as_object());
-        for (url, page) in before.into_iter().flatten() {
-            if pages.contains_key(url)
-                || !page["tools"].is_object()
-                || url.len() > MAX_CRAWL_URL_BYTES
-            {
-                continue;
+        let kept = kept(&self.origin, self.now_ms, &pages, self.previous.as_ref());
+        let budget =
+            format!("an origin keeps at most {MAX_CRAWL_KEPT_BYTES} bytes (max_crawl_kept_bytes)");
+        self.kept_note = match &kept {
+            None => Some(format!(
+                "nothing was kept for the next crawl: the origin's name is too long ({budget})"
+            )),
+            Some(k) if k.left_out + k.forgotten > 0 => {
+                let mut said = Vec::new();
+                if k.left_out > 0 {
+                    said.push(format!(
+                        "{} of the {} pages of this crawl were not kept for the next crawl",
+                        k.left_out,
+                        pages.len()
+                    ));
+                }
+                if k.forgotten > 0 {
+                    said.push(format!("{} pages kept before were forgotten", k.forgotten));
+                }
+                Some(format!("{}: {budget}", said.join(", and ")))
             }
-            let size = url.len() + page.to_string().len();
-            if pages.len() >= MAX_CRAWL_URLS || bytes + size > MAX_CRAWL_KEPT_BYTES {
-                break;
-            }
-            bytes += size;
-            pages.insert(url.clone(), page.clone());
-        }
-        json!({"at": self.now_ms, "pages": pages})
+            Some(_) => None,
+        };
+        kept
     }
 
     fn answer(&self) -> Value {
@@ -550,6 +597,9 @@ impl Crawl {
         });
         if let Some(note) = &self.sitemap_note {
             answer["sitemapNote"] = json!(note);
+        }
+        if let Some(note) = &self.kept_note {
+            answer["keptNote"] = json!(note);
         }
         if let Some(error) = &self.kept_error {
             answer["keptError"] = json!(error);
@@ -630,22 +680,6 @@ fn normal_url(url: &Url) -> String {
         .map(|q| format!("?{q}"))
         .unwrap_or_default();
     format!("{}{path}{query}", url.origin()).replace(' ', "%20")
-}
-
-/// The index of the origins whose crawls are kept (the stored list, most recently crawled
-/// first) once `origin` was crawled: `origin` first, then the others, at most
-/// [`MAX_CRAWLED_ORIGINS`]; and the origins it drops, whose kept crawls are to be removed.
-pub fn index(stored: Option<&Value>, origin: &str) -> (Value, Vec<String>) {
-    let mut origins: Vec<String> = vec![origin.to_owned()];
-    for other in stored.and_then(Value::as_array).into_iter().flatten() {
-        if let Some(other) = other.as_str().filter(|o| *o != origin) {
-            if !origins.iter().any(|o| o == other) {
-                origins.push(other.to_owned());
-            }
-        }
-    }
-    let dropped = origins.split_off(origins.len().min(MAX_CRAWLED_ORIGINS));
-    (json!(origins), dropped)
 }
 
 /// A tool's definition as one short fingerprint (the first 128 bits of the SHA-256 of its

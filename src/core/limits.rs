@@ -411,10 +411,37 @@ pub const SITEMAP_MS: u32 = 10_000;
 pub const MAX_CRAWL_MS: u32 = 15 * 60 * 1000;
 /// Bytes of one URL a crawl loads or keeps.
 pub const MAX_CRAWL_URL_BYTES: usize = 2_048;
-/// Bytes kept of one origin's crawls (its pages' tool fingerprints).
+/// Bytes of one origin's kept crawl, its whole stored item as Chrome counts it (key, pages,
+/// URLs, tool names, fingerprints, times; `max_crawl_kept_bytes`): this crawl's pages first,
+/// then the pages kept before, most recent first; what does not fit is not kept, and the
+/// crawl's answer says how many of its pages were left out (`keptNote`).
 pub const MAX_CRAWL_KEPT_BYTES: usize = 512 * 1024;
 /// Origins whose crawls are kept: past it, the least recently crawled is forgotten.
 pub const MAX_CRAWLED_ORIGINS: usize = 50;
+/// Bytes of every kept crawl together, the index of the origins included, as Chrome counts
+/// them (`max_crawls_kept_bytes`): past it, the least recently crawled origins are forgotten
+/// until the rest fit (the newest crawl always fits: it is under
+/// [`MAX_CRAWL_KEPT_BYTES`]). Crawls are all that a site can grow in `chrome.storage.local`,
+/// so the person's settings always keep [`LOCAL_SETTINGS_RESERVE_BYTES`].
+pub const MAX_CRAWLS_KEPT_BYTES: usize = 2 * 1024 * 1024;
+/// Bytes of each `chrome.storage` area the extension may fill (`QUOTA_BYTES`, the same for
+/// `local` and `session`): a write past it fails, and the error names what fills the area.
+pub const STORAGE_QUOTA_BYTES: usize = 10 * 1024 * 1024;
+/// Bytes of `chrome.storage.local` that no site can take: what the kept crawls leave of the
+/// quota (8 MiB), for the person's settings (models, servers, site policies, layers, prices,
+/// collectors, exposures) and remembered sign-ins.
+pub const LOCAL_SETTINGS_RESERVE_BYTES: usize = STORAGE_QUOTA_BYTES - MAX_CRAWLS_KEPT_BYTES;
+
+// What sites and runs grow leaves its reserve, checked as the crate builds. Local: the kept
+// crawls (the newest always fits among them) leave the settings 8 MiB. Session: run logs,
+// conversations and the inventory's first definitions leave 2 MiB for keys, sign-ins and
+// intents.
+const _: () = assert!(2 * MAX_CRAWL_KEPT_BYTES <= MAX_CRAWLS_KEPT_BYTES);
+const _: () = assert!(LOCAL_SETTINGS_RESERVE_BYTES >= 8 * 1024 * 1024);
+const _: () = assert!(
+    STORAGE_QUOTA_BYTES - (MAX_RUN_LOGS_BYTES + MAX_CONVERSATIONS_BYTES + MAX_SEEN_STORED_BYTES)
+        >= 2 * 1024 * 1024
+);
 
 // --- Evals, applied in the module each names -----------------------------------------------------
 

@@ -1,33 +1,51 @@
 //! `webmcpHost.crawl`: performs what the core's [`Crawl`] asks (the sitemap read by the tab's
 //! top frame, pages loaded in the tab, its tools listed as `listTools` lists them, the origin's
-//! last crawl read and kept in `chrome.storage.local`) and pushes each page to the open pages
-//! (`{webmcpHostUi: "crawlProgress", tabId, done, total, page}`).
+//! last crawl read and kept in `chrome.storage.local`, the other kept crawls forgotten as
+//! [`keeping`] says) and pushes each page to the open pages
+//! (`{webmcpHostUi: "crawlProgress", tabId, done, total, page}`); `crawl({clear: true})`
+//! removes every kept crawl ([`clearing`]).
 
 use serde_json::{json, Value};
 
 use super::io::now_ms;
 use super::pages::push;
-use crate::core::crawl::{Crawl, CrawlRequest, Next, Reply};
+use crate::core::crawl::{clearing, keeping, kept_key, Crawl, CrawlRequest, Next, Reply};
 use crate::core::host::listing::Listing;
 use crate::core::limits::{CRAWL_LOAD_MS, SITEMAP_MS};
 use crate::core::page::bridge::{parse_sitemap_reply, FrameRequest, Reply as Frame, Target};
-use crate::core::storage::{Area, CRAWLED, CRAWL_PREFIX};
+use crate::core::storage::{Area, CRAWLED};
 
 use super::state::driver;
 
-/// Keeps an origin's crawl, and the index of the origins kept: the least recently crawled
-/// past [`crate::core::limits::MAX_CRAWLED_ORIGINS`] is forgotten.
-async fn keep(origin: &str, value: &Value) -> Result<(), String> {
-    let stored = super::store::read(Area::Local, CRAWLED)
+/// Keeps an origin's crawl of `bytes`, and the index of the origins kept: the crawls
+/// [`keeping`] forgets are removed first, then the index is written, then the crawl (removed
+/// when it could not be written: nothing is stored past what the index weighs).
+async fn keep(origin: &str, value: &Value, bytes: usize) -> Result<(), String> {
+    let index = super::store::read(Area::Local, CRAWLED)
         .await
         .ok()
         .flatten();
-    let (origins, dropped) = crate::core::crawl::index(stored.as_ref(), origin);
-    for old in dropped {
-        super::store::put(Area::Local, &format!("{CRAWL_PREFIX}{old}"), None).await?;
+    let stored = super::store::keys(Area::Local).await?;
+    let plan = keeping(index.as_ref(), &stored, origin, bytes);
+    for key in &plan.remove {
+        super::store::put(Area::Local, key, None).await?;
     }
-    super::store::put(Area::Local, CRAWLED, Some(&origins)).await?;
-    super::store::put(Area::Local, &format!("{CRAWL_PREFIX}{origin}"), Some(value)).await
+    super::store::put(Area::Local, CRAWLED, Some(&plan.index)).await?;
+    let key = kept_key(origin);
+    let kept = super::store::put(Area::Local, &key, Some(value)).await;
+    if kept.is_err() {
+        let _ = super::store::put(Area::Local, &key, None).await;
+    }
+    kept
+}
+
+/// `crawl({clear: true})`: every kept crawl and the index removed; `{cleared: [origin]}`.
+async fn clear() -> Result<Value, String> {
+    let (keys, answer) = clearing(&super::store::keys(Area::Local).await?);
+    for key in &keys {
+        super::store::put(Area::Local, key, None).await?;
+    }
+    Ok(answer)
 }
 
 /// The tab's crawl under way, marked in the driver while it runs (one a tab).
@@ -63,6 +81,9 @@ impl Drop for Crawling {
 /// one.
 pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
     let tab = request.tab_id;
+    if request.clear {
+        return clear().await;
+    }
     if request.stop {
         let stopped = driver(|d| d.crawls.borrow_mut().get_mut(&tab).map(|s| *s = true));
         return Ok(Value::Bool(stopped.is_some()));
@@ -88,7 +109,7 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
                 )
             }
             Next::Previous { origin } => Reply::Previous(
-                super::store::read(Area::Local, &format!("{CRAWL_PREFIX}{origin}"))
+                super::store::read(Area::Local, &kept_key(&origin))
                     .await
                     .ok()
                     .flatten(),
@@ -104,7 +125,11 @@ pub async fn crawl(request: CrawlRequest) -> Result<Value, String> {
                 after_ms,
                 settle,
             } => Reply::Listed(super::list(Listing::kept(tab_id, settle).after(after_ms)).await),
-            Next::Keep { origin, value } => Reply::Kept(keep(&origin, &value).await),
+            Next::Keep {
+                origin,
+                value,
+                bytes,
+            } => Reply::Kept(keep(&origin, &value, bytes).await),
         };
         if let Some(page) = crawl.handle(reply) {
             let (done, total) = crawl.progress();

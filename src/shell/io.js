@@ -62,6 +62,18 @@ export async function storageRemove(area, key) {
   await chrome.storage?.[area]?.remove(key);
 }
 
+export async function storageKeys(area) {
+  const store = chrome.storage?.[area];
+  if (!store) throw new Error(`chrome.storage.${area} is not available`);
+  return store.getKeys();
+}
+
+export async function storageAll(area) {
+  const store = chrome.storage?.[area];
+  if (!store) throw new Error(`chrome.storage.${area} is not available`);
+  return store.get(null);
+}
+
 /**
  * Keeps the service worker from idling out (an extension API call every `ms` resets Chrome's
  * 30 s idle timer) until the returned function is called.

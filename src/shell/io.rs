@@ -41,6 +41,12 @@ extern "C" {
     ) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = storageRemove, catch)]
     pub(crate) async fn storage_remove(area: &str, key: &str) -> Result<JsValue, JsValue>;
+    /// Every key the area holds (`chrome.storage.<area>.getKeys()`).
+    #[wasm_bindgen(js_name = storageKeys, catch)]
+    pub(crate) async fn storage_keys(area: &str) -> Result<JsValue, JsValue>;
+    /// Everything the area holds, as one object (read when a write found the area full).
+    #[wasm_bindgen(js_name = storageAll, catch)]
+    pub(crate) async fn storage_all(area: &str) -> Result<JsValue, JsValue>;
     /// Keeps the service worker from idling out until the returned function is called.
     #[wasm_bindgen(js_name = keepAlive)]
     pub(crate) fn keep_alive(ms: u32) -> js_sys::Function;

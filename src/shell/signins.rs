@@ -31,9 +31,14 @@ pub(crate) async fn records() -> Records {
 pub(crate) async fn write(writes: Vec<Write>) -> Result<(), String> {
     for Write { area, map } in writes {
         let value = convert::from_json(&map);
-        storage_set(area.name(), area.key(), value)
-            .await
-            .map_err(|e| describe(&e))?;
+        if let Err(e) = storage_set(area.name(), area.key(), value).await {
+            // A full area names what fills it.
+            let store_area = match area {
+                Area::Local => crate::core::storage::Area::Local,
+                Area::Session => crate::core::storage::Area::Session,
+            };
+            return Err(super::store::failed(store_area, area.key(), &describe(&e)).await);
+        }
     }
     Ok(())
 }

@@ -1,10 +1,13 @@
 //! The host's settings in `chrome.storage`: read where `core::setup::store` says, parsed by
-//! it; and `configure`'s writes performed. Keys are read at the moment they are needed.
+//! it; and `configure`'s writes performed. Keys are read at the moment they are needed. A write
+//! that finds its area full fails with words that name what fills it and how to clear it
+//! (`core::storage::full_error`).
 
 use serde_json::Value;
 
 use super::convert::{describe, from_json, to_json};
-use super::io::{storage_get, storage_remove, storage_set};
+use super::io::{storage_all, storage_get, storage_keys, storage_remove, storage_set};
+use crate::core::limits::STORAGE_QUOTA_BYTES;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::page::site::SitePolicy;
 use crate::core::provider::ModelRegistry;
@@ -32,7 +35,36 @@ pub(crate) async fn put(area: Area, key: &str, value: Option<&Value>) -> Result<
     };
     // Written or not, what the host kept of the key may be stale now.
     changed(area.name(), &[key]);
-    done.map(|_| ()).map_err(|e| describe(&e))
+    match done {
+        Ok(_) => Ok(()),
+        Err(e) => Err(failed(area, key, &describe(&e)).await),
+    }
+}
+
+/// A write of `key` to `area` failed with `error`: when the area is full, what fills it and
+/// how to clear it, else the error as it is.
+pub(crate) async fn failed(area: Area, key: &str, error: &str) -> String {
+    if !crate::core::storage::is_full(error) {
+        return error.to_owned();
+    }
+    match storage_all(area.name()).await.map(|all| to_json(&all)) {
+        Ok(Ok(items)) => {
+            crate::core::storage::full_error(area, key, error, &items, STORAGE_QUOTA_BYTES)
+        }
+        _ => error.to_owned(),
+    }
+}
+
+/// Every key `area` holds.
+pub(crate) async fn keys(area: Area) -> Result<Vec<String>, String> {
+    let keys = storage_keys(area.name()).await.map_err(|e| describe(&e))?;
+    match to_json(&keys)? {
+        Value::Array(keys) => Ok(keys
+            .into_iter()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect()),
+        _ => Err("the area's keys are not a list".into()),
+    }
 }
 
 /// The worker's `chrome.storage.onChanged` handler: keys of `area` changed, by this worker or

@@ -91,7 +91,10 @@ describe('crawl', () => {
     assert.equal(first.diff, null, "the site's first crawl");
     // Kept per origin, in the index of the origins kept (fingerprints only, no page text).
     const stored = await host.worker.evaluate((o) => chrome.storage.local.get(['webmcpHost.crawled', `webmcpHost.crawl.${o}`]), site.url);
-    assert.deepEqual(stored['webmcpHost.crawled'], [site.url]);
+    assert.deepEqual(stored['webmcpHost.crawled'].map((e) => e.origin), [site.url]);
+    // Each kept crawl weighed as Chrome counts it (the index says so; the budgets are read on it).
+    const weighed = await host.worker.evaluate((o) => chrome.storage.local.getBytesInUse(`webmcpHost.crawl.${o}`), site.url);
+    assert.ok(stored['webmcpHost.crawled'][0].bytes >= weighed && stored['webmcpHost.crawled'][0].bytes <= weighed + PAGES, `${stored['webmcpHost.crawled'][0].bytes} for ${weighed}`);
     assert.equal(Object.keys(stored[`webmcpHost.crawl.${site.url}`].pages).length, PAGES);
     assert.ok(!JSON.stringify(stored).includes('Finds things'), 'no page text is kept');
     // The other origin's entry is skipped and never loaded; the tab is back on its page.

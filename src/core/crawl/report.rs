@@ -104,6 +104,11 @@ table{border-collapse:collapse}td,th{border:1px solid #d0d5dd;padding:2px 6px;te
     for (why, n) in by_why {
         let _ = write!(out, "<p class=\"muted\">Skipped {n}: {}</p>", escape(&why));
     }
+    for note in ["keptNote", "keptError"] {
+        if let Some(note) = answer[note].as_str() {
+            let _ = write!(out, "<p class=\"muted\">{}</p>", escape(note));
+        }
+    }
     out.push_str("</body></html>\n");
     out
 }

@@ -7,9 +7,11 @@ use super::*;
 use crate::core::page::tabs::fixture;
 use crate::core::page::tool::DeclarativeForm;
 
-const START: &str = "https://shop.test/start";
+mod budget;
 
-fn request(extra: Value) -> CrawlRequest {
+pub(super) const START: &str = "https://shop.test/start";
+
+pub(super) fn request(extra: Value) -> CrawlRequest {
     let mut r = json!({"tabId": 7});
     for (k, v) in extra.as_object().unwrap() {
         r[k] = v.clone();
@@ -18,7 +20,7 @@ fn request(extra: Value) -> CrawlRequest {
 }
 
 /// A listing of `tools` (`(name, description)`), the first a declarative form.
-fn listing(url: &str, tools: &[(&str, &str)]) -> Listed {
+pub(super) fn listing(url: &str, tools: &[(&str, &str)]) -> Listed {
     let mut tab = fixture::tab(url, &[]);
     tab.tools = (tools.iter().enumerate())
         .map(|(i, (name, description))| {
@@ -45,7 +47,7 @@ fn listing(url: &str, tools: &[(&str, &str)]) -> Listed {
 /// Drives a crawl to its end: `site` answers each loaded URL's listing (or an error); a URL at
 /// `/broken` does not load, one at `/moved` redirects to `/landed`, one at `/away` lands on
 /// another origin.
-fn drive(
+pub(super) fn drive(
     crawl: &mut Crawl,
     site: &dyn Fn(&str) -> Listed,
     previous: Option<Value>,
@@ -453,40 +455,6 @@ fn a_crawl_past_its_time_budget_skips_the_pages_left_and_ends_with_those_it_has(
 }
 
 #[test]
-fn what_an_origin_keeps_is_bounded_and_a_long_url_is_not_loaded() {
-    let long = format!("/{}", "x".repeat(MAX_CRAWL_URL_BYTES));
-    let mut crawl = Crawl::new(request(json!({"urls": [long, "/a"]})), START, 0.0).unwrap();
-    let (answer, _, _) = drive(&mut crawl, &|url: &str| listing(url, &[("t", "T.")]), None);
-    assert!(answer["skipped"][0]["why"]
-        .as_str()
-        .unwrap()
-        .contains("bytes long"));
-    // A previous crawl far over the bytes kept: the new one keeps within them.
-    let page = json!({"at": 1.0, "tools": {"t": "0123456789abcdef0123456789abcdef"}});
-    let many: serde_json::Map<String, Value> = (0..MAX_CRAWL_URLS * 2)
-        .map(|i| {
-            (
-                format!("https://shop.test/{i}/{}", "y".repeat(1000)),
-                page.clone(),
-            )
-        })
-        .collect();
-    let previous = json!({"at": 1.0, "pages": many});
-    let mut crawl = Crawl::new(request(json!({"urls": ["/a"]})), START, 2.0).unwrap();
-    let (_, _, kept) = drive(
-        &mut crawl,
-        &|url: &str| listing(url, &[("t", "T.")]),
-        Some(previous),
-    );
-    let bytes = kept.to_string().len();
-    assert!(bytes <= MAX_CRAWL_KEPT_BYTES + 4096, "{bytes} bytes kept");
-    assert!(
-        kept["pages"]["https://shop.test/a"].is_object(),
-        "this crawl's pages first"
-    );
-}
-
-#[test]
 fn a_crawl_with_nothing_to_load_leaves_the_tab_alone() {
     let mut crawl = Crawl::new(
         request(json!({"urls": ["https://evil.test/a"]})),
@@ -531,36 +499,6 @@ fn a_stopped_crawl_ends_with_the_pages_it_has() {
     assert!(
         kept["pages"]["https://shop.test/a"].is_object(),
         "what it saw is kept"
-    );
-}
-
-#[test]
-fn the_origins_kept_are_bounded_the_least_recently_crawled_forgotten() {
-    let (first, dropped) = index(None, "https://a.test");
-    assert_eq!(
-        (first.clone(), dropped),
-        (json!(["https://a.test"]), vec![])
-    );
-    // Crawled again: first, once.
-    let (again, _) = index(
-        Some(&json!(["https://b.test", "https://a.test"])),
-        "https://a.test",
-    );
-    assert_eq!(again, json!(["https://a.test", "https://b.test"]));
-    // Full: the least recently crawled is dropped (its crawl is removed by the shell).
-    let full: Vec<String> = (0..MAX_CRAWLED_ORIGINS)
-        .map(|i| format!("https://{i}.test"))
-        .collect();
-    let (kept, dropped) = index(Some(&json!(full)), "https://new.test");
-    assert_eq!(kept.as_array().unwrap().len(), MAX_CRAWLED_ORIGINS);
-    assert_eq!(
-        dropped,
-        [format!("https://{}.test", MAX_CRAWLED_ORIGINS - 1)]
-    );
-    // A stored index that is not a list of origins is read as empty.
-    assert_eq!(
-        index(Some(&json!({"x": 1})), "https://a.test").0,
-        json!(["https://a.test"])
     );
 }
 

@@ -90,8 +90,9 @@ pub(crate) struct Play {
     pub stored_logs: HashMap<String, Value>,
     /// The runs started, in order.
     pub run_ids: Vec<String>,
-    /// Each origin's last crawl as kept (local storage), by origin.
-    pub crawls: HashMap<String, Value>,
+    /// What crawls keep in local storage, by storage key (each origin's last crawl and the
+    /// index of the origins kept).
+    pub local: std::collections::BTreeMap<String, Value>,
     /// Whether loading a page again fails (as when its tab was closed meanwhile).
     pub lose_tab_on_reload: bool,
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
@@ -167,7 +168,7 @@ impl Play {
             threads: HashMap::new(),
             stored_logs: HashMap::new(),
             run_ids: Vec::new(),
-            crawls: HashMap::new(),
+            local: Default::default(),
             lose_tab_on_reload: false,
             cut: None,
             ids: 0,

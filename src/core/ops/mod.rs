@@ -101,7 +101,8 @@ pub enum Op {
     /// `evaluate({tabId, simulations, mode: "simulate", models?, userModel?, judgeModel?,
     /// runs?, timeoutMs?, maxSteps?, format?, reload?, replay?})`.
     Simulate(Box<crate::core::evals::simulate::SimulateRequest>),
-    /// `crawl({tabId, urls | sitemap, sameOrigin?, limit?, format?})`.
+    /// `crawl({tabId, urls | sitemap, sameOrigin?, limit?, format?})`, `crawl({tabId, stop:
+    /// true})` or `crawl({clear: true})`.
     Crawl(Box<crate::core::crawl::CrawlRequest>),
     /// `evalReport({report, format})`.
     EvalReport(Value),

@@ -4,8 +4,10 @@
 use serde_json::Value;
 
 use super::*;
+use crate::core::crawl::{clearing, keeping, kept_key};
 use crate::core::evals::record::{DiffNext, ReplayDiff};
 use crate::core::host::probe::Probing;
+use crate::core::storage::CRAWLED;
 
 impl Play {
     /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` performs it.
@@ -61,6 +63,14 @@ impl Play {
     /// `crawl({tabId, ...})` as `shell::crawl::crawl` performs it.
     pub(crate) fn crawl(&mut self, request: CrawlRequest) -> Result<Value, String> {
         let tab_id = request.tab_id;
+        let stored: Vec<String> = self.local.keys().cloned().collect();
+        if request.clear {
+            let (keys, answer) = clearing(&stored);
+            for key in keys {
+                self.local.remove(&key);
+            }
+            return Ok(answer);
+        }
         let start = (self.pages.get(&tab_id).map(|page| page.url.clone()))
             .ok_or_else(|| format!("crawl: tab {tab_id}: no such tab"))?;
         let mut crawl = Crawl::new(request, &start, self.now)?;
@@ -76,7 +86,7 @@ impl Play {
                     })
                 }
                 CrawlNext::Previous { origin } => {
-                    CrawlReply::Previous(self.crawls.get(&origin).cloned())
+                    CrawlReply::Previous(self.local.get(&kept_key(&origin)).cloned())
                 }
                 CrawlNext::Load { tab_id, url } => {
                     let (loading, late) = self.loading;
@@ -95,8 +105,18 @@ impl Play {
                     after_ms,
                     settle,
                 } => CrawlReply::Listed(self.list(Listing::kept(tab_id, settle).after(after_ms))),
-                CrawlNext::Keep { origin, value } => {
-                    self.crawls.insert(origin, value);
+                CrawlNext::Keep {
+                    origin,
+                    value,
+                    bytes,
+                } => {
+                    let stored: Vec<String> = self.local.keys().cloned().collect();
+                    let plan = keeping(self.local.get(CRAWLED), &stored, &origin, bytes);
+                    for key in &plan.remove {
+                        self.local.remove(key);
+                    }
+                    self.local.insert(CRAWLED.into(), plan.index);
+                    self.local.insert(kept_key(&origin), value);
                     CrawlReply::Kept(Ok(()))
                 }
             };

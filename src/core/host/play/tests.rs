@@ -378,6 +378,64 @@ fn a_crawl_lists_each_page_once_ready_and_the_next_one_names_what_changed() {
     );
 }
 
+#[test]
+fn crawls_of_five_heavy_origins_keep_within_their_budgets_the_oldest_forgotten() {
+    use crate::core::crawl::{kept_key, MAX_CRAWLS_KEPT_BYTES, MAX_CRAWL_KEPT_BYTES};
+    use crate::core::storage::{stored_size, CRAWLED};
+    let mut play = shop(2);
+    // 100 pages at URLs of 1,900 `<` (six bytes each to the browser): 1.1 MB an origin.
+    let paths: Vec<String> = (0..100)
+        .map(|i| format!("/p/{i:03}/{}", "<".repeat(1_900)))
+        .collect();
+    let request = json!({"tabId": 4, "urls": paths, "limit": 100});
+    let origins: Vec<String> = ["a", "b", "c", "d", "e"]
+        .map(|o| format!("https://{o}.test"))
+        .into();
+    for origin in &origins {
+        play.pages.get_mut(&4).unwrap().url = format!("{origin}/");
+        let answer = play
+            .crawl(CrawlRequest::parse(&request).expect("a request"))
+            .expect("a crawl");
+        assert_eq!(answer["totals"]["pages"], 100, "{answer:#}");
+        assert!(answer["keptNote"].as_str().is_some(), "{answer:#}");
+        // Each origin within its budget, every crawl and the index within theirs.
+        let kept = &play.local[&kept_key(origin)];
+        assert!(stored_size(&kept_key(origin), kept) <= MAX_CRAWL_KEPT_BYTES);
+        let all: usize = play.local.iter().map(|(k, v)| stored_size(k, v)).sum();
+        assert!(
+            all <= MAX_CRAWLS_KEPT_BYTES,
+            "{all} bytes kept by the crawls"
+        );
+    }
+    // The newest origins are kept, the oldest forgotten.
+    let index: Vec<String> = (play.local[CRAWLED].as_array().unwrap().iter())
+        .map(|e| e["origin"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(index.len() >= 2 && index.len() < 5, "{index:?}");
+    let newest: Vec<String> = origins.iter().rev().cloned().collect();
+    assert_eq!(index, newest[..index.len()]);
+    assert_eq!(
+        play.local.len(),
+        index.len() + 1,
+        "the index and each kept crawl"
+    );
+    // A forgotten origin crawled again: its first crawl once more, and it pushes out the oldest.
+    play.pages.get_mut(&4).unwrap().url = "https://a.test/".into();
+    let again = play.crawl(CrawlRequest::parse(&request).unwrap()).unwrap();
+    assert_eq!(again["diff"], Value::Null);
+    assert!(play.local.contains_key(&kept_key("https://a.test")));
+    assert!(!play.local.contains_key(&kept_key(&index[index.len() - 1])));
+    // And every kept crawl can be cleared.
+    let cleared = play
+        .crawl(CrawlRequest::parse(&json!({"clear": true})).unwrap())
+        .unwrap();
+    assert_eq!(
+        cleared["cleared"].as_array().map(Vec::len),
+        Some(index.len())
+    );
+    assert!(play.local.is_empty());
+}
+
 /// An audit of tab 4 probing every tool, acting ones too.
 fn audit() -> AuditRequest {
     let request = json!({"tabId": 4, "probe": true, "allowActing": true});
