@@ -310,6 +310,11 @@ impl Evaluation {
                         "tabId": self.request.tab_id,
                         "messages": agui_messages(&case.messages),
                     });
+                    // The run acts only on the suite's origin, whatever the page did since
+                    // the listing that checked it.
+                    if let Some(Ok(began)) = &self.began {
+                        request["expectOrigin"] = json!(began.origin());
+                    }
                     if !self.request.models.is_empty() {
                         request["model"] = json!(model);
                     }

@@ -226,7 +226,7 @@ impl CallToolRequest {
 }
 
 /// `run({tabId?, prompt | messages, model?, tools?, maxSteps?, context?, runId?, threadId?,
-/// outputSchema?, middleware?})`.
+/// outputSchema?, middleware?, expectOrigin?})`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
     /// The tab whose page tools the run may use; none: a run without a page.
@@ -259,6 +259,9 @@ pub struct RunRequest {
     /// `replay`: a replay transcript whose outputs stand in for the model's (the run keeps the
     /// model's name): a recorded run played again with no model call.
     pub replay: Option<String>,
+    /// `expectOrigin`: the origin the tab must show when the run lists it (a suite's origin);
+    /// a tab showing another gives the run none of its tools.
+    pub expect_origin: Option<String>,
 }
 
 pub use crate::core::limits::MAX_MAX_STEPS;
@@ -391,6 +394,12 @@ impl RunRequest {
             },
             no_tools,
             replay,
+            expect_origin: match string("expectOrigin")? {
+                None => None,
+                Some(origin) => Some(crate::core::url::http_origin(&origin).ok_or_else(|| {
+                    bad("run: `expectOrigin` must be an http(s) origin (`https://host[:port]`)")
+                })?),
+            },
         })
     }
 }

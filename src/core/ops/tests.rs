@@ -375,3 +375,17 @@ fn a_message_is_capped_json_naming_an_operation() {
     assert_eq!(read_message("{}").unwrap_err(), "the message has no `op`");
     assert!(read_message(r#"{"op": "nope"}"#).is_err());
 }
+
+#[test]
+fn a_run_may_be_asked_to_act_only_on_one_origin() {
+    let run = |origin: Value| {
+        RunRequest::parse(&json!({"tabId": 1, "prompt": "hi", "expectOrigin": origin}))
+    };
+    let asked = run(json!("https://Shop.test:443/cart")).expect("an origin");
+    assert_eq!(asked.expect_origin.as_deref(), Some("https://shop.test"));
+    for bad in [json!("chrome://settings"), json!("shop.test"), json!(7)] {
+        assert!(run(bad.clone()).is_err(), "{bad}");
+    }
+    let none = RunRequest::parse(&json!({"prompt": "hi"})).expect("no origin");
+    assert_eq!(none.expect_origin, None);
+}

@@ -314,6 +314,19 @@ impl Start {
             }
             (Phase::SaveThread(_), Got::ConversationSaved) => self.phase = Phase::Ready,
             (Phase::Tab(tab_id), Got::TabTools(found)) => {
+                let shown = found.as_ref().ok().and_then(|f| f.page.as_ref());
+                let shown = shown.map(|page| page.origin.clone());
+                let elsewhere = match (&self.request.expect_origin, &shown) {
+                    (Some(expected), shown) if shown.as_ref() != Some(expected) => Some(format!(
+                        "the tab shows {}, not {expected} where the run was asked to act: none of its tools is offered",
+                        shown.as_deref().unwrap_or("no page")
+                    )),
+                    _ => None,
+                };
+                let found = match elsewhere {
+                    Some(message) => Err(message),
+                    None => found,
+                };
                 match found {
                     Ok(found) => {
                         self.origin = found.page.as_ref().map(|page| page.origin.clone());

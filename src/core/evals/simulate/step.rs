@@ -169,6 +169,11 @@ impl Simulate {
             "messages": messages,
             "maxSteps": self.request.max_steps,
         });
+        // The turn acts only on the suite's origin, whatever the page did since the listing
+        // that checked it.
+        if let Some(Ok(began)) = &self.began {
+            body["expectOrigin"] = json!(began.origin());
+        }
         let model = self.agent_model().to_owned();
         if !self.request.models.is_empty() {
             body["model"] = json!(model);

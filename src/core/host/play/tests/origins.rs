@@ -315,3 +315,35 @@ fn a_call_goes_to_the_document_its_listing_found_on_the_suites_origin() {
         assert_eq!(result["outcome"], "error", "{mode}: {result:#}");
     }
 }
+
+#[test]
+fn a_run_whose_tab_moved_after_its_check_is_offered_no_tool_of_the_other_origin() {
+    // An agent-mode case that adds two mugs, and a simulation's one agent turn.
+    let agent = || {
+        let adds = json!([pay_then_add()[1].clone()]);
+        let request = json!({"tabId": 4, "evals": adds, "mode": "agent", "models": ["agent"]});
+        EvaluateRequest::parse(&request).expect("a request")
+    };
+    let play_agent = |play: &mut Play| play.evaluate(agent())["results"][0].clone();
+    let play_turn =
+        |play: &mut Play| play.simulate(one_turn("Add two mugs."))["results"][0].clone();
+    for (mode, suite) in [
+        ("agent", &play_agent as &dyn Fn(&mut Play) -> Value),
+        ("simulate", &play_turn),
+    ] {
+        // The shop's own script takes the tab to the payment site right after its second
+        // listing (the suite's start, then the check before the run): the run's own listing
+        // finds the payment site, which offers an `add_to_cart` too.
+        let mut play = shop_and_pay(&[]);
+        let shop = play.pages.get_mut(&4).expect("the shop");
+        shop.moves = Some((2, format!("{PAY}/")));
+        let result = suite(&mut play);
+        assert_eq!(play.pages[&4].origin(), PAY, "{mode}: the tab moved");
+        assert!(
+            pay(&play).ran.is_empty(),
+            "{mode}: the payment site ran {:?}",
+            pay(&play).ran
+        );
+        assert_ne!(result["outcome"], "pass", "{mode}: {result:#}");
+    }
+}
