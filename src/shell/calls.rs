@@ -16,23 +16,16 @@ use crate::core::mcp::{secrets_of, CallResult};
 pub(crate) async fn perform(mut call: ServerCall) -> Result<Value, String> {
     let answer = super::drive(|host, input, now| host.server_call(&mut call, input, now)).await;
     if let Some(idle) = call.take_idle() {
-        kept::close_when_idle(kept_pool(Pool::ByHand), idle);
+        kept::close_when_idle(Pool::ByHand, idle);
     }
     answer
-}
-
-fn kept_pool(pool: Pool) -> kept::Kept {
-    match pool {
-        Pool::ByHand => kept::Kept::ByHand,
-        Pool::Exposures => kept::Kept::Exposures,
-    }
 }
 
 /// Performs one MCP output.
 pub(crate) async fn perform_mcp(output: Mcp) -> Input {
     match output {
         Mcp::Tools { pool, server } => Input::McpTools(
-            kept::listed_now(kept_pool(pool), &server)
+            kept::listed_now(pool, &server)
                 .await
                 .map(|(_, tools)| tools),
         ),
@@ -44,7 +37,6 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
             within_ms,
             forget_on_error,
         } => {
-            let pool = kept_pool(pool);
             let Some(open) = kept::get(pool, &server) else {
                 return Input::McpCalled {
                     result: None,

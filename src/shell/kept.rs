@@ -58,19 +58,11 @@ impl Pool {
     }
 }
 
-/// Which pool: each user keeps its own, held by the shell's driver (`state::Driver`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kept {
-    /// The servers exposed to pages (`expose.rs`).
-    Exposures,
-    /// The servers called by hand (`workbench.rs`).
-    ByHand,
-}
+/// Which pool: each user keeps its own, held by the shell's driver (`state::Driver`); the
+/// host names them in its outputs ([`crate::core::host::io::Pool`]).
+pub use crate::core::host::io::Pool as Kept;
 
 impl Kept {
-    /// Every pool.
-    pub const ALL: [Kept; 2] = [Kept::Exposures, Kept::ByHand];
-
     /// `f` on the pool (never across an await).
     fn with<T>(self, f: impl FnOnce(&Pool) -> T) -> T {
         super::state::driver(|driver| {
@@ -164,7 +156,7 @@ pub async fn connection_or_new(
 /// Closes the kept connections to server `name` in every pool (after a sign-in or a
 /// sign-out: none goes on with the token it held).
 pub fn forget_everywhere(name: &str) {
-    for pool in Kept::ALL {
+    for pool in [Kept::Exposures, Kept::ByHand] {
         forget(pool, name);
     }
 }
