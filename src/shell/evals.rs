@@ -176,10 +176,7 @@ async fn reload(tab_id: i64, first_page: Option<&str>) -> Result<(), String> {
 /// The URL of the tab's top frame, or why there is none (said for the operation `op`).
 pub(crate) async fn page_url(op: &str, tab_id: i64) -> Result<String, String> {
     let top = super::chrome::frame_state(tab_id, 0).await;
-    let top = top.ok_or_else(|| format!("{op}: tab {tab_id}: no such tab"))?;
-    Some(top.url)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| format!("{op}: tab {tab_id} shows no page"))
+    crate::core::page::call::FrameState::page_url(op, tab_id, top)
 }
 
 /// `toEval({runId, ...})`: an eval case made of a kept run's log.

@@ -131,7 +131,7 @@ impl Host {
                     }
                 },
                 (Phase::PageUrl, Some(Input::Frame(top))) => {
-                    p.page = page_url(p.request.tab_id, top);
+                    p.page = FrameState::page_url("audit", p.request.tab_id, top);
                     if let Some(done) = plan(p) {
                         return done;
                     }
@@ -262,14 +262,6 @@ impl Host {
 
 /// An audit's next move: an output, or its answer (as `format` renders it) or why there is none.
 pub type Next = Step<Result<Value, String>>;
-
-/// The page the tab's top frame shows, to load again after a probe navigated it.
-fn page_url(tab_id: i64, top: Option<FrameState>) -> Result<String, String> {
-    let top = top.ok_or_else(|| format!("audit: tab {tab_id}: no such tab"))?;
-    Some(top.url)
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| format!("audit: tab {tab_id} shows no page"))
-}
 
 /// The tools' probes planned from the audit's listing (`None`: the first is next).
 fn plan(p: &mut Probing) -> Option<Next> {

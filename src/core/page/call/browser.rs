@@ -46,6 +46,15 @@ pub struct FrameState {
 }
 
 impl FrameState {
+    /// The page a tab's top frame (`top`, `None`: the tab is gone) shows, to load it again;
+    /// or why there is none, for operation `op`.
+    pub fn page_url(op: &str, tab_id: i64, top: Option<FrameState>) -> Result<String, String> {
+        let top = top.ok_or_else(|| format!("{op}: tab {tab_id}: no such tab"))?;
+        Some(top.url)
+            .filter(|u| !u.is_empty())
+            .ok_or_else(|| format!("{op}: tab {tab_id} shows no page"))
+    }
+
     /// A frame as `chrome.webNavigation.getFrame` describes it; `None` when it is gone.
     pub fn of(frame: &Value) -> Option<FrameState> {
         if !frame.is_object() {
