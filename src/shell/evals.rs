@@ -1,6 +1,6 @@
 //! `webmcpHost.evaluate`, `toEval`, `replayDiff`: the host's suites ([`Evaluating`],
 //! [`Simulating`], [`Replaying`]) driven to their answers; and the runs they start, performed
-//! as `run` makes them ([`perform_run`]).
+//! as `run` makes them (`perform_run`).
 
 use serde_json::{json, Value};
 use wasm_bindgen_futures::JsFuture;

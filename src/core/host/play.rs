@@ -6,9 +6,10 @@
 //! browser, performed here as values, with the clock a number that moves only when something
 //! waits (a timer, a model's latency, a page loading).
 //!
-//! Each driver performs what its machine asks exactly as its shell driver does (`shell::list`,
-//! `shell::page_call`, `shell::agent::run`, `shell::evals::simulate` and `evaluate`); what the
-//! browser would add (messaging, storage, the popup) is answered from the scripted world.
+//! Each driver performs what its machine asks exactly as its shell driver does (`shell::drive`
+//! for the machines on the vocabulary: listings, page calls, audits, evaluations, simulations,
+//! replay diffs, crawls; `shell::agent::run` for runs); what the browser would add
+//! (messaging, storage, the popup) is answered from the scripted world.
 //!
 //! Crossings: every time a driver hands a value into the [`Host`] ([`Host::advance`],
 //! [`Host::list`]) counts one, so the tests can hold how often a page call enters the core.
@@ -389,7 +390,7 @@ impl Play {
         Ok(())
     }
 
-    /// A page call that `asker` asks for, as `shell::asked_call` makes it.
+    /// A page call that `asker` asks for, as the host's suites make it ([`HostCall::asked`]).
     pub(crate) fn asked(&mut self, asker: Asker, request: CallRequest) -> CallAnswer {
         let id = format!("call_{}", self.fresh());
         self.page_call(HostCall::asked(asker, request, id))
