@@ -4,8 +4,8 @@
 //! compared with the origin's previous crawl (tools added, removed, redefined), and the tab
 //! goes back to the page it showed.
 //!
-//! Sans-IO, like an evaluation: [`Crawl::poll`] says what to do next ([`Next`]), the shell does
-//! it and answers with [`Crawl::handle`] ([`Reply`]).
+//! Sans-IO, like an evaluation: [`Crawl::poll`] says what to do next ([`Next`]), the host's
+//! crawl (`host::crawling`) does it and answers with [`Crawl::handle`] ([`Reply`]).
 //!
 //! Invariants: a crawl stays on the origin of the tab's page as Chrome names it (a URL of
 //! another origin is skipped, never loaded; a sitemap is read on that origin only); it loads at
@@ -174,7 +174,7 @@ impl CrawlRequest {
     }
 }
 
-/// What the shell does next.
+/// What the host does next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
     /// Read the sitemap `url` (on the tab's origin) in the tab's page: [`Reply::Sitemap`].
@@ -407,7 +407,7 @@ impl Crawl {
         }
     }
 
-    /// What happened; a page's entry once it is done (for the shell to show progress).
+    /// What happened; a page's entry once it is done (for the host to push as progress).
     pub fn handle(&mut self, reply: Reply) -> Option<Value> {
         match (self.stage.clone(), reply) {
             (Stage::Sitemap, Reply::Sitemap(text)) => {
@@ -457,7 +457,7 @@ impl Crawl {
                 self.stage = Stage::Done;
                 None
             }
-            // A reply for another stage (a bug in the shell): ignored, the stage asks again.
+            // A reply for another stage (a bug in its driver): ignored, the stage asks again.
             _ => None,
         }
     }

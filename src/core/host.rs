@@ -23,6 +23,7 @@ use crate::core::page::tabs::TabTools;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
+pub mod crawling;
 pub mod door;
 pub mod io;
 pub mod listing;
@@ -30,6 +31,7 @@ pub mod probe;
 pub mod run;
 pub mod screen;
 pub mod server_call;
+pub mod suite;
 pub mod uses;
 
 #[cfg(test)]
@@ -59,6 +61,9 @@ pub struct Host {
     /// The listings the host kept since the shell last took them ([`Host::take_listed`]),
     /// whoever asked for them: each is observed (the first definitions seen, `seen`).
     pub listed: RefCell<Vec<(i64, Rc<TabTools>)>>,
+    /// The tabs being crawled, and whether the person asked to stop each crawl (one crawl a
+    /// tab: [`crawling::Crawling`]).
+    pub crawls: RefCell<HashMap<i64, bool>>,
 }
 
 impl Host {

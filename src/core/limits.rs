@@ -391,7 +391,7 @@ pub const DOM_TEXT_CHARS: usize = 2_000;
 /// How long the frame may take to answer `queryDom`, ms.
 pub const DOM_QUERY_MS: u32 = 3_000;
 
-// --- Crawls (`core/crawl.rs`, `shell/crawl.rs`) ---------------------------------------------------
+// --- Crawls (`core/crawl.rs`, `core/host/crawling.rs`) -------------------------------------------
 
 /// The pages a crawl loads when it names no `limit`.
 pub const DEFAULT_CRAWL_PAGES: usize = 20;
@@ -450,8 +450,8 @@ pub const MAX_SUMMARY_RESULTS: usize = 50;
 /// Bytes of a Markdown summary: under what a pull-request comment holds (65,536 characters).
 pub const MAX_SUMMARY_BYTES: usize = 60_000;
 
-/// How long a page may take to load again (`reload`), ms; `shell/evals.rs`, and the audit's
-/// probes (`shell/mod.rs`).
+/// How long a page may take to load again (`reload`), ms: evaluations and simulations
+/// (`core/host/suite/evaluate.rs`), and the audit's probes (`core/host/probe.rs`).
 pub const EVAL_RELOAD_MS: u32 = 30_000;
 
 /// The longest wait for an expected tool to appear, ms.

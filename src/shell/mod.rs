@@ -99,6 +99,10 @@ pub(crate) async fn perform(output: Output) -> Input {
         }
         Output::Storage(Storage::Read { area, key }) => Input::Read(store::read(area, &key).await),
         Output::Storage(Storage::Exposures) => Input::Exposures(expose::load_exposures().await),
+        Output::Storage(Storage::Write { area, key, value }) => {
+            Input::Done(store::put(area, &key, value.as_ref()).await)
+        }
+        Output::Storage(Storage::Keys { area }) => Input::Keys(store::keys(area).await),
         Output::Frames(Frames::List { tab_id, sites }) => {
             // The site policies are read while the frames list their tools.
             let read = sites.then(|| timer::started(store::load_sites()));
@@ -146,6 +150,12 @@ pub(crate) async fn perform(output: Output) -> Input {
                 .map(drop)
                 .map_err(|e| convert::describe(&e)),
         ),
+        Output::Tabs(Tabs::Load { tab_id, url, ms }) => {
+            Input::Landed(match io::load_tab(tab_id as f64, &url, ms).await {
+                Ok(landed) => Ok(landed.as_string().unwrap_or(url)),
+                Err(e) => Err(convert::describe(&e)),
+            })
+        }
         Output::Ui(Ui::Confirm {
             asked,
             call_id,
@@ -163,6 +173,7 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Pushed
         }
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
+        Output::Runs(runs) => evals::perform_run(runs).await,
     }
 }
 
@@ -213,16 +224,6 @@ pub(crate) fn ask(
 /// tab's kept listing, the page call machine).
 pub(crate) async fn page_call(mut call: HostCall) -> CallAnswer {
     drive(|host, input, now| host.advance(&mut call, input, now)).await
-}
-
-/// A page call for `asker` outside runs (a smoke evaluation, `replayDiff`): the host's
-/// [`HostCall`] screens it through the gate first.
-pub(crate) async fn asked_call(
-    asker: crate::core::gate::Asker,
-    request: crate::core::page::call::CallRequest,
-) -> CallAnswer {
-    let id = format!("call_{}", io::random_id());
-    page_call(HostCall::asked(asker, request, id)).await
 }
 
 /// Aborts a call still running in a frame (its `executeTool` signal); the frame may be gone.

@@ -37,8 +37,6 @@ pub(crate) struct Driver {
     pub(crate) exposures: Pool,
     /// The MCP servers called by hand: their kept connections open no GET stream.
     pub(crate) by_hand: Pool,
-    /// The tabs being crawled, and whether the person asked to stop each crawl.
-    pub(crate) crawls: RefCell<HashMap<i64, bool>>,
     /// The MCP servers found to speak only the revisions up to 2025-11-25.
     pub(crate) eras: RefCell<crate::core::mcp::client::Eras>,
 }
@@ -50,7 +48,6 @@ impl Default for Driver {
             wakers: RefCell::default(),
             exposures: Pool::listening(),
             by_hand: Pool::quiet(),
-            crawls: RefCell::default(),
             eras: RefCell::default(),
         }
     }

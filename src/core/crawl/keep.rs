@@ -2,7 +2,7 @@
 //! crawl is one item under [`MAX_CRAWL_KEPT_BYTES`] as the browser counts it (its key, every
 //! URL, tool name, fingerprint and time), and every kept crawl together, with the index of the
 //! origins, stays under [`MAX_CRAWLS_KEPT_BYTES`]: the least recently crawled origins are
-//! forgotten first. Sizes are values ([`stored_size`]); the shell reads and writes what these
+//! forgotten first. Sizes are values ([`stored_size`]); the host's crawl (`host::crawling`) reads and writes what these
 //! functions say.
 
 use serde_json::{json, Map, Value};

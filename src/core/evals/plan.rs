@@ -5,7 +5,7 @@
 //! - `smoke` mode: each case's expected calls are performed on the page in the order they are
 //!   listed (ordered and unordered groups in listed order, optional calls too; a tool not
 //!   listed yet is waited for, up to 5 s: [`super::wait`]), with concrete
-//!   arguments made from the matchers ([`concrete`]); a call that fails is an `error`, a result
+//!   arguments made from the matchers ([`concrete()`]); a call that fails is an `error`, a result
 //!   that misses its `result` constraint (or reports a failure) a `fail`.
 //! - `agent` mode: each case runs with each model `runs` times (its messages as the run's
 //!   messages); the calls the run made are judged by [`trajectory_matches`]; a run that has an

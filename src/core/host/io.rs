@@ -21,6 +21,7 @@ use crate::core::page::bridge::{Reply, Target};
 use crate::core::page::call::{FrameState, Tab};
 use crate::core::page::site::SitePolicy;
 use crate::core::page::tabs::{Frame, FrameAnswer};
+use crate::core::run::RunEnded;
 use crate::core::storage::Area;
 
 /// A machine's next move: an output for the shell to perform, or its answer.
@@ -50,6 +51,8 @@ pub enum Output {
     Ui(Ui),
     /// The kept MCP connections.
     Mcp(Mcp),
+    /// Agent runs, as `run` makes them.
+    Runs(Runs),
 }
 
 /// Storage outputs.
@@ -65,6 +68,20 @@ pub enum Storage {
     /// The exposures as stored, read leniently (a problem warned of in the worker's console):
     /// [`Input::Exposures`].
     Exposures,
+    /// Store `value` under `key` (`None`: remove what is stored): [`Input::Done`].
+    Write {
+        /// Its area.
+        area: Area,
+        /// The key.
+        key: String,
+        /// The value, or `None` to remove it.
+        value: Option<Value>,
+    },
+    /// Every key the area holds: [`Input::Keys`].
+    Keys {
+        /// The area.
+        area: Area,
+    },
 }
 
 /// Outputs to a tab's frames.
@@ -137,6 +154,35 @@ pub enum Tabs {
         url: String,
         /// How long the load may take (ms).
         ms: u32,
+    },
+    /// Load `url` in the tab once, within `ms`: [`Input::Landed`].
+    Load {
+        /// The tab.
+        tab_id: i64,
+        /// The page to load.
+        url: String,
+        /// How long the load may take (ms).
+        ms: u32,
+    },
+}
+
+/// Outputs to agent runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Runs {
+    /// Start a run (`run`'s request) and wait for its end, stopped with `stop_reason` once
+    /// `within_ms` passed (when set): [`Input::Ran`].
+    Start {
+        /// The `run` request.
+        request: Value,
+        /// At most this long (ms), when set.
+        within_ms: Option<u64>,
+        /// Why it is stopped at `within_ms`.
+        stop_reason: String,
+    },
+    /// A run's log (`runLog({runId})`): [`Input::Logged`].
+    Log {
+        /// The run.
+        run_id: String,
     },
 }
 
@@ -262,6 +308,14 @@ pub enum Input {
         /// Every secret the connection sends.
         secrets: Vec<String>,
     },
+    /// The area's keys, or why they could not be read.
+    Keys(Result<Vec<String>, String>),
+    /// The URL the tab's top frame landed on, or why the page did not load.
+    Landed(Result<String, String>),
+    /// How a run ended (typed), or why it did not run.
+    Ran(Result<RunEnded, String>),
+    /// A run's log (as `runLog` answers), or why it could not be read.
+    Logged(Result<Value, String>),
 }
 
 impl Input {
@@ -283,6 +337,10 @@ impl Input {
             Input::McpTools(_) => "the server's tools",
             Input::Exposed(_) => "the exposed tools",
             Input::McpCalled { .. } => "a call's result",
+            Input::Keys(_) => "the stored keys",
+            Input::Landed(_) => "a page loaded",
+            Input::Ran(_) => "a run's end",
+            Input::Logged(_) => "a run's log",
         }
     }
 }

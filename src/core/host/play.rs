@@ -6,9 +6,10 @@
 //! browser, performed here as values, with the clock a number that moves only when something
 //! waits (a timer, a model's latency, a page loading).
 //!
-//! Each driver performs what its machine asks exactly as its shell driver does (`shell::list`,
-//! `shell::page_call`, `shell::agent::run`, `shell::evals::simulate` and `evaluate`); what the
-//! browser would add (messaging, storage, the popup) is answered from the scripted world.
+//! Each driver performs what its machine asks exactly as its shell driver does (`shell::drive`
+//! for the machines on the vocabulary: listings, page calls, audits, evaluations, simulations,
+//! replay diffs, crawls; `shell::agent::run` for runs); what the browser would add
+//! (messaging, storage, the popup) is answered from the scripted world.
 //!
 //! Crossings: every time a driver hands a value into the [`Host`] ([`Host::advance`],
 //! [`Host::list`]) counts one, so the tests can hold how often a page call enters the core.
@@ -18,28 +19,22 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use super::call::HostCall;
-use super::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
-use super::listing::Listing;
+use super::io::{Frames, Input, Output, Runs, Step, Storage, Tabs, Ui};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
-use crate::core::crawl::{Crawl, CrawlRequest, Next as CrawlNext, Reply as CrawlReply};
-use crate::core::evals::plan::{EvaluateRequest, Evaluation, Next as Eval, Reply as EvalReply};
-use crate::core::evals::simulate::{Next, Reply, Simulate, SimulateRequest};
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
 use crate::core::ops::threads::ThreadRecord;
 use crate::core::ops::AuditRequest;
-use crate::core::page::bridge::{
-    parse_dom_reply, parse_sitemap_reply, FrameRequest, Reply as FrameReply, Target,
-};
+use crate::core::page::bridge::{FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
-use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
+use crate::core::page::tabs::{listing, Frame, FrameAnswer};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
 use crate::core::run::drive::{Action, Answer, FetchId, Gated};
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
-use crate::core::setup::store::MIDDLEWARE_KEY;
+use crate::core::setup::store::{MIDDLEWARE_KEY, REGISTRY_KEY};
 
 pub(crate) mod model;
 pub(crate) mod page;
@@ -98,8 +93,15 @@ pub(crate) struct Play {
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
     /// never recorded (its run answers an error saying so).
     pub cut: Option<Cut>,
+    /// Every push to the extension's pages (`Ui::Push`): its kind and body, in order.
+    pub pushes: Vec<(String, Value)>,
+    /// What the browser answers instead, for the outputs it names (a write that fails, …).
+    pub instead: Option<Instead>,
     ids: u64,
 }
+
+/// An answer the browser gives instead of the scripted world's, for the outputs it names.
+pub(crate) type Instead = Box<dyn FnMut(&Output) -> Option<Input>>;
 
 /// When a run's event cuts it (the worker stops before that event is recorded).
 pub(crate) type Cut = Box<dyn Fn(&Value) -> bool>;
@@ -171,6 +173,8 @@ impl Play {
             local: Default::default(),
             lose_tab_on_reload: false,
             cut: None,
+            pushes: Vec::new(),
+            instead: None,
             ids: 0,
         }
     }
@@ -200,20 +204,29 @@ impl Play {
         }
     }
 
-    /// Lists a tab as `shell::list` does.
-    pub(crate) fn list(&mut self, mut listing: Listing) -> Listed {
-        self.drive(|host, input, now| host.list(&mut listing, input, now))
-    }
-
     /// Performs one output as `shell::perform` does, against the scripted world: how long it
     /// took (ms) and its input.
     fn perform(&mut self, output: Output) -> (f64, Input) {
+        if let Some(input) = self.instead.as_mut().and_then(|instead| instead(&output)) {
+            return (0.0, input);
+        }
         let input = match output {
             Output::Sleep { ms } => return (f64::from(ms), Input::Slept),
             Output::Storage(Storage::Read { key, .. }) => Input::Read(Ok(match key.as_str() {
                 MIDDLEWARE_KEY => self.layers.clone(),
-                _ => None,
+                REGISTRY_KEY => serde_json::to_value(&self.registry).ok(),
+                _ => self.local.get(&key).cloned(),
             })),
+            Output::Storage(Storage::Write { key, value, .. }) => {
+                match value {
+                    Some(value) => self.local.insert(key, value),
+                    None => self.local.remove(&key),
+                };
+                Input::Done(Ok(()))
+            }
+            Output::Storage(Storage::Keys { .. }) => {
+                Input::Keys(Ok(self.local.keys().cloned().collect()))
+            }
             Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
             Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
                 answers: self.frame_listings(tab_id),
@@ -248,10 +261,21 @@ impl Play {
             ),
             Output::Tabs(Tabs::List) => Input::Tabs(self.tabs()),
             Output::Tabs(Tabs::Reload { tab_id, url, .. }) => {
-                return (0.0, Input::Done(self.load(tab_id, &url)));
+                return (0.0, Input::Done(self.back_to(tab_id, Some(&url))));
             }
+            Output::Tabs(Tabs::Load { tab_id, url, .. }) => {
+                return (0.0, Input::Landed(self.load(tab_id, &url).map(|()| url)));
+            }
+            // The run moves the clock itself.
+            Output::Runs(Runs::Start {
+                request, within_ms, ..
+            }) => Input::Ran(self.run_ended(&request, within_ms)),
+            Output::Runs(Runs::Log { run_id }) => Input::Logged(self.run_log(&run_id)),
             Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(false),
-            Output::Ui(Ui::Push { .. }) => Input::Pushed,
+            Output::Ui(Ui::Push { kind, body }) => {
+                self.pushes.push((kind, body));
+                Input::Pushed
+            }
             Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
         };
         (0.0, input)
@@ -366,7 +390,7 @@ impl Play {
         Ok(())
     }
 
-    /// A page call that `asker` asks for, as `shell::asked_call` makes it.
+    /// A page call that `asker` asks for, as the host's suites make it ([`HostCall::asked`]).
     pub(crate) fn asked(&mut self, asker: Asker, request: CallRequest) -> CallAnswer {
         let id = format!("call_{}", self.fresh());
         self.page_call(HostCall::asked(asker, request, id))

@@ -10,7 +10,7 @@
 //! `$gt`, `$gte`, `$lt`, `$lte`, `$type`, `$any`) are those of `evals.json`.
 //!
 //! Unlike webmcp-evals' loader, a field this host does not know is kept, not refused: each
-//! case keeps the object it was read from, and [`write`] gives it back as it came (a file read
+//! case keeps the object it was read from, and [`write()`] gives it back as it came (a file read
 //! and written is the same JSON, keys in their order, laid out with two-space indents).
 //!
 //! Invariants: pure; an error names the case (1-based, and its name) and the field.

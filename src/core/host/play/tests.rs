@@ -7,6 +7,7 @@ use super::model::{last, offers, Said};
 use super::*;
 use crate::core::crawl::CrawlRequest;
 use crate::core::evals::plan::EvaluateRequest;
+use crate::core::evals::simulate::SimulateRequest;
 use crate::core::ops::AuditRequest;
 
 const USER_ASKS: &str = "I'd like two blue mugs please.";
@@ -88,6 +89,9 @@ fn a_simulation_plays_end_to_end_through_the_host() {
     assert_eq!(ran, ["empty_cart", "add_to_cart"]);
     assert_eq!(page.cart, 2);
     assert_eq!(answer["passCount"], 1);
+    // Its result pushed to the extension's pages as the suite went.
+    let pushed = json!({"done": 1, "total": 1, "result": result});
+    assert_eq!(play.pushes, [("evalProgress".to_owned(), pushed)]);
     // Every model was asked through the provider's real request: the user and the judge
     // with no page tool, the agent with the page's.
     let asked = |model: &str| {

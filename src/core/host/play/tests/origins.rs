@@ -9,6 +9,7 @@ use super::super::model::{last, Said};
 use super::super::page::ShopPage;
 use super::*;
 use crate::core::evals::plan::EvaluateRequest;
+use crate::core::evals::simulate::SimulateRequest;
 
 const SHOP: &str = "https://shop.test";
 const PAY: &str = "https://pay.test";
