@@ -23,16 +23,22 @@ use crate::core::page::tabs::TabTools;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
+pub mod conversations;
 pub mod crawling;
 pub mod door;
 pub mod io;
 pub mod listing;
 pub mod probe;
+pub mod report;
 pub mod run;
+pub mod runlog;
 pub mod screen;
 pub mod server_call;
+pub mod settings;
+pub mod stored;
 pub mod suite;
 pub mod uses;
+pub mod workbench;
 
 #[cfg(test)]
 pub(crate) mod play;

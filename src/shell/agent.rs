@@ -28,8 +28,8 @@ use super::store;
 use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
 use crate::core::host::run::{HostRun, RunEffect, RunFeed};
+use crate::core::host::settings::Configure;
 use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
-use crate::core::observe::collector::COLLECTORS_KEY;
 use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
@@ -38,9 +38,8 @@ use crate::core::run::middleware::layered_answer;
 use crate::core::run::ToolAnswer;
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
-use crate::core::setup::configure;
 use crate::core::setup::start::{Got, Need, Start};
-use crate::core::setup::store::{Area::Local, Area::Session, REGISTRY_KEY, SERVERS_KEY};
+use crate::core::setup::store::{Area::Local, Area::Session};
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
@@ -92,16 +91,8 @@ impl Inbox {
 /// `webmcpHost.configure({models?, default?, sites?, servers?, keys?})`: performs the writes
 /// the core plans (keys to session storage only). Resolves to the registry without keys.
 pub async fn configure(request: &Value) -> Result<Value, String> {
-    let stored = configure::Stored {
-        registry: store::read(Local, REGISTRY_KEY).await?,
-        servers: store::read(Local, SERVERS_KEY).await?,
-        collectors: store::read(Local, COLLECTORS_KEY).await?,
-    };
-    let plan = configure::plan_over(request, stored);
-    for write in &plan.writes {
-        store::write(write).await?;
-    }
-    plan.end
+    let mut configure = Configure::new(request);
+    super::drive(|host, input, now| host.configure(&mut configure, input, now)).await
 }
 
 /// `webmcpHost.events({runId})`: the events of a run so far.

@@ -38,7 +38,6 @@ use serde_json::Value;
 use crate::core::host::call::HostCall;
 use crate::core::host::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
 use crate::core::host::listing::{Listing, Settle};
-use crate::core::host::probe::Probing;
 use crate::core::host::Host;
 use crate::core::limits::FRAME_LIST_MS;
 use crate::core::page::bridge::{FrameRequest, Reply, Target};
@@ -103,6 +102,7 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Done(store::put(area, &key, value.as_ref()).await)
         }
         Output::Storage(Storage::Keys { area }) => Input::Keys(store::keys(area).await),
+        Output::Storage(Storage::All { area }) => Input::Read(store::all(area).await.map(Some)),
         Output::Frames(Frames::List { tab_id, sites }) => {
             // The site policies are read while the frames list their tools.
             let read = sites.then(|| timer::started(store::load_sites()));
@@ -141,10 +141,18 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Sent { tabs, reply }
         }
         Output::Frames(Frames::All { tab_id }) => Input::Frames(chrome::all_frames(tab_id).await),
+        Output::Frames(Frames::Survey {
+            tab_ids,
+            message,
+            ms,
+        }) => Input::Surveyed(workbench::survey(tab_ids, &message, ms).await),
         Output::Frames(Frames::State { tab_id, frame_id }) => {
             Input::Frame(chrome::frame_state(tab_id, frame_id).await)
         }
         Output::Tabs(Tabs::List) => Input::Tabs(chrome::tabs().await),
+        Output::Tabs(Tabs::Snapshot { tab_id }) => {
+            Input::Snapshot(bugreport::snapshot(tab_id).await)
+        }
         Output::Tabs(Tabs::Reload { tab_id, url, ms }) => Input::Done(
             (io::reload_tab(tab_id as f64, &url, ms).await)
                 .map(drop)
@@ -170,6 +178,10 @@ pub(crate) async fn perform(output: Output) -> Input {
         }
         Output::Ui(Ui::Push { kind, body }) => {
             pages::push(&kind, body);
+            Input::Pushed
+        }
+        Output::Ui(Ui::Warn { message }) => {
+            chrome::warn(&message);
             Input::Pushed
         }
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
@@ -241,12 +253,4 @@ fn send_unanswered(tab_id: i64, to: impl Into<Target>, message: &Value) {
     wasm_bindgen_futures::spawn_local(async move {
         let _ = wasm_bindgen_futures::JsFuture::from(reply).await;
     });
-}
-
-/// `audit({tabId, format?, probe?, allowActing?, watchNetwork?, tools?})`: performs what the
-/// host's [`Probing`] asks (the tab listed, each probe's call and the page's requests watched
-/// around it, the page loaded again after a probe navigated it) until the audit's answer.
-pub(crate) async fn audit(request: crate::core::ops::AuditRequest) -> Result<Value, String> {
-    let mut probing = Probing::new(request, format!("call_{}", io::random_id()));
-    drive(|host, input, now| host.probe(&mut probing, input, now)).await
 }

@@ -141,15 +141,10 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
-        Op::Configure(request) => {
-            let done = agent::configure(&request).await;
-            // Site policies apply to the kept listings.
-            super::forget_listing(None);
-            done
-        }
+        Op::Configure(request) => agent::configure(&request).await,
         Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
         Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
-        Op::Conversations { tab_id } => Ok(threads::conversations(tab_id).await),
+        Op::Conversations { tab_id } => threads::conversations(tab_id).await,
         Op::Conversation { thread_id } => threads::conversation(&thread_id).await,
         Op::Forget { thread_id } => threads::forget(&thread_id).await,
         Op::Pending => Ok(waits::pending()),

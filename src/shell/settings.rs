@@ -1,49 +1,33 @@
-//! The person's settings in the worker, performed: the reads, the fetch and the MCP connection
-//! behind the settings view's operations (`settings`, `testModel`, `checkServer`), whose
-//! answers the core assembles (`core::ops::checks`); a server's last check is kept per server.
+//! The person's settings in the worker, performed: the settings view (`settings`: the host's
+//! machine, driven here), and the reads, the fetch and the MCP connection behind `testModel`
+//! and `checkServer`, whose answers the core assembles (`core::ops::checks`); a server's last
+//! check is kept per server.
 //!
 //! Invariant: a key is never returned, only its mask; a check's message is redacted of the
 //! key it used (both by the core).
 
 use serde_json::Value;
 
-use super::convert;
 use super::io::{self, fetch_text, now_ms};
-use super::pages::{extension_origin, storage_all};
+use super::pages::extension_origin;
 use super::store::{load_registry, load_servers, put, read, read_key};
 use super::{mcp, timer};
+use crate::core::host::settings::SettingsView;
 use crate::core::limits::MAX_ANSWER_BYTES;
 use crate::core::mcp::source::McpServerConfig;
-use crate::core::observe::{collector::COLLECTORS_KEY, cost::PRICES_KEY};
 use crate::core::ops::checks::{
-    chrome_model_report, listed_server, model_report, replay_report, server_state, settings_view,
-    subject, with_state, Fetched, Subject, CHECK_MS, SERVER_STATES_KEY,
+    chrome_model_report, listed_server, model_report, replay_report, server_state, subject,
+    with_state, Fetched, Subject, CHECK_MS, SERVER_STATES_KEY,
 };
 use crate::core::ops::settings::connection_check;
 use crate::core::ops::OpName;
 use crate::core::provider::{ModelConfig, Provider};
-use crate::core::setup::store::Area::{Local, Session};
-use crate::core::setup::store::MIDDLEWARE_KEY;
+use crate::core::setup::store::Area::Session;
 
-/// `settings()` → the settings view (`core::ops::checks::settings_view`).
+/// `settings()` → the settings view (the host's [`SettingsView`]).
 pub(crate) async fn settings() -> Result<Value, String> {
-    let registry = load_registry().await?;
-    let servers = load_servers().await?;
-    let session = storage_all(Session.name()).await.ok();
-    let session = session.and_then(|v| convert::to_json(&v).ok());
-    let session = session.unwrap_or(Value::Null);
-    let collectors = read(Local, COLLECTORS_KEY).await?;
-    let routes = crate::core::setup::routes(
-        &registry.models,
-        &servers,
-        &crate::core::observe::collector::stored(collectors.clone()),
-    );
-    let origin = extension_origin();
-    let mut view = settings_view(&registry, &servers, &session, &routes, &origin);
-    view["middleware"] = read(Local, MIDDLEWARE_KEY).await?.unwrap_or_default();
-    view["prices"] = read(Local, PRICES_KEY).await?.unwrap_or_default();
-    view["collectors"] = collectors.unwrap_or_default();
-    Ok(view)
+    let mut view = SettingsView::new(&extension_origin());
+    super::drive(|host, input, now| host.settings(&mut view, input, now)).await
 }
 
 /// `testModel({name} | {model})` → `{ok, message, models?}`: asks the model's endpoint for

@@ -1,5 +1,5 @@
 //! The host's settings in `chrome.storage`: read where `core::setup::store` says, parsed by
-//! it; and `configure`'s writes performed. Keys are read at the moment they are needed. A write
+//! it; and the host's writes performed. Keys are read at the moment they are needed. A write
 //! that finds its area full fails with words that name what fills it and how to clear it
 //! (`core::storage::full_error`).
 
@@ -11,7 +11,6 @@ use crate::core::limits::STORAGE_QUOTA_BYTES;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::page::site::SitePolicy;
 use crate::core::provider::ModelRegistry;
-use crate::core::setup::configure::Write;
 use crate::core::setup::store::{
     self, key_slot, Area, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY, SITES_KEY,
 };
@@ -53,6 +52,11 @@ pub(crate) async fn failed(area: Area, key: &str, error: &str) -> String {
         }
         _ => error.to_owned(),
     }
+}
+
+/// Everything `area` holds, as one object.
+pub(crate) async fn all(area: Area) -> Result<Value, String> {
+    to_json(&storage_all(area.name()).await.map_err(|e| describe(&e))?)
 }
 
 /// Every key `area` holds.
@@ -97,13 +101,6 @@ pub(crate) async fn layers() -> Result<Option<Value>, String> {
         super::state::host(|host| host.layers.borrow_mut().keep(epoch, stored.clone()));
     }
     stored
-}
-
-/// Stores (or removes) one value of `configure`.
-pub(crate) async fn write(write: &Write) -> Result<(), String> {
-    put(write.area, &write.key, write.value.as_ref())
-        .await
-        .map_err(|e| format!("{}{e}", write.failure))
 }
 
 /// The model registry.

@@ -20,7 +20,7 @@ use crate::core::mcp::CallResult;
 use crate::core::page::bridge::{Reply, Target};
 use crate::core::page::call::{FrameState, Tab};
 use crate::core::page::site::SitePolicy;
-use crate::core::page::tabs::{Frame, FrameAnswer};
+use crate::core::page::tabs::{Frame, FrameAnswer, Listed};
 use crate::core::run::RunEnded;
 use crate::core::storage::Area;
 
@@ -68,17 +68,23 @@ pub enum Storage {
     /// The exposures as stored, read leniently (a problem warned of in the worker's console):
     /// [`Input::Exposures`].
     Exposures,
-    /// Store `value` under `key` (`None`: remove what is stored): [`Input::Done`].
+    /// Store `value` under one key (`None`: remove what is stored): [`Input::Done`], whose
+    /// error, when the area is full, names what fills it and how to clear it.
     Write {
         /// Its area.
         area: Area,
         /// The key.
         key: String,
-        /// The value, or `None` to remove it.
+        /// The value; `None` removes the key.
         value: Option<Value>,
     },
     /// Every key the area holds: [`Input::Keys`].
     Keys {
+        /// The area.
+        area: Area,
+    },
+    /// Everything the area holds, as one object: [`Input::Read`].
+    All {
         /// The area.
         area: Area,
     },
@@ -132,6 +138,19 @@ pub enum Frames {
         /// The tab.
         tab_id: i64,
     },
+    /// Tabs surveyed all at once, each within its own deadlines: its top frame asked
+    /// `message` (its reply read within `ms`) while the tab is listed as calls use it (the
+    /// host's [`Listing`], kept): [`Input::Surveyed`].
+    ///
+    /// [`Listing`]: super::listing::Listing
+    Survey {
+        /// The tabs.
+        tab_ids: Vec<i64>,
+        /// The message to each top frame.
+        message: Value,
+        /// How long each reply may take (ms).
+        ms: u32,
+    },
     /// One frame's state (`webNavigation.getFrame`): [`Input::Frame`].
     State {
         /// The tab.
@@ -146,6 +165,13 @@ pub enum Frames {
 pub enum Tabs {
     /// The open tabs: [`Input::Tabs`].
     List,
+    /// The tab's page (`{url, title}`) and, when it is the visible tab of its window, its
+    /// screenshot (`screenshot`: a PNG data URL, else `screenshotError`), with the browser's
+    /// `userAgent` and the extension's `version`: [`Input::Snapshot`].
+    Snapshot {
+        /// The tab (none: the run had none).
+        tab_id: Option<i64>,
+    },
     /// Load `url` in the tab again, within `ms`: [`Input::Done`].
     Reload {
         /// The tab.
@@ -211,6 +237,11 @@ pub enum Ui {
         kind: String,
         /// Its body.
         body: Value,
+    },
+    /// Warn in the worker's console, for whoever debugs the extension: [`Input::Pushed`].
+    Warn {
+        /// The warning.
+        message: String,
     },
 }
 
@@ -286,15 +317,19 @@ pub enum Input {
     },
     /// The tab's frames, or why they could not be listed.
     Frames(Result<Vec<Frame>, String>),
+    /// Each tab surveyed, in the order asked: its top frame's reply and its listing.
+    Surveyed(Vec<(i64, Reply, Listed)>),
     /// The frame's state; `None` when the frame (or its tab) is gone.
     Frame(Option<FrameState>),
     /// The open tabs.
     Tabs(Vec<Tab>),
+    /// A tab's snapshot (`null` when it could not be taken).
+    Snapshot(Value),
     /// An output that only succeeds or fails was performed.
     Done(Result<(), String>),
     /// The person's answer: yes, or anything else (no, closed, no answer in time).
     Confirmed(bool),
-    /// An [`Ui::Push`] was sent.
+    /// An [`Ui::Push`] (or [`Ui::Warn`]) was sent.
     Pushed,
     /// The server's tools as listed now, or why it could not be reached.
     McpTools(Result<Vec<McpTool>, String>),
@@ -329,8 +364,10 @@ impl Input {
             Input::Reply(_) => "a frame's reply",
             Input::Sent { .. } => "a page call's reply",
             Input::Frames(_) => "the tab's frames",
+            Input::Surveyed(_) => "the tabs surveyed",
             Input::Frame(_) => "a frame's state",
             Input::Tabs(_) => "the tabs",
+            Input::Snapshot(_) => "a tab's snapshot",
             Input::Done(_) => "an output's end",
             Input::Confirmed(_) => "an answer of the person",
             Input::Pushed => "a push",

@@ -19,22 +19,26 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::conversations::Conversations;
 use super::io::{Frames, Input, Output, Runs, Step, Storage, Tabs, Ui};
+use super::listing::{Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
+use super::runlog::{RunLogRead, RunStore};
 use super::Host;
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
-use crate::core::ops::threads::ThreadRecord;
+use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::ops::AuditRequest;
 use crate::core::page::bridge::{FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
-use crate::core::page::tabs::{listing, Frame, FrameAnswer};
+use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
 use crate::core::run::drive::{Action, Answer, FetchId, Gated};
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
 use crate::core::setup::store::{MIDDLEWARE_KEY, REGISTRY_KEY};
+use crate::core::storage::Area;
 
 pub(crate) mod model;
 pub(crate) mod page;
@@ -78,16 +82,16 @@ pub(crate) struct Play {
     pub call_crossings: Vec<usize>,
     /// Every run's outcome, in the order they ended.
     pub outcomes: Vec<RunOutcome>,
-    /// The conversations as stored (session storage), by id.
-    pub threads: HashMap<String, Value>,
-    /// The logs of the runs of workers before this one (as `runLog` reads them back from
-    /// storage), by run id.
-    pub stored_logs: HashMap<String, Value>,
-    /// The runs started, in order.
-    pub run_ids: Vec<String>,
     /// What crawls keep in local storage, by storage key (each origin's last crawl and the
     /// index of the origins kept).
     pub local: std::collections::BTreeMap<String, Value>,
+    /// What the host keeps in session storage, by key (the runs' records, the conversations,
+    /// the first definitions seen, …), kept across a restart.
+    pub session: std::collections::BTreeMap<String, Value>,
+    /// When set, every read and write of storage fails with these words.
+    pub storage_error: Option<String>,
+    /// The warnings of the worker's console, in order.
+    pub warnings: Vec<String>,
     /// Whether loading a page again fails (as when its tab was closed meanwhile).
     pub lose_tab_on_reload: bool,
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
@@ -167,10 +171,10 @@ impl Play {
             crossings: 0,
             call_crossings: Vec::new(),
             outcomes: Vec::new(),
-            threads: HashMap::new(),
-            stored_logs: HashMap::new(),
-            run_ids: Vec::new(),
             local: Default::default(),
+            session: Default::default(),
+            storage_error: None,
+            warnings: Vec::new(),
             lose_tab_on_reload: false,
             cut: None,
             pushes: Vec::new(),
@@ -204,6 +208,11 @@ impl Play {
         }
     }
 
+    /// Lists a tab as `shell::list` does.
+    pub(crate) fn list(&mut self, mut listing: Listing) -> Listed {
+        self.drive(|host, input, now| host.list(&mut listing, input, now))
+    }
+
     /// Performs one output as `shell::perform` does, against the scripted world: how long it
     /// took (ms) and its input.
     fn perform(&mut self, output: Output) -> (f64, Input) {
@@ -212,21 +221,20 @@ impl Play {
         }
         let input = match output {
             Output::Sleep { ms } => return (f64::from(ms), Input::Slept),
-            Output::Storage(Storage::Read { key, .. }) => Input::Read(Ok(match key.as_str() {
-                MIDDLEWARE_KEY => self.layers.clone(),
-                REGISTRY_KEY => serde_json::to_value(&self.registry).ok(),
-                _ => self.local.get(&key).cloned(),
-            })),
-            Output::Storage(Storage::Write { key, value, .. }) => {
-                match value {
-                    Some(value) => self.local.insert(key, value),
-                    None => self.local.remove(&key),
-                };
-                Input::Done(Ok(()))
+            Output::Storage(Storage::Read { area, key }) => Input::Read(self.stored(area, &key)),
+            Output::Storage(Storage::Write { area, key, value }) => {
+                Input::Done(self.store(area, key, value))
             }
-            Output::Storage(Storage::Keys { .. }) => {
-                Input::Keys(Ok(self.local.keys().cloned().collect()))
-            }
+            Output::Storage(Storage::Keys { area }) => Input::Keys(match &self.storage_error {
+                Some(error) => Err(error.clone()),
+                None => Ok(self.area(area).keys().cloned().collect()),
+            }),
+            Output::Storage(Storage::All { area }) => Input::Read(match &self.storage_error {
+                Some(error) => Err(error.clone()),
+                None => Ok(Some(
+                    serde_json::to_value(self.area(area)).unwrap_or_default(),
+                )),
+            }),
             Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
             Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
                 answers: self.frame_listings(tab_id),
@@ -250,6 +258,16 @@ impl Play {
                 let reply = self.send(tab_id, &target, &message);
                 Input::Sent { tabs, reply }
             }
+            Output::Frames(Frames::Survey {
+                tab_ids, message, ..
+            }) => Input::Surveyed(
+                (tab_ids.into_iter())
+                    .map(|tab_id| {
+                        let reply = self.send(tab_id, &Target::TOP, &message);
+                        (tab_id, reply, self.list(Listing::kept(tab_id, Settle::Now)))
+                    })
+                    .collect(),
+            ),
             Output::Frames(Frames::All { tab_id }) => Input::Frames(Ok(self.frames(tab_id))),
             Output::Frames(Frames::State { tab_id, frame_id }) => Input::Frame(
                 (self.frames(tab_id).into_iter())
@@ -260,6 +278,7 @@ impl Play {
                     }),
             ),
             Output::Tabs(Tabs::List) => Input::Tabs(self.tabs()),
+            Output::Tabs(Tabs::Snapshot { tab_id }) => Input::Snapshot(self.snapshot(tab_id)),
             Output::Tabs(Tabs::Reload { tab_id, url, .. }) => {
                 return (0.0, Input::Done(self.back_to(tab_id, Some(&url))));
             }
@@ -276,9 +295,64 @@ impl Play {
                 self.pushes.push((kind, body));
                 Input::Pushed
             }
+            Output::Ui(Ui::Warn { message }) => {
+                self.warnings.push(message);
+                Input::Pushed
+            }
             Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
         };
         (0.0, input)
+    }
+
+    /// A storage area's keys and values.
+    fn area(&mut self, area: Area) -> &mut std::collections::BTreeMap<String, Value> {
+        match area {
+            Area::Local => &mut self.local,
+            Area::Session => &mut self.session,
+        }
+    }
+
+    /// What is stored under `key` (the person's layers are [`Play::layers`]).
+    fn stored(&mut self, area: Area, key: &str) -> Result<Option<Value>, String> {
+        match (&self.storage_error, area, key) {
+            (Some(error), ..) => Err(error.clone()),
+            (None, Area::Local, MIDDLEWARE_KEY) => Ok(self.layers.clone()),
+            // The world's registry, until one is configured.
+            (None, Area::Local, REGISTRY_KEY) if !self.local.contains_key(REGISTRY_KEY) => {
+                Ok(serde_json::to_value(&self.registry).ok())
+            }
+            (None, area, key) => Ok(self.area(area).get(key).cloned()),
+        }
+    }
+
+    /// Stores `value` under `key` (`None`: removes it).
+    fn store(&mut self, area: Area, key: String, value: Option<Value>) -> Result<(), String> {
+        if let Some(error) = &self.storage_error {
+            return Err(error.clone());
+        }
+        match (area, key.as_str(), value) {
+            (Area::Local, MIDDLEWARE_KEY, value) => self.layers = value,
+            (area, _, Some(value)) => drop(self.area(area).insert(key, value)),
+            (area, _, None) => drop(self.area(area).remove(&key)),
+        }
+        Ok(())
+    }
+
+    /// A tab's snapshot as `tabSnapshot` takes it (every tab visible).
+    fn snapshot(&self, tab_id: Option<i64>) -> Value {
+        let mut out = serde_json::json!({"userAgent": "Play/1", "version": crate::VERSION});
+        let Some(tab_id) = tab_id else {
+            out["screenshotError"] = "the run had no tab".into();
+            return out;
+        };
+        match self.pages.get(&tab_id) {
+            Some(page) => {
+                out["page"] = serde_json::json!({"url": page.url, "title": ""});
+                out["screenshot"] = "data:image/png;base64,AA==".into();
+            }
+            None => out["screenshotError"] = format!("tab {tab_id} is closed").into(),
+        }
+        out
     }
 
     fn frame_listings(&mut self, tab_id: i64) -> Result<Vec<FrameAnswer>, String> {
@@ -451,11 +525,13 @@ impl Play {
                 match effect {
                     RunEffect::Need(Need::Refused(message)) => return Err(message),
                     RunEffect::Need(Need::Record) => {
-                        // Kept as the shell keeps it: the run's log, read back by `runLog`.
+                        // Kept and stored as the shell keeps it: the run's log, read back by
+                        // `runLog`.
                         let tab_id = run.start().and_then(Start::tab_id);
-                        self.run_ids.push(run_id.clone());
                         let mut log = self.host.runs.borrow_mut();
                         log.on_start(&run_id, run.thread_id(), tab_id, raw, now);
+                        drop(log);
+                        let _ = self.store_run(RunStore::flush(&run_id));
                         pending.at(now, RunFeed::Got(Got::Recorded(now)));
                     }
                     RunEffect::Need(Need::SaveConversation(record)) => {
@@ -470,11 +546,14 @@ impl Play {
                             return Err(format!("the worker stopped during run `{run_id}`"));
                         }
                         self.host.runs.borrow_mut().on_event(&run_id, &value, now);
+                        let _ = self.store_run(RunStore::flush(&run_id));
                         events.push(value);
                     }
                     RunEffect::Act(Action::Finished(outcome)) => {
                         let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
+                        let _ = self.store_run(RunStore::forget_intents(&run_id));
                         self.host.runs.borrow_mut().on_finish(&run_id, &value);
+                        let _ = self.store_run(RunStore::flush(&run_id));
                         self.outcomes.push(outcome.clone());
                         let drive = run.drive().expect("the run's drive");
                         if let Some(record) = thread.take() {
@@ -482,6 +561,14 @@ impl Play {
                         }
                         self.call_crossings.extend(calls.into_values());
                         return Ok(drive.ended(&run_id, &thread_id, outcome, events));
+                    }
+                    RunEffect::Act(Action::StoreIntents { call_id, intents }) => {
+                        let error = self.store_run(RunStore::intents(&run_id, &intents)).err();
+                        let stored = Answer::IntentsStored { call_id, error };
+                        pending.at(now, RunFeed::Drive(stored));
+                    }
+                    RunEffect::Act(Action::Intents(intents)) => {
+                        let _ = self.store_run(RunStore::intents(&run_id, &intents));
                     }
                     RunEffect::Act(action) => self.act(action, &mut pending),
                     RunEffect::Child { child, output } => {
@@ -495,6 +582,7 @@ impl Play {
                     }
                     RunEffect::Page(page) => {
                         self.host.runs.borrow_mut().on_page(&run_id, page);
+                        let _ = self.store_run(RunStore::flush(&run_id));
                     }
                 }
             }
@@ -508,37 +596,36 @@ impl Play {
 
     /// `runLog({runId})` as `shell::runlog::run_log` answers it: from this worker, else as
     /// stored by one before.
-    pub(crate) fn run_log(&self, run_id: &str) -> Result<Value, String> {
-        let live = self.host.runs.borrow().live_log(run_id, 0);
-        (live.or_else(|| self.stored_logs.get(run_id).cloned()))
-            .ok_or_else(|| format!("runLog: no run `{run_id}` is kept"))
+    pub(crate) fn run_log(&mut self, run_id: &str) -> Result<Value, String> {
+        let mut read = RunLogRead::new(run_id, 0);
+        self.drive(|host, input, now| host.run_log(&mut read, input, now))
+    }
+
+    /// Stores a run's record as `shell::runlog` does; every change is stored at once here
+    /// (the shell's save loops store them a little later).
+    fn store_run(&mut self, mut store: RunStore) -> Result<(), String> {
+        self.drive(|host, input, now| host.store_run(&mut store, input, now))
+            .result
     }
 
     /// The worker stops and a new one starts: the host's state is gone, what was stored
-    /// stays (the conversations, the runs' logs, a run that was going marked as cut:
-    /// `interrupted`, as the new worker reads the run list back).
+    /// stays (the conversations, the runs' logs, a run that was going read back as cut).
     pub(crate) fn restart(&mut self) {
-        let old = std::mem::take(&mut self.host);
-        for run_id in &self.run_ids {
-            if let Some(mut log) = old.runs.borrow().live_log(run_id, 0) {
-                if log["run"]["state"] == "running" {
-                    log["run"]["state"] = "interrupted".into();
-                }
-                self.stored_logs.insert(run_id.clone(), log);
-            }
-        }
+        self.host = Host::default();
     }
 
     /// Stores a conversation's record, as `shell::threads::save` does.
     fn save_thread(&mut self, record: &ThreadRecord) {
-        let (value, _) = record.for_storage();
-        self.threads.insert(record.summary.thread_id.clone(), value);
+        let mut save = Conversations::save(record);
+        let _ = self.drive(|host, input, now| host.conversations(&mut save, input, now));
     }
 
     /// What the start needs, from the scripted world (no MCP server).
     fn got(&mut self, need: Need) -> Got {
         match need {
-            Need::Conversation(id) => Got::Conversation(Ok(self.threads.get(&id).cloned())),
+            Need::Conversation(id) => {
+                Got::Conversation(self.stored(Area::Session, &thread_key(&id)))
+            }
             Need::RunLog(run_id) => Got::RunLog(self.run_log(&run_id)),
             Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
             Need::Servers => Got::Servers(Ok(Vec::new())),
