@@ -13,7 +13,7 @@
 //!   the order they were given. `block` refuses, `fail` answers its error, `delay` holds the
 //!   call; a stored layer that no longer parses refuses the call, so that a `block` is never
 //!   skipped.
-//! - What comes after the layers is decided by [`decide`] for every source alike: whether
+//! - What comes after the layers is decided by [`decide()`] for every source alike: whether
 //!   the call runs, is allowed by a site policy, or is asked about (in the page for page
 //!   tools, in the extension for MCP tools), in one set of words. The machine the permit is
 //!   given to asks it, and stores a run's acting intent and the record of the decision.
