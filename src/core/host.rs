@@ -28,6 +28,7 @@ pub mod crawling;
 pub mod door;
 pub mod io;
 pub mod listing;
+pub mod machine;
 pub mod probe;
 pub mod report;
 pub mod run;

@@ -28,7 +28,6 @@ use super::store;
 use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
 use crate::core::host::run::{HostRun, RunEffect, RunFeed};
-use crate::core::host::settings::Configure;
 use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
 use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
@@ -86,13 +85,6 @@ impl Inbox {
         let inbox = self.clone();
         spawn_local(async move { inbox.push(effect.await) });
     }
-}
-
-/// `webmcpHost.configure({models?, default?, sites?, servers?, keys?})`: performs the writes
-/// the core plans (keys to session storage only). Resolves to the registry without keys.
-pub async fn configure(request: &Value) -> Result<Value, String> {
-    let mut configure = Configure::new(request);
-    super::drive(|host, input, now| host.configure(&mut configure, input, now)).await
 }
 
 /// `webmcpHost.events({runId})`: the events of a run so far.

@@ -1,21 +1,10 @@
-//! `bugReport({runId})`: the host's [`BugReport`] gathers what `core::observe::bundle` puts in
-//! a bug report (the run's log, the tab's tools and audit, a snapshot, versions, the settings)
-//! and has it assemble the file, every key masked; this takes the tab's snapshot (page,
-//! screenshot, versions). Resolves to `{fileName, report}`.
+//! The tab's snapshot for `bugReport` (the host's `BugReport`, opened by the door, gathers
+//! and assembles the rest, every key masked): its page, screenshot and versions.
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
-use super::pages::extension_origin;
-use super::{convert, drive, io};
-use crate::core::host::report::BugReport;
-
-/// `bugReport({runId})` → `{fileName, report}`.
-pub(crate) async fn bug_report(run_id: &str) -> Result<Value, String> {
-    let calls = format!("call_{}", io::random_id());
-    let mut report = BugReport::new(run_id, &extension_origin(), calls);
-    drive(|host, input, now| host.bug_report(&mut report, input, now)).await
-}
+use super::{convert, io};
 
 /// The tab's snapshot (`Tabs::Snapshot`): its page and screenshot, the user agent and the
 /// extension's version (`null` when it could not be read).

@@ -1,36 +1,12 @@
-//! `webmcpHost.evaluate`, `toEval`, `replayDiff`: the host's suites ([`Evaluating`],
-//! [`Simulating`], [`Replaying`]) driven to their answers; and the runs they start, performed
-//! as `run` makes them (`perform_run`).
+//! `webmcpHost.toEval`, and the runs the host's suites start (the evaluations and
+//! simulations, opened by the door as the host's machines), performed as `run` makes them
+//! (`perform_run`).
 
 use serde_json::{json, Value};
 use wasm_bindgen_futures::JsFuture;
 
-use super::io::{random_id, sleep};
-use crate::core::evals::plan::EvaluateRequest;
-use crate::core::evals::simulate::SimulateRequest;
+use super::io::sleep;
 use crate::core::host::io::{Input, Runs};
-use crate::core::host::suite::{Evaluating, Replaying, Simulating};
-use crate::core::ops::ReplaySource;
-
-/// Runs an eval suite on a tab; resolves to the evaluation's answer.
-pub async fn evaluate(request: EvaluateRequest) -> Result<Value, String> {
-    let suite = format!("eval_{}", random_id());
-    let mut e = Evaluating::new(request, suite, format!("call_{}", random_id()));
-    super::drive(|host, input, now| host.evaluate(&mut e, input, now)).await
-}
-
-/// Plays a simulations suite on a tab (`evaluate({mode: "simulate"})`); resolves to its answer.
-pub async fn simulate(request: SimulateRequest) -> Result<Value, String> {
-    let suite = format!("sim_{}", random_id());
-    let mut s = Simulating::new(request, suite, format!("call_{}", random_id()));
-    super::drive(|host, input, now| host.simulate(&mut s, input, now)).await
-}
-
-/// `replayDiff({runId | transcript, tabId})`: the recorded calls played on the tab now.
-pub async fn replay_diff(tab_id: i64, source: ReplaySource) -> Result<Value, String> {
-    let mut r = Replaying::new(tab_id, source, format!("call_{}", random_id()));
-    super::drive(|host, input, now| host.replay_diff(&mut r, input, now)).await
-}
 
 /// `toEval({runId, ...})`: an eval case made of a kept run's log.
 pub async fn to_eval(run_id: &str, request: &Value) -> Result<Value, String> {

@@ -12,7 +12,6 @@ pub mod bugreport;
 pub mod calls;
 pub mod chrome;
 pub mod convert;
-pub mod crawl;
 pub mod evals;
 pub mod expose;
 pub mod io;
@@ -185,7 +184,8 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Pushed
         }
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
-        Output::Runs(runs) => evals::perform_run(runs).await,
+        // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
+        Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,
     }
 }
 

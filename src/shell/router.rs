@@ -17,9 +17,9 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::convert;
 use super::io::random_id;
-use super::pages::{on_tools_changed, push};
-use super::{agent, auth, chrome, expose, runlog, settings, threads, waits, workbench};
-use crate::core::host::door::{Arrival, Opened};
+use super::pages::{extension_origin, on_tools_changed, push};
+use super::{agent, auth, chrome, expose, settings, waits, workbench};
+use crate::core::host::door::{Arrival, Fresh, Opened};
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{Op, OpName, Sender};
 
@@ -54,8 +54,11 @@ pub async fn call(op: String, request: JsValue) -> JsValue {
 fn open(
     arrival: Arrival,
 ) -> Result<impl std::future::Future<Output = Result<Done, String>>, String> {
-    let call_id = format!("call_{}", random_id());
-    let opened = super::state::host(|host| host.open(arrival, call_id)).map_err(|closed| {
+    let fresh = Fresh {
+        id: random_id(),
+        origin: extension_origin(),
+    };
+    let opened = super::state::host(|host| host.open(arrival, &fresh)).map_err(|closed| {
         if let Some(warning) = &closed.warning {
             chrome::warn(warning);
         }
@@ -63,17 +66,16 @@ fn open(
     })?;
     Ok(async move {
         match opened {
-            Opened::Call(call) => Ok(Done::Value(super::page_call(*call).await.to_json())),
+            Opened::Machine(mut machine) => {
+                super::drive(|host, input, now| host.step(&mut machine, input, now))
+                    .await
+                    .map(Done::Value)
+            }
             Opened::Server(call) => super::calls::perform(*call).await.map(Done::Value),
             // A tab's listing is written straight to JSON text (hundreds of tools are not
             // copied into a JSON value first).
             Opened::Listing(listing) => {
                 Ok(Done::Json(super::list(*listing).await?.response_text()))
-            }
-            Opened::Audit(mut probing) => {
-                super::drive(|host, input, now| host.probe(&mut probing, input, now))
-                    .await
-                    .map(Done::Value)
             }
             Opened::Op { op, sender } => perform(*op, sender.as_ref()).await.map(Done::Value),
         }
@@ -122,34 +124,40 @@ async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
 async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
         Op::Version => Ok(json!(crate::VERSION)),
-        // The host opens these as its own machines (`Opened::Call`, `Server`, `Listing`,
-        // `Audit`), never as operations.
+        // The host opens these as its own machines (`Opened::Machine`, `Server`, `Listing`),
+        // never as operations.
         Op::CallTool(_)
         | Op::CallServerTool(_)
         | Op::CallExposed(_)
         | Op::ListTools(_)
-        | Op::Audit(_) => Err("internal error: the host's own opened as an operation".into()),
+        | Op::Audit(_)
+        | Op::BugReport { .. }
+        | Op::Evaluate(_)
+        | Op::Simulate(_)
+        | Op::Crawl(_)
+        | Op::ReplayDiff { .. }
+        | Op::Configure(_)
+        | Op::Runs { .. }
+        | Op::RunLog { .. }
+        | Op::Conversations { .. }
+        | Op::Conversation { .. }
+        | Op::Forget { .. }
+        | Op::Settings
+        | Op::ValidateArguments(_)
+        | Op::Inventory { .. }
+        | Op::Diagnose(_)
+        | Op::Timeline { .. } => {
+            Err("internal error: the host's own opened as an operation".into())
+        }
         Op::ListServerTools { server } => workbench::server_tools(&server).await,
-        Op::BugReport { run_id } => super::bugreport::bug_report(&run_id).await,
-        Op::Evaluate(request) => super::evals::evaluate(*request).await,
-        Op::Simulate(request) => super::evals::simulate(*request).await,
-        Op::Crawl(request) => super::crawl::crawl(*request).await,
         Op::EvalReport(request) => crate::core::evals::report::eval_report(&request),
         Op::ToEval { run_id, request } => super::evals::to_eval(&run_id, &request).await,
-        Op::ReplayDiff { tab_id, source } => super::evals::replay_diff(tab_id, source).await,
         Op::Run(request) => agent::run(request, None).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
-        Op::Configure(request) => agent::configure(&request).await,
-        Op::Runs { tab_id } => Ok(runlog::runs(tab_id).await),
-        Op::RunLog { run_id, since } => runlog::run_log(&run_id, since).await,
-        Op::Conversations { tab_id } => threads::conversations(tab_id).await,
-        Op::Conversation { thread_id } => threads::conversation(&thread_id).await,
-        Op::Forget { thread_id } => threads::forget(&thread_id).await,
         Op::Pending => Ok(waits::pending()),
         Op::Answer(answer) => waits::deliver(answer),
-        Op::Settings => settings::settings().await,
         Op::TestModel(request) => settings::test_model(&request).await,
         Op::CheckServer(request) => settings::check_server(&request).await,
         Op::SignIn(request) => auth::sign_in(&request).await,
@@ -158,10 +166,6 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         Op::Expose(request) => expose::expose(request).await,
         Op::Exposures => Ok(expose::exposures().await),
         Op::ExposedTools => expose::exposed_tools(sender).await,
-        Op::ValidateArguments(request) => workbench::validate(request).await,
-        Op::Inventory { query, developer } => workbench::inventory(query, developer).await,
-        Op::Diagnose(request) => workbench::diagnose(request.tab_id).await,
-        Op::Timeline { run_id } => workbench::timeline(&run_id).await,
         Op::CallWanted { call } => Ok(serde_json::json!({"wanted": agent::call_wanted(&call)})),
         Op::ToolsChanged => {
             if let Some(Sender::ContentScript {

@@ -16,7 +16,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::io::now_ms;
 use super::pages::push;
 use super::{drive, waits};
-use crate::core::host::runlog::{RunList, RunLogRead, RunStore, Runs};
+use crate::core::host::runlog::{RunList, RunLogRead, RunStore};
 use crate::core::ops::runlog::{Effect, RunLog};
 use crate::core::restart::Intent;
 
@@ -86,12 +86,6 @@ fn perform(run_id: &str, effects: Vec<Effect>) {
 pub async fn recover() -> usize {
     let mut list = RunList::default();
     drive(|host, input, now| host.recover(&mut list, input, now)).await
-}
-
-/// `runs({tabId?})` → the kept runs, newest first (`RunSummary`s).
-pub(crate) async fn runs(tab_id: Option<i64>) -> Value {
-    let mut runs = Runs::new(tab_id);
-    drive(|host, input, now| host.runs_of(&mut runs, input, now)).await
 }
 
 /// `runLog({runId, since?})` → `{run, events, times, since, total}`: the run's events from

@@ -1,5 +1,5 @@
-//! The person's settings in the worker, performed: the settings view (`settings`: the host's
-//! machine, driven here), and the reads, the fetch and the MCP connection behind `testModel`
+//! The person's settings checks in the worker, performed (the settings view and `configure`
+//! are the door's machines): the reads, the fetch and the MCP connection behind `testModel`
 //! and `checkServer`, whose answers the core assembles (`core::ops::checks`); a server's last
 //! check is kept per server.
 //!
@@ -12,7 +12,6 @@ use super::io::{self, fetch_text, now_ms};
 use super::pages::extension_origin;
 use super::store::{load_registry, load_servers, put, read, read_key};
 use super::{mcp, timer};
-use crate::core::host::settings::SettingsView;
 use crate::core::limits::MAX_ANSWER_BYTES;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::ops::checks::{
@@ -23,12 +22,6 @@ use crate::core::ops::settings::connection_check;
 use crate::core::ops::OpName;
 use crate::core::provider::{ModelConfig, Provider};
 use crate::core::setup::store::Area::Session;
-
-/// `settings()` → the settings view (the host's [`SettingsView`]).
-pub(crate) async fn settings() -> Result<Value, String> {
-    let mut view = SettingsView::new(&extension_origin());
-    super::drive(|host, input, now| host.settings(&mut view, input, now)).await
-}
 
 /// `testModel({name} | {model})` → `{ok, message, models?}`: asks the model's endpoint for
 /// its model list with the model's key (or Chrome for its built-in model).

@@ -1,5 +1,6 @@
-//! Conversations in the worker: the host's [`Conversations`] machine stores each one's record
-//! and the list of them in `chrome.storage.session`, as `core::ops::threads` decides.
+//! A run's conversation saved in the worker: the host's [`Conversations`] machine stores its
+//! record and the list of them in `chrome.storage.session`, as `core::ops::threads` decides
+//! (`conversations`, `conversation` and `forget` are the door's machines).
 
 use serde_json::Value;
 
@@ -14,19 +15,4 @@ async fn perform(mut machine: Conversations) -> Result<Value, String> {
 /// Stores a conversation's record and its place in the list (removing those dropped from it).
 pub(crate) async fn save(record: &ThreadRecord) {
     let _ = perform(Conversations::save(record)).await;
-}
-
-/// `conversations({tabId?})`.
-pub(crate) async fn conversations(tab_id: Option<i64>) -> Result<Value, String> {
-    perform(Conversations::list(tab_id)).await
-}
-
-/// `conversation({threadId})`.
-pub(crate) async fn conversation(thread_id: &str) -> Result<Value, String> {
-    perform(Conversations::show(thread_id)).await
-}
-
-/// `forget({threadId})` → `true`, or an error when no such conversation is kept.
-pub(crate) async fn forget(thread_id: &str) -> Result<Value, String> {
-    perform(Conversations::forget(thread_id)).await
 }

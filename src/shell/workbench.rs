@@ -1,7 +1,6 @@
-//! The workbench's operations performed: `validateArguments`, `inventory`, `diagnose`,
-//! `timeline` and the first definitions seen are the host's machines
-//! (`core::host::workbench`), driven here; the tabs an inventory surveys are asked here all at
-//! once. An MCP server's tools listed by hand (`listTools` with `server`: opened as a run opens
+//! The workbench in the worker: the first definitions seen (the host's `Observe`, driven here
+//! for every listing) and the tabs an inventory surveys, asked here all at once
+//! (`validateArguments`, `inventory`, `diagnose`, `timeline` are the door's machines). An MCP server's tools listed by hand (`listTools` with `server`: opened as a run opens
 //! it, then kept as one session for the person's later listings and calls, closed after 5
 //! minutes unused; a call by hand is the host's, performed in `calls.rs`).
 
@@ -13,11 +12,10 @@ use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
 use super::{ask, drive, kept, store, tab_tools, timer};
-use crate::core::host::workbench::{Diagnose, Inventory, Observe, Timeline, Validate};
+use crate::core::host::workbench::Observe;
 use crate::core::page::bridge::{Reply, Target};
 use crate::core::page::tabs::{Listed, TabTools};
 use crate::core::workbench::server as by_hand;
-use crate::core::workbench::validate::ValidateRequest;
 
 /// Every listing of a tab passes here: the first definition of each tool is kept (and
 /// stored when new).
@@ -26,18 +24,6 @@ pub(crate) fn observe(tab_id: i64, tools: Rc<TabTools>) {
     spawn_local(drive(move |host, input, now| {
         host.observe(&mut observe, input, now)
     }));
-}
-
-/// `validateArguments(...)`.
-pub(crate) async fn validate(request: ValidateRequest) -> Result<Value, String> {
-    let mut validate = Validate::new(request);
-    drive(|host, input, now| host.validate(&mut validate, input, now)).await
-}
-
-/// `inventory({query?, developer?})`.
-pub(crate) async fn inventory(query: Option<String>, developer: bool) -> Result<Value, String> {
-    let mut inventory = Inventory::new(query, developer);
-    drive(|host, input, now| host.inventory(&mut inventory, input, now)).await
 }
 
 /// Surveys tabs all at once (`Frames::Survey`): each top frame asked `message`, within `ms`,
@@ -60,18 +46,6 @@ pub(crate) async fn survey(
         surveyed.extend(survey.await);
     }
     surveyed
-}
-
-/// `diagnose({tabId})`.
-pub(crate) async fn diagnose(tab_id: i64) -> Result<Value, String> {
-    let mut diagnose = Diagnose::new(tab_id);
-    drive(|host, input, now| host.diagnose(&mut diagnose, input, now)).await
-}
-
-/// `timeline({runId})`.
-pub(crate) async fn timeline(run_id: &str) -> Result<Value, String> {
-    let mut timeline = Timeline::new(run_id);
-    drive(|host, input, now| host.timeline(&mut timeline, input, now)).await
 }
 
 /// The servers called by hand: one kept connection (one MCP session) each, so that a stateful

@@ -11,9 +11,17 @@
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::conversations::Conversations;
+use super::crawling::Crawling;
 use super::listing::{Listing, Settle};
+use super::machine::Machine;
 use super::probe::Probing;
+use super::report::BugReport;
+use super::runlog::{RunLogRead, Runs};
 use super::server_call::ServerCall;
+use super::settings::{Configure, SettingsView};
+use super::suite::{Evaluating, Replaying, Simulating};
+use super::workbench::{Diagnose, Inventory, Timeline, Validate};
 use super::Host;
 use crate::core::gate::Asker;
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender, SenderInfo};
@@ -44,11 +52,10 @@ pub enum Arrival<'a> {
 /// What an arrival opened.
 #[derive(Debug)]
 pub enum Opened {
-    /// A page tool call (`callTool` on a tab), to perform with the host's call steps
-    /// ([`Host::advance`]); its answer is [`CallAnswer::to_json`].
-    ///
-    /// [`CallAnswer::to_json`]: crate::core::page::call::CallAnswer::to_json
-    Call(Box<HostCall>),
+    /// An operation the host performs as one of its machines (`callTool` on a tab through
+    /// the gate, `audit`, the suites, the crawl, the settings, the conversations, the
+    /// workbench, the run logs), to drive with [`Host::step`] to its answer.
+    Machine(Box<Machine>),
     /// An MCP tool call outside runs (`callTool` with `server`, by the person; `callExposed`,
     /// by a page's content script, for its origin as Chrome reported it), to perform with the
     /// host's steps ([`Host::server_call`]).
@@ -56,8 +63,6 @@ pub enum Opened {
     /// `listTools` of a tab: its listing as calls see it, kept for the calls that follow
     /// ([`Host::list`]); its answer is the listing's `listTools` JSON.
     Listing(Box<Listing>),
-    /// `audit` of a tab, with its probes when asked ([`Host::probe`]).
-    Audit(Box<Probing>),
     /// Any other operation, authorized and parsed, for the shell's router, with the message's
     /// sender (none for the automation surface).
     Op {
@@ -90,10 +95,27 @@ impl From<String> for Closed {
 /// The refusal of an exposed tool's call from anything but an http(s) page's content script.
 const NOT_A_PAGE: &str = "only an http(s) page's content script has exposed tools";
 
+/// What the shell gives the door for the machine an arrival opens: a fresh id (random, never
+/// used before) to name it by, and the extension's own origin (`chrome-extension://<id>`,
+/// from Chrome), which the settings view and a bug report show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fresh {
+    /// The fresh id.
+    pub id: String,
+    /// The extension's origin.
+    pub origin: String,
+}
+
+fn machine(machine: Machine) -> Opened {
+    Opened::Machine(Box::new(machine))
+}
+
 impl Host {
-    /// Reads, authorizes and parses an arrival; a page tool call gets `call_id` as its id in
+    /// Reads, authorizes and parses an arrival; what it opens is named from `fresh` (a page
+    /// tool call's id `call_<id>`, a suite's `eval_<id>` or `sim_<id>`).
     /// the page (unless its request names one).
-    pub fn open(&self, arrival: Arrival, call_id: String) -> Result<Opened, Closed> {
+    pub fn open(&self, arrival: Arrival, fresh: &Fresh) -> Result<Opened, Closed> {
+        let call_id = format!("call_{}", fresh.id);
         let (op, sender) = match arrival {
             Arrival::Message {
                 text,
@@ -116,15 +138,15 @@ impl Host {
             }
         };
         Ok(match op {
-            Op::CallTool(request) => Opened::Call(Box::new(HostCall::asked(
+            Op::CallTool(request) => machine(Machine::Call(Box::new(HostCall::asked(
                 Asker::CallTool,
                 page(&request),
                 call_id,
-            ))),
+            )))),
             Op::ListTools(request) => {
                 Opened::Listing(Box::new(Listing::kept(request.tab_id, Settle::Now)))
             }
-            Op::Audit(request) => Opened::Audit(Box::new(Probing::new(request, call_id))),
+            Op::Audit(request) => machine(Machine::Audit(Box::new(Probing::new(request, call_id)))),
             Op::CallServerTool(request) => {
                 Opened::Server(Box::new(ServerCall::by_hand(request, &call_id)))
             }
@@ -139,6 +161,54 @@ impl Host {
                 let (origin, tab_id) = page.ok_or_else(|| NOT_A_PAGE.to_owned())?;
                 let call = ServerCall::exposed(origin, tab_id, request, &call_id);
                 Opened::Server(Box::new(call))
+            }
+            Op::Evaluate(request) => machine(Machine::Evaluate(Box::new(Evaluating::new(
+                *request,
+                format!("eval_{}", fresh.id),
+                call_id,
+            )))),
+            Op::Simulate(request) => machine(Machine::Simulate(Box::new(Simulating::new(
+                *request,
+                format!("sim_{}", fresh.id),
+                call_id,
+            )))),
+            Op::ReplayDiff { tab_id, source } => machine(Machine::Replay(Box::new(
+                Replaying::new(tab_id, source, call_id),
+            ))),
+            Op::Crawl(request) => machine(Machine::Crawl(Box::new(Crawling::new(*request)))),
+            Op::Settings => machine(Machine::Settings(Box::new(SettingsView::new(
+                &fresh.origin,
+            )))),
+            Op::Configure(request) => {
+                machine(Machine::Configure(Box::new(Configure::new(&request))))
+            }
+            Op::Conversations { tab_id } => machine(Machine::Conversations(Box::new(
+                Conversations::list(tab_id),
+            ))),
+            Op::Conversation { thread_id } => machine(Machine::Conversations(Box::new(
+                Conversations::show(&thread_id),
+            ))),
+            Op::Forget { thread_id } => machine(Machine::Conversations(Box::new(
+                Conversations::forget(&thread_id),
+            ))),
+            Op::ValidateArguments(request) => {
+                machine(Machine::Validate(Box::new(Validate::new(request))))
+            }
+            Op::Inventory { query, developer } => machine(Machine::Inventory(Box::new(
+                Inventory::new(query, developer),
+            ))),
+            Op::Diagnose(request) => {
+                machine(Machine::Diagnose(Box::new(Diagnose::new(request.tab_id))))
+            }
+            Op::Timeline { run_id } => machine(Machine::Timeline(Box::new(Timeline::new(&run_id)))),
+            Op::BugReport { run_id } => machine(Machine::BugReport(Box::new(BugReport::new(
+                &run_id,
+                &fresh.origin,
+                call_id,
+            )))),
+            Op::Runs { tab_id } => machine(Machine::Runs(Box::new(Runs::new(tab_id)))),
+            Op::RunLog { run_id, since } => {
+                machine(Machine::RunLog(Box::new(RunLogRead::new(&run_id, since))))
             }
             op => Opened::Op {
                 op: Box::new(op),

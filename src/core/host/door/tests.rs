@@ -42,7 +42,14 @@ fn message(host: &Host, value: &Value, sender: &SenderInfo) -> Result<Opened, Cl
         sender,
         own_id: OWN,
     };
-    host.open(arrival, "call_1".into())
+    host.open(arrival, &fresh())
+}
+
+fn fresh() -> Fresh {
+    Fresh {
+        id: "1".into(),
+        origin: format!("chrome-extension://{OWN}"),
+    }
 }
 
 #[test]
@@ -88,7 +95,7 @@ fn an_mcp_call_opens_as_the_hosts_own_and_an_exposed_one_only_for_a_pages_top_fr
             op: "callExposed",
             request: &request,
         },
-        "c".into(),
+        &fresh(),
     );
     assert!(automated.is_err());
 }
@@ -98,17 +105,21 @@ fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() 
     let host = Host::default();
     assert!(matches!(
         message(&host, &call_tool(1), &popup()),
-        Ok(Opened::Call(_))
+        Ok(Opened::Machine(m)) if matches!(*m, Machine::Call(_))
     ));
     let listed = message(&host, &json!({"op": "listTools", "tabId": 4}), &popup());
     assert!(matches!(listed, Ok(Opened::Listing(_))), "{listed:?}");
     let audit = message(&host, &json!({"op": "audit", "tabId": 4}), &popup());
-    assert!(matches!(audit, Ok(Opened::Audit(_))), "{audit:?}");
+    let audit = matches!(&audit, Ok(Opened::Machine(m)) if matches!(**m, Machine::Audit(_)));
+    assert!(audit, "an audit is the host's machine");
     let runs = message(&host, &json!({"op": "runs"}), &popup());
-    let Ok(Opened::Op { op, sender }) = runs else {
-        panic!("not an operation: {runs:?}");
+    let runs = matches!(&runs, Ok(Opened::Machine(m)) if matches!(**m, Machine::Runs(_)));
+    assert!(runs, "the run list is the host's machine");
+    let pending = message(&host, &json!({"op": "pending"}), &popup());
+    let Ok(Opened::Op { op, sender }) = pending else {
+        panic!("not an operation: {pending:?}");
     };
-    assert!(matches!(*op, Op::Runs { .. }), "{op:?}");
+    assert!(matches!(*op, Op::Pending), "{op:?}");
     assert_eq!(sender, Some(Sender::ExtensionPage));
     let request = call_tool(1);
     let automated = host.open(
@@ -116,15 +127,16 @@ fn the_popup_and_the_automation_surface_open_a_page_call_and_other_operations() 
             op: "callTool",
             request: &request,
         },
-        "c".into(),
+        &fresh(),
     );
-    assert!(matches!(automated, Ok(Opened::Call(_))));
+    let automated = matches!(automated, Ok(Opened::Machine(m)) if matches!(*m, Machine::Call(_)));
+    assert!(automated, "callTool is the host's page call");
     let unknown = host.open(
         Arrival::Automation {
             op: "nope",
             request: &request,
         },
-        "c".into(),
+        &fresh(),
     );
     assert!(unknown.is_err());
 }
@@ -147,13 +159,12 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
     // From the popup (a runtime message) and from `webmcpHost.callTool`.
     let by_hand = |play: &mut Play, arrival: Arrival| {
         let before = play.crossings;
-        let Ok(Opened::Call(call)) = play.host.open(arrival, "call_1".into()) else {
+        let Ok(Opened::Machine(mut machine)) = play.host.open(arrival, &fresh()) else {
             panic!("not a page call");
         };
-        let answer = play.page_call(*call);
-        let _written = answer.to_json();
-        // Opened (1), the steps (counted by the driver), written (1).
-        (answer, play.crossings - before + 2)
+        let answer = play.drive(|host, input, now| host.step(&mut machine, input, now));
+        // Opened (1), the steps (counted by the driver), its answer written by the last.
+        (answer, play.crossings - before + 1)
     };
     let (text, sender) = (call_tool(1).to_string(), popup());
     let popup = || Arrival::Message {
@@ -162,7 +173,7 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
         own_id: OWN,
     };
     let (answer, cold) = by_hand(&mut play, popup());
-    assert_eq!(answer, CallAnswer::text(r#"{"cart":1}"#));
+    assert_eq!(answer, Ok(CallAnswer::text(r#"{"cart":1}"#).to_json()));
     let (_, from_popup) = by_hand(&mut play, popup());
     let request = call_tool(1);
     let automated = Arrival::Automation {
@@ -177,8 +188,8 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
         "messages": [{"id": "u", "role": "user", "content": "One mug."}]});
     play.run(&run).expect("the run starts");
     let from_run = play.call_crossings[before..].to_vec();
-    // From a smoke evaluation: its `Next::Call` polled (1), the call asked of the host (its
-    // steps), its `Reply::Called` fed back (1).
+    // From a smoke evaluation: the suite drives the call inside the host as its child, so
+    // the call's crossings are the steps of the suite it takes (counted by the driver).
     let before = play.crossings;
     let args = json!({"id": "mug-1", "qty": 1})
         .as_object()
@@ -188,7 +199,7 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
         Asker::Smoke,
         CallRequest::asked(4, "add_to_cart".into(), args, 5_000),
     );
-    let from_eval = play.crossings - before + 2;
+    let from_eval = play.crossings - before;
     assert_eq!(play.pages[&4].cart, 5, "every call ran");
     // Cold, a worker's first call: the stored layers read and the tab listed first (the
     // listing's step inside the call), one crossing each.
