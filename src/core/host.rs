@@ -9,7 +9,7 @@
 //!
 //! Invariant: no I/O and no clock here; every part is a core value tested natively.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -26,6 +26,7 @@ pub mod call;
 pub mod door;
 pub mod io;
 pub mod listing;
+pub mod mcp;
 pub mod probe;
 pub mod run;
 pub mod screen;
@@ -59,6 +60,10 @@ pub struct Host {
     /// The listings the host kept since the shell last took them ([`Host::take_listed`]),
     /// whoever asked for them: each is observed (the first definitions seen, `seen`).
     pub listed: RefCell<Vec<(i64, Rc<TabTools>)>>,
+    /// The MCP clients: every connection's session and what it knows of its server.
+    pub mcp: RefCell<mcp::Clients>,
+    /// The last id a fetch was given ([`Host::fetch_id`]).
+    pub fetch_ids: Cell<u64>,
 }
 
 impl Host {

@@ -304,6 +304,10 @@ pub const MCP_CLOSE_MS: u32 = 3_000;
 /// `GET`), ms; past it the host listens no more; `shell/mcp.rs`.
 pub const MCP_LISTEN_MS: u32 = 5_000;
 
+/// How often a call waiting on the listing another call makes after `tools/list_changed`
+/// looks whether it is done, ms; `core/host/mcp`.
+pub const MCP_RELIST_POLL_MS: u32 = 20;
+
 /// How long a connection check may take (ms), unless the server sets its own timeout.
 /// (Used as `CHECK_MS` in `core/ops/checks.rs`.)
 pub const SERVER_CHECK_MS: u32 = 15_000;

@@ -6,10 +6,11 @@
 
 use serde_json::Value;
 
-use super::{expose, kept, mcp, timer};
+use super::{expose, kept, mcp};
 use crate::core::host::io::{Input, Mcp, Pool};
+use crate::core::host::mcp::Listener;
 use crate::core::host::server_call::ServerCall;
-use crate::core::mcp::{secrets_of, CallResult};
+use crate::core::mcp::CallResult;
 
 /// Performs the call until its answer; a call by hand's use ends then (its connection closed
 /// once the host says it has been idle long enough).
@@ -30,6 +31,13 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
                 .map(|(_, tools)| tools),
         ),
         Mcp::Exposed { origin } => Input::Exposed(expose::tools_for(&origin).await),
+        Mcp::Listen { client } => {
+            let mut listener = Listener::new(client);
+            wasm_bindgen_futures::spawn_local(async move {
+                super::drive(|host, input, now| host.mcp_listen(&mut listener, input, now)).await
+            });
+            Input::Done(Ok(()))
+        }
         Mcp::Call {
             pool,
             server,
@@ -43,20 +51,20 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
                     secrets: Vec::new(),
                 };
             };
-            let client = open.client.clone();
-            let sent = async move { Ok(mcp::call(client, *permit).await) };
-            let result = match within_ms {
-                Some(ms) => timer::limit(ms, sent).await.ok().flatten(),
-                None => sent.await.ok(),
-            };
+            let secrets_now = || super::state::host(|host| host.mcp_secrets(open.client.id));
+            let before = secrets_now();
+            let result = mcp::call_within(&open.client, *permit, within_ms).await;
+            // What the session sends now: a token refreshed during the call too (what it sent
+            // at the start, when it was closed meanwhile).
+            let secrets = Some(secrets_now())
+                .filter(|s| !s.is_empty())
+                .unwrap_or(before);
             if forget_on_error
                 && matches!(result, Some(CallResult::Error(_)))
                 && kept::is_kept(pool, &server, &open)
             {
                 kept::forget(pool, &server);
             }
-            // What the session sends now: a token refreshed during the call too.
-            let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
             Input::McpCalled { result, secrets }
         }
     }

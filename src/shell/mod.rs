@@ -98,6 +98,9 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Slept
         }
         Output::Storage(Storage::Read { area, key }) => Input::Read(store::read(area, &key).await),
+        Output::Storage(Storage::Write { area, key, value }) => {
+            Input::Done(store::put(area, &key, value.as_ref()).await)
+        }
         Output::Storage(Storage::Exposures) => Input::Exposures(expose::load_exposures().await),
         Output::Frames(Frames::List { tab_id, sites }) => {
             // The site policies are read while the frames list their tools.
@@ -163,6 +166,7 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Pushed
         }
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
+        Output::Http(http) => mcp::perform_http(http).await,
     }
 }
 

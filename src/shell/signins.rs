@@ -1,17 +1,16 @@
-//! The sign-ins the worker's MCP client sends: the stored records of both areas, read fresh
-//! and refreshed when due (`record_for`, `refresh_after_refusal`), and the step-up
-//! challenges a server sent (`note_challenge`). The operations that sign in and out are
-//! `auth.rs`'s; this module is what both it and the connections (`mcp.rs`, `kept.rs`) use,
-//! and it uses neither.
+//! The sign-ins the worker's MCP client sends, as the host's sign-in machines
+//! ([`crate::core::host::mcp::signins`]) decide them: the stored records of both areas, read
+//! fresh and refreshed when due (`record_for`), written back, and the step-up challenges a
+//! server sent. The operations that sign in and out are `auth.rs`'s; this module is what both
+//! it and the connections (`kept.rs`) use, and it uses neither.
 
 use std::collections::HashMap;
 
-use super::convert::{self, describe};
-use super::io::{fetch_text, now_ms, storage_get, storage_set};
+use super::drive;
+use crate::core::host::mcp::signins::{ReadRecords, Refresh, WriteRecords};
+use crate::core::host::mcp::text::Text;
 use crate::core::http::HttpRequest;
-use crate::core::mcp::auth::{
-    Area, AuthRecord, Records, TokenState, Write, MAX_AUTH_BODY_BYTES, REQUEST_MS,
-};
+use crate::core::mcp::auth::{AuthRecord, Records, Write, MAX_AUTH_BODY_BYTES, REQUEST_MS};
 use crate::core::mcp::source::McpServerConfig;
 
 /// `f` on the last step-up challenge per server (for the next sign-in).
@@ -21,70 +20,37 @@ pub(crate) fn with_challenges<T>(f: impl FnOnce(&mut HashMap<String, String>) ->
 
 /// Both storage areas' records, as they are now.
 pub(crate) async fn records() -> Records {
-    let read = |area: Area| async move {
-        let stored = storage_get(area.name(), area.key()).await.ok()?;
-        convert::to_json(&stored).ok()
-    };
-    Records::read(read(Area::Session).await, read(Area::Local).await)
+    let mut read = ReadRecords::default();
+    Box::pin(drive(|host, input, _| host.read_records(&mut read, input))).await
 }
 
+/// Writes the records' areas; a full area names what fills it.
 pub(crate) async fn write(writes: Vec<Write>) -> Result<(), String> {
-    for Write { area, map } in writes {
-        let value = convert::from_json(&map);
-        if let Err(e) = storage_set(area.name(), area.key(), value).await {
-            // A full area names what fills it.
-            let store_area = match area {
-                Area::Local => crate::core::storage::Area::Local,
-                Area::Session => crate::core::storage::Area::Session,
-            };
-            return Err(super::store::failed(store_area, area.key(), &describe(&e)).await);
-        }
-    }
-    Ok(())
+    let mut write = WriteRecords::new(writes);
+    Box::pin(drive(|host, input, _| {
+        host.write_records(&mut write, input)
+    }))
+    .await
 }
 
 /// The record to use for a connection to `config`: refreshed first when due; `None` when
 /// there is none (or it expired and cannot be refreshed).
 pub(crate) async fn record_for(config: &McpServerConfig) -> Option<AuthRecord> {
-    let (record, area) = records().await.find(config)?;
-    match record.token_state(now_ms()) {
-        TokenState::Fresh => Some(record),
-        TokenState::Refresh => refresh(config, record, area).await,
-        TokenState::Expired => None,
-    }
-}
-
-/// After a 401 with a record: a refresh, when the record can be refreshed.
-pub(crate) async fn refresh_after_refusal(
-    config: &McpServerConfig,
-    record: &AuthRecord,
-) -> Option<AuthRecord> {
-    record.tokens.refresh_token.as_ref()?;
-    let area = records().await.find(config).map_or(Area::Session, |f| f.1);
-    refresh(config, record.clone(), area).await
-}
-
-async fn refresh(
-    config: &McpServerConfig,
-    mut record: AuthRecord,
-    area: Area,
-) -> Option<AuthRecord> {
-    let (status, body) = http(&record.refresh_request()?).await;
-    record.refreshed(status, &body, now_ms()).ok()?;
-    let _ = write(records().await.store(&config.name, &record, area)).await;
-    Some(record)
-}
-
-/// A 403 `insufficient_scope` seen on a server: the next sign-in asks for that scope.
-pub(crate) fn note_challenge(server: &str, www_authenticate: Option<&str>) {
-    if let Some(header) = www_authenticate {
-        with_challenges(|c| c.insert(server.to_owned(), header.to_owned()));
-    }
+    let mut refresh = Refresh::for_connection(config.clone());
+    Box::pin(drive(|host, input, now| {
+        host.sign_in_record(&mut refresh, input, now)
+    }))
+    .await
 }
 
 /// One request of a sign-in: status (0 when there was no answer) and body (capped).
 pub(crate) async fn http(request: &HttpRequest) -> (u16, String) {
-    match fetch_text(request.clone(), REQUEST_MS, MAX_AUTH_BODY_BYTES).await {
+    let mut text = Text::new(request.clone(), REQUEST_MS, MAX_AUTH_BODY_BYTES);
+    match Box::pin(drive(|host, input, now| {
+        host.fetch_text(&mut text, input, now)
+    }))
+    .await
+    {
         Ok(Some(answer)) => answer,
         Ok(None) => (0, "no answer in time".into()),
         Err(error) => (0, error),

@@ -19,9 +19,9 @@ use js_sys::{Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
+use crate::core::host::mcp::ClientId;
 use crate::core::host::run::RunFeed;
 use crate::core::host::Host;
-use crate::core::mcp::client::{Connection, ToolWatch};
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::Session;
@@ -39,8 +39,9 @@ pub(crate) struct Driver {
     pub(crate) by_hand: Pool,
     /// The tabs being crawled, and whether the person asked to stop each crawl.
     pub(crate) crawls: RefCell<HashMap<i64, bool>>,
-    /// The MCP servers found to speak only the revisions up to 2025-11-25.
-    pub(crate) eras: RefCell<crate::core::mcp::client::Eras>,
+    /// The fetches under way, by the id the host gave them: each handle, and its read not
+    /// yet answered when its reader stopped waiting.
+    pub(crate) fetches: RefCell<HashMap<u64, (JsValue, Option<Promise>)>>,
 }
 
 impl Default for Driver {
@@ -51,7 +52,7 @@ impl Default for Driver {
             exposures: Pool::listening(),
             by_hand: Pool::quiet(),
             crawls: RefCell::default(),
-            eras: RefCell::default(),
+            fetches: RefCell::default(),
         }
     }
 }
@@ -98,27 +99,28 @@ pub struct Pool {
     pub(crate) listens: bool,
 }
 
-/// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
-pub type Shared = Rc<RefCell<McpClient>>;
+/// One server's client, shared by the run's concurrent calls.
+pub type Shared = Rc<McpClient>;
 
-/// One server's MCP client: its session, what it knows of the server's tools, its GET
-/// stream (`mcp.rs` performs it).
+/// One server's MCP client: the id its state is held under by the host
+/// ([`crate::core::host::mcp`]).
 pub struct McpClient {
-    pub(crate) config: McpServerConfig,
-    /// Carries the key header and the sign-in's Bearer token into every request.
-    pub(crate) session: Session,
-    pub(crate) key: Option<String>,
-    /// What the client knows of the server's tools since a `tools/list_changed`.
-    pub(crate) tools: ToolWatch,
-    /// The last listing, while its `ttlMs` (2026-07-28) says it is fresh.
-    pub(crate) listing: crate::core::mcp::client::ListingCache,
-    /// The listing after the last change, which every call waits on.
-    pub(crate) relisting: Option<Promise>,
-    /// The GET stream for server messages while it is open (its fetch handle, to abort).
-    pub(crate) listening: Option<JsValue>,
-    /// Whether it opens that stream at all (`mcp::open_without_stream`: no).
-    pub(crate) listens: bool,
-    pub(crate) connection: Connection,
+    pub(crate) id: ClientId,
+}
+
+impl McpClient {
+    /// Its session as the host holds it now.
+    pub fn borrow(&self) -> Held {
+        Held {
+            session: host(|host| host.mcp_session(self.id)),
+        }
+    }
+}
+
+/// A copy of a client's session.
+pub struct Held {
+    /// The session (its sign-in, its protocol).
+    pub session: Session,
 }
 
 thread_local! {

@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use super::call::HostCall;
-use super::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
+use super::io::{Frames, Input, Mcp, Output, Step, Storage, Tabs, Ui};
 use super::listing::Listing;
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::Host;
@@ -43,6 +43,7 @@ use crate::core::setup::store::MIDDLEWARE_KEY;
 
 pub(crate) mod model;
 pub(crate) mod page;
+pub(crate) mod peer;
 mod suites;
 
 use model::ModelServer;
@@ -98,6 +99,10 @@ pub(crate) struct Play {
     /// When a run's event makes this true, the worker stops there: the run is cut, that event
     /// never recorded (its run answers an error saying so).
     pub cut: Option<Cut>,
+    /// The MCP server of this world.
+    pub peer: peer::Peer,
+    /// What the host wrote to storage (the sign-ins), by key.
+    pub stored: HashMap<String, Value>,
     ids: u64,
 }
 
@@ -171,6 +176,8 @@ impl Play {
             local: Default::default(),
             lose_tab_on_reload: false,
             cut: None,
+            peer: peer::Peer::default(),
+            stored: HashMap::new(),
             ids: 0,
         }
     }
@@ -212,8 +219,17 @@ impl Play {
             Output::Sleep { ms } => return (f64::from(ms), Input::Slept),
             Output::Storage(Storage::Read { key, .. }) => Input::Read(Ok(match key.as_str() {
                 MIDDLEWARE_KEY => self.layers.clone(),
-                _ => None,
+                key => self.stored.get(key).cloned(),
             })),
+            Output::Storage(Storage::Write { key, value, .. }) => {
+                match value {
+                    Some(value) => self.stored.insert(key, value),
+                    None => self.stored.remove(&key),
+                };
+                Input::Done(Ok(()))
+            }
+            Output::Http(http) => return self.peer.perform(http),
+            Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
             Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
             Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
                 answers: self.frame_listings(tab_id),
