@@ -62,6 +62,8 @@ pub struct Host {
     pub listed: RefCell<Vec<(i64, Rc<TabTools>)>>,
     /// The MCP clients: every connection's session and what it knows of its server.
     pub mcp: RefCell<mcp::Clients>,
+    /// The kept MCP connections of both pools.
+    pub pools: RefCell<mcp::pools::Pools>,
     /// The last id a fetch was given ([`Host::fetch_id`]).
     pub fetch_ids: Cell<u64>,
 }

@@ -13,17 +13,16 @@
 //!
 //! Invariant: at most one kept connection per server, for its current configuration and key.
 
-use std::collections::HashSet;
-
 use serde_json::Value;
 
 use super::convert;
 use super::store::{load_servers, put, read};
 use super::{chrome, kept, timer};
 use crate::core::expose::{
-    apply, check_configured, for_origin, page_tools, parse_stored, sync_message, tells,
-    tools_reply, unused, ExposeRequest, Exposure, PageTool,
+    apply, check_configured, parse_stored, sync_message, tells, tools_reply, unused, ExposeRequest,
+    Exposure, PageTool,
 };
+use crate::core::host::mcp::exposed::ExposedTools;
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 
@@ -77,51 +76,22 @@ pub(crate) async fn load_exposures() -> Vec<Exposure> {
     exposures
 }
 
-/// The tools exposed to an origin, from each exposed server's (kept) connection. A server
-/// that is not configured or fails is left out and logged; the page is not told why.
+/// The tools exposed to an origin, from each exposed server's (kept) connection, as the
+/// host's [`ExposedTools`] finds them. A server that is not configured or fails is left out
+/// and logged; the page is not told why.
 pub(crate) async fn tools_for(origin: &str) -> Vec<PageTool> {
-    let exposures = load_exposures().await;
-    let mine = for_origin(&exposures, origin);
-    if mine.is_empty() {
-        return Vec::new();
-    }
-    let servers = match load_servers().await {
-        Ok(servers) => servers,
-        Err(e) => {
-            chrome::warn(&format!("webmcp-host: exposures: {e}"));
-            return Vec::new();
-        }
-    };
-    let mut taken = HashSet::new();
-    let mut tools = Vec::new();
-    for exposure in mine {
-        let Some(server) = servers.iter().find(|s| s.name == exposure.server) else {
-            chrome::warn(&format!(
-                "webmcp-host: the MCP server `{}` exposed to {origin} is not configured",
-                exposure.server
-            ));
-            continue;
-        };
-        match kept::connection(CONNECTIONS, server).await {
-            Ok(open) => {
-                let (found, problems) = page_tools(exposure, server, &open.tools, &mut taken);
-                for problem in problems {
-                    chrome::warn(&format!("webmcp-host: exposed to {origin}: {problem}"));
-                }
-                tools.extend(found);
-            }
-            Err(e) => chrome::warn(&format!(
-                "webmcp-host: the MCP server `{}` exposed to {origin} failed: {e}",
-                server.name
-            )),
-        }
-    }
+    let mut exposed = ExposedTools::new(origin.to_owned());
+    let step =
+        |host: &crate::core::host::Host, input, now| host.exposed_tools(&mut exposed, input, now);
+    let (tools, warnings) = Box::pin(super::drive(step)).await;
+    warnings.iter().for_each(|warning| chrome::warn(warning));
     tools
 }
 
 /// Closes the kept connections of the servers no exposure names any more.
 fn close_unused(exposures: &[Exposure]) {
-    kept::with(CONNECTIONS, |open| unused(open.keys(), exposures))
+    let open = super::state::host(|host| host.kept_names(CONNECTIONS));
+    unused(open.iter(), exposures)
         .iter()
         .for_each(|name| kept::forget(CONNECTIONS, name));
 }

@@ -22,7 +22,6 @@ pub mod pages;
 pub mod router;
 pub mod runlog;
 pub mod settings;
-pub mod signins;
 pub mod state;
 pub mod store;
 pub mod threads;
@@ -160,6 +159,9 @@ pub(crate) async fn perform(output: Output) -> Input {
             let asked = (asked.as_str(), call_id.as_str());
             let names = (server.as_str(), tool.as_str());
             Input::Confirmed(waits::confirm_in_extension(asked, names, &args, question).await)
+        }
+        Output::Ui(Ui::Authorize { url, redirect, via }) => {
+            Input::Authorized(auth::authorize(&url, &redirect, via).await)
         }
         Output::Ui(Ui::Push { kind, body }) => {
             pages::push(&kind, body);

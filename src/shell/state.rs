@@ -1,11 +1,11 @@
 //! The shell's two globals, and the only ones: the core's [`Host`] (all the host's state that
 //! is plain data) and the `Driver` (what only the browser can hold: each run's stop and
-//! inbox, the wakers of the person's waits, the kept MCP connections of both pools). Every
+//! inbox, the wakers of the person's waits, the MCP fetches under way). Every
 //! module reaches them through `host` and `driver`.
 //!
-//! The shapes of what the driver holds are defined here too (a run's `Record`, a [`Pool`]
-//! of [`Open`] connections and their [`McpClient`]s), with nothing but core and browser
-//! types in them; their behaviour stays with the modules that use them (`agent.rs`,
+//! The shapes of what the driver holds are defined here too (a run's `Record`, an MCP
+//! connection's [`McpClient`], the id the host holds its state under), with nothing
+//! but core and browser types in them; their behaviour stays with the modules that use them (`agent.rs`,
 //! `kept.rs`, `mcp.rs`). So this module imports no other module of the shell, and every
 //! module may import it: no import circle runs through the globals.
 //!
@@ -22,39 +22,21 @@ use wasm_bindgen::JsValue;
 use crate::core::host::mcp::ClientId;
 use crate::core::host::run::RunFeed;
 use crate::core::host::Host;
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::Session;
 use crate::core::ops::waits::Waiter;
 
 /// What the shell's driver holds of the browser.
+#[derive(Default)]
 pub(crate) struct Driver {
     /// The runs of this worker: their events, stop and inbox.
     pub(crate) runs: RefCell<HashMap<String, Record>>,
     /// The `resolve` of each waiter's promise (the person's waits).
     pub(crate) wakers: RefCell<HashMap<Waiter, Function>>,
-    /// The MCP servers exposed to pages: their kept connections hear the server's messages.
-    pub(crate) exposures: Pool,
-    /// The MCP servers called by hand: their kept connections open no GET stream.
-    pub(crate) by_hand: Pool,
     /// The tabs being crawled, and whether the person asked to stop each crawl.
     pub(crate) crawls: RefCell<HashMap<i64, bool>>,
     /// The fetches under way, by the id the host gave them: each handle, and its read not
     /// yet answered when its reader stopped waiting.
     pub(crate) fetches: RefCell<HashMap<u64, (JsValue, Option<Promise>)>>,
-}
-
-impl Default for Driver {
-    fn default() -> Driver {
-        Driver {
-            runs: RefCell::default(),
-            wakers: RefCell::default(),
-            exposures: Pool::listening(),
-            by_hand: Pool::quiet(),
-            crawls: RefCell::default(),
-            fetches: RefCell::default(),
-        }
-    }
 }
 
 /// Where a run stands, for `stop`.
@@ -81,22 +63,6 @@ pub(crate) struct Record {
 pub(crate) struct Inbox {
     pub(crate) queue: RefCell<VecDeque<RunFeed>>,
     pub(crate) wake: RefCell<Option<js_sys::Function>>,
-}
-
-/// An open connection to a server.
-pub struct Open {
-    pub(crate) config: McpServerConfig,
-    pub(crate) key: Option<String>,
-    pub(crate) client: Shared,
-    /// The tools listed when it opened.
-    pub(crate) tools: Rc<Vec<McpTool>>,
-}
-
-/// Kept connections, by server name.
-pub struct Pool {
-    pub(crate) open: RefCell<HashMap<String, Rc<Open>>>,
-    /// Whether its connections open the GET stream for server messages.
-    pub(crate) listens: bool,
 }
 
 /// One server's client, shared by the run's concurrent calls.

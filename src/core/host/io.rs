@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use crate::core::expose::{Exposure, PageTool};
 use crate::core::gate::{McpCall, Permit};
 use crate::core::http::HttpRequest;
+use crate::core::mcp::auth::Via;
 use crate::core::mcp::exchange::Head;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
@@ -235,6 +236,17 @@ pub enum Ui {
         /// The question.
         question: String,
     },
+    /// Show the person a sign-in's authorization `url` (`chrome.identity.launchWebAuthFlow`,
+    /// else, or with `via` a tab, a tab whose navigation to `redirect` is caught):
+    /// [`Input::Authorized`].
+    Authorize {
+        /// The authorization URL.
+        url: String,
+        /// The redirect URI.
+        redirect: String,
+        /// Where the person asked to sign in.
+        via: Via,
+    },
     /// Push to the extension's open pages: [`Input::Pushed`].
     Push {
         /// The push's kind (`pending`, …).
@@ -280,6 +292,11 @@ pub enum Mcp {
     /// own: `Host::mcp_listen` on a `Listener::new(client)`, which goes on with the stream
     /// the client opened, or opens one): [`Input::Done`] at once.
     Listen {
+        /// The client.
+        client: ClientId,
+    },
+    /// Close the client (`Host::mcp_close`) in a task of its own: [`Input::Done`] at once.
+    Close {
         /// The client.
         client: ClientId,
     },
@@ -337,6 +354,8 @@ pub enum Input {
     Confirmed(bool),
     /// An [`Ui::Push`] was sent.
     Pushed,
+    /// The URL the authorization redirected to, and which way it came; or why none.
+    Authorized(Result<(String, Via), String>),
     /// The server's tools as listed now, or why it could not be reached.
     McpTools(Result<Vec<McpTool>, String>),
     /// The tools exposed to the origin.
@@ -371,6 +390,7 @@ impl Input {
             Input::Done(_) => "an output's end",
             Input::Confirmed(_) => "an answer of the person",
             Input::Pushed => "a push",
+            Input::Authorized(_) => "an authorization",
             Input::McpTools(_) => "the server's tools",
             Input::Exposed(_) => "the exposed tools",
             Input::Fetched(_) => "a fetch's head",

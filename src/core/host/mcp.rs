@@ -25,12 +25,16 @@ use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::{McpEvent, Session};
 
 mod exchanging;
+pub mod exposed;
 mod listen;
+pub mod pools;
 mod session;
+pub mod signin;
 pub mod signins;
 pub mod text;
 
 pub use listen::Listener;
+pub use pools::{Connecting, Idling, Kept, KeptCall, ListedNow};
 pub use session::{Calling, Closing, Opening, Relisting};
 
 pub use super::io::ClientId;

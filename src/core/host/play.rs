@@ -230,6 +230,11 @@ impl Play {
             }
             Output::Http(http) => return self.peer.perform(http),
             Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
+            Output::Mcp(Mcp::Close { client }) => {
+                let mut closing = super::mcp::Closing::new(client);
+                self.drive(|host, input, now| host.mcp_close(&mut closing, input, now));
+                Input::Done(Ok(()))
+            }
             Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
             Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
                 answers: self.frame_listings(tab_id),
@@ -268,6 +273,7 @@ impl Play {
             }
             Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(false),
             Output::Ui(Ui::Push { .. }) => Input::Pushed,
+            Output::Ui(Ui::Authorize { .. }) => Input::Authorized(Err("no window here".into())),
             Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
         };
         (0.0, input)

@@ -189,3 +189,57 @@ fn a_session_the_server_ended_is_started_again() {
         ]
     );
 }
+
+/// The peer configured as the person's one server.
+fn configured(play: &mut Play) {
+    let servers = json!([{"name": "peer", "url": MCP_URL}]);
+    (play.stored).insert(crate::core::setup::store::SERVERS_KEY.into(), servers);
+}
+
+#[test]
+fn sign_out_forgets_the_tokens_and_ends_the_kept_connections() {
+    use super::super::io::Pool;
+    let mut play = world(&["search"]);
+    configured(&mut play);
+    signed_in(&mut play);
+    let mut state = signin::AuthState::default();
+    let before = play.drive(|host, input, now| host.auth_state(&mut state, input, now));
+    assert!(before.unwrap().to_string().contains("peer"));
+    let mut listed = ListedNow::new(Pool::Exposures, server());
+    let listed = play.drive(|host, input, now| host.mcp_listed_now(&mut listed, input, now));
+    assert!(listed.is_ok());
+    let mut out = signin::SigningOut::new(json!({"server": "peer"}));
+    let answer = play
+        .drive(|host, input, _| host.sign_out(&mut out, input))
+        .unwrap();
+    assert_eq!(answer["signedOut"], true);
+    assert_eq!(play.stored[Area::Session.key()], json!({}));
+    assert!(play.host.kept(Pool::Exposures, "peer").is_none());
+    assert_eq!(play.peer.methods().last().unwrap(), "DELETE");
+    let mut again = signin::SigningOut::new(json!({"server": "peer"}));
+    let answer = play
+        .drive(|host, input, _| host.sign_out(&mut again, input))
+        .unwrap();
+    assert_eq!(answer["signedOut"], false);
+    let mut bad = signin::SigningOut::new(json!({}));
+    let error = play.drive(|host, input, _| host.sign_out(&mut bad, input));
+    assert_eq!(error, Err("signOut needs {server}".into()));
+}
+
+#[test]
+fn sign_in_to_a_server_that_wants_none_or_is_not_configured() {
+    let mut play = world(&["search"]);
+    configured(&mut play);
+    let secrets = || crate::core::mcp::auth::FlowSecrets {
+        verifier: "v".repeat(43),
+        state: "s".into(),
+    };
+    let mut signing = signin::SigningIn::new(json!({"server": "peer"}), Ok("r".into()), secrets());
+    let answer = play.drive(|host, input, now| host.sign_in(&mut signing, input, now));
+    let answer = answer.unwrap();
+    assert_eq!(answer["signedIn"], false, "{answer}");
+    assert_eq!(play.peer.methods(), ["initialize"], "probed once");
+    let mut unknown = signin::SigningIn::new(json!({"server": "x"}), Ok("r".into()), secrets());
+    let error = play.drive(|host, input, now| host.sign_in(&mut unknown, input, now));
+    assert_eq!(error, Err(crate::core::mcp::auth::unknown_server("x")));
+}
