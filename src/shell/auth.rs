@@ -23,7 +23,7 @@ use wasm_bindgen::JsCast;
 use super::convert::{self, describe};
 use super::io::{now_ms, random_hex, watch_tab};
 use super::{drive, timer};
-use crate::core::host::mcp::signin::{AuthState, SigningIn, SigningOut};
+use crate::core::host::mcp::{AuthState, SigningIn, SigningOut};
 use crate::core::mcp::auth::{
     Abandoned, FlowSecrets, TabEnd, TabEvent, TabWatch, Via, REDIRECT_PATH, SIGN_IN_MS,
 };

@@ -22,7 +22,7 @@ use crate::core::expose::{
     apply, check_configured, parse_stored, sync_message, tells, tools_reply, unused, ExposeRequest,
     Exposure, PageTool,
 };
-use crate::core::host::mcp::exposed::ExposedTools;
+use crate::core::host::mcp::ExposedTools;
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 

@@ -33,9 +33,11 @@ pub mod signin;
 pub mod signins;
 pub mod text;
 
+pub use exposed::ExposedTools;
 pub use listen::Listener;
 pub use pools::{Connecting, Idling, Kept, KeptCall, ListedNow};
 pub use session::{Calling, Closing, Opening, Relisting};
+pub use signin::{AuthState, SigningIn, SigningOut};
 
 pub use super::io::ClientId;
 
