@@ -138,6 +138,14 @@ pub(crate) async fn perform(output: Output) -> Input {
             let reply = reply.await;
             Input::Sent { tabs, reply }
         }
+        Output::Frames(Frames::Tell {
+            tab_ids,
+            message,
+            ms,
+        }) => {
+            expose::tell(tab_ids, &message, ms).await;
+            Input::Done(Ok(()))
+        }
         Output::Frames(Frames::All { tab_id }) => Input::Frames(chrome::all_frames(tab_id).await),
         Output::Frames(Frames::State { tab_id, frame_id }) => {
             Input::Frame(chrome::frame_state(tab_id, frame_id).await)

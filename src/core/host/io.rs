@@ -187,6 +187,16 @@ pub enum Frames {
         /// Whether the tabs are to be listed first.
         list_tabs: bool,
     },
+    /// Tell the top frame of each tab, all at once, and wait at most `ms` for each to take
+    /// it (a tab without the content script does not answer): [`Input::Done`].
+    Tell {
+        /// The tabs.
+        tab_ids: Vec<i64>,
+        /// The message.
+        message: Value,
+        /// How long each may take (ms).
+        ms: u32,
+    },
     /// The tab's frames (`webNavigation.getAllFrames`): [`Input::Frames`].
     All {
         /// The tab.

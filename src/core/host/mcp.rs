@@ -33,7 +33,7 @@ pub mod signin;
 pub mod signins;
 pub mod text;
 
-pub use exposed::ExposedTools;
+pub use exposed::{ExposedTools, Exposing};
 pub use listen::Listener;
 pub use pools::{Connecting, Idling, Kept, KeptCall, ListedNow};
 pub use session::{Calling, Closing, Opening, Relisting};

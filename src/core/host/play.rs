@@ -259,6 +259,7 @@ impl Play {
                 Input::Sent { tabs, reply }
             }
             Output::Frames(Frames::All { tab_id }) => Input::Frames(Ok(self.frames(tab_id))),
+            Output::Frames(Frames::Tell { .. }) => Input::Done(Ok(())),
             Output::Frames(Frames::State { tab_id, frame_id }) => Input::Frame(
                 (self.frames(tab_id).into_iter())
                     .find(|frame| frame.frame_id == frame_id)

@@ -243,3 +243,35 @@ fn sign_in_to_a_server_that_wants_none_or_is_not_configured() {
     let error = play.drive(|host, input, now| host.sign_in(&mut unknown, input, now));
     assert_eq!(error, Err(crate::core::mcp::auth::unknown_server("x")));
 }
+
+#[test]
+fn an_exposure_switched_off_closes_the_kept_connection_no_exposure_names() {
+    use super::super::io::Pool;
+    use crate::core::expose::ExposeRequest;
+    let mut play = world(&["search"]);
+    configured(&mut play);
+    let request = |server: &str, enabled| ExposeRequest {
+        server: server.into(),
+        origin: "https://shop.test".into(),
+        enabled,
+        tools: None,
+    };
+    let mut exposing = Exposing::new(request("x", true));
+    let error = play.drive(|host, input, _| host.expose(&mut exposing, input));
+    assert!(error.unwrap_err().contains('x'));
+    let mut exposing = Exposing::new(request("peer", true));
+    let value = play.drive(|host, input, _| host.expose(&mut exposing, input));
+    let value = value.unwrap();
+    let stored = &play.stored[crate::core::storage::EXPOSURES];
+    assert_eq!(&value, stored);
+    assert_eq!(stored[0]["server"], "peer");
+    let mut listed = ListedNow::new(Pool::Exposures, server());
+    let listed = play.drive(|host, input, now| host.mcp_listed_now(&mut listed, input, now));
+    assert!(listed.is_ok());
+    // Play's stored exposures are none: switching off leaves none naming the server.
+    let mut exposing = Exposing::new(request("peer", false));
+    let value = play.drive(|host, input, _| host.expose(&mut exposing, input));
+    assert_eq!(value.unwrap(), json!([]));
+    assert!(play.host.kept(Pool::Exposures, "peer").is_none());
+    assert_eq!(play.peer.methods().last().unwrap(), "DELETE");
+}
