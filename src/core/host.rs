@@ -9,7 +9,7 @@
 //!
 //! Invariant: no I/O and no clock here; every part is a core value tested natively.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -29,6 +29,7 @@ pub mod door;
 pub mod io;
 pub mod listing;
 pub mod machine;
+pub mod mcp;
 pub mod probe;
 pub mod report;
 pub mod run;
@@ -71,6 +72,12 @@ pub struct Host {
     /// The tabs being crawled, and whether the person asked to stop each crawl (one crawl a
     /// tab: [`crawling::Crawling`]).
     pub crawls: RefCell<HashMap<i64, bool>>,
+    /// The MCP clients: every connection's session and what it knows of its server.
+    pub mcp: RefCell<mcp::Clients>,
+    /// The kept MCP connections of both pools.
+    pub pools: RefCell<mcp::pools::Pools>,
+    /// The last id a fetch was given ([`Host::fetch_id`]).
+    pub fetch_ids: Cell<u64>,
 }
 
 impl Host {

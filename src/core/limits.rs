@@ -293,16 +293,20 @@ pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 pub const BY_HAND_IDLE_MS: u32 = 5 * 60_000;
 
 /// How long opening a server (connect and list) may take, unless it sets its own timeout;
-/// `shell/kept.rs`.
+/// `core/host/mcp/pools.rs`.
 pub const MCP_OPEN_MS: u32 = 20_000;
 
 /// How long a session's end (its `DELETE`) may take before the connection is dropped all the
-/// same, ms; `shell/mcp.rs`.
+/// same, ms; `core/host/mcp/session.rs`.
 pub const MCP_CLOSE_MS: u32 = 3_000;
 
 /// How long a server has to answer the head of the stream it sends notifications on (its
-/// `GET`), ms; past it the host listens no more; `shell/mcp.rs`.
+/// `GET`), ms; past it the host listens no more; `core/host/mcp/listen.rs`.
 pub const MCP_LISTEN_MS: u32 = 5_000;
+
+/// How often a call waiting on the listing another call makes after `tools/list_changed`
+/// looks whether it is done, ms; `core/host/mcp`.
+pub const MCP_RELIST_POLL_MS: u32 = 20;
 
 /// How long a connection check may take (ms), unless the server sets its own timeout.
 /// (Used as `CHECK_MS` in `core/ops/checks.rs`.)
@@ -336,7 +340,7 @@ pub const WINDOW_FAILS_WITHIN_MS: f64 = 1500.0;
 
 // --- Exposure, applied in the module each names --------------------------------------------------
 
-/// How long a tab has to take the news of a change; `shell/expose.rs`.
+/// How long a tab has to take the news of a change; `core/host/mcp/exposed.rs`.
 pub const EXPOSE_NOTIFY_MS: u32 = 2_000;
 
 // --- Workbench, applied in the module each names -------------------------------------------------

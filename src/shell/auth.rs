@@ -1,7 +1,7 @@
-//! MCP authorization in the worker: `signIn`, `signOut`, `authState`, and the tokens the
-//! worker's MCP client ([`super::mcp`]) sends (kept and refreshed by [`super::signins`]). Every decision is the core's
-//! ([`crate::core::mcp::auth`]: the sign-in [`Flow`], [`Records`](crate::core::mcp::auth::Records), [`SignInRequest`],
-//! [`Probe`], [`TabWatch`]); this file performs them.
+//! MCP authorization in the worker: `signIn`, `signOut`, `authState`, driven as the host's
+//! sign-in machines ([`crate::core::host::mcp::signin`]) decide them, and the authorization
+//! step only the browser can show (`authorize`; its tab watched as the core's [`TabWatch`]
+//! says).
 //!
 //! A sign-in runs the flow: its requests with fetch, its authorization step with
 //! `chrome.identity.launchWebAuthFlow` (redirect URI `chrome.identity.getRedirectURL("mcp")`).
@@ -21,31 +21,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{self, describe};
-use super::io::{abort_fetch, fetch, fetch_header, fetch_status, now_ms, random_hex, watch_tab};
-use super::signins::{http, records, with_challenges, write};
-use super::store::load_servers;
-use super::timer;
+use super::io::{now_ms, random_hex, watch_tab};
+use super::{drive, timer};
+use crate::core::host::mcp::{AuthState, SigningIn, SigningOut};
 use crate::core::mcp::auth::{
-    probe, signed_out, unknown_server, Abandoned, Area, Flow, FlowSecrets, Probe, SignInRequest,
-    SignedIn, Step, TabEnd, TabEvent, TabWatch, Via, REDIRECT_PATH, REQUEST_MS, SIGN_IN_MS,
+    Abandoned, FlowSecrets, TabEnd, TabEvent, TabWatch, Via, REDIRECT_PATH, SIGN_IN_MS,
 };
-use crate::core::mcp::source::McpServerConfig;
-
-/// Asks the server once without a token (only the head is read).
-async fn probe_server(config: &McpServerConfig) -> Probe {
-    match timer::within(fetch(probe(config)), REQUEST_MS).await {
-        Ok(Some(handle)) => {
-            let header = fetch_header(&handle, "www-authenticate");
-            abort_fetch(&handle);
-            Probe::Answered {
-                status: fetch_status(&handle),
-                www_authenticate: header,
-            }
-        }
-        Ok(None) => Probe::Timeout,
-        Err(error) => Probe::Unreachable(error),
-    }
-}
 
 #[wasm_bindgen]
 extern "C" {
@@ -57,7 +38,11 @@ extern "C" {
 
 /// The authorization step: `launchWebAuthFlow`, else a tab. Resolves to the redirect URL and
 /// which way it came.
-async fn authorize(url: &str, redirect: &str, via: Via) -> Result<(String, Via), String> {
+pub(crate) async fn authorize(
+    url: &str,
+    redirect: &str,
+    via: Via,
+) -> Result<(String, Via), String> {
     if via == Via::Tab {
         return in_tab(url, redirect).await.map(|u| (u, Via::Tab));
     }
@@ -107,91 +92,27 @@ async fn in_tab(url: &str, redirect: &str) -> Result<String, String> {
     }
 }
 
-async fn server_named(name: &str) -> Result<McpServerConfig, String> {
-    let servers = load_servers().await?;
-    servers
-        .into_iter()
-        .find(|s| s.name == name)
-        .ok_or_else(|| unknown_server(name))
-}
-
 /// `signIn({server, remember?, clientId?, clientSecret?, inTab?})`: signs in to a configured
-/// MCP server; resolves to [`SignedIn::answer`], never a token.
+/// MCP server as the host's [`SigningIn`] decides; resolves to its answer, never a token.
 pub async fn sign_in(request: &Value) -> Result<Value, String> {
-    let request = SignInRequest::parse(request).map_err(|e| e.to_string())?;
-    let config = server_named(&request.server).await?;
-    let signed_in = sign_in_to(&config, &request)
-        .await
-        .unwrap_or_else(SignedIn::Failed);
-    if matches!(signed_in, SignedIn::Yes(..)) {
-        end_kept(&config.name);
-    }
-    Ok(signed_in.answer(&config.name, now_ms()))
-}
-
-async fn sign_in_to(config: &McpServerConfig, request: &SignInRequest) -> Result<SignedIn, String> {
-    let previous = records().await.find(config);
-    let noted = with_challenges(|c| c.get(&config.name).cloned());
-    let challenge = match noted {
-        Some(header) => header,
-        None => match probe_server(config).await.challenge()? {
-            Some(header) => header,
-            None => return Ok(SignedIn::NotNeeded),
-        },
-    };
-    let redirect = redirect_url(REDIRECT_PATH).map_err(|e| describe(&e))?;
-    let flow_config = request.flow(config, &redirect, &challenge, previous.clone().map(|p| p.0));
+    let redirect = redirect_url(REDIRECT_PATH).map_err(|e| describe(&e));
     let secrets = FlowSecrets {
         verifier: random_hex(2),
         state: random_hex(1),
     };
-    let mut flow = Flow::new(flow_config, secrets);
-    let mut via = request.via;
-    loop {
-        match flow.step() {
-            Step::Fetch(request) => {
-                let (status, body) = http(&request).await;
-                flow.response(status, &body, now_ms());
-            }
-            Step::Authorize { url } => match authorize(&url, &redirect, request.via).await {
-                Ok((back, how)) => {
-                    via = how;
-                    flow.redirected(&back);
-                }
-                Err(why) => flow.abandoned(&why),
-            },
-            Step::Done(record) => {
-                let area = Area::for_sign_in(request.remember, previous.map(|p| p.1));
-                write(records().await.store(&config.name, &record, area)).await?;
-                with_challenges(|c| c.remove(&config.name));
-                return Ok(SignedIn::Yes(Box::new(record), area, via));
-            }
-            Step::Failed(why) => return Err(why),
-        }
-    }
+    let mut signing = SigningIn::new(request.clone(), redirect, secrets);
+    drive(|host, input, now| host.sign_in(&mut signing, input, now)).await
 }
 
 /// `signOut({server})`: forgets the server's tokens (both storage areas). Resolves to
 /// `{ok: true, signedOut}` (`signedOut`: there was a sign-in).
 pub async fn sign_out(request: &Value) -> Result<Value, String> {
-    let name = crate::core::mcp::auth::sign_out_server(request).map_err(|e| e.to_string())?;
-    let writes = records().await.forget(name);
-    let found = !writes.is_empty();
-    write(writes).await?;
-    with_challenges(|c| c.remove(name));
-    end_kept(name);
-    Ok(signed_out(name, found))
+    let mut signing = SigningOut::new(request.clone());
+    drive(|host, input, _| host.sign_out(&mut signing, input)).await
 }
 
-/// Ends every kept connection to server `name`, in both pools (exposures, calls by hand):
-/// after a sign-out or a new sign-in none goes on with the token it held. (A refresh that
-/// failed is caught when the connection is next used: `kept` compares the stored sign-in.)
-fn end_kept(name: &str) {
-    super::kept::forget_everywhere(name);
-}
-
-/// `authState()`: each configured server's sign-in, without any token ([`Records::state`](crate::core::mcp::auth::Records::state)).
+/// `authState()`: each configured server's sign-in, without any token.
 pub async fn auth_state() -> Result<Value, String> {
-    let servers = load_servers().await?;
-    Ok(records().await.state(&servers, now_ms()))
+    let mut state = AuthState::default();
+    drive(|host, input, now| host.auth_state(&mut state, input, now)).await
 }

@@ -1,20 +1,23 @@
 //! MCP tool calls outside runs (`callTool` with `server`, by the person; `callExposed`, by a
 //! page), performed as the host's [`ServerCall`] decides them, and the MCP outputs of the
-//! host's vocabulary: the server's tools listed on its kept connection, a page's exposed tools,
-//! the call sent with the permit the host gave, within the limit it set. Each caller keeps its
+//! host's vocabulary: the server's tools listed on its kept connection, a page's exposed
+//! tools, the call sent with the permit the host gave, within the limit it set, a session's
+//! listening stream and a connection's close each in a task of its own. Each caller keeps its
 //! own pool of connections ([`kept`]): the person's calls and a page's never share a session.
 
 use serde_json::Value;
 
-use super::{expose, kept, mcp, timer};
+use super::io::random_id;
+use super::{drive, expose, kept};
+use crate::core::gate::McpCall;
 use crate::core::host::io::{Input, Mcp, Pool};
+use crate::core::host::mcp::{KeptCall, Listener};
 use crate::core::host::server_call::ServerCall;
-use crate::core::mcp::{secrets_of, CallResult};
 
 /// Performs the call until its answer; a call by hand's use ends then (its connection closed
 /// once the host says it has been idle long enough).
 pub(crate) async fn perform(mut call: ServerCall) -> Result<Value, String> {
-    let answer = super::drive(|host, input, now| host.server_call(&mut call, input, now)).await;
+    let answer = drive(|host, input, now| host.server_call(&mut call, input, now)).await;
     if let Some(idle) = call.take_idle() {
         kept::close_when_idle(Pool::ByHand, idle);
     }
@@ -30,6 +33,17 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
                 .map(|(_, tools)| tools),
         ),
         Mcp::Exposed { origin } => Input::Exposed(expose::tools_for(&origin).await),
+        Mcp::Listen { client } => {
+            let mut listener = Listener::new(client);
+            wasm_bindgen_futures::spawn_local(async move {
+                drive(|host, input, now| host.mcp_listen(&mut listener, input, now)).await
+            });
+            Input::Done(Ok(()))
+        }
+        Mcp::Close { client } => {
+            kept::close_later(client);
+            Input::Done(Ok(()))
+        }
         Mcp::Call {
             pool,
             server,
@@ -37,26 +51,14 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
             within_ms,
             forget_on_error,
         } => {
-            let Some(open) = kept::get(pool, &server) else {
-                return Input::McpCalled {
-                    result: None,
-                    secrets: Vec::new(),
-                };
+            let McpCall { tool, arguments } = permit.into_call();
+            let call = (tool, arguments);
+            let mut call =
+                KeptCall::new(pool, server, call, random_id(), within_ms, forget_on_error);
+            let step = |host: &crate::core::host::Host, input, now| {
+                host.mcp_kept_call(&mut call, input, now)
             };
-            let client = open.client.clone();
-            let sent = async move { Ok(mcp::call(client, *permit).await) };
-            let result = match within_ms {
-                Some(ms) => timer::limit(ms, sent).await.ok().flatten(),
-                None => sent.await.ok(),
-            };
-            if forget_on_error
-                && matches!(result, Some(CallResult::Error(_)))
-                && kept::is_kept(pool, &server, &open)
-            {
-                kept::forget(pool, &server);
-            }
-            // What the session sends now: a token refreshed during the call too.
-            let secrets = secrets_of(open.key.as_deref(), open.client.borrow().session.auth());
+            let (result, secrets) = Box::pin(drive(step)).await;
             Input::McpCalled { result, secrets }
         }
     }

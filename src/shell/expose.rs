@@ -6,46 +6,27 @@
 //! performed in `calls.rs` with `tools_for`); what it gets is decided by its page's origin as
 //! Chrome reported it (the core's `Sender::page_origin`).
 //!
-//! One MCP connection per exposed server is kept while exposures use it (`kept.rs`: opened on
-//! first use, reused while the server's configuration and key are the same, closed when no
-//! exposure names the server any more, and after a call that failed, so the next one starts
-//! afresh). A worker that Chrome stops loses them; the next request opens again.
-//!
-//! Invariant: at most one kept connection per server, for its current configuration and key.
-
-use std::collections::HashSet;
+//! Every decision is the host's ([`Exposing`], [`ExposedTools`]: one MCP connection per exposed
+//! server kept while exposures use it, in the exposures' pool); this module reads the
+//! exposures as stored, tells the tabs, and warns in the worker's console.
 
 use serde_json::Value;
 
 use super::convert;
-use super::store::{load_servers, put, read};
-use super::{chrome, kept, timer};
-use crate::core::expose::{
-    apply, check_configured, for_origin, page_tools, parse_stored, sync_message, tells,
-    tools_reply, unused, ExposeRequest, Exposure, PageTool,
-};
+use super::store::read;
+use super::{chrome, timer};
+use crate::core::expose::{parse_stored, tools_reply, ExposeRequest, Exposure, PageTool};
+use crate::core::host::mcp::{ExposedTools, Exposing};
 use crate::core::ops::Sender;
 use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
 
-/// The servers exposed to pages: a pool of their own, whose connections hear the server.
-const CONNECTIONS: kept::Kept = kept::Kept::Exposures;
-
-/// `expose({server, origin, enabled, tools?})` → the exposures after the change. The open
-/// tabs of that origin are told at once.
+/// `expose({server, origin, enabled, tools?})` → the exposures after the change, as the
+/// host's [`Exposing`] makes it. The open tabs of that origin are told at once.
 pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {
-    if request.enabled {
-        check_configured(&request, &load_servers().await?)?;
-    }
-    let exposures = apply(&load_exposures().await, &request)?;
-    let value = serde_json::to_value(&exposures).expect("exposures serialize");
-    put(Area::Local, EXPOSURES_KEY, Some(&value))
-        .await
-        .map_err(|e| format!("expose: storing failed: {e}"))?;
-    close_unused(&exposures);
-    notify(&request.origin).await;
-    Ok(value)
+    let mut exposing = Exposing::new(request);
+    super::drive(|host, input, _| host.expose(&mut exposing, input)).await
 }
 
 /// `exposures()` → `[{server, origins, tools?}]`.
@@ -77,72 +58,26 @@ pub(crate) async fn load_exposures() -> Vec<Exposure> {
     exposures
 }
 
-/// The tools exposed to an origin, from each exposed server's (kept) connection. A server
-/// that is not configured or fails is left out and logged; the page is not told why.
+/// The tools exposed to an origin, from each exposed server's (kept) connection, as the
+/// host's [`ExposedTools`] finds them. A server that is not configured or fails is left out
+/// and logged; the page is not told why.
 pub(crate) async fn tools_for(origin: &str) -> Vec<PageTool> {
-    let exposures = load_exposures().await;
-    let mine = for_origin(&exposures, origin);
-    if mine.is_empty() {
-        return Vec::new();
-    }
-    let servers = match load_servers().await {
-        Ok(servers) => servers,
-        Err(e) => {
-            chrome::warn(&format!("webmcp-host: exposures: {e}"));
-            return Vec::new();
-        }
-    };
-    let mut taken = HashSet::new();
-    let mut tools = Vec::new();
-    for exposure in mine {
-        let Some(server) = servers.iter().find(|s| s.name == exposure.server) else {
-            chrome::warn(&format!(
-                "webmcp-host: the MCP server `{}` exposed to {origin} is not configured",
-                exposure.server
-            ));
-            continue;
-        };
-        match kept::connection(CONNECTIONS, server).await {
-            Ok(open) => {
-                let (found, problems) = page_tools(exposure, server, &open.tools, &mut taken);
-                for problem in problems {
-                    chrome::warn(&format!("webmcp-host: exposed to {origin}: {problem}"));
-                }
-                tools.extend(found);
-            }
-            Err(e) => chrome::warn(&format!(
-                "webmcp-host: the MCP server `{}` exposed to {origin} failed: {e}",
-                server.name
-            )),
-        }
-    }
+    let mut exposed = ExposedTools::new(origin.to_owned());
+    let step =
+        |host: &crate::core::host::Host, input, now| host.exposed_tools(&mut exposed, input, now);
+    let (tools, warnings) = Box::pin(super::drive(step)).await;
+    warnings.iter().for_each(|warning| chrome::warn(warning));
     tools
 }
 
-/// Closes the kept connections of the servers no exposure names any more.
-fn close_unused(exposures: &[Exposure]) {
-    kept::with(CONNECTIONS, |open| unused(open.keys(), exposures))
-        .iter()
-        .for_each(|name| kept::forget(CONNECTIONS, name));
-}
-
-/// Tells the top frame of every open tab of `origin` to ask for its tools again.
-async fn notify(origin: &str) {
-    let message = convert::from_json(&sync_message());
-    let mut sent = Vec::new();
-    for tab in chrome::tabs().await {
-        let Ok(frames) = chrome::all_frames(tab.id).await else {
-            continue;
-        };
-        if frames
-            .iter()
-            .any(|f| f.frame_id == 0 && tells(origin, &f.url))
-        {
-            sent.push(chrome::message_frame(tab.id, 0, &message));
-        }
-    }
+/// Tells the top frame of each tab at once, and waits at most `ms` for each.
+pub(crate) async fn tell(tab_ids: Vec<i64>, message: &Value, ms: u32) {
+    let message = convert::from_json(message);
+    let sent: Vec<_> = (tab_ids.into_iter())
+        .map(|tab_id| chrome::message_frame(tab_id, 0, &message))
+        .collect();
     for reply in sent {
         // A tab without our content script (opened before the extension) does not answer.
-        let _ = timer::within(reply, crate::core::limits::EXPOSE_NOTIFY_MS).await;
+        let _ = timer::within(reply, ms).await;
     }
 }

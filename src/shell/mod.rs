@@ -21,7 +21,6 @@ pub mod pages;
 pub mod router;
 pub mod runlog;
 pub mod settings;
-pub mod signins;
 pub mod state;
 pub mod store;
 pub mod threads;
@@ -96,10 +95,10 @@ pub(crate) async fn perform(output: Output) -> Input {
             Input::Slept
         }
         Output::Storage(Storage::Read { area, key }) => Input::Read(store::read(area, &key).await),
-        Output::Storage(Storage::Exposures) => Input::Exposures(expose::load_exposures().await),
         Output::Storage(Storage::Write { area, key, value }) => {
             Input::Done(store::put(area, &key, value.as_ref()).await)
         }
+        Output::Storage(Storage::Exposures) => Input::Exposures(expose::load_exposures().await),
         Output::Storage(Storage::Keys { area }) => Input::Keys(store::keys(area).await),
         Output::Storage(Storage::All { area }) => Input::Read(store::all(area).await.map(Some)),
         Output::Frames(Frames::List { tab_id, sites }) => {
@@ -139,6 +138,14 @@ pub(crate) async fn perform(output: Output) -> Input {
             let reply = reply.await;
             Input::Sent { tabs, reply }
         }
+        Output::Frames(Frames::Tell {
+            tab_ids,
+            message,
+            ms,
+        }) => {
+            expose::tell(tab_ids, &message, ms).await;
+            Input::Done(Ok(()))
+        }
         Output::Frames(Frames::All { tab_id }) => Input::Frames(chrome::all_frames(tab_id).await),
         Output::Frames(Frames::Survey {
             tab_ids,
@@ -175,6 +182,9 @@ pub(crate) async fn perform(output: Output) -> Input {
             let names = (server.as_str(), tool.as_str());
             Input::Confirmed(waits::confirm_in_extension(asked, names, &args, question).await)
         }
+        Output::Ui(Ui::Authorize { url, redirect, via }) => {
+            Input::Authorized(auth::authorize(&url, &redirect, via).await)
+        }
         Output::Ui(Ui::Push { kind, body }) => {
             pages::push(&kind, body);
             Input::Pushed
@@ -186,6 +196,7 @@ pub(crate) async fn perform(output: Output) -> Input {
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
         // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
         Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,
+        Output::Http(http) => mcp::perform_http(http).await,
     }
 }
 

@@ -1,11 +1,11 @@
 //! The shell's two globals, and the only ones: the core's [`Host`] (all the host's state that
 //! is plain data) and the `Driver` (what only the browser can hold: each run's stop and
-//! inbox, the wakers of the person's waits, the kept MCP connections of both pools). Every
+//! inbox, the wakers of the person's waits, the MCP fetches under way). Every
 //! module reaches them through `host` and `driver`.
 //!
-//! The shapes of what the driver holds are defined here too (a run's `Record`, a [`Pool`]
-//! of [`Open`] connections and their [`McpClient`]s), with nothing but core and browser
-//! types in them; their behaviour stays with the modules that use them (`agent.rs`,
+//! The shapes of what the driver holds are defined here too (a run's `Record`, an MCP
+//! connection's [`McpClient`], the id the host holds its state under), with nothing
+//! but core and browser types in them; their behaviour stays with the modules that use them (`agent.rs`,
 //! `kept.rs`, `mcp.rs`). So this module imports no other module of the shell, and every
 //! module may import it: no import circle runs through the globals.
 //!
@@ -19,38 +19,22 @@ use js_sys::{Function, Promise};
 use serde_json::Value;
 use wasm_bindgen::JsValue;
 
+use crate::core::host::mcp::ClientId;
 use crate::core::host::run::RunFeed;
 use crate::core::host::Host;
-use crate::core::mcp::client::{Connection, ToolWatch};
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::Session;
 use crate::core::ops::waits::Waiter;
 
 /// What the shell's driver holds of the browser.
+#[derive(Default)]
 pub(crate) struct Driver {
     /// The runs of this worker: their events, stop and inbox.
     pub(crate) runs: RefCell<HashMap<String, Record>>,
     /// The `resolve` of each waiter's promise (the person's waits).
     pub(crate) wakers: RefCell<HashMap<Waiter, Function>>,
-    /// The MCP servers exposed to pages: their kept connections hear the server's messages.
-    pub(crate) exposures: Pool,
-    /// The MCP servers called by hand: their kept connections open no GET stream.
-    pub(crate) by_hand: Pool,
-    /// The MCP servers found to speak only the revisions up to 2025-11-25.
-    pub(crate) eras: RefCell<crate::core::mcp::client::Eras>,
-}
-
-impl Default for Driver {
-    fn default() -> Driver {
-        Driver {
-            runs: RefCell::default(),
-            wakers: RefCell::default(),
-            exposures: Pool::listening(),
-            by_hand: Pool::quiet(),
-            eras: RefCell::default(),
-        }
-    }
+    /// The fetches under way, by the id the host gave them: each handle, and its read not
+    /// yet answered when its reader stopped waiting.
+    pub(crate) fetches: RefCell<HashMap<u64, (JsValue, Option<Promise>)>>,
 }
 
 /// Where a run stands, for `stop`.
@@ -79,43 +63,28 @@ pub(crate) struct Inbox {
     pub(crate) wake: RefCell<Option<js_sys::Function>>,
 }
 
-/// An open connection to a server.
-pub struct Open {
-    pub(crate) config: McpServerConfig,
-    pub(crate) key: Option<String>,
-    pub(crate) client: Shared,
-    /// The tools listed when it opened.
-    pub(crate) tools: Rc<Vec<McpTool>>,
-}
+/// One server's client, shared by the run's concurrent calls.
+pub type Shared = Rc<McpClient>;
 
-/// Kept connections, by server name.
-pub struct Pool {
-    pub(crate) open: RefCell<HashMap<String, Rc<Open>>>,
-    /// Whether its connections open the GET stream for server messages.
-    pub(crate) listens: bool,
-}
-
-/// One server's client, shared by the run's concurrent calls (borrowed only between awaits).
-pub type Shared = Rc<RefCell<McpClient>>;
-
-/// One server's MCP client: its session, what it knows of the server's tools, its GET
-/// stream (`mcp.rs` performs it).
+/// One server's MCP client: the id its state is held under by the host
+/// ([`crate::core::host::mcp`]).
 pub struct McpClient {
-    pub(crate) config: McpServerConfig,
-    /// Carries the key header and the sign-in's Bearer token into every request.
-    pub(crate) session: Session,
-    pub(crate) key: Option<String>,
-    /// What the client knows of the server's tools since a `tools/list_changed`.
-    pub(crate) tools: ToolWatch,
-    /// The last listing, while its `ttlMs` (2026-07-28) says it is fresh.
-    pub(crate) listing: crate::core::mcp::client::ListingCache,
-    /// The listing after the last change, which every call waits on.
-    pub(crate) relisting: Option<Promise>,
-    /// The GET stream for server messages while it is open (its fetch handle, to abort).
-    pub(crate) listening: Option<JsValue>,
-    /// Whether it opens that stream at all (`mcp::open_without_stream`: no).
-    pub(crate) listens: bool,
-    pub(crate) connection: Connection,
+    pub(crate) id: ClientId,
+}
+
+impl McpClient {
+    /// Its session as the host holds it now.
+    pub fn borrow(&self) -> Held {
+        Held {
+            session: host(|host| host.mcp_session(self.id)),
+        }
+    }
+}
+
+/// A copy of a client's session.
+pub struct Held {
+    /// The session (its sign-in, its protocol).
+    pub session: Session,
 }
 
 thread_local! {

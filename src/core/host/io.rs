@@ -14,6 +14,9 @@ use serde_json::{Map, Value};
 
 use crate::core::expose::{Exposure, PageTool};
 use crate::core::gate::{McpCall, Permit};
+use crate::core::http::HttpRequest;
+use crate::core::mcp::auth::Via;
+use crate::core::mcp::exchange::Head;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::tools::McpTool;
 use crate::core::mcp::CallResult;
@@ -53,6 +56,70 @@ pub enum Output {
     Mcp(Mcp),
     /// Agent runs, as `run` makes them.
     Runs(Runs),
+    /// Plain HTTP: fetches with a streaming body.
+    Http(Http),
+}
+
+/// Plain HTTP outputs: fetches with a streaming body, each under an id the machine took from
+/// [`super::Host::fetch_id`] (one counter for the whole host), so that several fetches may be
+/// in flight at once, of one machine or of many (an MCP session's requests and its listening
+/// stream; a run's model streams may move onto this family too). The shell holds each
+/// fetch's handle under its id until the body ended or the fetch is aborted; redirects are
+/// refused (fetch's `redirect: "error"`), so a key header never follows one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Http {
+    /// Start the fetch and wait at most `within_ms` for its answer's head: [`Input::Fetched`].
+    Fetch {
+        /// The id its body is read and aborted by.
+        id: u64,
+        /// The request (every header decided).
+        request: HttpRequest,
+        /// How long the head may take (ms).
+        within_ms: u32,
+    },
+    /// The next piece of the fetch's body, waiting at most `within_ms` (`None`: as long as
+    /// it takes); a piece not come then is still read, and the next `Read` of the same id
+    /// gets it (never two reads at once): [`Input::Piece`].
+    Read {
+        /// The fetch.
+        id: u64,
+        /// How long to wait (ms).
+        within_ms: Option<u32>,
+    },
+    /// Abort the fetch (its body is not read on) and forget its handle: [`Input::Done`].
+    Abort {
+        /// The fetch.
+        id: u64,
+    },
+    /// Send a request whose answer nobody reads: [`Input::Done`] at once.
+    Post {
+        /// The request.
+        request: HttpRequest,
+    },
+}
+
+/// A fetch's head, as [`Http::Fetch`] got it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fetched {
+    /// The answer's status and the headers the core reads.
+    Head(Head),
+    /// No answer within the time given.
+    TimedOut,
+    /// The fetch failed (no answer, a refused redirect, …).
+    Failed(String),
+}
+
+/// A piece of a fetch's body, as [`Http::Read`] got it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// The next text.
+    Text(String),
+    /// The body ended (the handle is forgotten).
+    End,
+    /// Reading failed (the handle is forgotten).
+    Failed(String),
+    /// Nothing came within the time given; the read goes on.
+    Late,
 }
 
 /// Storage outputs.
@@ -132,6 +199,16 @@ pub enum Frames {
         timeout_ms: u32,
         /// Whether the tabs are to be listed first.
         list_tabs: bool,
+    },
+    /// Tell the top frame of each tab, all at once, and wait at most `ms` for each to take
+    /// it (a tab without the content script does not answer): [`Input::Done`].
+    Tell {
+        /// The tabs.
+        tab_ids: Vec<i64>,
+        /// The message.
+        message: Value,
+        /// How long each may take (ms).
+        ms: u32,
     },
     /// The tab's frames (`webNavigation.getAllFrames`): [`Input::Frames`].
     All {
@@ -231,6 +308,17 @@ pub enum Ui {
         /// The question.
         question: String,
     },
+    /// Show the person a sign-in's authorization `url` (`chrome.identity.launchWebAuthFlow`,
+    /// else, or with `via` a tab, a tab whose navigation to `redirect` is caught):
+    /// [`Input::Authorized`].
+    Authorize {
+        /// The authorization URL.
+        url: String,
+        /// The redirect URI.
+        redirect: String,
+        /// Where the person asked to sign in.
+        via: Via,
+    },
     /// Push to the extension's open pages: [`Input::Pushed`].
     Push {
         /// The push's kind (`pending`, …).
@@ -255,6 +343,10 @@ pub enum Pool {
     Exposures,
 }
 
+/// An MCP client held by the host (`Host::with_client`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ClientId(pub u64);
+
 /// Outputs to the kept MCP connections.
 #[derive(Debug, PartialEq)]
 pub enum Mcp {
@@ -272,6 +364,18 @@ pub enum Mcp {
     Exposed {
         /// The page's origin, as Chrome reported its sender.
         origin: String,
+    },
+    /// Read the client's listening stream in the background until it ends (a task of its
+    /// own: `Host::mcp_listen` on a `Listener::new(client)`, which goes on with the stream
+    /// the client opened, or opens one): [`Input::Done`] at once.
+    Listen {
+        /// The client.
+        client: ClientId,
+    },
+    /// Close the client (`Host::mcp_close`) in a task of its own: [`Input::Done`] at once.
+    Close {
+        /// The client.
+        client: ClientId,
     },
     /// Send a call on the server's kept connection (the one its tools were just listed on, if
     /// any): [`Input::McpCalled`].
@@ -331,10 +435,16 @@ pub enum Input {
     Confirmed(bool),
     /// An [`Ui::Push`] (or [`Ui::Warn`]) was sent.
     Pushed,
+    /// The URL the authorization redirected to, and which way it came; or why none.
+    Authorized(Result<(String, Via), String>),
     /// The server's tools as listed now, or why it could not be reached.
     McpTools(Result<Vec<McpTool>, String>),
     /// The tools exposed to the origin.
     Exposed(Vec<PageTool>),
+    /// A fetch's head, or why there is none.
+    Fetched(Fetched),
+    /// A piece of a fetch's body.
+    Piece(Piece),
     /// The call's result (`None`: it gave none within its limit, or there was no kept
     /// connection), with the connection's secrets (its key, its sign-in's tokens) to redact.
     McpCalled {
@@ -371,8 +481,11 @@ impl Input {
             Input::Done(_) => "an output's end",
             Input::Confirmed(_) => "an answer of the person",
             Input::Pushed => "a push",
+            Input::Authorized(_) => "an authorization",
             Input::McpTools(_) => "the server's tools",
             Input::Exposed(_) => "the exposed tools",
+            Input::Fetched(_) => "a fetch's head",
+            Input::Piece(_) => "a piece of a body",
             Input::McpCalled { .. } => "a call's result",
             Input::Keys(_) => "the stored keys",
             Input::Landed(_) => "a page loaded",

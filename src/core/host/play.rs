@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::call::HostCall;
 use super::conversations::Conversations;
-use super::io::{Frames, Input, Output, Runs, Step, Storage, Tabs, Ui};
+use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Ui};
 use super::listing::{Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::runlog::{RunLogRead, RunStore};
@@ -42,6 +42,7 @@ use crate::core::storage::Area;
 
 pub(crate) mod model;
 pub(crate) mod page;
+pub(crate) mod peer;
 mod suites;
 
 use model::ModelServer;
@@ -101,6 +102,8 @@ pub(crate) struct Play {
     pub pushes: Vec<(String, Value)>,
     /// What the browser answers instead, for the outputs it names (a write that fails, …).
     pub instead: Option<Instead>,
+    /// The MCP server of this world.
+    pub peer: peer::Peer,
     ids: u64,
 }
 
@@ -179,6 +182,7 @@ impl Play {
             cut: None,
             pushes: Vec::new(),
             instead: None,
+            peer: peer::Peer::default(),
             ids: 0,
         }
     }
@@ -235,6 +239,13 @@ impl Play {
                     serde_json::to_value(self.area(area)).unwrap_or_default(),
                 )),
             }),
+            Output::Http(http) => return self.peer.perform(http),
+            Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
+            Output::Mcp(Mcp::Close { client }) => {
+                let mut closing = super::mcp::Closing::new(client);
+                self.drive(|host, input, now| host.mcp_close(&mut closing, input, now));
+                Input::Done(Ok(()))
+            }
             Output::Storage(Storage::Exposures) => Input::Exposures(Vec::new()),
             Output::Frames(Frames::List { tab_id, sites }) => Input::Listed {
                 answers: self.frame_listings(tab_id),
@@ -269,6 +280,7 @@ impl Play {
                     .collect(),
             ),
             Output::Frames(Frames::All { tab_id }) => Input::Frames(Ok(self.frames(tab_id))),
+            Output::Frames(Frames::Tell { .. }) => Input::Done(Ok(())),
             Output::Frames(Frames::State { tab_id, frame_id }) => Input::Frame(
                 (self.frames(tab_id).into_iter())
                     .find(|frame| frame.frame_id == frame_id)
@@ -299,6 +311,7 @@ impl Play {
                 self.warnings.push(message);
                 Input::Pushed
             }
+            Output::Ui(Ui::Authorize { .. }) => Input::Authorized(Err("no window here".into())),
             Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
         };
         (0.0, input)

@@ -71,7 +71,7 @@ impl Exchange {
         )))
     }
 
-    /// `input_required`: each input request answered as [`super::Settings::elicitation`] says (an
+    /// `input_required`: each input request answered as [`Settings::elicitation`](super::Settings::elicitation) says (an
     /// input the client never declared fails the job), the request sent again with a new id.
     pub(super) fn input_required(
         &mut self,
