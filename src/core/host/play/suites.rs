@@ -1,6 +1,7 @@
 //! The suites played: evaluations, simulations, replay diffs, crawls and audits, each the
-//! host's machine driven through [`Play::drive`] as the shell drives it (`shell::evals`,
-//! `shell::crawl`, `shell::audit`).
+//! host's machine driven through [`Play::drive`] as the shell drives what the door opened
+//! (`Machine::Evaluate`, `Simulate`, `Replay`, `Crawl`, `Audit` through `Host::step`, whose
+//! arms call the same methods).
 
 use serde_json::Value;
 
@@ -14,7 +15,7 @@ use crate::core::host::suite::{Evaluating, Replaying, Simulating};
 use crate::core::ops::ReplaySource;
 
 impl Play {
-    /// `evaluate({mode: "smoke" | "agent"})` as `shell::evals::evaluate` drives it.
+    /// `evaluate({mode: "smoke" | "agent"})` as the shell drives it.
     pub(crate) fn evaluate(&mut self, request: EvaluateRequest) -> Value {
         let calls = format!("call_{}", self.fresh());
         let mut e = Evaluating::new(request, "eval_play".into(), calls);
@@ -22,7 +23,7 @@ impl Play {
         answer.unwrap_or_else(|error| panic!("the evaluation failed: {error}"))
     }
 
-    /// `evaluate({mode: "simulate"})` as `shell::evals::simulate` drives it.
+    /// `evaluate({mode: "simulate"})` as the shell drives it.
     pub(crate) fn simulate(&mut self, request: SimulateRequest) -> Value {
         let calls = format!("call_{}", self.fresh());
         let mut s = Simulating::new(request, "sim_play".into(), calls);
@@ -30,19 +31,19 @@ impl Play {
         answer.unwrap_or_else(|error| panic!("the simulation failed: {error}"))
     }
 
-    /// `crawl({tabId, ...})` as `shell::crawl::crawl` drives it.
+    /// `crawl({tabId, ...})` as the shell drives it.
     pub(crate) fn crawl(&mut self, request: CrawlRequest) -> Result<Value, String> {
         let mut c = Crawling::new(request);
         self.drive(|host, input, now| host.crawl(&mut c, input, now))
     }
 
-    /// `audit({...})` as `shell::audit` drives it.
+    /// `audit({...})` as the shell drives it.
     pub(crate) fn audit(&mut self, request: AuditRequest) -> Result<Value, String> {
         let mut probing = Probing::new(request, format!("call_{}", self.fresh()));
         self.drive(|host, input, now| host.probe(&mut probing, input, now))
     }
 
-    /// `replayDiff({runId, tabId})` as `shell::evals::replay_diff` drives it.
+    /// `replayDiff({runId, tabId})` as the shell drives it.
     pub(crate) fn replay_diff(&mut self, tab_id: i64, run_id: &str) -> Result<Value, String> {
         let source = ReplaySource::Run(run_id.to_owned());
         let mut r = Replaying::new(tab_id, source, format!("call_{}", self.fresh()));
