@@ -44,6 +44,10 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
             kept::close_later(client);
             Input::Done(Ok(()))
         }
+        Mcp::Idle { pool, idle } => {
+            kept::close_when_idle(pool, idle);
+            Input::Done(Ok(()))
+        }
         Mcp::Call {
             pool,
             server,

@@ -20,7 +20,6 @@ pub mod mcp;
 pub mod pages;
 pub mod router;
 pub mod runlog;
-pub mod settings;
 pub mod state;
 pub mod store;
 pub mod threads;
@@ -34,7 +33,7 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::core::host::call::HostCall;
-use crate::core::host::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
+use crate::core::host::io::{Frames, Input, Model, Output, Step, Storage, Tabs, Ui};
 use crate::core::host::listing::{Listing, Settle};
 use crate::core::host::Host;
 use crate::core::limits::FRAME_LIST_MS;
@@ -193,6 +192,13 @@ pub(crate) async fn perform(output: Output) -> Input {
             chrome::warn(&message);
             Input::Pushed
         }
+        Output::Ui(Ui::Redirect { path, uuids }) => Input::Redirect {
+            url: auth::redirect(&path),
+            random: io::random_hex(uuids),
+        },
+        Output::Model(Model::Availability) => Input::Availability(
+            (io::chrome_model_availability().await.as_string()).unwrap_or_default(),
+        ),
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
         // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
         Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,
