@@ -23,7 +23,8 @@ use wasm_bindgen::JsCast;
 use super::convert::{self, describe};
 use super::io::{now_ms, watch_tab};
 use super::timer;
-use crate::core::mcp::auth::{Abandoned, TabEnd, TabEvent, TabWatch, Via, SIGN_IN_MS};
+use crate::core::host::io::Via;
+use crate::core::mcp::auth::{Abandoned, TabEnd, TabEvent, TabWatch, SIGN_IN_MS};
 
 #[wasm_bindgen]
 extern "C" {

@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use super::io::random_id;
 use super::{drive, expose, kept};
-use crate::core::gate::McpCall;
-use crate::core::host::io::{Input, Mcp, Pool};
+use crate::core::host::io::{Input, Mcp, McpCall, Pool};
 use crate::core::host::mcp::{KeptCall, Listener};
 use crate::core::host::server_call::ServerCall;
 

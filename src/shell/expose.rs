@@ -16,9 +16,9 @@ use serde_json::Value;
 use super::convert;
 use super::store::read;
 use super::{chrome, timer};
-use crate::core::expose::{parse_stored, Exposure, PageTool};
+use crate::core::expose::parse_stored;
+use crate::core::host::io::{Area, Exposure, PageTool};
 use crate::core::host::mcp::ExposedTools;
-use crate::core::setup::store::Area;
 
 const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
 

@@ -33,14 +33,16 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::core::host::call::HostCall;
-use crate::core::host::io::{Frames, Input, Model, Output, Step, Storage, Tabs, Ui};
+use crate::core::host::io::{
+    FrameAnswer, Frames, Input, Listed, Model, Output, Reply, Step, Storage, Tabs, Target, Ui,
+};
 use crate::core::host::listing::{Listing, Settle};
 use crate::core::host::Host;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::bridge::{FrameRequest, Reply, Target};
+use crate::core::page::bridge::FrameRequest;
 use crate::core::page::call::CallAnswer;
 use crate::core::page::kept::Kept;
-use crate::core::page::tabs::{listing, FrameAnswer, Listed};
+use crate::core::page::tabs::listing;
 
 /// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
 fn with_listings<T>(f: impl FnOnce(&mut Kept) -> T) -> T {

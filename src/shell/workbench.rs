@@ -11,9 +11,9 @@ use serde_json::Value;
 use wasm_bindgen_futures::spawn_local;
 
 use super::{ask, drive, tab_tools, timer};
+use crate::core::host::io::{Listed, Reply, Target};
 use crate::core::host::workbench::Observe;
-use crate::core::page::bridge::{Reply, Target};
-use crate::core::page::tabs::{Listed, TabTools};
+use crate::core::page::tabs::TabTools;
 
 /// Every listing of a tab passes here: the first definition of each tool is kept (and
 /// stored when new).

@@ -12,22 +12,25 @@
 
 use serde_json::{Map, Value};
 
-use crate::core::expose::{Exposure, PageTool};
-use crate::core::gate::{McpCall, Permit};
-use crate::core::http::HttpRequest;
-use crate::core::mcp::auth::Via;
-use crate::core::mcp::exchange::Head;
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
-use crate::core::mcp::CallResult;
-use crate::core::page::bridge::{Reply, Target};
-use crate::core::page::call::{FrameState, Tab};
-use crate::core::page::site::SitePolicy;
-use crate::core::page::tabs::{Frame, FrameAnswer, Listed};
 use crate::core::run::RunEnded;
-use crate::core::storage::Area;
 
-use super::uses::Idle;
+// The edge's types that appear in this vocabulary's outputs and inputs, named here too, so
+// that whoever performs the vocabulary names it alone (its own surface, as a boundary crate
+// re-exports its types).
+pub use super::uses::Idle;
+pub use crate::core::expose::{Exposure, PageTool};
+pub use crate::core::gate::{McpCall, Permit};
+pub use crate::core::http::HttpRequest;
+pub use crate::core::mcp::auth::Via;
+pub use crate::core::mcp::exchange::Head;
+pub use crate::core::mcp::source::McpServerConfig;
+pub use crate::core::mcp::tools::McpTool;
+pub use crate::core::mcp::CallResult;
+pub use crate::core::page::bridge::{Reply, Target};
+pub use crate::core::page::call::{FrameState, Tab};
+pub use crate::core::page::site::SitePolicy;
+pub use crate::core::page::tabs::{Frame, FrameAnswer, Listed};
+pub use crate::core::storage::Area;
 
 /// A machine's next move: an output for the shell to perform, or its answer.
 #[derive(Debug, PartialEq)]
