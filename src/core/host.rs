@@ -23,6 +23,7 @@ use crate::core::page::tabs::TabTools;
 use crate::core::workbench::inventory::Seen;
 
 pub mod call;
+pub mod checks;
 pub mod conversations;
 pub mod crawling;
 pub mod door;

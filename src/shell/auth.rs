@@ -1,7 +1,7 @@
-//! MCP authorization in the worker: `signIn`, `signOut`, `authState`, driven as the host's
-//! sign-in machines ([`crate::core::host::mcp::signin`]) decide them, and the authorization
-//! step only the browser can show (`authorize`; its tab watched as the core's [`TabWatch`]
-//! says).
+//! MCP authorization in the worker: what the host's sign-in machines (`signIn`, `signOut`,
+//! `authState`, opened by the door) ask of the browser: the redirect URI (`redirect`) and
+//! the authorization step only the browser can show (`authorize`; its tab watched as the
+//! core's [`TabWatch`] says).
 //!
 //! A sign-in runs the flow: its requests with fetch, its authorization step with
 //! `chrome.identity.launchWebAuthFlow` (redirect URI `chrome.identity.getRedirectURL("mcp")`).
@@ -16,17 +16,15 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::Promise;
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::convert::{self, describe};
-use super::io::{now_ms, random_hex, watch_tab};
-use super::{drive, timer};
-use crate::core::host::mcp::{AuthState, SigningIn, SigningOut};
-use crate::core::mcp::auth::{
-    Abandoned, FlowSecrets, TabEnd, TabEvent, TabWatch, Via, REDIRECT_PATH, SIGN_IN_MS,
-};
+use super::io::{now_ms, watch_tab};
+use super::timer;
+use crate::core::host::io::Via;
+use crate::core::mcp::auth::{Abandoned, TabEnd, TabEvent, TabWatch, SIGN_IN_MS};
 
 #[wasm_bindgen]
 extern "C" {
@@ -92,27 +90,8 @@ async fn in_tab(url: &str, redirect: &str) -> Result<String, String> {
     }
 }
 
-/// `signIn({server, remember?, clientId?, clientSecret?, inTab?})`: signs in to a configured
-/// MCP server as the host's [`SigningIn`] decides; resolves to its answer, never a token.
-pub async fn sign_in(request: &Value) -> Result<Value, String> {
-    let redirect = redirect_url(REDIRECT_PATH).map_err(|e| describe(&e));
-    let secrets = FlowSecrets {
-        verifier: random_hex(2),
-        state: random_hex(1),
-    };
-    let mut signing = SigningIn::new(request.clone(), redirect, secrets);
-    drive(|host, input, now| host.sign_in(&mut signing, input, now)).await
-}
-
-/// `signOut({server})`: forgets the server's tokens (both storage areas). Resolves to
-/// `{ok: true, signedOut}` (`signedOut`: there was a sign-in).
-pub async fn sign_out(request: &Value) -> Result<Value, String> {
-    let mut signing = SigningOut::new(request.clone());
-    drive(|host, input, _| host.sign_out(&mut signing, input)).await
-}
-
-/// `authState()`: each configured server's sign-in, without any token.
-pub async fn auth_state() -> Result<Value, String> {
-    let mut state = AuthState::default();
-    drive(|host, input, now| host.auth_state(&mut state, input, now)).await
+/// The sign-in's redirect URI for `path` (`chrome.identity.getRedirectURL`), or why there is
+/// none.
+pub(crate) fn redirect(path: &str) -> Result<String, String> {
+    redirect_url(path).map_err(|e| describe(&e))
 }

@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use super::io::random_id;
 use super::{drive, expose, kept};
-use crate::core::gate::McpCall;
-use crate::core::host::io::{Input, Mcp, Pool};
+use crate::core::host::io::{Input, Mcp, McpCall, Pool};
 use crate::core::host::mcp::{KeptCall, Listener};
 use crate::core::host::server_call::ServerCall;
 
@@ -42,6 +41,10 @@ pub(crate) async fn perform_mcp(output: Mcp) -> Input {
         }
         Mcp::Close { client } => {
             kept::close_later(client);
+            Input::Done(Ok(()))
+        }
+        Mcp::Idle { pool, idle } => {
+            kept::close_when_idle(pool, idle);
             Input::Done(Ok(()))
         }
         Mcp::Call {

@@ -7,8 +7,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::{describe, from_json, to_json};
-use crate::core::page::call::{FrameState, Tab};
-use crate::core::page::tabs::{frames, Frame};
+use crate::core::host::io::{Frame, FrameState, Tab};
+use crate::core::page::tabs::frames;
 
 #[wasm_bindgen]
 extern "C" {

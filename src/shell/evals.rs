@@ -1,18 +1,11 @@
-//! `webmcpHost.toEval`, and the runs the host's suites start (the evaluations and
-//! simulations, opened by the door as the host's machines), performed as `run` makes them
-//! (`perform_run`).
+//! The runs the host's suites start (the evaluations and simulations, opened by the door as
+//! the host's machines), performed as `run` makes them (`perform_run`).
 
-use serde_json::{json, Value};
+use serde_json::json;
 use wasm_bindgen_futures::JsFuture;
 
 use super::io::sleep;
 use crate::core::host::io::{Input, Runs};
-
-/// `toEval({runId, ...})`: an eval case made of a kept run's log.
-pub async fn to_eval(run_id: &str, request: &Value) -> Result<Value, String> {
-    let log = super::runlog::run_log(run_id, 0).await?;
-    crate::core::evals::record::to_eval(request, &log)
-}
 
 /// Performs one output of the [`Runs`] family: a run started as `run` starts it (and stopped
 /// once `within_ms` passed), or a run's log read.

@@ -2,50 +2,27 @@
 //!
 //! `webmcpHost.expose` / `exposures` keep the exposures in `chrome.storage.local`; after a
 //! change the top frames of the open tabs of that origin are told to ask again. A content
-//! script asks `exposedTools` at load and `callExposed` for a call (the host's `ServerCall`,
-//! performed in `calls.rs` with `tools_for`); what it gets is decided by its page's origin as
-//! Chrome reported it (the core's `Sender::page_origin`).
+//! script asks `exposedTools` at load and `callExposed` for a call; what it gets is decided by
+//! its page's origin as Chrome reported it.
 //!
-//! Every decision is the host's ([`Exposing`], [`ExposedTools`]: one MCP connection per exposed
-//! server kept while exposures use it, in the exposures' pool); this module reads the
-//! exposures as stored, tells the tabs, and warns in the worker's console.
+//! Every decision is the host's (`expose`, `exposures`, `exposedTools` are the door's
+//! machines; one MCP connection per exposed server kept while exposures use it, in the
+//! exposures' pool); this module reads the exposures as stored, finds an origin's tools
+//! (`tools_for`, the host's [`ExposedTools`]), tells the tabs, and warns in the worker's
+//! console.
 
 use serde_json::Value;
 
 use super::convert;
 use super::store::read;
 use super::{chrome, timer};
-use crate::core::expose::{parse_stored, tools_reply, ExposeRequest, Exposure, PageTool};
-use crate::core::host::mcp::{ExposedTools, Exposing};
-use crate::core::ops::Sender;
-use crate::core::setup::store::Area;
+use crate::core::expose::parse_stored;
+use crate::core::host::io::{Area, Exposure, PageTool};
+use crate::core::host::mcp::ExposedTools;
 
 const EXPOSURES_KEY: &str = crate::core::storage::EXPOSURES;
 
-/// `expose({server, origin, enabled, tools?})` → the exposures after the change, as the
-/// host's [`Exposing`] makes it. The open tabs of that origin are told at once.
-pub(crate) async fn expose(request: ExposeRequest) -> Result<Value, String> {
-    let mut exposing = Exposing::new(request);
-    super::drive(|host, input, _| host.expose(&mut exposing, input)).await
-}
-
-/// `exposures()` → `[{server, origins, tools?}]`.
-pub(crate) async fn exposures() -> Value {
-    serde_json::to_value(load_exposures().await).expect("exposures serialize")
-}
-
-/// The origin whose exposures a sender gets (a page's content script; nothing else).
-fn origin_of(sender: Option<&Sender>) -> Result<String, String> {
-    sender
-        .and_then(Sender::page_origin)
-        .ok_or_else(|| "only an http(s) page's content script has exposed tools".into())
-}
-
-/// `exposedTools()` from a content script (already authorized) → the registrations.
-pub(crate) async fn exposed_tools(sender: Option<&Sender>) -> Result<Value, String> {
-    Ok(tools_reply(&tools_for(&origin_of(sender)?).await))
-}
-
+/// The exposures as stored, read leniently (each problem warned of in the worker's console).
 pub(crate) async fn load_exposures() -> Vec<Exposure> {
     let stored = read(Area::Local, EXPOSURES_KEY).await.unwrap_or_else(|e| {
         chrome::warn(&format!("webmcp-host: exposures: {e}"));

@@ -2,9 +2,6 @@
 //! and abort, storage, clock, timers, Chrome's `LanguageModel`), and the one fetch and
 //! response-head reading that the MCP client and the sign-in share.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
@@ -127,35 +124,4 @@ pub(crate) async fn read(handle: &JsValue) -> Result<Option<String>, String> {
     let read = call_method(handle, "read").map_err(|e| describe(&e))?;
     let piece = JsFuture::from(Promise::from(read)).await;
     Ok(piece.map_err(|e| describe(&e))?.as_string())
-}
-
-/// Fetches `request` and reads its body, within `ms` in all: its status and text, or `None`
-/// when time ran out. Reading stops once the text is over `cap` bytes (it keeps that piece
-/// whole, so the reader sees that the body was larger); the fetch is aborted then, and
-/// whenever it is left unread.
-pub(crate) async fn fetch_text(
-    request: HttpRequest,
-    ms: u32,
-    cap: usize,
-) -> Result<Option<(u16, String)>, String> {
-    let opened: Rc<RefCell<Option<JsValue>>> = Rc::default();
-    let kept = opened.clone();
-    let fetched = super::timer::limit(ms, async move {
-        let handle = JsFuture::from(fetch(request)).await;
-        let handle = handle.map_err(|e| describe(&e))?;
-        *kept.borrow_mut() = Some(handle.clone());
-        let mut text = String::new();
-        while text.len() <= cap {
-            match read(&handle).await? {
-                Some(piece) => text.push_str(&piece),
-                None => break,
-            }
-        }
-        Ok((fetch_status(&handle), text))
-    })
-    .await;
-    if let Some(handle) = opened.borrow_mut().take() {
-        abort_fetch(&handle);
-    }
-    fetched
 }

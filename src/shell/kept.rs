@@ -10,12 +10,10 @@ use wasm_bindgen_futures::spawn_local;
 
 use super::mcp::{self, McpClient};
 use super::{drive, state};
+use crate::core::host::io::{Idle, McpServerConfig, McpTool};
 /// A kept connection, as the host keeps it.
 pub use crate::core::host::mcp::Kept as Open;
 use crate::core::host::mcp::{ClientId, Connecting, Idling, ListedNow};
-use crate::core::host::uses::Idle;
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
 
 /// Which pool: each user keeps its own, held by the host; the host names them in its
 /// outputs ([`crate::core::host::io::Pool`]).

@@ -13,12 +13,10 @@ use super::convert::describe;
 use super::io::{abort_fetch, call_method, fetch, head, random_id};
 pub use super::state::{McpClient, Shared};
 use super::{drive, state, timer};
-use crate::core::gate::{McpCall, Permit};
-use crate::core::host::io::{Fetched, Http, Input, Piece};
+use crate::core::host::io::{
+    CallResult, Fetched, Http, Input, McpCall, McpServerConfig, McpTool, Permit, Piece,
+};
 use crate::core::host::mcp::{Calling, Closing, Opening, Relisting};
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
-use crate::core::mcp::CallResult;
 
 /// Connects (`server/discover`, else initialize + initialized) and lists every tool, within `within_ms` in all. A
 /// server that fails or runs out of time is closed (its session ended, its GET stream

@@ -20,7 +20,6 @@ pub mod mcp;
 pub mod pages;
 pub mod router;
 pub mod runlog;
-pub mod settings;
 pub mod state;
 pub mod store;
 pub mod threads;
@@ -34,14 +33,16 @@ use std::future::Future;
 use serde_json::Value;
 
 use crate::core::host::call::HostCall;
-use crate::core::host::io::{Frames, Input, Output, Step, Storage, Tabs, Ui};
+use crate::core::host::io::{
+    FrameAnswer, Frames, Input, Listed, Model, Output, Reply, Step, Storage, Tabs, Target, Ui,
+};
 use crate::core::host::listing::{Listing, Settle};
 use crate::core::host::Host;
 use crate::core::limits::FRAME_LIST_MS;
-use crate::core::page::bridge::{FrameRequest, Reply, Target};
+use crate::core::page::bridge::FrameRequest;
 use crate::core::page::call::CallAnswer;
 use crate::core::page::kept::Kept;
-use crate::core::page::tabs::{listing, FrameAnswer, Listed};
+use crate::core::page::tabs::listing;
 
 /// `f` on the tabs' listings kept for the page calls that follow ([`Kept`]).
 fn with_listings<T>(f: impl FnOnce(&mut Kept) -> T) -> T {
@@ -193,6 +194,13 @@ pub(crate) async fn perform(output: Output) -> Input {
             chrome::warn(&message);
             Input::Pushed
         }
+        Output::Ui(Ui::Redirect { path, uuids }) => Input::Redirect {
+            url: auth::redirect(&path),
+            random: io::random_hex(uuids),
+        },
+        Output::Model(Model::Availability) => Input::Availability(
+            (io::chrome_model_availability().await.as_string()).unwrap_or_default(),
+        ),
         Output::Mcp(mcp) => calls::perform_mcp(mcp).await,
         // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
         Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,

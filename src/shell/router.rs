@@ -4,8 +4,9 @@
 //! worker's own `globalThis.webmcpHost`, built by `worker.js` from [`operations`]).
 //!
 //! Invariants: every operation answers one shape, `{ok: true, value}` or `{ok: false,
-//! error}`, and never panics on bad input; this is the one module that calls into every area
-//! of the shell (page tools, runs, the person's side, settings, MCP sign-in, exposures).
+//! error}`, and never panics on bad input. The host's door opens nearly every operation as
+//! one of its machines, driven here with one call; what the router still performs itself
+//! holds state only the browser has (the runs under way, the person's pending answers).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -18,7 +19,7 @@ use wasm_bindgen_futures::spawn_local;
 use super::convert;
 use super::io::random_id;
 use super::pages::{extension_origin, on_tools_changed, push};
-use super::{agent, auth, chrome, expose, settings, waits, workbench};
+use super::{agent, chrome, waits};
 use crate::core::host::door::{Arrival, Fresh, Opened};
 use crate::core::ops::runs::{fill_run_ids, not_started};
 use crate::core::ops::{Op, OpName, Sender};
@@ -123,49 +124,12 @@ async fn receive(message: &JsValue, sender: &JsValue) -> Result<Done, String> {
 /// Runs an authorized operation; `sender` is the message's (none for the automation surface).
 async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
     match op {
-        Op::Version => Ok(json!(crate::VERSION)),
-        // The host opens these as its own machines (`Opened::Machine`, `Server`, `Listing`),
-        // never as operations.
-        Op::CallTool(_)
-        | Op::CallServerTool(_)
-        | Op::CallExposed(_)
-        | Op::ListTools(_)
-        | Op::Audit(_)
-        | Op::BugReport { .. }
-        | Op::Evaluate(_)
-        | Op::Simulate(_)
-        | Op::Crawl(_)
-        | Op::ReplayDiff { .. }
-        | Op::Configure(_)
-        | Op::Runs { .. }
-        | Op::RunLog { .. }
-        | Op::Conversations { .. }
-        | Op::Conversation { .. }
-        | Op::Forget { .. }
-        | Op::Settings
-        | Op::ValidateArguments(_)
-        | Op::Inventory { .. }
-        | Op::Diagnose(_)
-        | Op::Timeline { .. } => {
-            Err("internal error: the host's own opened as an operation".into())
-        }
-        Op::ListServerTools { server } => workbench::server_tools(&server).await,
-        Op::EvalReport(request) => crate::core::evals::report::eval_report(&request),
-        Op::ToEval { run_id, request } => super::evals::to_eval(&run_id, &request).await,
         Op::Run(request) => agent::run(request, None).await,
         Op::StartRun(request) => start_run(request).await,
         Op::Events(request) => agent::events(&request),
         Op::Stop(request) => agent::stop(&request),
         Op::Pending => Ok(waits::pending()),
         Op::Answer(answer) => waits::deliver(answer),
-        Op::TestModel(request) => settings::test_model(&request).await,
-        Op::CheckServer(request) => settings::check_server(&request).await,
-        Op::SignIn(request) => auth::sign_in(&request).await,
-        Op::SignOut(request) => auth::sign_out(&request).await,
-        Op::AuthState => auth::auth_state().await,
-        Op::Expose(request) => expose::expose(request).await,
-        Op::Exposures => Ok(expose::exposures().await),
-        Op::ExposedTools => expose::exposed_tools(sender).await,
         Op::CallWanted { call } => Ok(serde_json::json!({"wanted": agent::call_wanted(&call)})),
         Op::ToolsChanged => {
             if let Some(Sender::ContentScript {
@@ -176,9 +140,11 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
             }
             Ok(Value::Null)
         }
+        // The host opens every other operation as its own machine (`Opened::Machine`,
+        // `Server`, `Listing`), never as an operation.
+        _ => Err("internal error: the host's own opened as an operation".into()),
     }
 }
-
 /// `startRun(request)` (already checked as a run request) → `{runId, threadId}` once the run
 /// is stored (so that `runLog` and `runs` know it), or the error that kept it from starting;
 /// the run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).

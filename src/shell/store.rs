@@ -7,9 +7,8 @@ use serde_json::Value;
 
 use super::convert::{describe, from_json, to_json};
 use super::io::{storage_all, storage_get, storage_keys, storage_remove, storage_set};
+use crate::core::host::io::{McpServerConfig, SitePolicy};
 use crate::core::limits::STORAGE_QUOTA_BYTES;
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::page::site::SitePolicy;
 use crate::core::provider::ModelRegistry;
 use crate::core::setup::store::{
     self, key_slot, Area, MIDDLEWARE_KEY, REGISTRY_KEY, SERVERS_KEY, SITES_KEY,

@@ -11,18 +11,21 @@
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::checks::{CheckServer, TestModel};
 use super::conversations::Conversations;
 use super::crawling::Crawling;
 use super::listing::{Listing, Settle};
 use super::machine::Machine;
+use super::mcp::{ExposedReply, Exposing, Exposures, ServerTools, SignIn, SigningOut};
 use super::probe::Probing;
 use super::report::BugReport;
-use super::runlog::{RunLogRead, Runs};
+use super::runlog::{RunLogRead, Runs, ToEval};
 use super::server_call::ServerCall;
 use super::settings::{Configure, SettingsView};
 use super::suite::{Evaluating, Replaying, Simulating};
 use super::workbench::{Diagnose, Inventory, Timeline, Validate};
 use super::Host;
+use crate::core::evals::report::eval_report;
 use crate::core::gate::Asker;
 use crate::core::ops::{authorize, classify, read_message, Op, OpName, Sender, SenderInfo};
 use crate::core::setup::call::page;
@@ -210,6 +213,32 @@ impl Host {
             Op::RunLog { run_id, since } => {
                 machine(Machine::RunLog(Box::new(RunLogRead::new(&run_id, since))))
             }
+            Op::Version => machine(Machine::Answered(Some(Ok(crate::VERSION.into())))),
+            Op::EvalReport(request) => machine(Machine::Answered(Some(eval_report(&request)))),
+            Op::TestModel(request) => machine(Machine::TestModel(Box::new(TestModel::new(
+                request,
+                &fresh.origin,
+            )))),
+            Op::CheckServer(request) => {
+                machine(Machine::CheckServer(Box::new(CheckServer::new(request))))
+            }
+            Op::ListServerTools { server } => {
+                machine(Machine::ServerTools(Box::new(ServerTools::new(&server))))
+            }
+            Op::ToEval { run_id, request } => {
+                machine(Machine::ToEval(Box::new(ToEval::new(&run_id, request))))
+            }
+            Op::Expose(request) => machine(Machine::Expose(Box::new(Exposing::new(request)))),
+            Op::Exposures => machine(Machine::Exposures(Exposures)),
+            Op::ExposedTools => {
+                // A page's content script only, for the origin Chrome reported.
+                let origin = sender.as_ref().and_then(Sender::page_origin);
+                let origin = origin.ok_or_else(|| NOT_A_PAGE.to_owned())?;
+                machine(Machine::ExposedTools(Box::new(ExposedReply::new(origin))))
+            }
+            Op::SignIn(request) => machine(Machine::SignIn(Box::new(SignIn::new(request)))),
+            Op::SignOut(request) => machine(Machine::SignOut(Box::new(SigningOut::new(request)))),
+            Op::AuthState => machine(Machine::AuthState(Box::default())),
             op => Opened::Op {
                 op: Box::new(op),
                 sender,

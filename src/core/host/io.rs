@@ -12,20 +12,25 @@
 
 use serde_json::{Map, Value};
 
-use crate::core::expose::{Exposure, PageTool};
-use crate::core::gate::{McpCall, Permit};
-use crate::core::http::HttpRequest;
-use crate::core::mcp::auth::Via;
-use crate::core::mcp::exchange::Head;
-use crate::core::mcp::source::McpServerConfig;
-use crate::core::mcp::tools::McpTool;
-use crate::core::mcp::CallResult;
-use crate::core::page::bridge::{Reply, Target};
-use crate::core::page::call::{FrameState, Tab};
-use crate::core::page::site::SitePolicy;
-use crate::core::page::tabs::{Frame, FrameAnswer, Listed};
 use crate::core::run::RunEnded;
-use crate::core::storage::Area;
+
+// The edge's types that appear in this vocabulary's outputs and inputs, named here too, so
+// that whoever performs the vocabulary names it alone (its own surface, as a boundary crate
+// re-exports its types).
+pub use super::uses::Idle;
+pub use crate::core::expose::{Exposure, PageTool};
+pub use crate::core::gate::{McpCall, Permit};
+pub use crate::core::http::HttpRequest;
+pub use crate::core::mcp::auth::Via;
+pub use crate::core::mcp::exchange::Head;
+pub use crate::core::mcp::source::McpServerConfig;
+pub use crate::core::mcp::tools::McpTool;
+pub use crate::core::mcp::CallResult;
+pub use crate::core::page::bridge::{Reply, Target};
+pub use crate::core::page::call::{FrameState, Tab};
+pub use crate::core::page::site::SitePolicy;
+pub use crate::core::page::tabs::{Frame, FrameAnswer, Listed};
+pub use crate::core::storage::Area;
 
 /// A machine's next move: an output for the shell to perform, or its answer.
 #[derive(Debug, PartialEq)]
@@ -58,6 +63,16 @@ pub enum Output {
     Runs(Runs),
     /// Plain HTTP: fetches with a streaming body.
     Http(Http),
+    /// Chrome's built-in model.
+    Model(Model),
+}
+
+/// Outputs about Chrome's built-in model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Model {
+    /// Its availability (`LanguageModel.availability()`, `absent` when there is none):
+    /// [`Input::Availability`].
+    Availability,
 }
 
 /// Plain HTTP outputs: fetches with a streaming body, each under an id the machine took from
@@ -331,6 +346,14 @@ pub enum Ui {
         /// The warning.
         message: String,
     },
+    /// A sign-in's redirect URI for `path` (`chrome.identity.getRedirectURL(path)`) and
+    /// `uuids` random UUIDs' worth of hex digits for its secrets: [`Input::Redirect`].
+    Redirect {
+        /// The redirect's path.
+        path: String,
+        /// How many UUIDs of random hex digits (32 each).
+        uuids: u32,
+    },
 }
 
 /// Which kept MCP connections: each caller keeps its own, so that a person's calls and a
@@ -390,6 +413,15 @@ pub enum Mcp {
         within_ms: Option<u32>,
         /// Whether the connection is to be closed when the call fails.
         forget_on_error: bool,
+    },
+    /// The end of a use by hand: in a task of its own, wait the time `idle` asks for and
+    /// close the server's connection when the host says it has been unused since
+    /// (`Host::mcp_idling` on an `Idling::new(pool, idle)`): [`Input::Done`] at once.
+    Idle {
+        /// The pool.
+        pool: Pool,
+        /// The end of the use.
+        idle: Idle,
     },
 }
 
@@ -461,6 +493,15 @@ pub enum Input {
     Ran(Result<RunEnded, String>),
     /// A run's log (as `runLog` answers), or why it could not be read.
     Logged(Result<Value, String>),
+    /// Chrome's built-in model's availability.
+    Availability(String),
+    /// The redirect URI (or why there is none) and the random hex digits asked for.
+    Redirect {
+        /// The redirect URI.
+        url: Result<String, String>,
+        /// The random hex digits.
+        random: String,
+    },
 }
 
 impl Input {
@@ -491,6 +532,8 @@ impl Input {
             Input::Landed(_) => "a page loaded",
             Input::Ran(_) => "a run's end",
             Input::Logged(_) => "a run's log",
+            Input::Availability(_) => "the built-in model's availability",
+            Input::Redirect { .. } => "a redirect URI",
         }
     }
 }

@@ -11,12 +11,14 @@
 use serde_json::Value;
 
 use super::call::HostCall;
+use super::checks::{CheckServer, TestModel};
 use super::conversations::Conversations;
 use super::crawling::Crawling;
 use super::io::{Input, Step};
+use super::mcp::{AuthState, ExposedReply, Exposing, Exposures, ServerTools, SignIn, SigningOut};
 use super::probe::Probing;
 use super::report::BugReport;
-use super::runlog::{RunLogRead, Runs};
+use super::runlog::{RunLogRead, Runs, ToEval};
 use super::settings::{Configure, SettingsView};
 use super::suite::{Evaluating, Replaying, Simulating};
 use super::workbench::{Diagnose, Inventory, Timeline, Validate};
@@ -57,6 +59,29 @@ pub enum Machine {
     Runs(Box<Runs>),
     /// `runLog`.
     RunLog(Box<RunLogRead>),
+    /// An answer known when the operation opened (`version`, `evalReport`), given at the
+    /// first step.
+    Answered(Option<Result<Value, String>>),
+    /// `testModel`.
+    TestModel(Box<TestModel>),
+    /// `checkServer`.
+    CheckServer(Box<CheckServer>),
+    /// `listTools` with `server`.
+    ServerTools(Box<ServerTools>),
+    /// `toEval`.
+    ToEval(Box<ToEval>),
+    /// `expose`.
+    Expose(Box<Exposing>),
+    /// `exposures`.
+    Exposures(Exposures),
+    /// `exposedTools`, for the sender's origin.
+    ExposedTools(Box<ExposedReply>),
+    /// `signIn`.
+    SignIn(Box<SignIn>),
+    /// `signOut`.
+    SignOut(Box<SigningOut>),
+    /// `authState`.
+    AuthState(Box<AuthState>),
 }
 
 impl Host {
@@ -90,6 +115,21 @@ impl Host {
                 Step::Done(answer) => Step::Done(Ok(answer)),
             },
             Machine::RunLog(m) => self.run_log(m, input, now_ms),
+            Machine::Answered(answer) => Step::Done(
+                answer
+                    .take()
+                    .unwrap_or_else(|| Err("internal error: an answer was asked for again".into())),
+            ),
+            Machine::TestModel(m) => self.test_model(m, input, now_ms),
+            Machine::CheckServer(m) => self.check_server(m, input, now_ms),
+            Machine::ServerTools(m) => self.server_tools(m, input, now_ms),
+            Machine::ToEval(m) => self.to_eval(m, input, now_ms),
+            Machine::Expose(m) => self.expose(m, input),
+            Machine::Exposures(m) => self.exposures(m, input),
+            Machine::ExposedTools(m) => self.exposed_reply(m, input, now_ms),
+            Machine::SignIn(m) => self.sign_in_asked(m, input, now_ms),
+            Machine::SignOut(m) => self.sign_out(m, input),
+            Machine::AuthState(m) => self.auth_state(m, input, now_ms),
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::core::mcp::exchange::Settings;
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::mcp::{McpEvent, Session};
 
+pub mod by_hand;
 mod exchanging;
 pub mod exposed;
 mod listen;
@@ -33,11 +34,12 @@ pub mod signin;
 pub mod signins;
 pub mod text;
 
-pub use exposed::{ExposedTools, Exposing};
+pub use by_hand::ServerTools;
+pub use exposed::{ExposedReply, ExposedTools, Exposing, Exposures};
 pub use listen::Listener;
 pub use pools::{Connecting, Idling, Kept, KeptCall, ListedNow};
 pub use session::{Calling, Closing, Opening, Relisting};
-pub use signin::{AuthState, SigningIn, SigningOut};
+pub use signin::{AuthState, SignIn, SigningIn, SigningOut};
 
 pub use super::io::ClientId;
 

@@ -312,6 +312,15 @@ impl Play {
                 Input::Pushed
             }
             Output::Ui(Ui::Authorize { .. }) => Input::Authorized(Err("no window here".into())),
+            Output::Ui(Ui::Redirect { path, uuids }) => Input::Redirect {
+                url: Ok(format!("https://ext.chromiumapp.org/{path}")),
+                random: "ab".repeat(16 * uuids as usize),
+            },
+            Output::Model(super::io::Model::Availability) => {
+                Input::Availability("downloadable".into())
+            }
+            // The idle timer is the shell's task; here the connection stays.
+            Output::Mcp(Mcp::Idle { .. }) => Input::Done(Ok(())),
             Output::Mcp(_) => Input::McpTools(Err("no MCP server in this world".into())),
         };
         (0.0, input)

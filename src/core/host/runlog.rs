@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::io::{Input, Output, Step};
 use super::stored::{found, read, write, Writes};
 use super::Host;
+use crate::core::evals::record::to_eval;
 use crate::core::ops::runlog::{end_cut_run, needs_ending, Effect, Events, Next};
 use crate::core::ops::runs::RunSummary;
 use crate::core::restart::{intent_slot, stored_intents, Intent};
@@ -420,6 +421,39 @@ impl RunStore {
         Stored {
             effects: std::mem::take(&mut self.effects),
             result,
+        }
+    }
+}
+
+/// `toEval({runId, ...})`: an eval case made of a kept run's log (read as `runLog` reads it,
+/// [`RunLogRead`], then `core::evals::record::to_eval`).
+#[derive(Debug)]
+pub struct ToEval {
+    request: Value,
+    log: RunLogRead,
+}
+
+impl ToEval {
+    /// The case `request` asks for, of run `run_id`.
+    pub fn new(run_id: &str, request: Value) -> ToEval {
+        ToEval {
+            request,
+            log: RunLogRead::new(run_id, 0),
+        }
+    }
+}
+
+impl Host {
+    /// One step of a [`ToEval`].
+    pub fn to_eval(
+        &self,
+        m: &mut ToEval,
+        input: Option<Input>,
+        now_ms: f64,
+    ) -> Step<Result<Value, String>> {
+        match self.run_log(&mut m.log, input, now_ms) {
+            Step::Do(output) => Step::Do(output),
+            Step::Done(log) => Step::Done(log.and_then(|log| to_eval(&m.request, &log))),
         }
     }
 }

@@ -211,3 +211,55 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
     assert_eq!(from_run.len(), 1);
     assert!(cold > from_popup, "the cold call read and listed: {cold}");
 }
+
+/// What `value` from `sender` opens, driven through the host to its answer.
+fn answered(play: &mut Play, value: &Value, sender: &SenderInfo) -> Result<Value, String> {
+    match message(&play.host, value, sender) {
+        Ok(Opened::Machine(mut machine)) => {
+            play.drive(|host, input, now| host.step(&mut machine, input, now))
+        }
+        Ok(other) => panic!("not a machine: {other:?}"),
+        Err(closed) => Err(closed.error),
+    }
+}
+
+#[test]
+fn the_checks_exposures_sign_ins_and_the_rest_open_as_machines_of_the_host() {
+    let host = Host::default();
+    let ops = [
+        json!({"op": "version"}),
+        json!({"op": "testModel", "name": "a"}),
+        json!({"op": "checkServer", "name": "a"}),
+        json!({"op": "listTools", "server": "a"}),
+        json!({"op": "toEval", "runId": "r1"}),
+        json!({"op": "evalReport", "report": {"results": []}}),
+        json!({"op": "exposures"}),
+        json!({"op": "signIn", "server": "a"}),
+        json!({"op": "signOut", "server": "a"}),
+        json!({"op": "authState"}),
+    ];
+    for op in ops {
+        let opened = message(&host, &op, &popup());
+        assert!(matches!(opened, Ok(Opened::Machine(_))), "{op}: {opened:?}");
+    }
+    // A page's content script asks for its exposed tools; the popup has none.
+    let exposed = json!({"op": "exposedTools"});
+    let page = message(&host, &exposed, &page_script(0));
+    assert!(
+        matches!(&page, Ok(Opened::Machine(m)) if matches!(**m, Machine::ExposedTools(_))),
+        "{page:?}"
+    );
+    let mut play = Play::shop(&[]);
+    assert_eq!(
+        answered(&mut play, &exposed, &popup()),
+        Err(NOT_A_PAGE.into())
+    );
+    // The answers: the version, and a page with nothing exposed to it.
+    let version = answered(&mut play, &json!({"op": "version"}), &popup());
+    assert_eq!(version, Ok(json!(crate::VERSION)));
+    let tools = answered(&mut play, &exposed, &page_script(0));
+    assert_eq!(tools, Ok(json!([])));
+    // What still holds browser state is the router's.
+    let pending = message(&host, &json!({"op": "pending"}), &popup());
+    assert!(matches!(pending, Ok(Opened::Op { .. })), "{pending:?}");
+}

@@ -8,12 +8,12 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::super::io::{ClientId, Frames, Input, Mcp, Output, Pool, Step, Storage, Tabs};
+use super::super::io::{ClientId, Frames, Input, Mcp, Output, Pool, Step, Storage, Tabs, Ui};
 use super::super::Host;
 use super::pools::Connecting;
 use crate::core::expose::{
-    apply, check_configured, for_origin, page_tools, sync_message, tells, unused, ExposeRequest,
-    Exposure, PageTool,
+    apply, check_configured, for_origin, page_tools, sync_message, tells, tools_reply, unused,
+    ExposeRequest, Exposure, PageTool,
 };
 use crate::core::limits::EXPOSE_NOTIFY_MS;
 use crate::core::mcp::source::McpServerConfig;
@@ -294,6 +294,74 @@ impl Host {
                 }
                 Change::Told => return Step::Done(Ok(std::mem::take(&mut m.value))),
             }
+        }
+    }
+}
+
+/// `exposures()` → `[{server, origins, tools?}]`, as stored (read leniently).
+#[derive(Debug, Default)]
+pub struct Exposures;
+
+impl Host {
+    /// One step of an [`Exposures`].
+    pub fn exposures(
+        &self,
+        _m: &mut Exposures,
+        input: Option<Input>,
+    ) -> Step<Result<Value, String>> {
+        match input {
+            None => Step::Do(Output::Storage(Storage::Exposures)),
+            Some(Input::Exposures(exposures)) => Step::Done(Ok(
+                serde_json::to_value(exposures).expect("exposures serialize")
+            )),
+            Some(other) => Step::Done(Err(format!(
+                "internal error: {} came where the exposures were asked for",
+                other.what()
+            ))),
+        }
+    }
+}
+
+/// `exposedTools()` of a page's content script → the registrations of the tools exposed to
+/// its origin ([`ExposedTools`]); what was left out is warned of in the worker's console
+/// first, one warning at a time.
+#[derive(Debug)]
+pub struct ExposedReply {
+    tools: ExposedTools,
+    found: Option<Exposed>,
+}
+
+impl ExposedReply {
+    /// The reply to a page of `origin` (as Chrome reported its sender).
+    pub fn new(origin: String) -> ExposedReply {
+        ExposedReply {
+            tools: ExposedTools::new(origin),
+            found: None,
+        }
+    }
+}
+
+impl Host {
+    /// One step of an [`ExposedReply`].
+    pub fn exposed_reply(
+        &self,
+        m: &mut ExposedReply,
+        input: Option<Input>,
+        now: f64,
+    ) -> Step<Result<Value, String>> {
+        if m.found.is_none() {
+            match self.exposed_tools(&mut m.tools, input, now) {
+                Step::Do(output) => return Step::Do(output),
+                Step::Done((tools, mut warnings)) => {
+                    warnings.reverse();
+                    m.found = Some((tools, warnings));
+                }
+            }
+        }
+        let (tools, warnings) = m.found.as_mut().expect("found");
+        match warnings.pop() {
+            Some(message) => Step::Do(Output::Ui(Ui::Warn { message })),
+            None => Step::Done(Ok(tools_reply(tools))),
         }
     }
 }

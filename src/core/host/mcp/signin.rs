@@ -14,7 +14,7 @@ use super::text::Text;
 use super::ClientId;
 use crate::core::mcp::auth::{
     probe, sign_out_server, signed_out, unknown_server, Area, AuthRecord, Flow, FlowSecrets, Probe,
-    SignInRequest, SignedIn, Step as FlowStep, Via, MAX_AUTH_BODY_BYTES, REQUEST_MS,
+    SignInRequest, SignedIn, Step as FlowStep, Via, MAX_AUTH_BODY_BYTES, REDIRECT_PATH, REQUEST_MS,
 };
 use crate::core::mcp::source::McpServerConfig;
 use crate::core::setup::store::{servers, SERVERS_KEY};
@@ -395,5 +395,49 @@ impl Host {
                 Step::Done(Ok(records.state(servers, now)))
             }
         }
+    }
+}
+
+/// `signIn` as the door opens it: the redirect URI and the flow's random secrets asked of the
+/// shell first ([`Ui::Redirect`]), then the [`SigningIn`].
+#[derive(Debug)]
+pub struct SignIn {
+    request: Option<Value>,
+    signing: Option<SigningIn>,
+}
+
+/// The hex digits of a flow's verifier (the rest of those asked for is its state).
+const VERIFIER_HEX: usize = 64;
+
+impl SignIn {
+    /// A sign-in as `request` asks.
+    pub fn new(request: Value) -> SignIn {
+        SignIn {
+            request: Some(request),
+            signing: None,
+        }
+    }
+}
+
+impl Host {
+    /// One step of a [`SignIn`].
+    pub fn sign_in_asked(&self, m: &mut SignIn, input: Option<Input>, now: f64) -> Answer {
+        if let Some(signing) = m.signing.as_mut() {
+            return self.sign_in(signing, input, now);
+        }
+        let Some(Input::Redirect { url, random }) = input else {
+            return Step::Do(Output::Ui(Ui::Redirect {
+                path: REDIRECT_PATH.into(),
+                uuids: 3,
+            }));
+        };
+        let (verifier, state) = random.split_at(VERIFIER_HEX.min(random.len()));
+        let secrets = FlowSecrets {
+            verifier: verifier.to_owned(),
+            state: state.to_owned(),
+        };
+        let request = m.request.take().unwrap_or_default();
+        let signing = m.signing.insert(SigningIn::new(request, url, secrets));
+        self.sign_in(signing, None, now)
     }
 }

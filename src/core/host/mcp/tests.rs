@@ -279,3 +279,59 @@ fn an_exposure_switched_off_closes_the_kept_connection_no_exposure_names() {
     assert!(play.host.kept(Pool::Exposures, "peer").is_none());
     assert_eq!(play.peer.methods().last().unwrap(), "DELETE");
 }
+
+#[test]
+fn a_listing_by_hand_is_one_use_of_the_kept_connection_and_arms_its_idle_close() {
+    use super::super::io::{Mcp, Output, Pool};
+    let mut play = world(&["search", "fetch"]);
+    configured(&mut play);
+    let idles = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let seen = idles.clone();
+    play.instead = Some(Box::new(move |output| match output {
+        Output::Mcp(Mcp::Idle { pool, idle }) => {
+            seen.borrow_mut().push((*pool, idle.clone()));
+            None
+        }
+        _ => None,
+    }));
+    let mut listing = ServerTools::new("peer");
+    let answer = play.drive(|host, input, now| host.server_tools(&mut listing, input, now));
+    let names: Vec<_> = (answer.unwrap()["tools"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["search", "fetch"]);
+    assert!(play.host.kept(Pool::ByHand, "peer").is_some(), "kept");
+    // The use ended: its idle close is armed, and the host says it is idle then.
+    let (pool, idle) = idles.borrow_mut().pop().expect("an idle timer");
+    assert_eq!(pool, Pool::ByHand);
+    assert!(play.host.idle(&idle));
+    // A server not configured is the answer, and its use ends too.
+    let mut missing = ServerTools::new("nope");
+    let error = play.drive(|host, input, now| host.server_tools(&mut missing, input, now));
+    assert!(error.unwrap_err().contains("nope"));
+    assert_eq!(idles.borrow().len(), 1);
+}
+
+#[test]
+fn a_sign_in_asks_the_shell_for_its_redirect_and_secrets_first() {
+    let mut play = world(&["search"]);
+    configured(&mut play);
+    let mut signing = SignIn::new(json!({"server": "peer"}));
+    let answer = play.drive(|host, input, now| host.sign_in_asked(&mut signing, input, now));
+    assert_eq!(answer.unwrap()["signedIn"], false, "the server wants none");
+    let mut unknown = SignIn::new(json!({"server": "x"}));
+    let error = play.drive(|host, input, now| host.sign_in_asked(&mut unknown, input, now));
+    assert_eq!(error, Err(crate::core::mcp::auth::unknown_server("x")));
+}
+
+#[test]
+fn a_pages_exposed_tools_are_its_origins_and_what_was_left_out_is_warned_of() {
+    let mut play = world(&["search"]);
+    configured(&mut play);
+    let mut reply = ExposedReply::new("https://shop.test".into());
+    let tools = play.drive(|host, input, now| host.exposed_reply(&mut reply, input, now));
+    assert_eq!(tools, Ok(json!([])), "nothing exposed in this world");
+    let mut exposures = Exposures;
+    let stored = play.drive(|host, input, _| host.exposures(&mut exposures, input));
+    assert_eq!(stored, Ok(json!([])));
+}

@@ -109,3 +109,11 @@ fn a_failed_write_is_warned_of_and_is_the_intents_answer() {
         ]
     );
 }
+
+#[test]
+fn an_eval_case_is_made_of_a_runs_log_or_says_why_not() {
+    let mut play = Play::shop(&[]);
+    let mut to_eval = ToEval::new("nope", json!({"runId": "nope"}));
+    let error = play.drive(|host, input, now| host.to_eval(&mut to_eval, input, now));
+    assert!(error.is_err(), "{error:?}");
+}
