@@ -145,6 +145,7 @@ async fn perform(op: Op, sender: Option<&Sender>) -> Result<Value, String> {
         _ => Err("internal error: the host's own opened as an operation".into()),
     }
 }
+
 /// `startRun(request)` (already checked as a run request) → `{runId, threadId}` once the run
 /// is stored (so that `runLog` and `runs` know it), or the error that kept it from starting;
 /// the run goes on in the worker (watch it with `runLog`, the pushed events, or `events`).
