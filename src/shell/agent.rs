@@ -1,14 +1,13 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
-//! The host's [`HostRun`] decides everything of a run (its start, its drive, its tab's listings
-//! and page calls); this module performs what it asks: the start's reads and writes, fetches
-//! (status, headers, body text), Chrome's built-in model, timers, intents in storage, the tool
+//! The host's [`HostRun`] decides everything of a run (its start, its drive, its tab's listings,
+//! page calls and model streams); this module performs what it asks: the start's reads and
+//! writes, its children's outputs, Chrome's built-in model, timers, intents in storage, the tool
 //! calls the host leaves to it (MCP, the clock, any call through the person's JavaScript
 //! layers), the person's answers, keep-alive, its children's browser steps. Every result goes
 //! back as a [`RunFeed`] through the run's inbox, which `stop` feeds too. Keys are read from
 //! `chrome.storage.session` at request time and go only into the request of their model.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
@@ -20,8 +19,7 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use super::convert::{self, describe};
 use super::io::{
-    abort_fetch, chrome_model_availability, chrome_model_prompt, fetch_header, fetch_status,
-    now_ms, random_id, utc_offset_minutes,
+    chrome_model_availability, chrome_model_prompt, now_ms, random_id, utc_offset_minutes,
 };
 use super::state::{Going, Inbox, Record};
 use super::store;
@@ -32,7 +30,7 @@ use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
 use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
-use crate::core::run::drive::{Action, Answer, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Gated, ToolCall};
 use crate::core::run::middleware::layered_answer;
 use crate::core::run::ToolAnswer;
 use crate::core::run::{RunEnded, RunOutcome};
@@ -236,8 +234,6 @@ async fn perform(
     run_id: &str,
     o: &mut RunSide<'_>,
 ) -> Result<RunOutcome, String> {
-    // Fetches by id: `None` until the head arrived; gone once aborted.
-    let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
     let mut timers: HashMap<u64, JsValue> = HashMap::new();
     let mut keep_alive: Option<js_sys::Function> = None;
     let inbox = o.inbox.clone();
@@ -268,34 +264,6 @@ async fn perform(
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
                     super::runlog::on_event(run_id, &value);
                     with_record(run_id, |r| r.events.push(value));
-                }
-                Action::Fetch { id, request } => {
-                    fetches.borrow_mut().insert(id, None);
-                    let fetches = fetches.clone();
-                    inbox.spawn(async move {
-                        RunFeed::Drive(match JsFuture::from(super::io::fetch(request)).await {
-                            Ok(handle) => opened(id, handle, &fetches),
-                            Err(error) => Answer::FetchFailed {
-                                id,
-                                message: describe(&error),
-                            },
-                        })
-                    });
-                }
-                Action::Read { id } => {
-                    if let Some(handle) = fetches.borrow().get(&id).cloned().flatten() {
-                        inbox.spawn(async move {
-                            RunFeed::Drive(match super::io::read(&handle).await {
-                                Ok(text) => Answer::Body { id, text },
-                                Err(message) => Answer::FetchFailed { id, message },
-                            })
-                        });
-                    }
-                }
-                Action::Abort { id } => {
-                    if let Some(Some(handle)) = fetches.borrow_mut().remove(&id) {
-                        abort_fetch(&handle);
-                    }
                 }
                 Action::ChromeAvailability { id } => inbox.spawn(async move {
                     let availability = chrome_model_availability().await;
@@ -387,31 +355,16 @@ async fn perform(
                     }
                 }
                 Action::Finished(outcome) => return Ok(outcome),
-                // The host lists the run's tab itself.
-                Action::ListTabTools { .. } => {}
+                // The host lists the run's tab and performs the model's fetches itself.
+                Action::ListTabTools { .. }
+                | Action::Fetch { .. }
+                | Action::Read { .. }
+                | Action::Abort { .. } => {}
             }
         }
         let feed = inbox.next().await;
         super::state::host(|h| h.run_handle(run, feed, now_ms()));
         super::observe_listed();
-    }
-}
-
-/// A fetch's head arrived: kept for its body, or aborted when the drive dropped it meanwhile.
-fn opened(
-    id: FetchId,
-    handle: JsValue,
-    fetches: &RefCell<HashMap<FetchId, Option<JsValue>>>,
-) -> Answer {
-    let (status, retry_after) = (fetch_status(&handle), fetch_header(&handle, "retry-after"));
-    match fetches.borrow_mut().get_mut(&id) {
-        Some(slot) => *slot = Some(handle),
-        None => abort_fetch(&handle),
-    }
-    Answer::Head {
-        id,
-        status,
-        retry_after,
     }
 }
 

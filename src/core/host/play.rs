@@ -14,7 +14,7 @@
 //! Crossings: every time a driver hands a value into the [`Host`] ([`Host::advance`],
 //! [`Host::list`]) counts one, so the tests can hold how often a page call enters the core.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
@@ -33,7 +33,7 @@ use crate::core::page::bridge::{FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
-use crate::core::run::drive::{Action, Answer, FetchId, Gated};
+use crate::core::run::drive::{Action, Answer, Gated};
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
@@ -119,8 +119,6 @@ pub(crate) type Cut = Box<dyn Fn(&Value) -> bool>;
 struct Pending {
     due: Vec<(f64, u64, RunFeed)>,
     seq: u64,
-    /// Each fetch's body pieces still to be read (`None`: its end).
-    bodies: HashMap<FetchId, VecDeque<Option<String>>>,
 }
 
 impl Pending {
@@ -149,7 +147,7 @@ impl Play {
         let models = names.iter().map(|name| ModelConfig {
             name: (*name).into(),
             provider: Provider::Openai,
-            base_url: "http://127.0.0.1:8808/v1".into(),
+            base_url: model::MODEL_URL.into(),
             model: format!("{name}-1"),
             native_tools: true,
             key_ref: None,
@@ -239,6 +237,7 @@ impl Play {
                     serde_json::to_value(self.area(area)).unwrap_or_default(),
                 )),
             }),
+            Output::Http(http) if self.models.serves(&http) => return self.models.perform(http),
             Output::Http(http) => return self.peer.perform(http),
             Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
             Output::Mcp(Mcp::Close { client }) => {
@@ -654,24 +653,6 @@ impl Play {
         let now = self.now;
         let drive = RunFeed::Drive;
         match action {
-            Action::Fetch { id, request } => {
-                let (status, body) = self.models.answer(&request.body);
-                (pending.bodies).insert(id, VecDeque::from([Some(body), None]));
-                let head = Answer::Head {
-                    id,
-                    status,
-                    retry_after: None,
-                };
-                pending.at(now + self.models.latency_ms, drive(head));
-            }
-            Action::Read { id } => {
-                let text = (pending.bodies.get_mut(&id)).and_then(|b| b.pop_front().flatten());
-                pending.at(now, drive(Answer::Body { id, text }));
-            }
-            Action::Abort { id } => {
-                pending.bodies.remove(&id);
-                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Head { id: i, .. } | Answer::Body { id: i, .. }) if *i == id));
-            }
             Action::Timer { id, ms } => pending.at(now + f64::from(ms), drive(Answer::Timeout(id))),
             Action::CancelTimer { id } => {
                 pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Timeout(t)) if *t == id));
@@ -721,7 +702,12 @@ impl Play {
                 pending.at(now, drive(Answer::ChromeOutput { id, output }));
             }
             Action::Intents(_) | Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
-            Action::ListTabTools { .. } | Action::Event(_) | Action::Finished(_) => {
+            Action::ListTabTools { .. }
+            | Action::Fetch { .. }
+            | Action::Read { .. }
+            | Action::Abort { .. }
+            | Action::Event(_)
+            | Action::Finished(_) => {
                 unreachable!("the host's or the loop's")
             }
         }

@@ -2,10 +2,11 @@
 //! the MCP servers, the keys), then its drive ([`Drive`]: the model, the tools, the person),
 //! with the tab's listings and the page calls resolved inside the host, as children of the
 //! run: a listing is the host's [`Listing`], a page call the host's [`HostCall`] on the permit
-//! the drive's gate gave. The shell performs what is left (storage, the model's fetches,
-//! timers, MCP connections, the person's answers) and each child's browser steps, and feeds
-//! every result back; a child's answer goes to the start or the drive as a value, never
-//! through the shell.
+//! the drive's gate gave, a model's stream the host's [`Http`] outputs (the drive's fetch ids
+//! mapped to the host's; a fetch aborted or ended is forgotten, and what comes of it after is
+//! dropped). The shell performs what is left (storage, timers, MCP connections, the person's
+//! answers) and each child's outputs, and feeds every result back; a child's answer goes to
+//! the start or the drive as a value, never through the shell.
 //!
 //! The shell sees [`RunEffect`]s, any number in flight at once, and feeds each one's answer
 //! back as one [`RunFeed`] through [`Host::run_handle`]; [`Host::run_poll`] says what to do
@@ -20,14 +21,15 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::call::HostCall;
-use super::io::{Input, Output, Step};
+use super::io::{Fetched, Http, Input, Output, Piece, Step};
 use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
 use serde_json::Value;
 
+use crate::core::limits::NO_DEADLINE_MS;
 use crate::core::page::tabs::Listed;
-use crate::core::run::drive::{Action, Answer, Drive, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
 
@@ -38,10 +40,12 @@ pub enum RunEffect {
     /// [`RunFeed::Got`]. [`Need::Ready`] is never asked: the host finishes the start.
     Need(Need),
     /// What the drive asks (never a page tool call the host makes itself, nor
-    /// [`Action::ListTabTools`]): [`RunFeed::Drive`] when it wants an answer. After
+    /// [`Action::ListTabTools`], nor a model's fetch, read or abort): [`RunFeed::Drive`] when
+    /// it wants an answer. After
     /// [`Action::Finished`] the run has ended: [`HostRun::drive`] gives its messages.
     Act(Action),
-    /// An output of one of the run's children (a listing of its tab, a page call):
+    /// An output of one of the run's children (a listing of its tab, a page call, a model's
+    /// stream):
     /// [`RunFeed::Child`] with the same `child`.
     Child {
         /// The child's id in the run.
@@ -70,9 +74,11 @@ pub enum RunFeed {
     },
 }
 
-/// A child of the run: one of its listings or page calls.
+/// A child of the run: one of its listings, page calls or model fetches.
 #[derive(Debug)]
 enum Child {
+    /// The drive's fetch `id` (a model's stream), performed as the host's fetch `http`.
+    Fetch { id: FetchId, http: u64 },
     /// A listing, for the start or for the drive.
     Listing(Listing),
     /// A page call of the drive's call `call_id`.
@@ -170,6 +176,27 @@ impl HostRun {
         self.layered = layered;
     }
 
+    /// The drive reads its fetch `id` on, or aborts it (`abort`); a fetch gone (its body
+    /// ended, it failed, it was aborted) is not read again, and what comes of it meanwhile is
+    /// dropped.
+    fn fetch_step(&mut self, id: FetchId, abort: bool) {
+        let found = (self.children.iter())
+            .find(|(_, c)| matches!(c, Child::Fetch { id: of, .. } if *of == id));
+        let Some((&child, &Child::Fetch { http, .. })) = found else {
+            return;
+        };
+        let output = Output::Http(if abort {
+            self.children.remove(&child);
+            Http::Abort { id: http }
+        } else {
+            Http::Read {
+                id: http,
+                within_ms: None,
+            }
+        });
+        self.out.push_back(RunEffect::Child { child, output });
+    }
+
     fn child(&mut self, child: Child) -> u64 {
         self.next_child += 1;
         self.children.insert(self.next_child, child);
@@ -245,6 +272,29 @@ impl Host {
                             let child = run.child(Child::Call { call_id, call });
                             self.advance_child(run, child, None, now_ms);
                         }
+                        Action::Fetch { id, request } => {
+                            run.phase = Phase::Drive(drive);
+                            let http = self.fetch_id();
+                            let child = run.child(Child::Fetch { id, http });
+                            let within_ms = NO_DEADLINE_MS;
+                            let fetch = Http::Fetch {
+                                id: http,
+                                request,
+                                within_ms,
+                            };
+                            run.out.push_back(RunEffect::Child {
+                                child,
+                                output: Output::Http(fetch),
+                            });
+                        }
+                        Action::Read { id } => {
+                            run.phase = Phase::Drive(drive);
+                            run.fetch_step(id, false);
+                        }
+                        Action::Abort { id } => {
+                            run.phase = Phase::Drive(drive);
+                            run.fetch_step(id, true);
+                        }
                         finished @ Action::Finished(_) => {
                             run.ended = Some(drive);
                             run.phase = Phase::Over;
@@ -288,6 +338,20 @@ impl Host {
                     run.children.insert(child, Child::Call { call_id, call });
                     self.advance_child(run, child, Some(input), now_ms)
                 }
+                Some(Child::Fetch { id, http }) => {
+                    if let Some(answer) = fetched(id, input) {
+                        if matches!(
+                            answer,
+                            Answer::Head { .. } | Answer::Body { text: Some(_), .. }
+                        ) {
+                            run.children.insert(child, Child::Fetch { id, http });
+                        }
+                        self.to_drive(run, answer);
+                    } else {
+                        run.children.insert(child, Child::Fetch { id, http });
+                    }
+                }
+                // Gone: an aborted fetch's head or piece, an abort's end.
                 None => {}
             },
         }
@@ -341,5 +405,26 @@ impl Host {
             Phase::Start { .. } => run.early.push(answer),
             Phase::Over | Phase::Gone => {}
         }
+    }
+}
+
+/// What the drive hears of its fetch `id`'s input (`None`: nothing; the fetch goes on).
+fn fetched(id: FetchId, input: Input) -> Option<Answer> {
+    let failed = |message| Some(Answer::FetchFailed { id, message });
+    match input {
+        Input::Fetched(Fetched::Head(head)) => Some(Answer::Head {
+            id,
+            status: head.status,
+            retry_after: head.retry_after,
+        }),
+        Input::Fetched(Fetched::Failed(message)) => failed(message),
+        Input::Fetched(Fetched::TimedOut) => failed("no answer in time".into()),
+        Input::Piece(Piece::Text(text)) => Some(Answer::Body {
+            id,
+            text: Some(text),
+        }),
+        Input::Piece(Piece::End) => Some(Answer::Body { id, text: None }),
+        Input::Piece(Piece::Failed(message)) => failed(message),
+        _ => None,
     }
 }

@@ -538,3 +538,4 @@ fn a_run_replayed_names_each_call_whose_answer_or_availability_changed() {
 
 mod judge;
 mod origins;
+mod streams;

@@ -1,0 +1,49 @@
+//! A run's model streams, its timers and its keep-alive as outputs of the host's vocabulary:
+//! the model's fetches are the host's `Http` outputs (its ids, its heads, its pieces), a
+//! refusal's `Retry-After` is waited out, a stop aborts the stream under way.
+
+use serde_json::json;
+
+use super::super::model::Said;
+use super::*;
+
+/// The shop with a model that answers in words.
+fn talker() -> Play {
+    let mut play = Play::shop(&["agent"]);
+    play.models
+        .serve("agent-1", Box::new(|_| Said::Text("Hello.".into())));
+    play
+}
+
+fn ask() -> Value {
+    json!({"model": "agent", "messages": [{"id": "u1", "role": "user", "content": "Hi"}]})
+}
+
+#[test]
+fn a_refused_stream_is_tried_again_after_its_retry_after_and_then_read() {
+    let mut play = talker();
+    play.models.refusals.push_back((429, Some("3".into())));
+    let started = play.now;
+    let answer = play.run(&ask()).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    // The refusal's three seconds were waited out before the second request, the only one
+    // the model answered.
+    assert!(play.now - started >= 3_000.0, "{}", play.now - started);
+    assert_eq!(play.models.asked.len(), 1);
+    let said = answer["messages"].to_string();
+    assert!(said.contains("Hello."), "{said}");
+}
+
+#[test]
+fn a_stop_aborts_the_stream_under_way() {
+    let mut play = talker();
+    play.models.latency_ms = 20_000.0;
+    let ended = play.run_ended(&ask(), Some(5_000)).expect("the run starts");
+    let stopped = RunOutcome::Stopped {
+        reason: "the simulation's time budget ran out".into(),
+    };
+    assert_eq!(play.outcomes, [stopped], "{:?}", ended.to_json());
+    // The request went out, its head never came: the host aborted its fetch.
+    assert_eq!(play.models.asked.len(), 1);
+    assert_eq!(play.models.aborted.len(), 1);
+}
