@@ -1,12 +1,11 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
-//! The host's [`HostRun`] decides everything of a run (its start, its drive, its tab's listings,
-//! page calls and model streams); this module performs what it asks: the start's reads and
-//! writes, its children's outputs, Chrome's built-in model, timers, intents in storage, the tool
-//! calls the host leaves to it (MCP, the clock, any call through the person's JavaScript
-//! layers), the person's answers, keep-alive, its children's browser steps. Every result goes
-//! back as a [`RunFeed`] through the run's inbox, which `stop` feeds too. Keys are read from
-//! `chrome.storage.session` at request time and go only into the request of their model.
+//! The host's [`HostRun`] decides everything of a run (its start and its needs, its drive, its
+//! tab's listings, page calls and model streams, its end); this module performs what it asks:
+//! the run's record made, its children's outputs, Chrome's built-in model, timers, intents in
+//! storage, the tool calls the host leaves to it (MCP, the clock, any call through the
+//! person's JavaScript layers), the person's answers, keep-alive. Every result goes back as a
+//! [`RunFeed`] through the run's inbox, which `stop` feeds too.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,7 +26,6 @@ use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
 use crate::core::host::run::{HostRun, RunEffect, RunFeed};
 use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
-use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
 use crate::core::run::drive::{Action, Answer, Gated, ToolCall};
@@ -36,7 +34,7 @@ use crate::core::run::ToolAnswer;
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
-use crate::core::setup::store::{Area::Local, Area::Session};
+use crate::core::setup::store::Area::Local;
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
@@ -134,21 +132,10 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
         raw: &raw,
         recorded,
         inbox: &inbox,
-        clients: HashMap::new(),
-        thread: None,
     };
     let outcome = perform(&mut run, &run_id, &mut side).await?;
-    let RunSide {
-        clients, thread, ..
-    } = side;
     super::runlog::forget_intents(&run_id).await;
-    for client in clients.values() {
-        super::mcp::close(client).await;
-    }
     let drive = run.drive().ok_or("run: the run ended without a drive")?;
-    if let Some(record) = thread {
-        super::threads::save(&record.ended(drive.messages(), now_ms())).await;
-    }
     let events = with_record(&run_id, |r| {
         r.going = Going::Finished;
         // What waits on the run's end (a middleware layer's abort signal) hears it.
@@ -163,24 +150,17 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
 }
 
 /// What the shell keeps for a run beside the host's `HostRun`: its request and callback, its
-/// inbox, the MCP clients its start opened, its conversation's record once saved.
+/// inbox.
 struct RunSide<'a> {
     raw: &'a Value,
     recorded: Option<js_sys::Function>,
     inbox: &'a Rc<Inbox>,
-    /// The MCP clients opened, by server.
-    clients: HashMap<String, super::mcp::Shared>,
-    /// The conversation's record, once saved.
-    thread: Option<ThreadRecord>,
 }
 
-/// What the start needs: read, stored or opened (in turn: the start asks one at a time).
+/// What the start needs of the shell: its record made (the host meets its other needs).
 async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut RunSide<'_>) -> Result<Got, String> {
     Ok(match need {
-        Need::Conversation(id) => Got::Conversation(store::read(Session, &thread_key(&id)).await),
-        Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
         Need::Refused(message) => return Err(message),
-        Need::Middleware => Got::Middleware(store::layers().await),
         Need::Record => {
             let mut resolve_stop = None;
             let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
@@ -198,32 +178,8 @@ async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut RunSide<'_>) -> R
             let _ = o.recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));
             Got::Recorded(now_ms())
         }
-        Need::SaveConversation(record) => {
-            super::threads::save(&record).await;
-            o.thread = Some(*record);
-            Got::ConversationSaved
-        }
-        Need::Servers => Got::Servers(store::load_servers().await),
-        Need::Key(reference) => Got::Key(store::read_key(&reference).await),
-        Need::Open {
-            server,
-            key,
-            within_ms,
-        } => Got::Opened(
-            match super::mcp::open(server.clone(), key, within_ms).await {
-                Ok((client, listed)) => {
-                    let auth = client.borrow().session.auth().cloned().map(Box::new);
-                    let protocol = super::mcp::protocol(&client);
-                    o.clients.insert(server.name, client);
-                    Ok((listed, auth, protocol))
-                }
-                Err(message) => Err(message),
-            },
-        ),
-        // The host lists the tab and finishes the start itself.
-        Need::TabTools(_) | Need::Ready => {
-            return Err("internal error: a need the host answers".into())
-        }
+        // The host reads, saves, opens and lists itself, and finishes the start.
+        _ => return Err("internal error: a need the host answers".into()),
     })
 }
 
@@ -315,9 +271,10 @@ async fn perform(
                     info,
                 } => {
                     let client = match call.call() {
-                        ToolCall::Mcp { server, .. } => o.clients.get(server).cloned(),
+                        ToolCall::Mcp { server, .. } => run.client(server),
                         _ => None,
                     };
+                    let client = client.map(|id| Rc::new(super::state::McpClient { id }));
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
                         let answer = through_layers(*call, client, &info, stop).await;

@@ -23,7 +23,6 @@ pub mod runlog;
 pub mod settings;
 pub mod state;
 pub mod store;
-pub mod threads;
 pub mod timer;
 pub mod traces;
 pub mod waits;

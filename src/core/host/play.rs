@@ -19,7 +19,6 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::call::HostCall;
-use super::conversations::Conversations;
 use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Ui};
 use super::listing::{Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
@@ -27,7 +26,6 @@ use super::runlog::{RunLogRead, RunStore};
 use super::Host;
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
-use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::ops::AuditRequest;
 use crate::core::page::bridge::{FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
@@ -526,7 +524,7 @@ impl Play {
                 RunFeed::Drive(Answer::Stop { reason }),
             );
         }
-        let (mut events, mut thread) = (Vec::new(), None::<ThreadRecord>);
+        let mut events = Vec::new();
         // Each page call's crossings, by its id in the run: per step, the poll that gave it and
         // the feed of its outcome.
         let mut calls = std::collections::BTreeMap::<u64, usize>::new();
@@ -546,12 +544,7 @@ impl Play {
                         let _ = self.store_run(RunStore::flush(&run_id));
                         pending.at(now, RunFeed::Got(Got::Recorded(now)));
                     }
-                    RunEffect::Need(Need::SaveConversation(record)) => {
-                        self.save_thread(&record);
-                        thread = Some(*record);
-                        pending.at(now, RunFeed::Got(Got::ConversationSaved));
-                    }
-                    RunEffect::Need(need) => pending.at(now, RunFeed::Got(self.got(need))),
+                    RunEffect::Need(need) => panic!("the host meets {need:?} itself"),
                     RunEffect::Act(Action::Event(event)) => {
                         let value = serde_json::to_value(&event).unwrap_or(Value::Null);
                         if self.cut.as_ref().is_some_and(|cut| cut(&value)) {
@@ -568,9 +561,6 @@ impl Play {
                         let _ = self.store_run(RunStore::flush(&run_id));
                         self.outcomes.push(outcome.clone());
                         let drive = run.drive().expect("the run's drive");
-                        if let Some(record) = thread.take() {
-                            self.save_thread(&record.ended(drive.messages(), now));
-                        }
                         self.call_crossings.extend(calls.into_values());
                         return Ok(drive.ended(&run_id, &thread_id, outcome, events));
                     }
@@ -624,29 +614,6 @@ impl Play {
     /// stays (the conversations, the runs' logs, a run that was going read back as cut).
     pub(crate) fn restart(&mut self) {
         self.host = Host::default();
-    }
-
-    /// Stores a conversation's record, as `shell::threads::save` does.
-    fn save_thread(&mut self, record: &ThreadRecord) {
-        let mut save = Conversations::save(record);
-        let _ = self.drive(|host, input, now| host.conversations(&mut save, input, now));
-    }
-
-    /// What the start needs, from the scripted world (no MCP server).
-    fn got(&mut self, need: Need) -> Got {
-        match need {
-            Need::Conversation(id) => {
-                Got::Conversation(self.stored(Area::Session, &thread_key(&id)))
-            }
-            Need::RunLog(run_id) => Got::RunLog(self.run_log(&run_id)),
-            Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
-            Need::Servers => Got::Servers(Ok(Vec::new())),
-            Need::Key(_) => Got::Key(Ok(None)),
-            Need::Open { server, .. } => {
-                Got::Opened(Err(format!("{}: no MCP server here", server.name)))
-            }
-            other => panic!("the host asks for {other:?} itself"),
-        }
     }
 
     fn act(&mut self, action: Action, pending: &mut Pending) {

@@ -20,14 +20,17 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+mod needs;
+
 use super::call::HostCall;
-use super::io::{Fetched, Http, Input, Output, Piece, Step};
+use super::io::{ClientId, Fetched, Http, Input, Output, Piece, Step};
 use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
 use serde_json::Value;
 
 use crate::core::limits::NO_DEADLINE_MS;
+use crate::core::ops::threads::ThreadRecord;
 use crate::core::page::tabs::Listed;
 use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
 use crate::core::setup::call::Called;
@@ -79,6 +82,8 @@ pub enum RunFeed {
 enum Child {
     /// The drive's fetch `id` (a model's stream), performed as the host's fetch `http`.
     Fetch { id: FetchId, http: u64 },
+    /// A need of the start, or a step of the run's end.
+    Need(Box<needs::Needing>),
     /// A listing, for the start or for the drive.
     Listing(Listing),
     /// A page call of the drive's call `call_id`.
@@ -93,6 +98,8 @@ enum Phase {
     Start { start: Box<Start>, asked: bool },
     /// Driving.
     Drive(Box<Drive>),
+    /// The drive finished (`Action::Finished`, said once the end's steps left are done).
+    Ending(Action, usize),
     /// Refused before it started, or ended.
     Over,
     /// Taken during a step.
@@ -116,6 +123,10 @@ pub struct HostRun {
     early: Vec<Answer>,
     /// The conversation's id, once the start settled it.
     thread_id: String,
+    /// The conversation's record, once saved (saved again as it ended).
+    thread: Option<ThreadRecord>,
+    /// The MCP clients the start opened, by server: for the run's calls, closed at its end.
+    clients: BTreeMap<String, ClientId>,
 }
 
 impl HostRun {
@@ -138,6 +149,8 @@ impl HostRun {
             calls,
             early: Vec::new(),
             thread_id: String::new(),
+            thread: None,
+            clients: BTreeMap::new(),
         }
     }
 
@@ -147,6 +160,11 @@ impl HostRun {
             Phase::Start { start, .. } => Some(start),
             _ => None,
         }
+    }
+
+    /// The client the start opened for `server`, for the run's calls to it.
+    pub fn client(&self, server: &str) -> Option<ClientId> {
+        self.clients.get(server).copied()
     }
 
     /// Whether the run's child `child` is one of its page calls (not a listing).
@@ -237,7 +255,9 @@ impl Host {
                     }
                     need => {
                         run.phase = Phase::Start { start, asked: true };
-                        return Some(RunEffect::Need(need));
+                        if let Some(effect) = self.need(run, need, now_ms) {
+                            return Some(effect);
+                        }
                     }
                 },
                 Phase::Drive(mut drive) => {
@@ -297,8 +317,9 @@ impl Host {
                         }
                         finished @ Action::Finished(_) => {
                             run.ended = Some(drive);
-                            run.phase = Phase::Over;
-                            return Some(RunEffect::Act(finished));
+                            if let Some(effect) = self.end(run, finished, now_ms) {
+                                return Some(effect);
+                            }
                         }
                         action => {
                             run.phase = Phase::Drive(drive);
@@ -306,7 +327,7 @@ impl Host {
                         }
                     }
                 }
-                phase @ (Phase::Over | Phase::Gone) => {
+                phase @ (Phase::Ending(..) | Phase::Over | Phase::Gone) => {
                     run.phase = phase;
                     return None;
                 }
@@ -337,6 +358,10 @@ impl Host {
                 Some(Child::Call { call_id, call }) => {
                     run.children.insert(child, Child::Call { call_id, call });
                     self.advance_child(run, child, Some(input), now_ms)
+                }
+                Some(need @ Child::Need(_)) => {
+                    run.children.insert(child, need);
+                    self.advance_need(run, child, Some(input), now_ms);
                 }
                 Some(Child::Fetch { id, http }) => {
                     if let Some(answer) = fetched(id, input) {
@@ -403,7 +428,7 @@ impl Host {
         match &mut run.phase {
             Phase::Drive(drive) => drive.handle(answer),
             Phase::Start { .. } => run.early.push(answer),
-            Phase::Over | Phase::Gone => {}
+            Phase::Ending(..) | Phase::Over | Phase::Gone => {}
         }
     }
 }

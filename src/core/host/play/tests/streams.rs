@@ -47,3 +47,31 @@ fn a_stop_aborts_the_stream_under_way() {
     assert_eq!(play.models.asked.len(), 1);
     assert_eq!(play.models.aborted.len(), 1);
 }
+
+#[test]
+fn a_run_opens_its_servers_at_its_start_and_closes_them_at_its_end() {
+    use super::super::peer::{Peer, MCP_URL};
+    use crate::core::ops::threads::thread_key;
+    use crate::core::setup::store::SERVERS_KEY;
+    let mut play = talker();
+    play.peer = Peer::listing(&["lookup"]);
+    let servers = json!([{"name": "peer", "url": MCP_URL}]);
+    play.local.insert(SERVERS_KEY.into(), servers);
+    let mut asked = ask();
+    asked["threadId"] = json!("t-1");
+    let answer = play.run(&asked).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    // The server's tools were offered to the model, and its session ended with the run.
+    let offered = play.models.asked[0].1["tools"].to_string();
+    assert!(offered.contains("lookup"), "{offered}");
+    let methods = play.peer.methods();
+    assert_eq!(methods.first().map(String::as_str), Some("server/discover"));
+    assert_eq!(
+        methods.last().map(String::as_str),
+        Some("DELETE"),
+        "{methods:?}"
+    );
+    // The conversation was saved as it ended: the model's answer in it.
+    let saved = play.session[&thread_key("t-1")].to_string();
+    assert!(saved.contains("Hello."), "{saved}");
+}
