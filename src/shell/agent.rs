@@ -7,7 +7,6 @@
 //! person's JavaScript layers), the person's answers, keep-alive. Every result goes back as a
 //! [`RunFeed`] through the run's inbox, which `stop` feeds too.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -190,7 +189,6 @@ async fn perform(
     run_id: &str,
     o: &mut RunSide<'_>,
 ) -> Result<RunOutcome, String> {
-    let mut timers: HashMap<u64, JsValue> = HashMap::new();
     let mut keep_alive: Option<js_sys::Function> = None;
     let inbox = o.inbox.clone();
     loop {
@@ -235,18 +233,6 @@ async fn perform(
                         RunFeed::Drive(Answer::ChromeOutput { id, output })
                     })
                 }
-                Action::Timer { id, ms } => {
-                    let inbox = inbox.clone();
-                    let handle = super::timer::after(ms, move || {
-                        inbox.push(RunFeed::Drive(Answer::Timeout(id)));
-                    });
-                    timers.insert(id.0, handle);
-                }
-                Action::CancelTimer { id } => {
-                    if let Some(handle) = timers.remove(&id.0) {
-                        super::timer::cancel(&handle);
-                    }
-                }
                 Action::Intents(intents) => {
                     let _ = super::runlog::on_intents(run_id, &intents).await;
                 }
@@ -254,15 +240,6 @@ async fn perform(
                     let error = super::runlog::on_intents(run_id, &intents).await.err();
                     inbox.push(RunFeed::Drive(Answer::IntentsStored { call_id, error }));
                 }
-                // Asked in the extension's own UI, never in the tab (whose renderer a hostile
-                // site may control): the call acts on a server, not on the page.
-                Action::Confirm(ask) => inbox.spawn(async move {
-                    let allowed = super::waits::confirm_run_call(&ask).await;
-                    RunFeed::Drive(Answer::Confirmed {
-                        call_id: ask.call_id,
-                        allowed,
-                    })
-                }),
                 // The clock's and the MCP servers' calls, and any call while the person's
                 // layers wrap them (the host makes the run's page calls itself otherwise).
                 Action::Tool {
@@ -312,11 +289,15 @@ async fn perform(
                     }
                 }
                 Action::Finished(outcome) => return Ok(outcome),
-                // The host lists the run's tab and performs the model's fetches itself.
+                // The host lists the run's tab, performs the model's fetches and timers and
+                // asks the person to confirm (in the extension's own UI) itself.
                 Action::ListTabTools { .. }
                 | Action::Fetch { .. }
                 | Action::Read { .. }
-                | Action::Abort { .. } => {}
+                | Action::Abort { .. }
+                | Action::Timer { .. }
+                | Action::CancelTimer { .. }
+                | Action::Confirm(_) => {}
             }
         }
         let feed = inbox.next().await;

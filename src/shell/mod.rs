@@ -196,6 +196,7 @@ pub(crate) async fn perform(output: Output) -> Input {
         // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
         Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,
         Output::Http(http) => mcp::perform_http(http).await,
+        Output::Timers(timers) => timer::perform(timers).await,
     }
 }
 

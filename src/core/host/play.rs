@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::call::HostCall;
-use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Ui};
+use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Timers, Ui};
 use super::listing::{Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::runlog::{RunLogRead, RunStore};
@@ -67,7 +67,7 @@ pub(crate) struct Play {
     pub registry: ModelRegistry,
     /// The person's stored layers (`configure({middleware})`), if any.
     pub layers: Option<Value>,
-    /// Whether the person allows what a run asks them to confirm.
+    /// Whether the person allows what they are asked to confirm.
     pub allow: bool,
     /// Whether JavaScript layers (`webmcpHost.use`) wrap the runs' tool calls: then a run's
     /// page call comes to the shell, which makes it (as the layers' `next()` does).
@@ -134,8 +134,10 @@ impl Pending {
         Some((when, answer))
     }
 
-    fn drop_where(&mut self, gone: impl Fn(&RunFeed) -> bool) {
-        self.due.retain(|(_, _, answer)| !gone(answer));
+    /// What is due of the run's child `child` no longer comes (a timer cancelled).
+    fn drop_child(&mut self, child: u64) {
+        (self.due)
+            .retain(|(_, _, feed)| !matches!(feed, RunFeed::Child { child: c, .. } if *c == child));
     }
 }
 
@@ -237,6 +239,8 @@ impl Play {
             }),
             Output::Http(http) if self.models.serves(&http) => return self.models.perform(http),
             Output::Http(http) => return self.peer.perform(http),
+            Output::Timers(Timers::Set { ms, .. }) => return (f64::from(ms), Input::Slept),
+            Output::Timers(Timers::Cancel { .. }) => Input::Done(Ok(())),
             Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
             Output::Mcp(Mcp::Close { client }) => {
                 let mut closing = super::mcp::Closing::new(client);
@@ -299,7 +303,7 @@ impl Play {
                 request, within_ms, ..
             }) => Input::Ran(self.run_ended(&request, within_ms)),
             Output::Runs(Runs::Log { run_id }) => Input::Logged(self.run_log(&run_id)),
-            Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(false),
+            Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(self.allow),
             Output::Ui(Ui::Push { kind, body }) => {
                 self.pushes.push((kind, body));
                 Input::Pushed
@@ -579,6 +583,9 @@ impl Play {
                             self.crossings += 1;
                             *calls.entry(child).or_default() += 2;
                         }
+                        if matches!(output, Output::Timers(Timers::Cancel { .. })) {
+                            pending.drop_child(child);
+                        }
                         let (ms, input) = self.perform(output);
                         pending.at(now + ms, RunFeed::Child { child, input });
                     }
@@ -620,17 +627,9 @@ impl Play {
         let now = self.now;
         let drive = RunFeed::Drive;
         match action {
-            Action::Timer { id, ms } => pending.at(now + f64::from(ms), drive(Answer::Timeout(id))),
-            Action::CancelTimer { id } => {
-                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Timeout(t)) if *t == id));
-            }
             Action::StoreIntents { call_id, .. } => {
                 let error = None;
                 pending.at(now, drive(Answer::IntentsStored { call_id, error }));
-            }
-            Action::Confirm(ask) => {
-                let (call_id, allowed) = (ask.call_id, self.allow);
-                pending.at(now, drive(Answer::Confirmed { call_id, allowed }));
             }
             // The run's other tools: the clock here, no MCP server; a page call only through
             // the layers (the host makes it otherwise).
@@ -673,6 +672,9 @@ impl Play {
             | Action::Fetch { .. }
             | Action::Read { .. }
             | Action::Abort { .. }
+            | Action::Timer { .. }
+            | Action::CancelTimer { .. }
+            | Action::Confirm(_)
             | Action::Event(_)
             | Action::Finished(_) => {
                 unreachable!("the host's or the loop's")

@@ -2,10 +2,12 @@
 //! the MCP servers, the keys), then its drive ([`Drive`]: the model, the tools, the person),
 //! with the tab's listings and the page calls resolved inside the host, as children of the
 //! run: a listing is the host's [`Listing`], a page call the host's [`HostCall`] on the permit
-//! the drive's gate gave, a model's stream the host's [`Http`] outputs (the drive's fetch ids
+//! the drive's gate gave, a model's stream the host's [`Http`](super::io::Http) outputs (the drive's fetch ids
 //! mapped to the host's; a fetch aborted or ended is forgotten, and what comes of it after is
-//! dropped). The shell performs what is left (storage, timers, MCP connections, the person's
-//! answers) and each child's outputs, and feeds every result back; a child's answer goes to
+//! dropped), a timer the host's `Timers` outputs, a confirmation `Ui::Confirm`, the start's
+//! needs (storage read, the conversation saved, the MCP servers opened) its machines. The
+//! shell performs what is left (the run's record, intents, the tool calls through the
+//! person's layers, the person's answers) and each child's outputs, and feeds every result back; a child's answer goes to
 //! the start or the drive as a value, never through the shell.
 //!
 //! The shell sees [`RunEffect`]s, any number in flight at once, and feeds each one's answer
@@ -20,19 +22,19 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+mod acts;
 mod needs;
 
 use super::call::HostCall;
-use super::io::{ClientId, Fetched, Http, Input, Output, Piece, Step};
+use super::io::{ClientId, Input, Output, Step};
 use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
 use serde_json::Value;
 
-use crate::core::limits::NO_DEADLINE_MS;
 use crate::core::ops::threads::ThreadRecord;
 use crate::core::page::tabs::Listed;
-use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, TimerId, ToolCall};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
 
@@ -84,6 +86,10 @@ enum Child {
     Fetch { id: FetchId, http: u64 },
     /// A need of the start, or a step of the run's end.
     Need(Box<needs::Needing>),
+    /// The drive's timer `id`, set as the host's `timer`.
+    Timer { id: TimerId, timer: u64 },
+    /// The person asked to confirm the drive's call `call_id`.
+    Confirm(String),
     /// A listing, for the start or for the drive.
     Listing(Listing),
     /// A page call of the drive's call `call_id`.
@@ -194,27 +200,6 @@ impl HostRun {
         self.layered = layered;
     }
 
-    /// The drive reads its fetch `id` on, or aborts it (`abort`); a fetch gone (its body
-    /// ended, it failed, it was aborted) is not read again, and what comes of it meanwhile is
-    /// dropped.
-    fn fetch_step(&mut self, id: FetchId, abort: bool) {
-        let found = (self.children.iter())
-            .find(|(_, c)| matches!(c, Child::Fetch { id: of, .. } if *of == id));
-        let Some((&child, &Child::Fetch { http, .. })) = found else {
-            return;
-        };
-        let output = Output::Http(if abort {
-            self.children.remove(&child);
-            Http::Abort { id: http }
-        } else {
-            Http::Read {
-                id: http,
-                within_ms: None,
-            }
-        });
-        self.out.push_back(RunEffect::Child { child, output });
-    }
-
     fn child(&mut self, child: Child) -> u64 {
         self.next_child += 1;
         self.children.insert(self.next_child, child);
@@ -292,29 +277,6 @@ impl Host {
                             let child = run.child(Child::Call { call_id, call });
                             self.advance_child(run, child, None, now_ms);
                         }
-                        Action::Fetch { id, request } => {
-                            run.phase = Phase::Drive(drive);
-                            let http = self.fetch_id();
-                            let child = run.child(Child::Fetch { id, http });
-                            let within_ms = NO_DEADLINE_MS;
-                            let fetch = Http::Fetch {
-                                id: http,
-                                request,
-                                within_ms,
-                            };
-                            run.out.push_back(RunEffect::Child {
-                                child,
-                                output: Output::Http(fetch),
-                            });
-                        }
-                        Action::Read { id } => {
-                            run.phase = Phase::Drive(drive);
-                            run.fetch_step(id, false);
-                        }
-                        Action::Abort { id } => {
-                            run.phase = Phase::Drive(drive);
-                            run.fetch_step(id, true);
-                        }
                         finished @ Action::Finished(_) => {
                             run.ended = Some(drive);
                             if let Some(effect) = self.end(run, finished, now_ms) {
@@ -323,7 +285,9 @@ impl Host {
                         }
                         action => {
                             run.phase = Phase::Drive(drive);
-                            return Some(RunEffect::Act(action));
+                            if let Some(action) = self.act(run, action) {
+                                return Some(RunEffect::Act(action));
+                            }
                         }
                     }
                 }
@@ -363,21 +327,18 @@ impl Host {
                     run.children.insert(child, need);
                     self.advance_need(run, child, Some(input), now_ms);
                 }
-                Some(Child::Fetch { id, http }) => {
-                    if let Some(answer) = fetched(id, input) {
-                        if matches!(
-                            answer,
-                            Answer::Head { .. } | Answer::Body { text: Some(_), .. }
-                        ) {
-                            run.children.insert(child, Child::Fetch { id, http });
-                        }
-                        self.to_drive(run, answer);
-                    } else {
-                        run.children.insert(child, Child::Fetch { id, http });
-                    }
+                Some(Child::Fetch { id, http }) => self.fetch_input(run, child, (id, http), input),
+                // A timer fired (a cancelled one is gone already).
+                Some(Child::Timer { id, .. }) if input == Input::Slept => {
+                    self.to_drive(run, Answer::Timeout(id));
                 }
-                // Gone: an aborted fetch's head or piece, an abort's end.
-                None => {}
+                Some(Child::Confirm(call_id)) => {
+                    let allowed = input == Input::Confirmed(true);
+                    self.to_drive(run, Answer::Confirmed { call_id, allowed });
+                }
+                // Gone: an aborted fetch's head or piece, an abort's end, a cancelled timer (or
+                // its cancel's end).
+                Some(Child::Timer { .. }) | None => {}
             },
         }
     }
@@ -430,26 +391,5 @@ impl Host {
             Phase::Start { .. } => run.early.push(answer),
             Phase::Ending(..) | Phase::Over | Phase::Gone => {}
         }
-    }
-}
-
-/// What the drive hears of its fetch `id`'s input (`None`: nothing; the fetch goes on).
-fn fetched(id: FetchId, input: Input) -> Option<Answer> {
-    let failed = |message| Some(Answer::FetchFailed { id, message });
-    match input {
-        Input::Fetched(Fetched::Head(head)) => Some(Answer::Head {
-            id,
-            status: head.status,
-            retry_after: head.retry_after,
-        }),
-        Input::Fetched(Fetched::Failed(message)) => failed(message),
-        Input::Fetched(Fetched::TimedOut) => failed("no answer in time".into()),
-        Input::Piece(Piece::Text(text)) => Some(Answer::Body {
-            id,
-            text: Some(text),
-        }),
-        Input::Piece(Piece::End) => Some(Answer::Body { id, text: None }),
-        Input::Piece(Piece::Failed(message)) => failed(message),
-        _ => None,
     }
 }

@@ -75,3 +75,33 @@ fn a_run_opens_its_servers_at_its_start_and_closes_them_at_its_end() {
     let saved = play.session[&thread_key("t-1")].to_string();
     assert!(saved.contains("Hello."), "{saved}");
 }
+
+#[test]
+fn a_runs_timers_are_the_hosts_and_each_one_no_longer_wanted_is_cancelled() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut play = talker();
+    let seen: Rc<RefCell<Vec<Timers>>> = Rc::default();
+    let sink = seen.clone();
+    play.instead = Some(Box::new(move |output| {
+        if let Output::Timers(timers) = output {
+            sink.borrow_mut().push(*timers);
+        }
+        None
+    }));
+    let answer = play.run(&ask()).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    // The first byte's deadline and each read's idle deadline were set as the host's timers,
+    // and each was cancelled once its wait was over: none fired, none is left.
+    let seen = seen.borrow();
+    let set: Vec<u64> = (seen.iter())
+        .filter_map(|t| match t {
+            Timers::Set { id, .. } => Some(*id),
+            Timers::Cancel { .. } => None,
+        })
+        .collect();
+    assert!(set.len() >= 2, "{seen:?}");
+    for id in set {
+        assert!(seen.contains(&Timers::Cancel { id }), "{id}: {seen:?}");
+    }
+}
