@@ -126,7 +126,6 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
     let calls = format!("call_{}", random_id());
     let mut run = HostRun::new(start, super::io::has_repair_hook(), prices, calls);
     let inbox = Rc::new(Inbox::default());
-    // The MCP clients opened by the start are kept for the run's calls.
     let mut side = RunSide {
         raw: &raw,
         recorded,
