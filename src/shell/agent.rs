@@ -132,7 +132,6 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
         inbox: &inbox,
     };
     let outcome = perform(&mut run, &run_id, &mut side).await?;
-    super::runlog::forget_intents(&run_id).await;
     let drive = run.drive().ok_or("run: the run ended without a drive")?;
     let events = with_record(&run_id, |r| {
         r.going = Going::Finished;
@@ -210,6 +209,10 @@ async fn perform(
                     super::runlog::on_page(run_id, page);
                     continue;
                 }
+                RunEffect::Log(effects) => {
+                    super::runlog::perform(run_id, effects);
+                    continue;
+                }
                 RunEffect::Act(action) => action,
             };
             match action {
@@ -231,13 +234,6 @@ async fn perform(
                         let output = chrome_model(&system, &turns, stop).await;
                         RunFeed::Drive(Answer::ChromeOutput { id, output })
                     })
-                }
-                Action::Intents(intents) => {
-                    let _ = super::runlog::on_intents(run_id, &intents).await;
-                }
-                Action::StoreIntents { call_id, intents } => {
-                    let error = super::runlog::on_intents(run_id, &intents).await.err();
-                    inbox.push(RunFeed::Drive(Answer::IntentsStored { call_id, error }));
                 }
                 // The clock's and the MCP servers' calls, and any call while the person's
                 // layers wrap them (the host makes the run's page calls itself otherwise).
@@ -288,15 +284,18 @@ async fn perform(
                     }
                 }
                 Action::Finished(outcome) => return Ok(outcome),
-                // The host lists the run's tab, performs the model's fetches and timers and
-                // asks the person to confirm (in the extension's own UI) itself.
+                // The host lists the run's tab, performs the model's fetches and timers, stores
+                // the intents and asks the person to confirm (in the extension's own UI)
+                // itself.
                 Action::ListTabTools { .. }
                 | Action::Fetch { .. }
                 | Action::Read { .. }
                 | Action::Abort { .. }
                 | Action::Timer { .. }
                 | Action::CancelTimer { .. }
-                | Action::Confirm(_) => {}
+                | Action::Confirm(_)
+                | Action::Intents(_)
+                | Action::StoreIntents { .. } => {}
             }
         }
         let feed = inbox.next().await;

@@ -560,7 +560,6 @@ impl Play {
                     }
                     RunEffect::Act(Action::Finished(outcome)) => {
                         let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
-                        let _ = self.store_run(RunStore::forget_intents(&run_id));
                         self.host.runs.borrow_mut().on_finish(&run_id, &value);
                         let _ = self.store_run(RunStore::flush(&run_id));
                         self.outcomes.push(outcome.clone());
@@ -568,14 +567,8 @@ impl Play {
                         self.call_crossings.extend(calls.into_values());
                         return Ok(drive.ended(&run_id, &thread_id, outcome, events));
                     }
-                    RunEffect::Act(Action::StoreIntents { call_id, intents }) => {
-                        let error = self.store_run(RunStore::intents(&run_id, &intents)).err();
-                        let stored = Answer::IntentsStored { call_id, error };
-                        pending.at(now, RunFeed::Drive(stored));
-                    }
-                    RunEffect::Act(Action::Intents(intents)) => {
-                        let _ = self.store_run(RunStore::intents(&run_id, &intents));
-                    }
+                    // Every change is stored at once here: no save loop.
+                    RunEffect::Log(_) => {}
                     RunEffect::Act(action) => self.act(action, &mut pending),
                     RunEffect::Child { child, output } => {
                         // A page call's crossings are counted; its tab's listings are not.
@@ -627,10 +620,6 @@ impl Play {
         let now = self.now;
         let drive = RunFeed::Drive;
         match action {
-            Action::StoreIntents { call_id, .. } => {
-                let error = None;
-                pending.at(now, drive(Answer::IntentsStored { call_id, error }));
-            }
             // The run's other tools: the clock here, no MCP server; a page call only through
             // the layers (the host makes it otherwise).
             Action::Tool { call_id, call, .. } => {
@@ -667,7 +656,7 @@ impl Play {
                 let output = Err("no built-in model here".into());
                 pending.at(now, drive(Answer::ChromeOutput { id, output }));
             }
-            Action::Intents(_) | Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
+            Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
             Action::ListTabTools { .. }
             | Action::Fetch { .. }
             | Action::Read { .. }
@@ -675,6 +664,8 @@ impl Play {
             | Action::Timer { .. }
             | Action::CancelTimer { .. }
             | Action::Confirm(_)
+            | Action::Intents(_)
+            | Action::StoreIntents { .. }
             | Action::Event(_)
             | Action::Finished(_) => {
                 unreachable!("the host's or the loop's")

@@ -23,6 +23,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 mod acts;
+mod intents;
 mod needs;
 
 use super::call::HostCall;
@@ -61,6 +62,9 @@ pub enum RunEffect {
     /// The page the run is made on, as its start listed its tab (no answer): the shell
     /// records it in the run's log.
     Page(Value),
+    /// What the run log asks of the shell after a store of the run's record (a save loop to
+    /// start; no answer).
+    Log(Vec<crate::core::ops::runlog::Effect>),
 }
 
 /// What the shell feeds back for a [`RunEffect`].
@@ -86,6 +90,8 @@ enum Child {
     Fetch { id: FetchId, http: u64 },
     /// A need of the start, or a step of the run's end.
     Need(Box<needs::Needing>),
+    /// A store of the run's intents (the one under way).
+    Store(Box<intents::Storing>),
     /// The drive's timer `id`, set as the host's `timer`.
     Timer { id: TimerId, timer: u64 },
     /// The person asked to confirm the drive's call `call_id`.
@@ -133,6 +139,11 @@ pub struct HostRun {
     thread: Option<ThreadRecord>,
     /// The MCP clients the start opened, by server: for the run's calls, closed at its end.
     clients: BTreeMap<String, ClientId>,
+    /// The run's id.
+    run_id: String,
+    /// The stores of its intents waiting for their turn, and whether one is under way.
+    stores: VecDeque<intents::Storing>,
+    storing: bool,
 }
 
 impl HostRun {
@@ -141,6 +152,9 @@ impl HostRun {
     /// made.
     pub fn new(start: Start, hook: bool, prices: Prices, calls: String) -> HostRun {
         HostRun {
+            run_id: start.run_id().to_owned(),
+            stores: VecDeque::new(),
+            storing: false,
             phase: Phase::Start {
                 start: Box::new(start),
                 asked: false,
@@ -279,13 +293,11 @@ impl Host {
                         }
                         finished @ Action::Finished(_) => {
                             run.ended = Some(drive);
-                            if let Some(effect) = self.end(run, finished, now_ms) {
-                                return Some(effect);
-                            }
+                            self.end(run, finished, now_ms);
                         }
                         action => {
                             run.phase = Phase::Drive(drive);
-                            if let Some(action) = self.act(run, action) {
+                            if let Some(action) = self.act(run, action, now_ms) {
                                 return Some(RunEffect::Act(action));
                             }
                         }
@@ -322,6 +334,10 @@ impl Host {
                 Some(Child::Call { call_id, call }) => {
                     run.children.insert(child, Child::Call { call_id, call });
                     self.advance_child(run, child, Some(input), now_ms)
+                }
+                Some(store @ Child::Store(_)) => {
+                    run.children.insert(child, store);
+                    self.advance_store(run, child, Some(input), now_ms);
                 }
                 Some(need @ Child::Need(_)) => {
                     run.children.insert(child, need);

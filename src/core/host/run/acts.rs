@@ -20,7 +20,7 @@ impl Host {
 
     /// Performs the drive's `action` as a child when it is one the host performs; else gives
     /// it back for the shell.
-    pub(super) fn act(&self, run: &mut HostRun, action: Action) -> Option<Action> {
+    pub(super) fn act(&self, run: &mut HostRun, action: Action, now: f64) -> Option<Action> {
         let (child, output) = match action {
             Action::Fetch { id, request } => {
                 let http = self.fetch_id();
@@ -49,6 +49,14 @@ impl Host {
                     question: ask.question,
                 };
                 (run.child(Child::Confirm(ask.call_id)), Output::Ui(confirm))
+            }
+            Action::Intents(intents) => {
+                self.keep_intents(run, None, &intents, now);
+                return None;
+            }
+            Action::StoreIntents { call_id, intents } => {
+                self.keep_intents(run, Some(call_id), &intents, now);
+                return None;
             }
             action => return Some(action),
         };

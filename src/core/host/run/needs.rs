@@ -98,9 +98,9 @@ impl Host {
         None
     }
 
-    /// The drive finished: the run's clients are closed and its conversation saved as it
-    /// ended; the shell hears [`Action::Finished`] once they are.
-    pub(super) fn end(&self, run: &mut HostRun, finished: Action, now: f64) -> Option<RunEffect> {
+    /// The drive finished: the run's clients are closed, its conversation saved as it ended
+    /// and its intents forgotten; the shell hears [`Action::Finished`] once they are.
+    pub(super) fn end(&self, run: &mut HostRun, finished: Action, now: f64) {
         let ended = (run.thread.take()).zip(run.ended.as_ref());
         let save =
             ended.map(|(record, drive)| Conversations::save(&record.ended(drive.messages(), now)));
@@ -110,16 +110,13 @@ impl Host {
         let steps: Vec<Needing> = (closes.map(Needing::Close))
             .chain(save.map(|save| Needing::Save(save, false)))
             .collect();
-        if steps.is_empty() {
-            run.phase = Phase::Over;
-            return Some(RunEffect::Act(finished));
-        }
-        run.phase = Phase::Ending(finished, steps.len());
+        // The intents are forgotten too, after every store of them before.
+        run.phase = Phase::Ending(finished, steps.len() + 1);
         for needing in steps {
             let child = run.child(Child::Need(Box::new(needing)));
             self.advance_need(run, child, None, now);
         }
-        None
+        self.drop_intents(run, now);
     }
 
     /// Steps one of the run's needs; its answer goes to the start (or counts to the end).
@@ -139,18 +136,7 @@ impl Host {
                 run.out.push_back(RunEffect::Child { child, output });
             }
             Step::Done(Some(got)) => self.got(run, got),
-            Step::Done(None) => {
-                if let Phase::Ending(_, left) = &mut run.phase {
-                    *left -= 1;
-                    if *left == 0 {
-                        if let Phase::Ending(finished, _) =
-                            std::mem::replace(&mut run.phase, Phase::Over)
-                        {
-                            run.out.push_back(RunEffect::Act(finished));
-                        }
-                    }
-                }
-            }
+            Step::Done(None) => super::intents::end_step_done(run),
         }
     }
 
