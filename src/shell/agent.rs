@@ -1,10 +1,10 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
 //! The host's [`HostRun`] decides everything of a run (its start and its needs, its drive, its
-//! tab's listings, page calls and model streams, its end); this module performs what it asks:
-//! the run's record made, its children's outputs, Chrome's built-in model, timers, intents in
-//! storage, the tool calls the host leaves to it (MCP, the clock, any call through the
-//! person's JavaScript layers), the person's answers, keep-alive. Every result goes back as a
+//! tab's listings, page calls and model streams, its timers and intents, its end); this module
+//! performs what it asks: the run's record made, its children's outputs, Chrome's built-in
+//! model, the tool calls the host leaves to it (MCP, the clock, any call through the person's
+//! JavaScript layers), the person's answers, keep-alive. Every result goes back as a
 //! [`RunFeed`] through the run's inbox, which `stop` feeds too.
 
 use std::future::Future;

@@ -2,13 +2,14 @@
 //! the MCP servers, the keys), then its drive ([`Drive`]: the model, the tools, the person),
 //! with the tab's listings and the page calls resolved inside the host, as children of the
 //! run: a listing is the host's [`Listing`], a page call the host's [`HostCall`] on the permit
-//! the drive's gate gave, a model's stream the host's [`Http`](super::io::Http) outputs (the drive's fetch ids
-//! mapped to the host's; a fetch aborted or ended is forgotten, and what comes of it after is
-//! dropped), a timer the host's `Timers` outputs, a confirmation `Ui::Confirm`, the start's
-//! needs (storage read, the conversation saved, the MCP servers opened) its machines. The
-//! shell performs what is left (the run's record, intents, the tool calls through the
-//! person's layers, the person's answers) and each child's outputs, and feeds every result back; a child's answer goes to
-//! the start or the drive as a value, never through the shell.
+//! the drive's gate gave, a model's stream the host's [`Http`](super::io::Http) outputs (the
+//! drive's fetch ids mapped to the host's; a fetch aborted or ended is forgotten, and what
+//! comes of it after is dropped), a timer the host's `Timers` outputs, a confirmation
+//! `Ui::Confirm`, an intents store a `RunStore`, the start's needs (storage read, the
+//! conversation saved, the MCP servers opened) its machines. The shell performs what is left
+//! (the run's record, the tool calls through the person's layers, the person's answers) and
+//! each child's outputs, and feeds every result back; a child's answer goes to the start or
+//! the drive as a value, never through the shell.
 //!
 //! The shell sees [`RunEffect`]s, any number in flight at once, and feeds each one's answer
 //! back as one [`RunFeed`] through [`Host::run_handle`]; [`Host::run_poll`] says what to do

@@ -105,3 +105,32 @@ fn a_runs_timers_are_the_hosts_and_each_one_no_longer_wanted_is_cancelled() {
         assert!(seen.contains(&Timers::Cancel { id }), "{id}: {seen:?}");
     }
 }
+
+#[test]
+fn a_runs_intents_are_forgotten_at_its_end_after_its_record_is_stored() {
+    use crate::core::restart::intent_slot;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut play = shop(2);
+    let writes: Rc<RefCell<Vec<(String, bool)>>> = Rc::default();
+    let sink = writes.clone();
+    play.instead = Some(Box::new(move |output| {
+        if let Output::Storage(Storage::Write { key, value, .. }) = output {
+            sink.borrow_mut().push((key.clone(), value.is_some()));
+        }
+        None
+    }));
+    let mut run = mugs_run();
+    run["runId"] = json!("r-acts");
+    let answer = play.run(&run).expect("the run starts");
+    assert_eq!(answer["outcome"]["type"], "completed", "{answer:#}");
+    assert_eq!(play.pages[&4].cart, 2);
+    // The run's intents were removed once, as a step of its end, after its record was
+    // first stored; nothing of them stays.
+    let slot = intent_slot("r-acts");
+    let writes = writes.borrow();
+    let removed = (writes.iter()).position(|(key, stored)| *key == slot && !*stored);
+    let first = (writes.iter()).position(|(key, _)| key.contains("r-acts") && *key != slot);
+    assert!(first < removed && removed.is_some(), "{writes:?}");
+    assert!(!play.session.contains_key(&slot));
+}
