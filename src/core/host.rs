@@ -79,6 +79,8 @@ pub struct Host {
     pub pools: RefCell<mcp::pools::Pools>,
     /// The last id a fetch was given ([`Host::fetch_id`]).
     pub fetch_ids: Cell<u64>,
+    /// The last id a timer was given ([`Host::timer_id`]).
+    pub timer_ids: Cell<u64>,
 }
 
 impl Host {

@@ -1,15 +1,12 @@
 //! Runs in the worker: `webmcpHost.run`, `events`, `stop`, `configure`.
 //!
-//! The host's [`HostRun`] decides everything of a run (its start, its drive, its tab's listings
-//! and page calls); this module performs what it asks: the start's reads and writes, fetches
-//! (status, headers, body text), Chrome's built-in model, timers, intents in storage, the tool
-//! calls the host leaves to it (MCP, the clock, any call through the person's JavaScript
-//! layers), the person's answers, keep-alive, its children's browser steps. Every result goes
-//! back as a [`RunFeed`] through the run's inbox, which `stop` feeds too. Keys are read from
-//! `chrome.storage.session` at request time and go only into the request of their model.
+//! The host's [`HostRun`] decides everything of a run (its start and its needs, its drive, its
+//! tab's listings, page calls and model streams, its timers and intents, its end); this module
+//! performs what it asks: the run's record made, its children's outputs, Chrome's built-in
+//! model, the tool calls the host leaves to it (MCP, the clock, any call through the person's
+//! JavaScript layers), the person's answers, keep-alive. Every result goes back as a
+//! [`RunFeed`] through the run's inbox, which `stop` feeds too.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -20,8 +17,7 @@ use wasm_bindgen_futures::{spawn_local, JsFuture};
 
 use super::convert::{self, describe};
 use super::io::{
-    abort_fetch, chrome_model_availability, chrome_model_prompt, fetch_header, fetch_status,
-    now_ms, random_id, utc_offset_minutes,
+    chrome_model_availability, chrome_model_prompt, now_ms, random_id, utc_offset_minutes,
 };
 use super::state::{Going, Inbox, Record};
 use super::store;
@@ -29,16 +25,15 @@ use crate::core::gate::Permit;
 use crate::core::host::call::HostCall;
 use crate::core::host::run::{HostRun, RunEffect, RunFeed};
 use crate::core::limits::{KEEP_ALIVE_MS, REPAIR_HOOK_MS};
-use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::provider::prompt::Speaker;
 use crate::core::run::control::Control;
-use crate::core::run::drive::{Action, Answer, FetchId, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Gated, ToolCall};
 use crate::core::run::middleware::layered_answer;
 use crate::core::run::ToolAnswer;
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
-use crate::core::setup::store::{Area::Local, Area::Session};
+use crate::core::setup::store::Area::Local;
 
 fn with_record<T>(run_id: &str, f: impl FnOnce(&mut Record) -> T) -> Option<T> {
     super::state::driver(|d| d.runs.borrow_mut().get_mut(run_id).map(f))
@@ -131,26 +126,13 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
     let calls = format!("call_{}", random_id());
     let mut run = HostRun::new(start, super::io::has_repair_hook(), prices, calls);
     let inbox = Rc::new(Inbox::default());
-    // The MCP clients opened by the start are kept for the run's calls.
     let mut side = RunSide {
         raw: &raw,
         recorded,
         inbox: &inbox,
-        clients: HashMap::new(),
-        thread: None,
     };
     let outcome = perform(&mut run, &run_id, &mut side).await?;
-    let RunSide {
-        clients, thread, ..
-    } = side;
-    super::runlog::forget_intents(&run_id).await;
-    for client in clients.values() {
-        super::mcp::close(client).await;
-    }
     let drive = run.drive().ok_or("run: the run ended without a drive")?;
-    if let Some(record) = thread {
-        super::threads::save(&record.ended(drive.messages(), now_ms())).await;
-    }
     let events = with_record(&run_id, |r| {
         r.going = Going::Finished;
         // What waits on the run's end (a middleware layer's abort signal) hears it.
@@ -165,24 +147,17 @@ pub async fn run_ended(raw: Value, recorded: Option<js_sys::Function>) -> Result
 }
 
 /// What the shell keeps for a run beside the host's `HostRun`: its request and callback, its
-/// inbox, the MCP clients its start opened, its conversation's record once saved.
+/// inbox.
 struct RunSide<'a> {
     raw: &'a Value,
     recorded: Option<js_sys::Function>,
     inbox: &'a Rc<Inbox>,
-    /// The MCP clients opened, by server.
-    clients: HashMap<String, super::mcp::Shared>,
-    /// The conversation's record, once saved.
-    thread: Option<ThreadRecord>,
 }
 
-/// What the start needs: read, stored or opened (in turn: the start asks one at a time).
+/// What the start needs of the shell: its record made (the host meets its other needs).
 async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut RunSide<'_>) -> Result<Got, String> {
     Ok(match need {
-        Need::Conversation(id) => Got::Conversation(store::read(Session, &thread_key(&id)).await),
-        Need::RunLog(cut) => Got::RunLog(super::runlog::run_log(&cut, 0).await),
         Need::Refused(message) => return Err(message),
-        Need::Middleware => Got::Middleware(store::layers().await),
         Need::Record => {
             let mut resolve_stop = None;
             let stop = Promise::new(&mut |resolve, _| resolve_stop = Some(resolve));
@@ -200,32 +175,8 @@ async fn need(run: &HostRun, run_id: &str, need: Need, o: &mut RunSide<'_>) -> R
             let _ = o.recorded.as_ref().map(|f| f.call0(&JsValue::UNDEFINED));
             Got::Recorded(now_ms())
         }
-        Need::SaveConversation(record) => {
-            super::threads::save(&record).await;
-            o.thread = Some(*record);
-            Got::ConversationSaved
-        }
-        Need::Servers => Got::Servers(store::load_servers().await),
-        Need::Key(reference) => Got::Key(store::read_key(&reference).await),
-        Need::Open {
-            server,
-            key,
-            within_ms,
-        } => Got::Opened(
-            match super::mcp::open(server.clone(), key, within_ms).await {
-                Ok((client, listed)) => {
-                    let auth = client.borrow().session.auth().cloned().map(Box::new);
-                    let protocol = super::mcp::protocol(&client);
-                    o.clients.insert(server.name, client);
-                    Ok((listed, auth, protocol))
-                }
-                Err(message) => Err(message),
-            },
-        ),
-        // The host lists the tab and finishes the start itself.
-        Need::TabTools(_) | Need::Ready => {
-            return Err("internal error: a need the host answers".into())
-        }
+        // The host reads, saves, opens and lists itself, and finishes the start.
+        _ => return Err("internal error: a need the host answers".into()),
     })
 }
 
@@ -236,9 +187,6 @@ async fn perform(
     run_id: &str,
     o: &mut RunSide<'_>,
 ) -> Result<RunOutcome, String> {
-    // Fetches by id: `None` until the head arrived; gone once aborted.
-    let fetches: Rc<RefCell<HashMap<FetchId, Option<JsValue>>>> = Default::default();
-    let mut timers: HashMap<u64, JsValue> = HashMap::new();
     let mut keep_alive: Option<js_sys::Function> = None;
     let inbox = o.inbox.clone();
     loop {
@@ -261,6 +209,10 @@ async fn perform(
                     super::runlog::on_page(run_id, page);
                     continue;
                 }
+                RunEffect::Log(effects) => {
+                    super::runlog::perform(run_id, effects);
+                    continue;
+                }
                 RunEffect::Act(action) => action,
             };
             match action {
@@ -268,34 +220,6 @@ async fn perform(
                     let value = serde_json::to_value(&event).unwrap_or(Value::Null);
                     super::runlog::on_event(run_id, &value);
                     with_record(run_id, |r| r.events.push(value));
-                }
-                Action::Fetch { id, request } => {
-                    fetches.borrow_mut().insert(id, None);
-                    let fetches = fetches.clone();
-                    inbox.spawn(async move {
-                        RunFeed::Drive(match JsFuture::from(super::io::fetch(request)).await {
-                            Ok(handle) => opened(id, handle, &fetches),
-                            Err(error) => Answer::FetchFailed {
-                                id,
-                                message: describe(&error),
-                            },
-                        })
-                    });
-                }
-                Action::Read { id } => {
-                    if let Some(handle) = fetches.borrow().get(&id).cloned().flatten() {
-                        inbox.spawn(async move {
-                            RunFeed::Drive(match super::io::read(&handle).await {
-                                Ok(text) => Answer::Body { id, text },
-                                Err(message) => Answer::FetchFailed { id, message },
-                            })
-                        });
-                    }
-                }
-                Action::Abort { id } => {
-                    if let Some(Some(handle)) = fetches.borrow_mut().remove(&id) {
-                        abort_fetch(&handle);
-                    }
                 }
                 Action::ChromeAvailability { id } => inbox.spawn(async move {
                     let availability = chrome_model_availability().await;
@@ -311,34 +235,6 @@ async fn perform(
                         RunFeed::Drive(Answer::ChromeOutput { id, output })
                     })
                 }
-                Action::Timer { id, ms } => {
-                    let inbox = inbox.clone();
-                    let handle = super::timer::after(ms, move || {
-                        inbox.push(RunFeed::Drive(Answer::Timeout(id)));
-                    });
-                    timers.insert(id.0, handle);
-                }
-                Action::CancelTimer { id } => {
-                    if let Some(handle) = timers.remove(&id.0) {
-                        super::timer::cancel(&handle);
-                    }
-                }
-                Action::Intents(intents) => {
-                    let _ = super::runlog::on_intents(run_id, &intents).await;
-                }
-                Action::StoreIntents { call_id, intents } => {
-                    let error = super::runlog::on_intents(run_id, &intents).await.err();
-                    inbox.push(RunFeed::Drive(Answer::IntentsStored { call_id, error }));
-                }
-                // Asked in the extension's own UI, never in the tab (whose renderer a hostile
-                // site may control): the call acts on a server, not on the page.
-                Action::Confirm(ask) => inbox.spawn(async move {
-                    let allowed = super::waits::confirm_run_call(&ask).await;
-                    RunFeed::Drive(Answer::Confirmed {
-                        call_id: ask.call_id,
-                        allowed,
-                    })
-                }),
                 // The clock's and the MCP servers' calls, and any call while the person's
                 // layers wrap them (the host makes the run's page calls itself otherwise).
                 Action::Tool {
@@ -347,9 +243,10 @@ async fn perform(
                     info,
                 } => {
                     let client = match call.call() {
-                        ToolCall::Mcp { server, .. } => o.clients.get(server).cloned(),
+                        ToolCall::Mcp { server, .. } => run.client(server),
                         _ => None,
                     };
+                    let client = client.map(|id| Rc::new(super::state::McpClient { id }));
                     let stop = stop_promise(run_id);
                     inbox.spawn(async move {
                         let answer = through_layers(*call, client, &info, stop).await;
@@ -387,31 +284,23 @@ async fn perform(
                     }
                 }
                 Action::Finished(outcome) => return Ok(outcome),
-                // The host lists the run's tab itself.
-                Action::ListTabTools { .. } => {}
+                // The host lists the run's tab, performs the model's fetches and timers, stores
+                // the intents and asks the person to confirm (in the extension's own UI)
+                // itself.
+                Action::ListTabTools { .. }
+                | Action::Fetch { .. }
+                | Action::Read { .. }
+                | Action::Abort { .. }
+                | Action::Timer { .. }
+                | Action::CancelTimer { .. }
+                | Action::Confirm(_)
+                | Action::Intents(_)
+                | Action::StoreIntents { .. } => {}
             }
         }
         let feed = inbox.next().await;
         super::state::host(|h| h.run_handle(run, feed, now_ms()));
         super::observe_listed();
-    }
-}
-
-/// A fetch's head arrived: kept for its body, or aborted when the drive dropped it meanwhile.
-fn opened(
-    id: FetchId,
-    handle: JsValue,
-    fetches: &RefCell<HashMap<FetchId, Option<JsValue>>>,
-) -> Answer {
-    let (status, retry_after) = (fetch_status(&handle), fetch_header(&handle, "retry-after"));
-    match fetches.borrow_mut().get_mut(&id) {
-        Some(slot) => *slot = Some(handle),
-        None => abort_fetch(&handle),
-    }
-    Answer::Head {
-        id,
-        status,
-        retry_after,
     }
 }
 

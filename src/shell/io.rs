@@ -4,9 +4,7 @@
 
 use js_sys::Promise;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
-
-use super::convert::describe;
+use wasm_bindgen_futures::future_to_promise;
 
 use crate::core::http::HttpRequest;
 use crate::core::mcp::exchange::Head;
@@ -117,11 +115,4 @@ pub(crate) fn fetch(request: HttpRequest) -> Promise {
 /// The answer's status and the headers the core reads.
 pub(crate) fn head(handle: &JsValue) -> Head {
     Head::read(fetch_status(handle), |name| fetch_header(handle, name))
-}
-
-/// The next piece of a fetch handle's body as text; `None` at its end.
-pub(crate) async fn read(handle: &JsValue) -> Result<Option<String>, String> {
-    let read = call_method(handle, "read").map_err(|e| describe(&e))?;
-    let piece = JsFuture::from(Promise::from(read)).await;
-    Ok(piece.map_err(|e| describe(&e))?.as_string())
 }

@@ -7,6 +7,7 @@
 use std::rc::Rc;
 
 use js_sys::Promise;
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 
 use super::convert::describe;
@@ -109,15 +110,25 @@ pub(crate) async fn perform_http(http: Http) -> Input {
             id,
             request,
             within_ms,
-        } => Input::Fetched(match timer::within(fetch(request), within_ms).await {
-            Ok(Some(handle)) => {
-                let head = head(&handle);
-                with_fetches(|f| f.insert(id, (handle, None)));
-                Fetched::Head(head)
-            }
-            Ok(None) => Fetched::TimedOut,
-            Err(error) => Fetched::Failed(error),
-        }),
+        } => {
+            // Held unopened meanwhile: an abort before the head aborts the fetch once it comes.
+            with_fetches(|f| f.insert(id, (JsValue::UNDEFINED, None)));
+            let fetched = timer::within(fetch(request), within_ms).await;
+            let held = with_fetches(|f| f.contains_key(&id));
+            Input::Fetched(match fetched {
+                Ok(Some(handle)) if !held => {
+                    abort_fetch(&handle);
+                    Fetched::Failed("the fetch was aborted".into())
+                }
+                Ok(Some(handle)) => {
+                    let head = head(&handle);
+                    with_fetches(|f| f.insert(id, (handle, None)));
+                    Fetched::Head(head)
+                }
+                Ok(None) => forgotten(id, Fetched::TimedOut),
+                Err(error) => forgotten(id, Fetched::Failed(error)),
+            })
+        }
         Http::Read { id, within_ms } => Input::Piece(read(id, within_ms).await),
         Http::Abort { id } => {
             if let Some((handle, _)) = with_fetches(|f| f.remove(&id)) {
@@ -132,8 +143,14 @@ pub(crate) async fn perform_http(http: Http) -> Input {
     }
 }
 
+/// `fetched`, its fetch's id forgotten.
+fn forgotten(id: u64, fetched: Fetched) -> Fetched {
+    with_fetches(|f| f.remove(&id));
+    fetched
+}
+
 fn with_fetches<T>(
-    f: impl FnOnce(&mut std::collections::HashMap<u64, (wasm_bindgen::JsValue, Option<Promise>)>) -> T,
+    f: impl FnOnce(&mut std::collections::HashMap<u64, (JsValue, Option<Promise>)>) -> T,
 ) -> T {
     state::driver(|d| f(&mut d.fetches.borrow_mut()))
 }

@@ -22,7 +22,6 @@ pub mod router;
 pub mod runlog;
 pub mod state;
 pub mod store;
-pub mod threads;
 pub mod timer;
 pub mod traces;
 pub mod waits;
@@ -205,6 +204,7 @@ pub(crate) async fn perform(output: Output) -> Input {
         // A run, or its log read, performs outputs of its own: boxed, as this future holds it.
         Output::Runs(runs) => Box::pin(evals::perform_run(runs)).await,
         Output::Http(http) => mcp::perform_http(http).await,
+        Output::Timers(timers) => timer::perform(timers).await,
     }
 }
 

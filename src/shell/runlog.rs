@@ -18,7 +18,6 @@ use super::pages::push;
 use super::{drive, waits};
 use crate::core::host::runlog::{RunList, RunLogRead, RunStore};
 use crate::core::ops::runlog::{Effect, RunLog};
-use crate::core::restart::Intent;
 
 fn with<T>(f: impl FnOnce(&mut RunLog) -> T) -> T {
     super::state::host(|host| f(&mut host.runs.borrow_mut()))
@@ -39,17 +38,6 @@ pub(crate) async fn on_start(run_id: &str, thread_id: &str, tab_id: Option<i64>,
     let _ = store(run_id, RunStore::flush(run_id)).await;
 }
 
-/// Stores the intents of a run's acting calls (none: removes them), after its log: the result
-/// of a call that ended is stored before its intent goes. Resolves once stored.
-pub(crate) async fn on_intents(run_id: &str, intents: &[Intent]) -> Result<(), String> {
-    store(run_id, RunStore::intents(run_id, intents)).await
-}
-
-/// The run ended, or was ended after a restart: its intents are no longer kept.
-pub(crate) async fn forget_intents(run_id: &str) {
-    let _ = store(run_id, RunStore::forget_intents(run_id)).await;
-}
-
 /// An event of a run: kept, pushed to the open pages, stored soon.
 pub(crate) fn on_event(run_id: &str, event: &Value) {
     perform(run_id, with(|log| log.on_event(run_id, event, now_ms())));
@@ -65,7 +53,7 @@ pub(crate) fn on_finish(run_id: &str, outcome: &Value) {
     perform(run_id, with(|log| log.on_finish(run_id, outcome)));
 }
 
-fn perform(run_id: &str, effects: Vec<Effect>) {
+pub(crate) fn perform(run_id: &str, effects: Vec<Effect>) {
     for effect in effects {
         match effect {
             Effect::Push { kind, body } => push(kind, body),

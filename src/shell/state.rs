@@ -1,6 +1,6 @@
 //! The shell's two globals, and the only ones: the core's [`Host`] (all the host's state that
 //! is plain data) and the `Driver` (what only the browser can hold: each run's stop and
-//! inbox, the wakers of the person's waits, the MCP fetches under way). Every
+//! inbox, the wakers of the person's waits, the fetches and timers under way). Every
 //! module reaches them through `host` and `driver`.
 //!
 //! The shapes of what the driver holds are defined here too (a run's `Record`, an MCP
@@ -35,6 +35,9 @@ pub(crate) struct Driver {
     /// The fetches under way, by the id the host gave them: each handle, and its read not
     /// yet answered when its reader stopped waiting.
     pub(crate) fetches: RefCell<HashMap<u64, (JsValue, Option<Promise>)>>,
+    /// The timers set, by the id the host gave them: each handle, and the `resolve` that
+    /// ends its wait (with `true` when it fired).
+    pub(crate) timers: RefCell<HashMap<u64, (JsValue, Function)>>,
 }
 
 /// Where a run stands, for `stop`.

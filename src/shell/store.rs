@@ -85,23 +85,6 @@ pub(crate) fn changed(area: &str, keys: &[&str]) {
     }
 }
 
-/// The person's stored layers (`configure({middleware})`), as the host keeps them or read
-/// (and then kept, unless they changed while they were read).
-pub(crate) async fn layers() -> Result<Option<Value>, String> {
-    let epoch = match super::state::host(|host| {
-        let layers = host.layers.borrow();
-        layers.get().ok_or(layers.epoch())
-    }) {
-        Ok(kept) => return Ok(kept),
-        Err(epoch) => epoch,
-    };
-    let stored = read(Area::Local, MIDDLEWARE_KEY).await;
-    if let Ok(stored) = &stored {
-        super::state::host(|host| host.layers.borrow_mut().keep(epoch, stored.clone()));
-    }
-    stored
-}
-
 /// The model registry.
 pub(crate) async fn load_registry() -> Result<ModelRegistry, String> {
     store::registry(read(Area::Local, REGISTRY_KEY).await?)

@@ -1,6 +1,8 @@
-//! Timeouts for promises, from the worker's `setTimeout`.
+//! Timeouts for promises, from the worker's `setTimeout`, and the host's [`Timers`] outputs
+//! performed (each timer's handle kept under its id until it fired or was cancelled).
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::future::Future;
 use std::rc::Rc;
 
@@ -9,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::convert::describe;
+use crate::core::host::io::{Input, Timers};
 
 #[wasm_bindgen]
 extern "C" {
@@ -78,4 +81,39 @@ pub fn after(ms: u32, then: impl FnOnce() + 'static) -> JsValue {
 /// Cancels a timer of [`after`] (one that already ran is left alone).
 pub fn cancel(handle: &JsValue) {
     clear_timeout(handle);
+}
+
+/// `f` on the timers held, by id: each handle and its wait's `resolve`.
+fn held<T>(f: impl FnOnce(&mut HashMap<u64, (JsValue, js_sys::Function)>) -> T) -> T {
+    super::state::driver(|d| f(&mut d.timers.borrow_mut()))
+}
+
+/// Performs one output of the [`Timers`] family: each timer's handle kept under its id until
+/// it fired or was cancelled.
+pub(crate) async fn perform(timers: Timers) -> Input {
+    match timers {
+        Timers::Set { id, ms } => {
+            let ended = Promise::new(&mut |resolve, _| {
+                let fire = resolve.clone();
+                let handle = after(ms, move || {
+                    let _ = fire.call1(&JsValue::UNDEFINED, &JsValue::TRUE);
+                });
+                held(|t| t.insert(id, (handle.clone(), resolve.clone())));
+            });
+            let fired = JsFuture::from(ended).await.ok() == Some(JsValue::TRUE);
+            held(|t| t.remove(&id));
+            if fired {
+                Input::Slept
+            } else {
+                Input::Done(Ok(()))
+            }
+        }
+        Timers::Cancel { id } => {
+            if let Some((handle, resolve)) = held(|t| t.remove(&id)) {
+                cancel(&handle);
+                let _ = resolve.call1(&JsValue::UNDEFINED, &JsValue::FALSE);
+            }
+            Input::Done(Ok(()))
+        }
+    }
 }

@@ -16,7 +16,6 @@ use super::pages::{push, show_question};
 use crate::core::limits::CONFIRM_MS;
 use crate::core::ops::runs::Answer;
 use crate::core::ops::waits::{Listing, Waiter, Waits};
-use crate::core::run::drive::Confirmation;
 use crate::core::run::{Input, PendingInput};
 
 fn with<T>(f: impl FnOnce(&mut Waits) -> T) -> T {
@@ -64,15 +63,6 @@ pub(crate) async fn wait_for_inputs(
         wakers(|w| w.remove(&waiter));
     }
     with(|w| w.take_inputs(run_id, waiting))
-}
-
-/// Asks the person, in the extension's own UI, to allow an MCP call of a run: its Pending view
-/// (the popup or side panel when one is open, else a small window of the extension), never the
-/// tab, whose renderer a hostile site may control. Resolves as [`confirm_in_extension`] does.
-pub(crate) async fn confirm_run_call(ask: &Confirmation) -> bool {
-    let asked = (ask.turn_id.as_str(), ask.call_id.as_str());
-    let names = (ask.server.as_str(), ask.tool.as_str());
-    confirm_in_extension(asked, names, &ask.arguments, ask.question.clone()).await
 }
 
 /// Asks the person in the extension's Pending view to allow call `call_id` of `run_id` (a run,

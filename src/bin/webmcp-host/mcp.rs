@@ -333,6 +333,7 @@ fn read_exchange(agent: &ureq::Agent, request: &HttpRequest, stream: StreamId, t
         session_id: header(&response, "mcp-session-id"),
         www_authenticate: header(&response, "www-authenticate"),
         location: header(&response, "location"),
+        retry_after: header(&response, "retry-after"),
     };
     // A 4xx with a JSON body is read too: 2026-07-28 servers say why in a JSON-RPC error.
     let json = (head.content_type.as_deref())

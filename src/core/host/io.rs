@@ -65,6 +65,28 @@ pub enum Output {
     Http(Http),
     /// Chrome's built-in model.
     Model(Model),
+    /// Timers that may be cancelled.
+    Timers(Timers),
+}
+
+/// Timers a machine sets and may cancel before they fire, each under an id the machine took
+/// from [`super::Host::timer_id`]; the shell holds each timer's handle under its id until it
+/// fired or was cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timers {
+    /// Set a timer of `ms`: [`Input::Slept`] when it fires, [`Input::Done`] when it was
+    /// cancelled first.
+    Set {
+        /// The timer's id.
+        id: u64,
+        /// How long (ms).
+        ms: u32,
+    },
+    /// Cancel the timer (one that fired already is left alone): [`Input::Done`] at once.
+    Cancel {
+        /// The timer's id.
+        id: u64,
+    },
 }
 
 /// Outputs about Chrome's built-in model.
@@ -78,7 +100,7 @@ pub enum Model {
 /// Plain HTTP outputs: fetches with a streaming body, each under an id the machine took from
 /// [`super::Host::fetch_id`] (one counter for the whole host), so that several fetches may be
 /// in flight at once, of one machine or of many (an MCP session's requests and its listening
-/// stream; a run's model streams may move onto this family too). The shell holds each
+/// stream; a run's model streams). The shell holds each
 /// fetch's handle under its id until the body ended or the fetch is aborted; redirects are
 /// refused (fetch's `redirect: "error"`), so a key header never follows one.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,26 +14,24 @@
 //! Crossings: every time a driver hands a value into the [`Host`] ([`Host::advance`],
 //! [`Host::list`]) counts one, so the tests can hold how often a page call enters the core.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use serde_json::Value;
 
 use super::call::HostCall;
-use super::conversations::Conversations;
-use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Ui};
+use super::io::{Frames, Input, Mcp, Output, Runs, Step, Storage, Tabs, Timers, Ui};
 use super::listing::{Listing, Settle};
 use super::run::{HostRun, RunEffect, RunFeed};
 use super::runlog::{RunLogRead, RunStore};
 use super::Host;
 use crate::core::gate::Asker;
 use crate::core::observe::cost::Prices;
-use crate::core::ops::threads::{thread_key, ThreadRecord};
 use crate::core::ops::AuditRequest;
 use crate::core::page::bridge::{FrameRequest, Reply as FrameReply, Target};
 use crate::core::page::call::{CallAnswer, CallRequest, FrameState, Tab};
 use crate::core::page::tabs::{listing, Frame, FrameAnswer, Listed};
 use crate::core::provider::{ModelConfig, ModelRegistry, Provider};
-use crate::core::run::drive::{Action, Answer, FetchId, Gated};
+use crate::core::run::drive::{Action, Answer, Gated};
 use crate::core::run::{RunEnded, RunOutcome};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
@@ -69,7 +67,7 @@ pub(crate) struct Play {
     pub registry: ModelRegistry,
     /// The person's stored layers (`configure({middleware})`), if any.
     pub layers: Option<Value>,
-    /// Whether the person allows what a run asks them to confirm.
+    /// Whether the person allows what they are asked to confirm.
     pub allow: bool,
     /// Whether JavaScript layers (`webmcpHost.use`) wrap the runs' tool calls: then a run's
     /// page call comes to the shell, which makes it (as the layers' `next()` does).
@@ -119,8 +117,6 @@ pub(crate) type Cut = Box<dyn Fn(&Value) -> bool>;
 struct Pending {
     due: Vec<(f64, u64, RunFeed)>,
     seq: u64,
-    /// Each fetch's body pieces still to be read (`None`: its end).
-    bodies: HashMap<FetchId, VecDeque<Option<String>>>,
 }
 
 impl Pending {
@@ -138,8 +134,10 @@ impl Pending {
         Some((when, answer))
     }
 
-    fn drop_where(&mut self, gone: impl Fn(&RunFeed) -> bool) {
-        self.due.retain(|(_, _, answer)| !gone(answer));
+    /// What is due of the run's child `child` no longer comes (a timer cancelled).
+    fn drop_child(&mut self, child: u64) {
+        (self.due)
+            .retain(|(_, _, feed)| !matches!(feed, RunFeed::Child { child: c, .. } if *c == child));
     }
 }
 
@@ -149,7 +147,7 @@ impl Play {
         let models = names.iter().map(|name| ModelConfig {
             name: (*name).into(),
             provider: Provider::Openai,
-            base_url: "http://127.0.0.1:8808/v1".into(),
+            base_url: model::MODEL_URL.into(),
             model: format!("{name}-1"),
             native_tools: true,
             key_ref: None,
@@ -239,7 +237,10 @@ impl Play {
                     serde_json::to_value(self.area(area)).unwrap_or_default(),
                 )),
             }),
+            Output::Http(http) if self.models.serves(&http) => return self.models.perform(http),
             Output::Http(http) => return self.peer.perform(http),
+            Output::Timers(Timers::Set { ms, .. }) => return (f64::from(ms), Input::Slept),
+            Output::Timers(Timers::Cancel { .. }) => Input::Done(Ok(())),
             Output::Mcp(Mcp::Listen { .. }) => Input::Done(Ok(())),
             Output::Mcp(Mcp::Close { client }) => {
                 let mut closing = super::mcp::Closing::new(client);
@@ -302,7 +303,7 @@ impl Play {
                 request, within_ms, ..
             }) => Input::Ran(self.run_ended(&request, within_ms)),
             Output::Runs(Runs::Log { run_id }) => Input::Logged(self.run_log(&run_id)),
-            Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(false),
+            Output::Ui(Ui::Confirm { .. }) => Input::Confirmed(self.allow),
             Output::Ui(Ui::Push { kind, body }) => {
                 self.pushes.push((kind, body));
                 Input::Pushed
@@ -536,7 +537,7 @@ impl Play {
                 RunFeed::Drive(Answer::Stop { reason }),
             );
         }
-        let (mut events, mut thread) = (Vec::new(), None::<ThreadRecord>);
+        let mut events = Vec::new();
         // Each page call's crossings, by its id in the run: per step, the poll that gave it and
         // the feed of its outcome.
         let mut calls = std::collections::BTreeMap::<u64, usize>::new();
@@ -556,12 +557,7 @@ impl Play {
                         let _ = self.store_run(RunStore::flush(&run_id));
                         pending.at(now, RunFeed::Got(Got::Recorded(now)));
                     }
-                    RunEffect::Need(Need::SaveConversation(record)) => {
-                        self.save_thread(&record);
-                        thread = Some(*record);
-                        pending.at(now, RunFeed::Got(Got::ConversationSaved));
-                    }
-                    RunEffect::Need(need) => pending.at(now, RunFeed::Got(self.got(need))),
+                    RunEffect::Need(need) => panic!("the host meets {need:?} itself"),
                     RunEffect::Act(Action::Event(event)) => {
                         let value = serde_json::to_value(&event).unwrap_or(Value::Null);
                         if self.cut.as_ref().is_some_and(|cut| cut(&value)) {
@@ -573,31 +569,24 @@ impl Play {
                     }
                     RunEffect::Act(Action::Finished(outcome)) => {
                         let value = serde_json::to_value(&outcome).unwrap_or(Value::Null);
-                        let _ = self.store_run(RunStore::forget_intents(&run_id));
                         self.host.runs.borrow_mut().on_finish(&run_id, &value);
                         let _ = self.store_run(RunStore::flush(&run_id));
                         self.outcomes.push(outcome.clone());
                         let drive = run.drive().expect("the run's drive");
-                        if let Some(record) = thread.take() {
-                            self.save_thread(&record.ended(drive.messages(), now));
-                        }
                         self.call_crossings.extend(calls.into_values());
                         return Ok(drive.ended(&run_id, &thread_id, outcome, events));
                     }
-                    RunEffect::Act(Action::StoreIntents { call_id, intents }) => {
-                        let error = self.store_run(RunStore::intents(&run_id, &intents)).err();
-                        let stored = Answer::IntentsStored { call_id, error };
-                        pending.at(now, RunFeed::Drive(stored));
-                    }
-                    RunEffect::Act(Action::Intents(intents)) => {
-                        let _ = self.store_run(RunStore::intents(&run_id, &intents));
-                    }
+                    // Every change is stored at once here: no save loop.
+                    RunEffect::Log(_) => {}
                     RunEffect::Act(action) => self.act(action, &mut pending),
                     RunEffect::Child { child, output } => {
                         // A page call's crossings are counted; its tab's listings are not.
                         if run.is_call(child) {
                             self.crossings += 1;
                             *calls.entry(child).or_default() += 2;
+                        }
+                        if matches!(output, Output::Timers(Timers::Cancel { .. })) {
+                            pending.drop_child(child);
                         }
                         let (ms, input) = self.perform(output);
                         pending.at(now + ms, RunFeed::Child { child, input });
@@ -636,63 +625,10 @@ impl Play {
         self.host = Host::default();
     }
 
-    /// Stores a conversation's record, as `shell::threads::save` does.
-    fn save_thread(&mut self, record: &ThreadRecord) {
-        let mut save = Conversations::save(record);
-        let _ = self.drive(|host, input, now| host.conversations(&mut save, input, now));
-    }
-
-    /// What the start needs, from the scripted world (no MCP server).
-    fn got(&mut self, need: Need) -> Got {
-        match need {
-            Need::Conversation(id) => {
-                Got::Conversation(self.stored(Area::Session, &thread_key(&id)))
-            }
-            Need::RunLog(run_id) => Got::RunLog(self.run_log(&run_id)),
-            Need::Middleware => Got::Middleware(Ok(self.layers.clone())),
-            Need::Servers => Got::Servers(Ok(Vec::new())),
-            Need::Key(_) => Got::Key(Ok(None)),
-            Need::Open { server, .. } => {
-                Got::Opened(Err(format!("{}: no MCP server here", server.name)))
-            }
-            other => panic!("the host asks for {other:?} itself"),
-        }
-    }
-
     fn act(&mut self, action: Action, pending: &mut Pending) {
         let now = self.now;
         let drive = RunFeed::Drive;
         match action {
-            Action::Fetch { id, request } => {
-                let (status, body) = self.models.answer(&request.body);
-                (pending.bodies).insert(id, VecDeque::from([Some(body), None]));
-                let head = Answer::Head {
-                    id,
-                    status,
-                    retry_after: None,
-                };
-                pending.at(now + self.models.latency_ms, drive(head));
-            }
-            Action::Read { id } => {
-                let text = (pending.bodies.get_mut(&id)).and_then(|b| b.pop_front().flatten());
-                pending.at(now, drive(Answer::Body { id, text }));
-            }
-            Action::Abort { id } => {
-                pending.bodies.remove(&id);
-                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Head { id: i, .. } | Answer::Body { id: i, .. }) if *i == id));
-            }
-            Action::Timer { id, ms } => pending.at(now + f64::from(ms), drive(Answer::Timeout(id))),
-            Action::CancelTimer { id } => {
-                pending.drop_where(|a| matches!(a, RunFeed::Drive(Answer::Timeout(t)) if *t == id));
-            }
-            Action::StoreIntents { call_id, .. } => {
-                let error = None;
-                pending.at(now, drive(Answer::IntentsStored { call_id, error }));
-            }
-            Action::Confirm(ask) => {
-                let (call_id, allowed) = (ask.call_id, self.allow);
-                pending.at(now, drive(Answer::Confirmed { call_id, allowed }));
-            }
             // The run's other tools: the clock here, no MCP server; a page call only through
             // the layers (the host makes it otherwise).
             Action::Tool { call_id, call, .. } => {
@@ -729,8 +665,18 @@ impl Play {
                 let output = Err("no built-in model here".into());
                 pending.at(now, drive(Answer::ChromeOutput { id, output }));
             }
-            Action::Intents(_) | Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
-            Action::ListTabTools { .. } | Action::Event(_) | Action::Finished(_) => {
+            Action::KeepAlive(_) | Action::CancelInFrame { .. } => {}
+            Action::ListTabTools { .. }
+            | Action::Fetch { .. }
+            | Action::Read { .. }
+            | Action::Abort { .. }
+            | Action::Timer { .. }
+            | Action::CancelTimer { .. }
+            | Action::Confirm(_)
+            | Action::Intents(_)
+            | Action::StoreIntents { .. }
+            | Action::Event(_)
+            | Action::Finished(_) => {
                 unreachable!("the host's or the loop's")
             }
         }

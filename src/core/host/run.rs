@@ -2,10 +2,14 @@
 //! the MCP servers, the keys), then its drive ([`Drive`]: the model, the tools, the person),
 //! with the tab's listings and the page calls resolved inside the host, as children of the
 //! run: a listing is the host's [`Listing`], a page call the host's [`HostCall`] on the permit
-//! the drive's gate gave. The shell performs what is left (storage, the model's fetches,
-//! timers, MCP connections, the person's answers) and each child's browser steps, and feeds
-//! every result back; a child's answer goes to the start or the drive as a value, never
-//! through the shell.
+//! the drive's gate gave, a model's stream the host's [`Http`](super::io::Http) outputs (the
+//! drive's fetch ids mapped to the host's; a fetch aborted or ended is forgotten, and what
+//! comes of it after is dropped), a timer the host's `Timers` outputs, a confirmation
+//! `Ui::Confirm`, an intents store a `RunStore`, the start's needs (storage read, the
+//! conversation saved, the MCP servers opened) its machines. The shell performs what is left
+//! (the run's record, the tool calls through the person's layers, the person's answers) and
+//! each child's outputs, and feeds every result back; a child's answer goes to the start or
+//! the drive as a value, never through the shell.
 //!
 //! The shell sees [`RunEffect`]s, any number in flight at once, and feeds each one's answer
 //! back as one [`RunFeed`] through [`Host::run_handle`]; [`Host::run_poll`] says what to do
@@ -19,15 +23,20 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+mod acts;
+mod intents;
+mod needs;
+
 use super::call::HostCall;
-use super::io::{Input, Output, Step};
+use super::io::{ClientId, Input, Output, Step};
 use super::listing::{Listing, Settle};
 use super::Host;
 use crate::core::observe::cost::Prices;
 use serde_json::Value;
 
+use crate::core::ops::threads::ThreadRecord;
 use crate::core::page::tabs::Listed;
-use crate::core::run::drive::{Action, Answer, Drive, Gated, ToolCall};
+use crate::core::run::drive::{Action, Answer, Drive, FetchId, Gated, TimerId, ToolCall};
 use crate::core::setup::call::Called;
 use crate::core::setup::start::{Got, Need, Start};
 
@@ -38,10 +47,12 @@ pub enum RunEffect {
     /// [`RunFeed::Got`]. [`Need::Ready`] is never asked: the host finishes the start.
     Need(Need),
     /// What the drive asks (never a page tool call the host makes itself, nor
-    /// [`Action::ListTabTools`]): [`RunFeed::Drive`] when it wants an answer. After
+    /// [`Action::ListTabTools`], nor a model's fetch, read or abort): [`RunFeed::Drive`] when
+    /// it wants an answer. After
     /// [`Action::Finished`] the run has ended: [`HostRun::drive`] gives its messages.
     Act(Action),
-    /// An output of one of the run's children (a listing of its tab, a page call):
+    /// An output of one of the run's children (a listing of its tab, a page call, a model's
+    /// stream):
     /// [`RunFeed::Child`] with the same `child`.
     Child {
         /// The child's id in the run.
@@ -52,6 +63,9 @@ pub enum RunEffect {
     /// The page the run is made on, as its start listed its tab (no answer): the shell
     /// records it in the run's log.
     Page(Value),
+    /// What the run log asks of the shell after a store of the run's record (a save loop to
+    /// start; no answer).
+    Log(Vec<crate::core::ops::runlog::Effect>),
 }
 
 /// What the shell feeds back for a [`RunEffect`].
@@ -70,9 +84,19 @@ pub enum RunFeed {
     },
 }
 
-/// A child of the run: one of its listings or page calls.
+/// A child of the run: one of its listings, page calls or model fetches.
 #[derive(Debug)]
 enum Child {
+    /// The drive's fetch `id` (a model's stream), performed as the host's fetch `http`.
+    Fetch { id: FetchId, http: u64 },
+    /// A need of the start, or a step of the run's end.
+    Need(Box<needs::Needing>),
+    /// A store of the run's intents (the one under way).
+    Store(Box<intents::Storing>),
+    /// The drive's timer `id`, set as the host's `timer`.
+    Timer { id: TimerId, timer: u64 },
+    /// The person asked to confirm the drive's call `call_id`.
+    Confirm(String),
     /// A listing, for the start or for the drive.
     Listing(Listing),
     /// A page call of the drive's call `call_id`.
@@ -87,6 +111,8 @@ enum Phase {
     Start { start: Box<Start>, asked: bool },
     /// Driving.
     Drive(Box<Drive>),
+    /// The drive finished (`Action::Finished`, said once the end's steps left are done).
+    Ending(Action, usize),
     /// Refused before it started, or ended.
     Over,
     /// Taken during a step.
@@ -110,6 +136,15 @@ pub struct HostRun {
     early: Vec<Answer>,
     /// The conversation's id, once the start settled it.
     thread_id: String,
+    /// The conversation's record, once saved (saved again as it ended).
+    thread: Option<ThreadRecord>,
+    /// The MCP clients the start opened, by server: for the run's calls, closed at its end.
+    clients: BTreeMap<String, ClientId>,
+    /// The run's id.
+    run_id: String,
+    /// The stores of its intents waiting for their turn, and whether one is under way.
+    stores: VecDeque<intents::Storing>,
+    storing: bool,
 }
 
 impl HostRun {
@@ -118,6 +153,9 @@ impl HostRun {
     /// made.
     pub fn new(start: Start, hook: bool, prices: Prices, calls: String) -> HostRun {
         HostRun {
+            run_id: start.run_id().to_owned(),
+            stores: VecDeque::new(),
+            storing: false,
             phase: Phase::Start {
                 start: Box::new(start),
                 asked: false,
@@ -132,6 +170,8 @@ impl HostRun {
             calls,
             early: Vec::new(),
             thread_id: String::new(),
+            thread: None,
+            clients: BTreeMap::new(),
         }
     }
 
@@ -141,6 +181,11 @@ impl HostRun {
             Phase::Start { start, .. } => Some(start),
             _ => None,
         }
+    }
+
+    /// The client the start opened for `server`, for the run's calls to it.
+    pub fn client(&self, server: &str) -> Option<ClientId> {
+        self.clients.get(server).copied()
     }
 
     /// Whether the run's child `child` is one of its page calls (not a listing).
@@ -210,7 +255,9 @@ impl Host {
                     }
                     need => {
                         run.phase = Phase::Start { start, asked: true };
-                        return Some(RunEffect::Need(need));
+                        if let Some(effect) = self.need(run, need, now_ms) {
+                            return Some(effect);
+                        }
                     }
                 },
                 Phase::Drive(mut drive) => {
@@ -247,16 +294,17 @@ impl Host {
                         }
                         finished @ Action::Finished(_) => {
                             run.ended = Some(drive);
-                            run.phase = Phase::Over;
-                            return Some(RunEffect::Act(finished));
+                            self.end(run, finished, now_ms);
                         }
                         action => {
                             run.phase = Phase::Drive(drive);
-                            return Some(RunEffect::Act(action));
+                            if let Some(action) = self.act(run, action, now_ms) {
+                                return Some(RunEffect::Act(action));
+                            }
                         }
                     }
                 }
-                phase @ (Phase::Over | Phase::Gone) => {
+                phase @ (Phase::Ending(..) | Phase::Over | Phase::Gone) => {
                     run.phase = phase;
                     return None;
                 }
@@ -288,7 +336,26 @@ impl Host {
                     run.children.insert(child, Child::Call { call_id, call });
                     self.advance_child(run, child, Some(input), now_ms)
                 }
-                None => {}
+                Some(store @ Child::Store(_)) => {
+                    run.children.insert(child, store);
+                    self.advance_store(run, child, Some(input), now_ms);
+                }
+                Some(need @ Child::Need(_)) => {
+                    run.children.insert(child, need);
+                    self.advance_need(run, child, Some(input), now_ms);
+                }
+                Some(Child::Fetch { id, http }) => self.fetch_input(run, child, (id, http), input),
+                // A timer fired (a cancelled one is gone already).
+                Some(Child::Timer { id, .. }) if input == Input::Slept => {
+                    self.to_drive(run, Answer::Timeout(id));
+                }
+                Some(Child::Confirm(call_id)) => {
+                    let allowed = input == Input::Confirmed(true);
+                    self.to_drive(run, Answer::Confirmed { call_id, allowed });
+                }
+                // Gone: an aborted fetch's head or piece, an abort's end, a cancelled timer (or
+                // its cancel's end).
+                Some(Child::Timer { .. }) | None => {}
             },
         }
     }
@@ -339,7 +406,7 @@ impl Host {
         match &mut run.phase {
             Phase::Drive(drive) => drive.handle(answer),
             Phase::Start { .. } => run.early.push(answer),
-            Phase::Over | Phase::Gone => {}
+            Phase::Ending(..) | Phase::Over | Phase::Gone => {}
         }
     }
 }

@@ -47,6 +47,7 @@ impl Head {
             session_id: header("mcp-session-id"),
             www_authenticate: header("www-authenticate"),
             location: None,
+            retry_after: header("retry-after"),
         }
     }
 }

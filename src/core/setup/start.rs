@@ -59,7 +59,7 @@ pub enum Need {
     /// A key from session storage, by its reference: [`Got::Key`].
     Key(String),
     /// Connect to this server and list its tools within `within_ms`: [`Got::Opened`]. The
-    /// worker keeps the connection for the run's calls and closes it at the run's end.
+    /// host keeps the connection for the run's calls and closes it at the run's end.
     Open {
         /// The server.
         server: McpServerConfig,

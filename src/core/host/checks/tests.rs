@@ -26,7 +26,7 @@ fn a_model_is_asked_for_its_list_with_its_key_and_the_key_is_never_answered() {
     play.registry.models[0].key_ref = Some("m".into());
     play.session.insert(key_slot("m"), json!(secret));
     let report = test_model(&mut play, json!({"name": "m"})).unwrap();
-    let request = play.peer.requests.last().expect("a fetch").clone();
+    let request = play.models.requests.last().expect("a fetch").clone();
     assert!(
         request.url.starts_with("http://127.0.0.1:8808/v1"),
         "{request:?}"
@@ -42,7 +42,7 @@ fn a_model_is_asked_for_its_list_with_its_key_and_the_key_is_never_answered() {
     let report = test_model(&mut play, json!({"name": "m"})).unwrap();
     assert_eq!(report["ok"], json!(false), "{report}");
     assert_eq!(
-        play.peer.requests.len(),
+        play.models.requests.len(),
         1,
         "nothing fetched without the key"
     );
@@ -57,7 +57,7 @@ fn chrome_and_replay_models_are_answered_without_a_fetch_and_an_unknown_one_is_a
     assert!(report["message"].as_str().unwrap().contains("downloadable"));
     let replay = json!({"model": {"name": "r", "provider": "replay", "baseUrl": "", "model": "r"}});
     assert_eq!(test_model(&mut play, replay), Ok(replay_report()));
-    assert!(play.peer.requests.is_empty());
+    assert!(play.models.requests.is_empty());
     let unknown = test_model(&mut play, json!({"name": "nope"})).unwrap_err();
     assert!(unknown.starts_with("testModel: "), "{unknown}");
     let neither = test_model(&mut play, json!({})).unwrap_err();

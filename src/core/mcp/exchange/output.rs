@@ -22,6 +22,8 @@ pub struct Head {
     pub www_authenticate: Option<String>,
     /// `Location`, with a redirect (which is not followed).
     pub location: Option<String>,
+    /// `Retry-After`, as a model's refusal says when to try again.
+    pub retry_after: Option<String>,
 }
 
 /// Why the server refused a request's credentials.
