@@ -25,7 +25,7 @@ export function runtimeId() {
 
 /** This extension's origin, `chrome-extension://<id>`. */
 export function extensionOrigin() {
-  return `chrome-extension://${chrome.runtime?.id ?? 'unknown'}`;
+  return `chrome-extension://${globalThis.chrome?.runtime?.id ?? 'unknown'}`;
 }
 
 // The question window this worker opened last, and the one being opened: a window still loading

@@ -204,6 +204,10 @@ fn a_page_call_crosses_into_the_core_at_most_six_times_from_every_caller() {
     // Cold, a worker's first call: the stored layers read and the tab listed first (the
     // listing's step inside the call), one crossing each.
     let counts = [cold, from_popup, from_call_tool, from_eval];
+    println!(
+        "crossings of a page call: cold {cold}, popup {from_popup}, callTool {from_call_tool}, \
+         eval {from_eval}, run {from_run:?}"
+    );
     assert!(
         counts.iter().chain(&from_run).all(|n| *n <= 6),
         "{counts:?} {from_run:?}"
