@@ -37,6 +37,18 @@ struct Begin {
 }
 
 impl Begin {
+    /// The start of a suite on `tab_id`: the default model read when `models` is empty, the
+    /// tab's page read when each case is to `reload`.
+    fn new(tab_id: i64, models: &[String], reload: bool) -> Begin {
+        Begin {
+            tab_id,
+            default_wanted: models.is_empty(),
+            reload,
+            default_model: None,
+            first_page: None,
+        }
+    }
+
     /// What to read next (`None`: the start is read).
     fn next(&mut self) -> Option<Errand> {
         if self.default_wanted {
@@ -125,39 +137,70 @@ enum Asked {
     Dom(usize),
 }
 
-/// An evaluation under way.
+/// A suite of either kind under way: its start, then its core machine `M` made of its
+/// request `R`, its suite's name and the default model once the start is read.
 #[derive(Debug)]
-pub struct Evaluating(Suited<Eval>);
-
-#[derive(Debug)]
-pub(crate) struct Eval {
+pub(crate) struct Staged<R, M> {
     begin: Begin,
-    request: Option<(EvaluateRequest, String)>,
-    machine: Option<Evaluation>,
+    request: Option<(R, String)>,
+    machine: Option<M>,
     calls: String,
     made: u64,
     asked: Asked,
 }
 
-impl Evaluating {
-    /// The suite `request` asks for, named `suite` (`eval_…`); `calls` is a fresh name from
-    /// which its calls' ids are made.
-    pub fn new(request: EvaluateRequest, suite: String, calls: String) -> Evaluating {
-        let begin = Begin {
-            tab_id: request.tab_id,
-            default_wanted: request.models.is_empty(),
-            reload: request.reload,
-            default_model: None,
-            first_page: None,
-        };
-        Evaluating(Suited::new(Eval {
+impl<R, M> Staged<R, M> {
+    fn new(begin: Begin, request: R, suite: String, calls: String) -> Staged<R, M> {
+        Staged {
             begin,
             request: Some((request, suite)),
             machine: None,
             calls,
             made: 0,
             asked: Asked::Begin,
-        }))
+        }
+    }
+
+    /// The start's next read; once it is read, `None`, the machine made with `make` from the
+    /// request, the default model and the suite's name (at the first step after the start).
+    fn begin(&mut self, make: impl FnOnce(R, Option<String>, String) -> M) -> Option<Errand> {
+        if let Some((request, suite)) = self.request.take() {
+            if let Some(errand) = self.begin.next() {
+                self.request = Some((request, suite));
+                self.asked = Asked::Begin;
+                return Some(errand);
+            }
+            let default = self.begin.default_model.take();
+            self.machine = Some(make(request, default, suite));
+        }
+        self.asked = Asked::Case;
+        None
+    }
+
+    /// The machine, once the start is read.
+    fn started(&mut self, what: &str) -> Result<&mut M, String> {
+        self.machine.as_mut().ok_or_else(|| internal(what, None))
+    }
+
+    /// A fresh id for the suite's next page call.
+    fn call_id(&mut self) -> String {
+        self.made += 1;
+        format!("{}_{}", self.calls, self.made)
+    }
+}
+
+/// An evaluation under way.
+#[derive(Debug)]
+pub struct Evaluating(Suited<Eval>);
+
+pub(crate) type Eval = Staged<EvaluateRequest, Evaluation>;
+
+impl Evaluating {
+    /// The suite `request` asks for, named `suite` (`eval_…`); `calls` is a fresh name from
+    /// which its calls' ids are made.
+    pub fn new(request: EvaluateRequest, suite: String, calls: String) -> Evaluating {
+        let begin = Begin::new(request.tab_id, &request.models, request.reload);
+        Evaluating(Suited::new(Staged::new(begin, request, suite, calls)))
     }
 }
 
@@ -165,21 +208,11 @@ impl Suite for Eval {
     const WHAT: &'static str = "the evaluation";
 
     fn next(&mut self, _: &Host, now_ms: f64) -> Result<Errand, Result<Value, String>> {
-        if let Some((request, suite)) = self.request.take() {
-            if let Some(errand) = self.begin.next() {
-                self.request = Some((request, suite));
-                self.asked = Asked::Begin;
-                return Ok(errand);
-            }
-            let default = self.begin.default_model.take();
-            self.machine = Some(Evaluation::new(request, default).with_suite(suite));
+        let make = |request, default, suite| Evaluation::new(request, default).with_suite(suite);
+        if let Some(errand) = self.begin(make) {
+            return Ok(errand);
         }
-        let machine = self
-            .machine
-            .as_mut()
-            .ok_or_else(|| Err(internal(Self::WHAT, None)))?;
-        self.asked = Asked::Case;
-        Ok(match machine.poll() {
+        Ok(match self.started(Self::WHAT).map_err(Err)?.poll() {
             plan::Next::Done(answer) => return Err(Ok(answer)),
             plan::Next::Call {
                 tab_id,
@@ -188,8 +221,7 @@ impl Suite for Eval {
                 timeout_ms,
                 expect,
             } => {
-                self.made += 1;
-                let id = format!("{}_{}", self.calls, self.made);
+                let id = self.call_id();
                 call(Asker::Smoke, id, (tab_id, name, args, timeout_ms), expect)
             }
             plan::Next::Run { request, .. } => {
@@ -220,10 +252,7 @@ impl Suite for Eval {
             (_, Got::In(Some(Input::Done(reloaded)))) => plan::Reply::Reloaded(reloaded),
             (_, Got::In(fed)) => return Err(internal(Self::WHAT, fed.as_ref())),
         };
-        let machine = self
-            .machine
-            .as_mut()
-            .ok_or_else(|| internal(Self::WHAT, None))?;
+        let machine = self.started(Self::WHAT)?;
         Ok(match machine.handle(reply) {
             Some(result) => progress(machine.progress(), result),
             None => None,
@@ -235,35 +264,14 @@ impl Suite for Eval {
 #[derive(Debug)]
 pub struct Simulating(Suited<Sim>);
 
-#[derive(Debug)]
-pub(crate) struct Sim {
-    begin: Begin,
-    request: Option<(SimulateRequest, String)>,
-    machine: Option<Simulate>,
-    calls: String,
-    made: u64,
-    asked: Asked,
-}
+pub(crate) type Sim = Staged<SimulateRequest, Simulate>;
 
 impl Simulating {
     /// The suite `request` asks for, named `suite` (`sim_…`); `calls` is a fresh name from
     /// which its setup calls' ids are made.
     pub fn new(request: SimulateRequest, suite: String, calls: String) -> Simulating {
-        let begin = Begin {
-            tab_id: request.tab_id,
-            default_wanted: request.models.is_empty(),
-            reload: request.reload,
-            default_model: None,
-            first_page: None,
-        };
-        Simulating(Suited::new(Sim {
-            begin,
-            request: Some((request, suite)),
-            machine: None,
-            calls,
-            made: 0,
-            asked: Asked::Begin,
-        }))
+        let begin = Begin::new(request.tab_id, &request.models, request.reload);
+        Simulating(Suited::new(Staged::new(begin, request, suite, calls)))
     }
 }
 
@@ -271,21 +279,10 @@ impl Suite for Sim {
     const WHAT: &'static str = "the simulation";
 
     fn next(&mut self, _: &Host, now_ms: f64) -> Result<Errand, Result<Value, String>> {
-        if let Some((request, suite)) = self.request.take() {
-            if let Some(errand) = self.begin.next() {
-                self.request = Some((request, suite));
-                self.asked = Asked::Begin;
-                return Ok(errand);
-            }
-            let default = self.begin.default_model.take();
-            self.machine = Some(Simulate::new(request, default, suite));
+        if let Some(errand) = self.begin(Simulate::new) {
+            return Ok(errand);
         }
-        let machine = self
-            .machine
-            .as_mut()
-            .ok_or_else(|| Err(internal(Self::WHAT, None)))?;
-        self.asked = Asked::Case;
-        Ok(match machine.poll(now_ms) {
+        Ok(match self.started(Self::WHAT).map_err(Err)?.poll(now_ms) {
             simulate::Next::Done(answer) => return Err(Ok(answer)),
             simulate::Next::Reload { tab_id } => self.begin.reload(tab_id),
             simulate::Next::ListTools {
@@ -300,8 +297,7 @@ impl Suite for Sim {
                 timeout_ms,
                 expect,
             } => {
-                self.made += 1;
-                let id = format!("{}_{}", self.calls, self.made);
+                let id = self.call_id();
                 call(
                     Asker::Simulate,
                     id,
@@ -344,10 +340,7 @@ impl Suite for Sim {
             (_, Got::In(Some(Input::Done(reloaded)))) => simulate::Reply::Reloaded(reloaded),
             (_, Got::In(fed)) => return Err(internal(Self::WHAT, fed.as_ref())),
         };
-        let machine = self
-            .machine
-            .as_mut()
-            .ok_or_else(|| internal(Self::WHAT, None))?;
+        let machine = self.started(Self::WHAT)?;
         Ok(match machine.handle(reply, now_ms) {
             Some(result) => progress(machine.progress(), result),
             None => None,
